@@ -1,0 +1,1 @@
+"""The `ortune` command line: thin sub-commands over app.core jobs."""

@@ -1,0 +1,148 @@
+"""What every sub-command shares: running a job with a progress line, printing
+results as text or one JSON object, and turning failures into exit codes."""
+
+from __future__ import annotations
+
+import argparse
+import json
+import math
+import sys
+from typing import Any, Callable
+
+from app.core.errors import JobCancelled, JobFailed, UserError
+from app.core.runner import JobHandle
+
+
+class CommandParser(argparse.ArgumentParser):
+    """An ArgumentParser whose errors are UserErrors (one line, exit 2, JSON when asked)."""
+
+    def error(self, message: str):  # noqa: D401  (argparse's name)
+        raise UserError("bad-option", f"{self.prog}: {message}")
+
+
+def add_json_flag(parser: argparse.ArgumentParser) -> None:
+    parser.add_argument("--json", action="store_true", help="print exactly one JSON object on stdout")
+
+
+class ProgressLine:
+    """A one-line progress bar on stderr, drawn only when stderr is a terminal."""
+
+    def __init__(self, enabled: bool | None = None):
+        self.enabled = sys.stderr.isatty() if enabled is None else enabled
+        self._shown = False
+
+    def __call__(self, kind: str, payload: dict) -> None:
+        if not self.enabled:
+            return
+        if kind == "progress":
+            fraction = payload.get("fraction")
+            message = (payload.get("message") or "")[:50]
+            if fraction is None:
+                bar = "working"
+            else:
+                filled = int(max(0.0, min(1.0, fraction)) * 20)
+                bar = "[" + "#" * filled + " " * (20 - filled) + f"] {fraction * 100:3.0f}%"
+            sys.stderr.write(f"\r{bar} {message:<50}")
+            sys.stderr.flush()
+            self._shown = True
+        elif kind == "log" and payload.get("level") in ("warning", "error"):
+            self.clear()
+            sys.stderr.write(f"{payload['level']}: {payload['message']}\n")
+
+    def clear(self) -> None:
+        if self._shown:
+            sys.stderr.write("\r" + " " * 80 + "\r")
+            sys.stderr.flush()
+            self._shown = False
+
+
+def run_job_cli(ref: str, params: dict, on_event: Callable[[str, dict], None] | None = None,
+                isolate: bool = True) -> Any:
+    """Run a job with a progress line; Ctrl+C cancels it (and exits 3)."""
+    progress = ProgressLine()
+    handle = JobHandle(ref, params, isolate=isolate).start()
+
+    def forward(kind: str, payload: dict) -> None:
+        progress(kind, payload)
+        if on_event is not None:
+            on_event(kind, payload)
+
+    try:
+        return handle.wait(forward)
+    except KeyboardInterrupt:
+        handle.cancel()
+        for _ in handle.events():
+            pass
+        raise JobCancelled("cancelled by Ctrl+C") from None
+    finally:
+        progress.clear()
+
+
+def _clean(value: Any) -> Any:
+    """JSON has no NaN/Infinity: write them as null."""
+    if isinstance(value, float) and not math.isfinite(value):
+        return None
+    if isinstance(value, dict):
+        return {str(k): _clean(v) for k, v in value.items()}
+    if isinstance(value, (list, tuple)):
+        return [_clean(v) for v in value]
+    return value
+
+
+def print_json(obj: Any) -> None:
+    sys.stdout.write(json.dumps(_clean(obj), indent=2, default=str) + "\n")
+    sys.stdout.flush()
+
+
+def output(args: argparse.Namespace, result: Any, render: Callable[[Any], str]) -> int:
+    if getattr(args, "json", False):
+        print_json(result)
+    else:
+        sys.stdout.write(render(result).rstrip("\n") + "\n")
+    return 0
+
+
+def human_bytes(count: float | None) -> str:
+    if count is None:
+        return "?"
+    value = float(count)
+    for unit in ("B", "KB", "MB", "GB", "TB"):
+        if abs(value) < 1024 or unit == "TB":
+            return f"{value:.0f} {unit}" if unit == "B" else f"{value:.1f} {unit}"
+        value /= 1024
+    return f"{value:.1f} TB"
+
+
+def format_table(headers: list[str], rows: list[list[Any]]) -> str:
+    cells = [[str(c) for c in headers]] + [[str(c) for c in row] for row in rows]
+    widths = [max(len(row[i]) for row in cells) for i in range(len(headers))]
+    lines = ["  ".join(c.ljust(w) for c, w in zip(row, widths)).rstrip() for row in cells]
+    lines.insert(1, "  ".join("-" * w for w in widths))
+    return "\n".join(lines)
+
+
+def report_failure(exc: BaseException, as_json: bool) -> int:
+    """Print one line (and the JSON error object when asked) and return the exit code."""
+    from app.core.paths import write_error_log
+
+    if isinstance(exc, (UserError, JobCancelled)):
+        info, code = exc.to_dict(), exc.exit_code
+        line = f"ortune: {exc.message}" if isinstance(exc, UserError) else "ortune: cancelled"
+    elif isinstance(exc, JobFailed) and exc.kind in ("crashed", "out-of-memory"):
+        info, code = exc.to_dict(), 1
+        line = f"ortune: {exc.message}"
+    else:
+        text = exc.traceback if isinstance(exc, JobFailed) and exc.traceback else None
+        try:
+            log = write_error_log(text)
+            where = f"; the details are in {log}"
+        except OSError:
+            where = ""
+        message = exc.message if isinstance(exc, JobFailed) else f"{type(exc).__name__}: {exc}"
+        info = {"kind": "internal", "message": message}
+        code = 1
+        line = f"ortune: internal error: {message}{where}"
+    if as_json:
+        print_json({"error": info})
+    sys.stderr.write(line + "\n")
+    return code

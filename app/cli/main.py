@@ -1,0 +1,62 @@
+"""`ortune`: argument parsing and dispatch to the sub-command modules of app.cli.
+
+Each sub-command module defines ORDER (its place in --help) and register(subparsers);
+the parser it adds sets `handler`, a function(args) -> exit code."""
+
+from __future__ import annotations
+
+import importlib
+import pkgutil
+import sys
+
+import app
+from app.cli.common import CommandParser, report_failure
+
+DESCRIPTION = """\
+ORTune makes ONNX models run fast on ONNX Runtime.
+
+Run without a command (or with `gui`) to open the window. Every command below
+prints readable text, or exactly one JSON object with --json.
+Exit codes: 0 success, 1 internal error, 2 bad input, 3 cancelled."""
+
+
+def build_parser() -> CommandParser:
+    import app.cli as cli_package
+
+    parser = CommandParser(prog="ortune", description=DESCRIPTION,
+                           formatter_class=__import__("argparse").RawDescriptionHelpFormatter)
+    parser.add_argument("--version", action="version", version=f"ORTune {app.__version__}")
+    parser.add_argument("--demo", action="store_true", help="open the window on the bundled demo model")
+    parser.add_argument("--self-test", action="store_true",
+                        help="check that this installation works end to end, then exit")
+    subparsers = parser.add_subparsers(dest="command", metavar="COMMAND", parser_class=CommandParser)
+    modules = []
+    for info in pkgutil.iter_modules(cli_package.__path__):
+        module = importlib.import_module(f"app.cli.{info.name}")
+        if hasattr(module, "register"):
+            modules.append(module)
+    for module in sorted(modules, key=lambda m: getattr(m, "ORDER", 100)):
+        module.register(subparsers)
+    return parser
+
+
+def main(argv: list[str] | None = None) -> int:
+    argv = list(sys.argv[1:] if argv is None else argv)
+    as_json = "--json" in argv
+    try:
+        parser = build_parser()
+        args = parser.parse_args(argv)
+        if args.self_test:
+            from app.cli.selftest import run_self_test
+            return run_self_test()
+        if args.command is None:
+            from app.cli.gui import open_window
+            return open_window([], demo=args.demo)
+        return int(args.handler(args) or 0)
+    except SystemExit as exc:  # --help and --version end here
+        return int(exc.code or 0) if isinstance(exc.code, int) else 0
+    except KeyboardInterrupt:
+        sys.stderr.write("ortune: cancelled\n")
+        return 3
+    except BaseException as exc:
+        return report_failure(exc, as_json)

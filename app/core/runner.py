@@ -1,0 +1,238 @@
+"""Runs a job in a child process and streams its events back over a pipe.
+
+Why a child: a native crash or an out-of-memory in ORT or a converter kills the
+child, not the window; each model's GPU memory is freed when its process ends; the
+measuring process does not share a GIL with the GUI; and cancel always works.
+
+Protocol (child -> parent, one pickled tuple a message):
+    ("event", kind, payload)   kind in progress | log | data
+    ("result", value)
+    ("error", {"kind", "message", "user", "traceback"})
+Parent -> child, on a second pipe: "cancel".
+"""
+
+from __future__ import annotations
+
+import multiprocessing as mp
+import os
+import queue
+import signal
+import sys
+import threading
+import time
+import traceback
+from typing import Any, Callable, Iterator
+
+from app.core.errors import JobCancelled, JobFailed, UserError, error_from_dict
+from app.core.jobs import JobContext, resolve_job
+
+#: seconds a child gets to stop by itself after a cancel before it is ended
+CANCEL_GRACE_S = 3.0
+
+Event = tuple  # (kind, payload)
+
+
+def _describe_exit(code: int | None) -> str:
+    if code is None:
+        return "the job's process stopped answering"
+    if code < 0:
+        try:
+            name = signal.Signals(-code).name
+        except ValueError:
+            name = f"signal {-code}"
+        if -code == getattr(signal, "SIGKILL", 9):
+            return (f"the job's process was killed ({name}); this is most often the system "
+                    "running out of memory")
+        return f"the job's process crashed ({name})"
+    if sys.platform == "win32" and code >= 0xC0000000:
+        return f"the job's process crashed (Windows exception 0x{code:08X})"
+    return f"the job's process ended unexpectedly with exit code {code}"
+
+
+def _error_info(exc: BaseException) -> dict:
+    if isinstance(exc, UserError):
+        return {"kind": exc.kind, "message": exc.message, "user": True}
+    if isinstance(exc, JobCancelled):
+        return {"kind": "cancelled", "message": exc.message}
+    if isinstance(exc, MemoryError):
+        return {"kind": "out-of-memory", "message": "the job ran out of memory",
+                "traceback": traceback.format_exc()}
+    return {"kind": "internal", "message": f"{type(exc).__name__}: {exc}",
+            "traceback": traceback.format_exc()}
+
+
+def _run_in_context(ref: str, params: dict, ctx: JobContext) -> tuple:
+    try:
+        return ("result", resolve_job(ref)(params, ctx))
+    except BaseException as exc:  # every failure becomes a message; nothing escapes
+        return ("error", _error_info(exc))
+
+
+def _child_main(ref: str, params: dict, events_conn, control_conn) -> None:
+    # Whatever a library prints must not reach the parent's stdout (the CLI's --json).
+    try:
+        os.dup2(2, 1)
+    except OSError:
+        pass
+    send_lock = threading.Lock()
+
+    def send(message: tuple) -> None:
+        with send_lock:
+            events_conn.send(message)
+
+    ctx = JobContext(lambda kind, payload: send(("event", kind, payload)))
+
+    def listen() -> None:
+        while True:
+            try:
+                message = control_conn.recv()
+            except (EOFError, OSError):
+                # The parent is gone: nobody will read what we make.
+                os._exit(1)
+            if message == "cancel":
+                ctx.cancel()
+
+    threading.Thread(target=listen, name="ortune-control", daemon=True).start()
+    outcome = _run_in_context(ref, params, ctx)
+    try:
+        send(outcome)
+    except Exception as exc:  # a result that does not pickle is a bug worth naming
+        send(("error", {"kind": "internal", "message": f"the job's result could not be sent: {exc}",
+                        "traceback": traceback.format_exc()}))
+    events_conn.close()
+
+
+class JobHandle:
+    """One running job. Iterate `events()` to drive it; `result` holds the outcome."""
+
+    def __init__(self, ref: str, params: dict | None = None, isolate: bool = True):
+        self.ref = ref
+        self.params = dict(params or {})
+        self.isolate = isolate
+        self.result: Any = None
+        self.error: Exception | None = None
+        self.done = False
+        self._cancel_requested_at: float | None = None
+        self._process = None
+        self._events_conn = None
+        self._control_conn = None
+        self._queue: queue.Queue | None = None
+        self._ctx: JobContext | None = None
+
+    # starting --------------------------------------------------------------
+    def start(self) -> "JobHandle":
+        if self.isolate:
+            ctx = mp.get_context("spawn")
+            events_recv, events_send = ctx.Pipe(duplex=False)
+            control_recv, control_send = ctx.Pipe(duplex=False)
+            self._process = ctx.Process(
+                target=_child_main, args=(self.ref, self.params, events_send, control_recv),
+                name=f"ortune-job {self.ref}", daemon=True)
+            self._process.start()
+            events_send.close()
+            control_recv.close()
+            self._events_conn = events_recv
+            self._control_conn = control_send
+        else:
+            self._queue = queue.Queue()
+            self._ctx = JobContext(lambda kind, payload: self._queue.put(("event", kind, payload)))
+            threading.Thread(target=lambda: self._queue.put(
+                _run_in_context(self.ref, self.params, self._ctx)),
+                name=f"ortune-job {self.ref}", daemon=True).start()
+        return self
+
+    @property
+    def pid(self) -> int | None:
+        return self._process.pid if self._process is not None else None
+
+    # cancelling ------------------------------------------------------------
+    def cancel(self) -> None:
+        """Ask the job to stop; a child that does not stop in time is ended."""
+        if self.done or self._cancel_requested_at is not None:
+            return
+        self._cancel_requested_at = time.monotonic()
+        if self._ctx is not None:
+            self._ctx.cancel()
+        elif self._control_conn is not None:
+            try:
+                self._control_conn.send("cancel")
+            except (OSError, BrokenPipeError):
+                pass
+
+    def _enforce_cancel(self) -> None:
+        if self._cancel_requested_at is None or self._process is None:
+            return
+        waited = time.monotonic() - self._cancel_requested_at
+        if waited > CANCEL_GRACE_S and self._process.is_alive():
+            self._process.terminate()
+        if waited > CANCEL_GRACE_S + 2 and self._process.is_alive():
+            self._process.kill()
+
+    # reading ---------------------------------------------------------------
+    def _receive(self, timeout: float):
+        if self._queue is not None:
+            try:
+                return self._queue.get(timeout=timeout)
+            except queue.Empty:
+                return None
+        try:
+            if self._events_conn.poll(timeout):
+                return self._events_conn.recv()
+        except (EOFError, OSError):
+            self._process.join(5)
+            return ("died",)
+        if not self._process.is_alive():
+            # The child may have sent its last words just before exiting.
+            try:
+                if self._events_conn.poll(0):
+                    return self._events_conn.recv()
+            except (EOFError, OSError):
+                pass
+            return ("died",)
+        return None
+
+    def events(self, poll_s: float = 0.05) -> Iterator[Event]:
+        """Yield (kind, payload) events until the job ends, then set result/error."""
+        while not self.done:
+            self._enforce_cancel()
+            message = self._receive(poll_s)
+            if message is None:
+                continue
+            tag = message[0]
+            if tag == "event":
+                yield message[1], message[2]
+            elif tag == "result":
+                self._finish(result=message[1])
+            elif tag == "error":
+                self._finish(error=error_from_dict(message[1]))
+            elif tag == "died":
+                if self._cancel_requested_at is not None:
+                    self._finish(error=JobCancelled())
+                else:
+                    code = self._process.exitcode if self._process else None
+                    self._finish(error=JobFailed("crashed", _describe_exit(code)))
+
+    def _finish(self, result: Any = None, error: Exception | None = None) -> None:
+        self.result, self.error, self.done = result, error, True
+        if self._process is not None:
+            self._process.join(5)
+            if self._process.is_alive():
+                self._process.kill()
+                self._process.join(5)
+            for conn in (self._events_conn, self._control_conn):
+                conn.close()
+
+    def wait(self, on_event: Callable[[str, dict], None] | None = None) -> Any:
+        """Drive the job to its end; return its result or raise its error."""
+        for kind, payload in self.events():
+            if on_event is not None:
+                on_event(kind, payload)
+        if self.error is not None:
+            raise self.error
+        return self.result
+
+
+def run_job(ref: str, params: dict | None = None,
+            on_event: Callable[[str, dict], None] | None = None, isolate: bool = True) -> Any:
+    """Run a job to its end and return its result (raises UserError/JobCancelled/JobFailed)."""
+    return JobHandle(ref, params, isolate=isolate).start().wait(on_event)

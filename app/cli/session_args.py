@@ -1,0 +1,125 @@
+"""The session flags shared by bench, compare, profile, iobinding, tune and diagnose.
+
+`--config FILE` loads a preset first; every flag given on top of it wins."""
+
+from __future__ import annotations
+
+import argparse
+
+from app.core.errors import UserError
+from app.core.session_config import OPT_LEVELS, ProviderSpec, SessionConfig
+
+
+def _key_value(text: str, flag: str) -> tuple[str, str]:
+    key, sep, value = text.partition("=")
+    if not sep or not key.strip():
+        raise UserError("bad-option", f"{flag} expects KEY=VALUE, not {text!r}")
+    return key.strip(), value.strip()
+
+
+def _whole(text: str, flag: str, minimum: int = 0) -> int:
+    try:
+        value = int(text)
+    except ValueError:
+        raise UserError("bad-option", f"{flag} expects a whole number, not {text!r}") from None
+    if value < minimum:
+        raise UserError("bad-option", f"{flag} must be at least {minimum}, not {value}")
+    return value
+
+
+def add_session_arguments(parser: argparse.ArgumentParser) -> None:
+    group = parser.add_argument_group("session")
+    group.add_argument("--provider", action="append", metavar="P",
+                       help="execution provider, repeatable in priority order: cpu, cuda, tensorrt, dml, openvino")
+    group.add_argument("--provider-option", action="append", default=[], metavar="KEY=VALUE",
+                       help="an option of the last --provider (e.g. device_id=0)")
+    group.add_argument("--config", metavar="FILE.json", help="a saved session preset to start from")
+    group.add_argument("--opt-level", choices=list(OPT_LEVELS), help="graph optimisation level")
+    group.add_argument("--execution-mode", choices=["sequential", "parallel"])
+    group.add_argument("--threads", metavar="N", help="intra-op threads (0: ORT's default)")
+    group.add_argument("--inter-threads", metavar="N", help="inter-op threads (parallel mode)")
+    group.add_argument("--session-config", action="append", default=[], metavar="KEY=VALUE",
+                       help="a session config entry, e.g. session.intra_op.allow_spinning=0")
+    group.add_argument("--free-dim", action="append", default=[], metavar="NAME=VALUE",
+                       help="fix a symbolic dimension inside ORT (free dimension override)")
+    inputs = parser.add_argument_group("inputs")
+    inputs.add_argument("--dim", action="append", default=[], metavar="NAME=VALUE",
+                        help="value of a named symbolic dimension in the generated inputs")
+    inputs.add_argument("--shape", action="append", default=[], metavar="INPUT=D1,D2,...",
+                        help="one input's whole shape")
+    inputs.add_argument("--input", action="append", default=[], metavar="NAME=FILE.npy",
+                        help="use this array for an input (an .npz may hold several: --input FILE.npz)")
+    inputs.add_argument("--zeros", action="store_true", help="feed zeros instead of seeded random values")
+    inputs.add_argument("--seed", metavar="N", help="seed of the random inputs (default 0)")
+    inputs.add_argument("--vocab-size", metavar="N", help="integer inputs are drawn below this (default 1000)")
+
+
+def add_run_arguments(parser: argparse.ArgumentParser, iterations: int = 200) -> None:
+    group = parser.add_argument_group("measurement")
+    group.add_argument("--warmup", metavar="N", default="10", help="runs before measuring (default 10)")
+    group.add_argument("--iterations", metavar="N", help=f"measured runs (default {iterations})")
+    group.add_argument("--duration", metavar="SECONDS", help="measure for this long instead of a count")
+    group.add_argument("--io-binding", action="store_true", help="bind inputs and outputs (IO binding)")
+    group.add_argument("--concurrency", metavar="K", default="1", help="K threads sharing the session")
+
+
+def run_settings_from_args(args, iterations: int = 200) -> dict:
+    settings = {"warmup": _whole(args.warmup, "--warmup"),
+                "iterations": _whole(args.iterations, "--iterations", 1) if args.iterations else iterations,
+                "duration_s": None, "concurrency": _whole(args.concurrency, "--concurrency", 1)}
+    if args.duration:
+        try:
+            settings["duration_s"] = float(args.duration)
+        except ValueError:
+            raise UserError("bad-option", f"--duration expects seconds, not {args.duration!r}") from None
+        if settings["duration_s"] <= 0:
+            raise UserError("bad-option", "--duration must be more than 0 seconds")
+    return settings
+
+
+def session_config_from_args(args) -> SessionConfig:
+    config = SessionConfig.load(args.config) if args.config else SessionConfig()
+    if args.provider:
+        providers: list[ProviderSpec] = []
+        for name in args.provider:
+            from app.core.providers import provider_name
+            providers.append(ProviderSpec(provider_name(name)))
+        config.providers = providers
+    for text in args.provider_option:
+        key, value = _key_value(text, "--provider-option")
+        config.providers[-1].options[key] = value
+    if args.opt_level:
+        config.graph_optimization_level = args.opt_level
+    if args.execution_mode:
+        config.execution_mode = args.execution_mode
+    if args.threads is not None:
+        config.intra_op_num_threads = _whole(args.threads, "--threads")
+    if args.inter_threads is not None:
+        config.inter_op_num_threads = _whole(args.inter_threads, "--inter-threads")
+    for text in args.session_config:
+        key, value = _key_value(text, "--session-config")
+        config.config_entries[key] = value
+    for text in args.free_dim:
+        key, value = _key_value(text, "--free-dim")
+        config.free_dimension_overrides[key] = _whole(value, "--free-dim", 1)
+    if getattr(args, "io_binding", False):
+        config.io_binding = True
+    feeds = config.inputs
+    for text in args.dim:
+        key, value = _key_value(text, "--dim")
+        feeds.dims[key] = _whole(value, "--dim")
+    for text in args.shape:
+        key, value = _key_value(text, "--shape")
+        feeds.shapes[key] = [_whole(d, "--shape") for d in value.split(",") if d.strip()]
+    for text in args.input:
+        key, sep, value = text.partition("=")
+        feeds.files[key if sep else "*"] = value if sep else key
+        feeds.mode = "files"
+    if args.zeros:
+        feeds.mode = "zeros"
+    if args.seed is not None:
+        feeds.seed = _whole(args.seed, "--seed")
+    if args.vocab_size is not None:
+        feeds.vocab_size = _whole(args.vocab_size, "--vocab-size", 1)
+    config.validate()
+    return config

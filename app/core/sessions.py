@@ -1,0 +1,133 @@
+"""Turning a SessionConfig into a real ORT session — and refusing silent fallbacks.
+
+ORT quietly runs on the CPU when a requested provider cannot start; here that is an
+error that says why, because a benchmark of the wrong provider is a wrong number."""
+
+from __future__ import annotations
+
+import os
+from typing import Callable
+
+from app.core.errors import UserError
+from app.core.modelfile import first_line
+from app.core.providers import explain_failed_start, installed_ort_package, not_in_build_reason
+from app.core.session_config import OPT_LEVELS, EXECUTION_MODES, PROVIDER_OPTIONS, SessionConfig, supported_config_keys
+from app.core.stdio import capture_output
+
+
+def _option_value(provider: str, key: str, value: str):
+    kind = PROVIDER_OPTIONS.get(provider, {}).get(key, (str,))[0]
+    if kind is bool:
+        return "1" if str(value).lower() in ("1", "true") else "0"
+    return str(value)
+
+
+def build_session_options(config: SessionConfig):
+    """(SessionOptions, providers, provider_options) for ort.InferenceSession."""
+    import onnxruntime as ort
+
+    config.validate()
+    options = ort.SessionOptions()
+    options.graph_optimization_level = getattr(ort.GraphOptimizationLevel, OPT_LEVELS[config.graph_optimization_level])
+    options.execution_mode = getattr(ort.ExecutionMode, EXECUTION_MODES[config.execution_mode])
+    options.intra_op_num_threads = config.intra_op_num_threads
+    options.inter_op_num_threads = config.inter_op_num_threads
+    options.enable_mem_pattern = config.enable_mem_pattern
+    options.enable_cpu_mem_arena = config.enable_cpu_mem_arena
+    options.use_deterministic_compute = config.use_deterministic_compute
+    options.log_severity_level = config.log_severity_level
+    for name, value in config.free_dimension_overrides.items():
+        options.add_free_dimension_override_by_name(name, int(value))
+    known = supported_config_keys()
+    for key, value in config.all_config_entries().items():
+        if known and key.startswith("session.") and key not in known:
+            raise UserError("bad-option", f"this ONNX Runtime ({ort.__version__}) does not know the session "
+                                          f"setting {key}")
+        options.add_session_config_entry(key, str(value))
+    providers = config.provider_names()
+    if "CPUExecutionProvider" not in providers:
+        providers = providers + ["CPUExecutionProvider"]
+    provider_options = []
+    for name in providers:
+        spec = next((p for p in config.providers if p.name == name), None)
+        provider_options.append({k: _option_value(name, k, v) for k, v in (spec.options if spec else {}).items()})
+    return options, providers, provider_options
+
+
+def check_providers_in_build(config: SessionConfig) -> None:
+    import onnxruntime as ort
+
+    in_build = ort.get_available_providers()
+    for name in config.provider_names():
+        if name not in in_build:
+            raise UserError("provider-unavailable",
+                            f"{name} is not available: {not_in_build_reason(name, installed_ort_package())}")
+
+
+def create_session(model_path: str | os.PathLike, config: SessionConfig,
+                   customize: Callable | None = None):
+    """Create the session; raise UserError if a requested provider did not really start.
+
+    `customize(options)` may add to the SessionOptions first (profiling, an output path)."""
+    import onnxruntime as ort
+
+    check_providers_in_build(config)
+    options, providers, provider_options = build_session_options(config)
+    if customize is not None:
+        customize(options)
+    with capture_output() as captured:
+        try:
+            session = ort.InferenceSession(str(model_path), options, providers=providers,
+                                           provider_options=provider_options)
+        except Exception as exc:  # ORT reports load failures as its own exception types
+            error = exc
+        else:
+            error = None
+    if error is not None:
+        text = first_line(str(error), 400)
+        if any(word in text for word in ("NOT_IMPLEMENTED", "Could not find an implementation")):
+            raise UserError("unsupported-model", f"ONNX Runtime cannot run this model here: {text}") from None
+        raise UserError("session-failed", f"ONNX Runtime could not load the model: {text}") from None
+    used = session.get_providers()
+    for name in config.provider_names():
+        if name not in used:
+            raise UserError("provider-unavailable", explain_failed_start(name, captured.text))
+    return session
+
+
+def effective_settings(session, config: SessionConfig) -> dict:
+    """What the session really runs with: the preset plus the providers ORT chose and their options."""
+    preset = config.to_dict()
+    preset["providers"] = [{"name": name, "options": {k: v for k, v in opts.items()
+                                                      if k in PROVIDER_OPTIONS.get(name, {})}}
+                           for name, opts in session.get_provider_options().items()
+                           if name in config.provider_names() or name == "CPUExecutionProvider"]
+    if not any(p.name == "CPUExecutionProvider" for p in config.providers):
+        preset["providers"] = [p for p in preset["providers"] if p["name"] != "CPUExecutionProvider"] or preset["providers"]
+    return preset
+
+
+def to_python(config: SessionConfig, model_path: str = "model.onnx") -> str:
+    """A short script that builds exactly this session with the plain onnxruntime API."""
+    lines = ["import onnxruntime as ort", "", "options = ort.SessionOptions()",
+             f"options.graph_optimization_level = ort.GraphOptimizationLevel.{OPT_LEVELS[config.graph_optimization_level]}",
+             f"options.execution_mode = ort.ExecutionMode.{EXECUTION_MODES[config.execution_mode]}"]
+    defaults = SessionConfig()
+    for name in ("intra_op_num_threads", "inter_op_num_threads", "enable_mem_pattern", "enable_cpu_mem_arena",
+                 "use_deterministic_compute", "log_severity_level"):
+        value = getattr(config, name)
+        if value != getattr(defaults, name):
+            lines.append(f"options.{name} = {value!r}")
+    for name, value in config.free_dimension_overrides.items():
+        lines.append(f"options.add_free_dimension_override_by_name({name!r}, {int(value)})")
+    for key, value in config.all_config_entries().items():
+        lines.append(f"options.add_session_config_entry({key!r}, {str(value)!r})")
+    providers = []
+    for spec in config.providers:
+        opts = {k: _option_value(spec.name, k, v) for k, v in spec.options.items()}
+        providers.append((spec.name, opts) if opts else spec.name)
+    if "CPUExecutionProvider" not in config.provider_names():
+        providers.append("CPUExecutionProvider")
+    lines.append("")
+    lines.append(f"session = ort.InferenceSession({str(model_path)!r}, options, providers={providers!r})")
+    return "\n".join(lines) + "\n"

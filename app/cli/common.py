@@ -10,14 +10,9 @@ import sys
 from typing import Any, Callable
 
 from app.core.errors import JobCancelled, JobFailed, UserError
+from app.cli.parser import CommandParser  # noqa: F401  (re-exported)
 from app.core.runner import JobHandle
-
-
-class CommandParser(argparse.ArgumentParser):
-    """An ArgumentParser whose errors are UserErrors (one line, exit 2, JSON when asked)."""
-
-    def error(self, message: str):  # noqa: D401  (argparse's name)
-        raise UserError("bad-option", f"{self.prog}: {message}")
+from app.core.units import human_bytes  # noqa: F401  (re-exported for the sub-commands)
 
 
 def add_json_flag(parser: argparse.ArgumentParser) -> None:
@@ -100,17 +95,6 @@ def output(args: argparse.Namespace, result: Any, render: Callable[[Any], str]) 
     else:
         sys.stdout.write(render(result).rstrip("\n") + "\n")
     return 0
-
-
-def human_bytes(count: float | None) -> str:
-    if count is None:
-        return "?"
-    value = float(count)
-    for unit in ("B", "KB", "MB", "GB", "TB"):
-        if abs(value) < 1024 or unit == "TB":
-            return f"{value:.0f} {unit}" if unit == "B" else f"{value:.1f} {unit}"
-        value /= 1024
-    return f"{value:.1f} TB"
 
 
 def format_table(headers: list[str], rows: list[list[Any]]) -> str:

@@ -2,15 +2,10 @@
 
 from __future__ import annotations
 
-from app.cli.common import add_json_flag, format_table, human_bytes, output, run_job_cli
+from app.cli.common import add_json_flag, format_table, output, run_job_cli
+from app.core.units import human_bytes, shape_text
 
 ORDER = 10
-
-
-def shape_text(shape) -> str:
-    if shape is None:
-        return "(unknown rank)"
-    return "[" + ", ".join(str(d) for d in shape) + "]"
 
 
 def render(info: dict) -> str:

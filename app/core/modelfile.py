@@ -6,6 +6,7 @@ Every refusal is a `UserError` whose message names the file and the problem."""
 from __future__ import annotations
 
 import os
+import re
 from pathlib import Path
 
 from app.core.errors import UserError
@@ -197,10 +198,18 @@ def check_graph(path: Path, model, has_external: bool) -> None:
             onnx.checker.check_model(str(path))
         else:
             onnx.checker.check_model(model)
-    except onnx.checker.ValidationError as exc:
-        raise _problem(path, "invalid-model", f"the model is invalid: {first_line(exc)}") from None
-    except (RuntimeError, ValueError) as exc:
-        raise _problem(path, "invalid-model", f"the model is invalid: {first_line(exc)}") from None
+    except (onnx.checker.ValidationError, RuntimeError, ValueError) as exc:
+        raise _problem(path, "invalid-model", f"the model is invalid: {checker_message(str(exc))}") from None
+
+
+def checker_message(text: str) -> str:
+    """ONNX checker messages span lines; say the same in one."""
+    match = re.search(r"topologically sorted, however input '([^']*)' of node:\s*name: (\S*) OpType: (\S+)", text)
+    if match:
+        value, node, op = match.groups()
+        return (f"input '{value}' of node '{node or '(unnamed)'}' ({op}) is not made by any earlier node; "
+                "the graph has a cycle or an undefined input")
+    return first_line(" ".join(text.split()))
 
 
 def check_declared_shapes(path: Path, model) -> None:

@@ -13,6 +13,7 @@ Parent -> child, on a second pipe: "cancel".
 
 from __future__ import annotations
 
+import contextlib
 import multiprocessing as mp
 import os
 import queue
@@ -28,6 +29,7 @@ from app.core.jobs import JobContext, resolve_job
 
 #: seconds a child gets to stop by itself after a cancel before it is ended
 CANCEL_GRACE_S = 3.0
+_START_LOCK = threading.Lock()
 
 Event = tuple  # (kind, payload)
 
@@ -102,6 +104,27 @@ def _child_main(ref: str, params: dict, events_conn, control_conn) -> None:
     events_conn.close()
 
 
+@contextlib.contextmanager
+def _main_module_hidden():
+    """Keep multiprocessing from re-running the caller's __main__ in the child.
+
+    Jobs are named by module path, so the child never needs the parent's main
+    script; re-importing it would run any unguarded top-level code (a test script,
+    an embedding application) a second time."""
+    main = sys.modules.get("__main__")
+    if main is None or getattr(sys, "frozen", False):
+        yield
+        return
+    saved = {key: main.__dict__[key] for key in ("__file__", "__spec__") if key in main.__dict__}
+    main.__dict__.pop("__file__", None)
+    main.__dict__["__spec__"] = None
+    try:
+        yield
+    finally:
+        main.__dict__.pop("__spec__", None)
+        main.__dict__.update(saved)
+
+
 class JobHandle:
     """One running job. Iterate `events()` to drive it; `result` holds the outcome."""
 
@@ -128,7 +151,8 @@ class JobHandle:
             self._process = ctx.Process(
                 target=_child_main, args=(self.ref, self.params, events_send, control_recv),
                 name=f"ortune-job {self.ref}", daemon=True)
-            self._process.start()
+            with _START_LOCK, _main_module_hidden():
+                self._process.start()
             events_send.close()
             control_recv.close()
             self._events_conn = events_recv

@@ -1,0 +1,1 @@
+"""The ORTune window: PySide6 widgets over app.core jobs."""

@@ -1,0 +1,97 @@
+"""The Jobs dock: running and finished jobs with progress, ETA, Cancel and errors."""
+
+from __future__ import annotations
+
+import time
+
+from PySide6.QtCore import Qt, QTimer
+from PySide6.QtWidgets import (QAbstractItemView, QHeaderView, QProgressBar, QPushButton, QTableWidget,
+                               QTableWidgetItem)
+
+COLUMNS = ["Job", "State", "Progress", "Time", "ETA", "", "Message"]
+
+
+class JobsTable(QTableWidget):
+    def __init__(self, manager, parent=None):
+        super().__init__(0, len(COLUMNS), parent)
+        self.manager = manager
+        self.setHorizontalHeaderLabels(COLUMNS)
+        self.verticalHeader().setVisible(False)
+        self.setSelectionBehavior(QAbstractItemView.SelectionBehavior.SelectRows)
+        self.setSelectionMode(QAbstractItemView.SelectionMode.SingleSelection)
+        self.setEditTriggers(QAbstractItemView.EditTrigger.NoEditTriggers)
+        self.horizontalHeader().setSectionResizeMode(len(COLUMNS) - 1, QHeaderView.ResizeMode.Stretch)
+        self.setColumnWidth(0, 240)
+        self.rows: dict[int, int] = {}
+        self.jobs: dict[int, object] = {}
+        manager.job_added.connect(self.add_job)
+        manager.job_changed.connect(self.update_job)
+        manager.job_finished.connect(self.update_job)
+        self.timer = QTimer(self)
+        self.timer.setInterval(500)
+        self.timer.timeout.connect(self._tick)
+        self.timer.start()
+
+    def add_job(self, job) -> None:
+        row = 0
+        self.insertRow(row)
+        self.rows = {jid: r + 1 for jid, r in self.rows.items()}
+        self.rows[job.id] = row
+        self.jobs[job.id] = job
+        self.setItem(row, 0, QTableWidgetItem(job.title))
+        bar = QProgressBar()
+        bar.setRange(0, 1000)
+        bar.setTextVisible(True)
+        self.setCellWidget(row, 2, bar)
+        button = QPushButton("Cancel")
+        button.clicked.connect(job.cancel)
+        self.setCellWidget(row, 5, button)
+        for column in (1, 3, 4, 6):
+            self.setItem(row, column, QTableWidgetItem(""))
+        self.update_job(job)
+
+    def update_job(self, job) -> None:
+        row = self.rows.get(job.id)
+        if row is None:
+            return
+        self.item(row, 1).setText(job.state)
+        bar: QProgressBar = self.cellWidget(row, 2)
+        if job.state == "done":
+            bar.setRange(0, 1000)
+            bar.setValue(1000)
+        elif job.fraction is None:
+            bar.setRange(0, 0)
+        else:
+            bar.setRange(0, 1000)
+            bar.setValue(int(1000 * max(0.0, min(1.0, job.fraction))))
+        message = job.message
+        if job.error is not None and job.state == "failed":
+            message = getattr(job.error, "message", str(job.error))
+        self.item(row, 6).setText(message)
+        self.item(row, 6).setToolTip(message)
+        button = self.cellWidget(row, 5)
+        button.setEnabled(job.state == "running")
+        self._times(job, row)
+
+    def _times(self, job, row: int) -> None:
+        end = job.ended_at or time.monotonic()
+        self.item(row, 3).setText(f"{end - job.started_at:.1f} s")
+        eta = job.eta_s()
+        self.item(row, 4).setText("" if eta is None else f"{eta:.0f} s")
+
+    def _tick(self) -> None:
+        for job_id, row in self.rows.items():
+            job = self.jobs[job_id]
+            if job.state in ("running", "cancelling"):
+                self._times(job, row)
+
+    def focused_job(self):
+        """The selected job if it is running, else the newest running job."""
+        items = self.selectedItems()
+        if items:
+            row = items[0].row()
+            for job_id, r in self.rows.items():
+                if r == row and self.jobs[job_id].state == "running":
+                    return self.jobs[job_id]
+        running = [j for j in self.jobs.values() if j.state == "running"]
+        return running[-1] if running else None

@@ -1,0 +1,324 @@
+"""The main window: open models on the left, one tab per job, Jobs and Log docks."""
+
+from __future__ import annotations
+
+import base64
+import importlib
+import platform
+from pathlib import Path
+
+from PySide6.QtCore import QByteArray, QEvent, Qt, QTimer, Signal
+from PySide6.QtGui import QAction, QKeySequence
+from PySide6.QtWidgets import QDockWidget, QLabel, QMainWindow, QSplitter, QTabWidget
+
+import app
+from app.core.errors import JobFailed, UserError
+from app.core.paths import demo_model_path, write_error_log
+from app.core.settings import Settings, save_settings
+from app.core.units import human_bytes
+from app.gui.jobs import JobManager
+from app.gui.jobs_dock import JobsTable
+from app.gui.log_dock import LogView
+from app.gui.model_list import ModelList, OpenModel
+from app.gui.panels import PANELS
+
+MODEL_FILTER = "Models (*.onnx *.ort);;All files (*)"
+
+
+class MainWindow(QMainWindow):
+    error_shown = Signal(str, str)        # title, message
+    model_opened = Signal(object)         # OpenModel, once its summary is read
+    providers_ready = Signal(object)      # the provider probe's result
+
+    def __init__(self, settings: Settings | None = None, probe_providers: bool = True):
+        self._painted = False
+        self._waiting_for_paint: list = []
+        super().__init__()
+        self.settings = settings or Settings()
+        self.providers_info: dict | None = None
+        self.last_error: tuple[str, str] | None = None
+        self.drop_handlers: dict[str, callable] = {}   # file suffix -> handler(path), for non-models
+        self.jobs = JobManager(self)
+        self.jobs.job_failed.connect(self._job_failed)
+        self.setWindowTitle(app.APP_NAME)
+        self.setAcceptDrops(True)
+        self.resize(1280, 820)
+
+        self.model_list = ModelList()
+        self.model_list.current_changed.connect(self._current_changed)
+        self.tabs = QTabWidget()
+        self.tabs.setDocumentMode(True)
+        self.panels = []
+        for module_name, class_name in PANELS:
+            panel = getattr(importlib.import_module(module_name), class_name)(self)
+            self.panels.append(panel)
+            self.tabs.addTab(panel, panel.title)
+        self.tabs.currentChanged.connect(lambda _: self._build_current_panel())
+        splitter = QSplitter(Qt.Orientation.Horizontal)
+        splitter.addWidget(self.model_list)
+        splitter.addWidget(self.tabs)
+        splitter.setSizes([280, 1000])
+        splitter.setStretchFactor(1, 1)
+        self.setCentralWidget(splitter)
+
+        self.jobs_table = JobsTable(self.jobs)
+        self.log_view = LogView()
+        self.jobs.log.connect(self.log_view.add)
+        self.jobs_dock = self._dock("Jobs", self.jobs_table)
+        self.log_dock = self._dock("Log", self.log_view)
+        self.tabifyDockWidget(self.jobs_dock, self.log_dock)
+        self.jobs_dock.raise_()
+        self.resizeDocks([self.jobs_dock], [170], Qt.Orientation.Vertical)
+        self.jobs.job_added.connect(lambda job: self.log_view.add(job.title, "info", "started"))
+        self.jobs.job_finished.connect(lambda job: self.log_view.add(job.title, "info", job.state))
+
+        self.ort_label = QLabel("ONNX Runtime: checking…")
+        self.providers_label = QLabel("")
+        self.model_label = QLabel("")
+        for label in (self.model_label, self.providers_label, self.ort_label):
+            self.statusBar().addPermanentWidget(label)
+        self._build_menus()
+        self._restore_geometry()
+        self._probe_providers = probe_providers
+
+    def event(self, event) -> bool:
+        if not getattr(self, "_painted", True) and event.type() == QEvent.Type.Paint:
+            # Heavy work (pyqtgraph, the provider probe) waits until the window is on screen.
+            self._painted = True
+            QTimer.singleShot(0, self._after_first_paint)
+        return super().event(event)
+
+    def _after_first_paint(self) -> None:
+        self._build_current_panel()
+        if self._probe_providers:
+            self.check_providers()
+        for work in self._waiting_for_paint:
+            work()
+        self._waiting_for_paint.clear()
+
+    def after_first_paint(self, work) -> None:
+        """Run `work` once the window is on screen (at once if it already is)."""
+        if self._painted:
+            work()
+        else:
+            self._waiting_for_paint.append(work)
+
+    # layout ----------------------------------------------------------------
+    def _dock(self, title: str, widget) -> QDockWidget:
+        dock = QDockWidget(title, self)
+        dock.setObjectName(f"{title}Dock")
+        dock.setWidget(widget)
+        self.addDockWidget(Qt.DockWidgetArea.BottomDockWidgetArea, dock)
+        return dock
+
+    def _build_menus(self) -> None:
+        file_menu = self.menuBar().addMenu("&File")
+        # Shortcuts as text: the StandardKey enum alone costs ~10 ms of start-up.
+        self._action(file_menu, "&Open…", self.open_dialog, QKeySequence("Ctrl+O"))
+        self.recent_menu = file_menu.addMenu("Open &Recent")
+        self.recent_menu.aboutToShow.connect(self._fill_recent)
+        self._action(file_menu, "Open &Demo Model", lambda: self.open_model(demo_model_path()))
+        self._action(file_menu, "&Close Model", self.close_current, QKeySequence("Ctrl+W"))
+        file_menu.addSeparator()
+        self._action(file_menu, "&Quit", self.close, QKeySequence("Ctrl+Q"))
+        jobs_menu = self.menuBar().addMenu("&Jobs")
+        self._action(jobs_menu, "&Cancel Focused Job", self.cancel_focused_job, QKeySequence("Esc"))
+        self._action(jobs_menu, "Cancel &All Jobs", self.jobs.cancel_all)
+        view_menu = self.menuBar().addMenu("&View")
+        view_menu.addAction(self.jobs_dock.toggleViewAction())
+        view_menu.addAction(self.log_dock.toggleViewAction())
+        help_menu = self.menuBar().addMenu("&Help")
+        self._action(help_menu, "&Execution Providers…", self.show_providers)
+        self._action(help_menu, "&About ORTune", self.show_about)
+
+    def _action(self, menu, text, slot, shortcut=None) -> QAction:
+        action = QAction(text, self)
+        if shortcut is not None:
+            action.setShortcut(shortcut)
+        action.triggered.connect(slot)
+        menu.addAction(action)
+        return action
+
+    def _restore_geometry(self) -> None:
+        try:
+            if self.settings.window_geometry:
+                self.restoreGeometry(QByteArray(base64.b64decode(self.settings.window_geometry)))
+            if self.settings.window_state:
+                self.restoreState(QByteArray(base64.b64decode(self.settings.window_state)))
+        except (ValueError, TypeError):
+            pass
+
+    # panels ----------------------------------------------------------------
+    def _build_current_panel(self) -> None:
+        panel = self.tabs.currentWidget()
+        if panel is not None:
+            panel.ensure_built()
+
+    def panel(self, title: str):
+        return next((p for p in self.panels if p.title == title), None)
+
+    def current_model(self) -> OpenModel | None:
+        return self.model_list.current()
+
+    def _current_changed(self, model: OpenModel | None) -> None:
+        for panel in self.panels:
+            panel.set_model(model)
+        self._update_model_label(model)
+
+    def _update_model_label(self, model: OpenModel | None) -> None:
+        if model is None or model.summary is None:
+            self.model_label.setText("" if model is None else f"{model.label}: reading…")
+        else:
+            self.model_label.setText(f"{model.label}: {human_bytes(model.summary['total_bytes'])}")
+
+    # opening models ----------------------------------------------------------
+    def open_dialog(self) -> None:
+        from PySide6.QtWidgets import QFileDialog
+        paths, _ = QFileDialog.getOpenFileNames(self, "Open models", self.settings.last_open_dir, MODEL_FILTER)
+        for path in paths:
+            self.open_model(path)
+
+    def open_paths(self, paths) -> None:
+        for path in paths:
+            suffix = Path(path).suffix.lower()
+            handler = self.drop_handlers.get(suffix)
+            if handler is not None:
+                handler(str(path))
+            else:
+                self.open_model(path)
+
+    def open_model(self, path, parent: OpenModel | None = None, kind: str = "source",
+                   label: str = "", extra: dict | None = None) -> OpenModel:
+        """Add a model to the list (or select it if it is open) and read it in the background."""
+        existing = self.model_list.find(str(path))
+        if existing is not None:
+            self.model_list.select(existing)
+            return existing
+        model = OpenModel(str(path), label=label, kind=kind, parent=parent, extra=dict(extra or {}))
+        self.model_list.add(model)
+        self.model_list.select(model)
+
+        def done(summary: dict) -> None:
+            model.summary = summary
+            self.model_list.refresh(model)
+            if self.model_list.current() is model:
+                self._current_changed(model)
+            if model.kind == "source":
+                self.settings.add_recent(model.path)
+                self.settings.last_open_dir = str(Path(model.path).parent)
+            self.model_opened.emit(model)
+
+        def failed(_exc) -> None:
+            self.model_list.remove(model)
+
+        self.jobs.start(f"Read {model.label}", "app.core.inspecting:inspect_job", {"path": model.path},
+                        on_result=done, on_error=failed)
+        return model
+
+    def close_current(self) -> None:
+        model = self.current_model()
+        if model is not None:
+            self.model_list.remove(model)
+
+    def _fill_recent(self) -> None:
+        self.recent_menu.clear()
+        if not self.settings.recent_files:
+            self.recent_menu.addAction("(none yet)").setEnabled(False)
+        for path in self.settings.recent_files:
+            self.recent_menu.addAction(path, lambda p=path: self.open_model(p))
+
+    # drag and drop -----------------------------------------------------------
+    def dragEnterEvent(self, event) -> None:
+        if event.mimeData().hasUrls() and any(u.isLocalFile() for u in event.mimeData().urls()):
+            event.acceptProposedAction()
+
+    def dragMoveEvent(self, event) -> None:
+        if event.mimeData().hasUrls():
+            event.acceptProposedAction()
+
+    def dropEvent(self, event) -> None:
+        paths = [u.toLocalFile() for u in event.mimeData().urls() if u.isLocalFile()]
+        if paths:
+            event.acceptProposedAction()
+            self.open_paths(paths)
+
+    # jobs and errors -----------------------------------------------------------
+    def cancel_focused_job(self) -> None:
+        job = self.jobs_table.focused_job()
+        if job is not None:
+            job.cancel()
+
+    def _job_failed(self, job, exc) -> None:
+        if isinstance(exc, UserError):
+            self.show_error(job.title, exc.message)
+        elif isinstance(exc, JobFailed) and exc.kind in ("crashed", "out-of-memory"):
+            self.show_error(job.title, exc.message)
+        else:
+            text = getattr(exc, "traceback", "") or repr(exc)
+            try:
+                where = f"\n\nThe details are in {write_error_log(text)}"
+            except OSError:
+                where = ""
+            self.show_error(job.title, f"Internal error: {getattr(exc, 'message', exc)}{where}")
+
+    def show_error(self, title: str, message: str) -> None:
+        """The one place errors reach the user: a message that never blocks the window."""
+        self.last_error = (title, message)
+        self.log_view.add(title, "error", message)
+        self.statusBar().showMessage(f"{title}: {message}", 15000)
+        from PySide6.QtWidgets import QMessageBox
+        box = QMessageBox(QMessageBox.Icon.Warning, title, message, QMessageBox.StandardButton.Ok, self)
+        box.setAttribute(Qt.WidgetAttribute.WA_DeleteOnClose)
+        box.open()
+        self.error_shown.emit(title, message)
+
+    # providers ---------------------------------------------------------------
+    def check_providers(self) -> None:
+        self.jobs.start("Check execution providers", "app.core.providers:probe_job", {},
+                        on_result=self._providers_checked)
+
+    def _providers_checked(self, info: dict) -> None:
+        self.providers_info = info
+        usable = [p["short"] for p in info["providers"] if p["available"]]
+        self.ort_label.setText(f"ONNX Runtime {info['ort_version']} ({info['package'].split()[0]})")
+        self.providers_label.setText("Providers: " + ", ".join(usable))
+        unusable = [f"{p['name']}: {p['reason']}" for p in info["providers"] if not p["available"]]
+        self.providers_label.setToolTip("\n".join(unusable))
+        self.providers_ready.emit(info)
+
+    def show_providers(self) -> None:
+        from app.gui.providers_dialog import ProvidersDialog
+        dialog = ProvidersDialog(self.providers_info, self)
+        dialog.setAttribute(Qt.WidgetAttribute.WA_DeleteOnClose)
+        self.providers_ready.connect(dialog.set_info)
+        dialog.open()
+
+    def show_about(self) -> None:
+        import importlib.metadata as metadata
+        from PySide6 import __version__ as pyside_version
+        from PySide6.QtCore import qVersion
+        from PySide6.QtWidgets import QMessageBox
+
+        def version(name: str) -> str:
+            try:
+                return metadata.version(name)
+            except metadata.PackageNotFoundError:
+                return "not installed"
+
+        ort = self.providers_info["package"] if self.providers_info else "checking…"
+        QMessageBox.about(self, f"About {app.APP_NAME}",
+                          f"<b>{app.APP_NAME} {app.__version__}</b><br>"
+                          "A workbench for making ONNX models run fast on ONNX Runtime.<br><br>"
+                          f"Qt {qVersion()} (PySide6 {pyside_version})<br>ONNX Runtime: {ort}<br>"
+                          f"onnx {version('onnx')}<br>Python {platform.python_version()}")
+
+    # closing -------------------------------------------------------------------
+    def closeEvent(self, event) -> None:
+        self.settings.window_geometry = base64.b64encode(bytes(self.saveGeometry())).decode()
+        self.settings.window_state = base64.b64encode(bytes(self.saveState())).decode()
+        try:
+            save_settings(self.settings)
+        except OSError as exc:
+            self.log_view.add("Settings", "warning", f"could not save settings: {exc}")
+        self.jobs.shutdown()
+        super().closeEvent(event)

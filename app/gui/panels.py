@@ -1,0 +1,6 @@
+"""The tabs of the window, in the order a user works. Each entry names a module of
+app.gui and the Panel class in it."""
+
+PANELS = [
+    ("app.gui.inspecting", "OverviewPanel"),
+]

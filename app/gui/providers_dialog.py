@@ -1,0 +1,40 @@
+"""Help › Execution providers: which providers this ORT build has, which really
+start here, and for each one that does not, why."""
+
+from __future__ import annotations
+
+from PySide6.QtWidgets import QDialog, QDialogButtonBox, QLabel, QVBoxLayout
+
+from app.gui.widgets import DataTable
+
+
+class ProvidersDialog(QDialog):
+    def __init__(self, info: dict | None, parent=None):
+        super().__init__(parent)
+        self.setWindowTitle("Execution providers")
+        self.resize(900, 420)
+        layout = QVBoxLayout(self)
+        self.summary = QLabel()
+        self.summary.setWordWrap(True)
+        layout.addWidget(self.summary)
+        self.table = DataTable(["Provider", "In this build", "Usable here", "Why not"])
+        layout.addWidget(self.table, 1)
+        self.devices = DataTable(["Device", "Type", "Vendor", "Provider"])
+        self.devices.setMaximumHeight(140)
+        layout.addWidget(self.devices)
+        buttons = QDialogButtonBox(QDialogButtonBox.StandardButton.Close)
+        buttons.rejected.connect(self.reject)
+        layout.addWidget(buttons)
+        self.set_info(info)
+
+    def set_info(self, info: dict | None) -> None:
+        if info is None:
+            self.summary.setText("Checking which execution providers start on this machine…")
+            return
+        usable = [p["short"] for p in info["providers"] if p["available"]]
+        self.summary.setText(
+            f"ONNX Runtime {info['ort_version']} from the package {info['package']}. "
+            f"Each provider of the build was tried on a tiny model; usable here: {', '.join(usable)}.")
+        self.table.set_rows([[p["name"], p["in_build"], p["available"], p["reason"]] for p in info["providers"]])
+        self.devices.set_rows([[f"{d['vendor_id']:04x}:{d['device_id']:04x}", d["type"], d["vendor"], d["provider"]]
+                               for d in info.get("devices", [])])

@@ -1,0 +1,39 @@
+import pytest
+from PySide6.QtCore import QThread
+
+from app.core.settings import Settings
+
+
+@pytest.fixture(autouse=True)
+def no_dangling_qthreads(monkeypatch):
+    """Fail any test that leaves a QThread running."""
+    started = []
+    original = QThread.start
+
+    def recording_start(self, *args, **kwargs):
+        started.append(self)
+        return original(self, *args, **kwargs)
+
+    monkeypatch.setattr(QThread, "start", recording_start)
+    yield started
+    running = [t for t in started if t.isRunning()]
+    for thread in running:
+        thread.wait(10000)
+    assert not running, f"{len(running)} QThread(s) left running"
+
+
+@pytest.fixture
+def window(qtbot):
+    from app.gui.main_window import MainWindow
+
+    win = MainWindow(Settings(), probe_providers=False)
+    qtbot.addWidget(win)
+    win.show()
+    yield win
+    win.jobs.shutdown()
+
+
+def wait_for_model(qtbot, window, timeout=60000):
+    with qtbot.waitSignal(window.model_opened, timeout=timeout) as blocker:
+        pass
+    return blocker.args[0]

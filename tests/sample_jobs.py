@@ -1,0 +1,50 @@
+"""Jobs used by the runner and GUI tests: each behaves one particular way."""
+
+from __future__ import annotations
+
+import os
+import time
+
+from app.core.errors import UserError
+
+
+def echo(params, ctx):
+    for i in range(3):
+        ctx.progress(i / 3, f"step {i}")
+    ctx.log("hello from the child")
+    ctx.data("numbers", [1, 2, 3])
+    return {"echo": params.get("value"), "pid": os.getpid()}
+
+
+def user_error(params, ctx):
+    raise UserError("bad-option", "the value is wrong")
+
+
+def internal_error(params, ctx):
+    raise ZeroDivisionError("boom")
+
+
+def abort(params, ctx):
+    ctx.progress(0.5, "about to crash")
+    time.sleep(0.2)
+    os.abort()
+
+
+def cooperative(params, ctx):
+    """Runs until cancelled, checking the flag between steps."""
+    for _ in range(6000):
+        ctx.check_cancel()
+        ctx.progress(None, "waiting")
+        time.sleep(0.01)
+    return {"finished": True}
+
+
+def stubborn(params, ctx):
+    """Ignores cancel (like a native call that never returns)."""
+    ctx.progress(None, "stuck")
+    time.sleep(600)
+    return {"finished": True}
+
+
+def exit_code(params, ctx):
+    os._exit(int(params.get("code", 7)))

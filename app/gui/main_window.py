@@ -157,6 +157,14 @@ class MainWindow(QMainWindow):
     def panel(self, title: str):
         return next((p for p in self.panels if p.title == title), None)
 
+    def session_config(self):
+        """The session setup every model job uses: the Session panel's, or ORT's defaults."""
+        panel = self.panel("Session")
+        if panel is not None and hasattr(panel, "config"):
+            return panel.config()
+        from app.core.session_config import SessionConfig
+        return SessionConfig()
+
     def current_model(self) -> OpenModel | None:
         return self.model_list.current()
 

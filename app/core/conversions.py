@@ -1,0 +1,232 @@
+"""Making a variant of a model — fp16, mixed precision, int8, int4, ORT format, offline
+optimised, transformer-fused — with the real libraries, then proving it: the variant is
+loaded and run in ONNX Runtime, repaired and retried when that fails, and compared with
+the source on the same inputs.
+
+Parameters of `convert_job`:
+    kind, input, output, force (bool), options {name: value} (see convert_options),
+    fidelity (bool, default true), tolerance {atol, rtol, min_cosine},
+    session (a session preset dict: providers and the input feeds)."""
+
+from __future__ import annotations
+
+import importlib
+import time
+from pathlib import Path
+
+from app.core.convert_options import KINDS, kind_info, parse_options
+from app.core.convert_work import Handler, Problem, Work
+from app.core.errors import JobCancelled, UserError
+from app.core.fidelity import (Reference, RunFailed, Tolerance, compare, failed_report, load_session, reference_run,
+                               run_variant)
+from app.core.inspecting import inspect_model
+from app.core.jobs import JobContext
+from app.core.model_output import PROTOBUF_LIMIT, Staging, check_target, data_file_name, op_changes, op_counts
+from app.core.modelfile import first_line
+from app.core.providers import GPU_PROVIDERS
+from app.core.session_config import SessionConfig
+
+MAX_ATTEMPTS = 12
+_HANDLER_MODULES = ("app.core.convert_kinds", "app.core.quantizing")
+
+
+def handler(kind: str) -> Handler:
+    for module_name in _HANDLER_MODULES:
+        handlers = importlib.import_module(module_name).HANDLERS
+        if kind in handlers:
+            return handlers[kind]
+    raise UserError("bad-option", f"unknown conversion {kind!r}; choose one of {', '.join(KINDS)}")
+
+
+def _session_config(params: dict) -> SessionConfig:
+    data = params.get("session")
+    return SessionConfig.from_dict(data) if data else SessionConfig()
+
+
+def _tolerance(kind: str, given: dict | None) -> Tolerance:
+    values = dict(kind_info(kind).tolerance)
+    values.update({k: v for k, v in (given or {}).items() if v is not None})
+    return Tolerance.from_dict(values)
+
+
+def _check_source(kind: str, summary: dict, source: Path) -> None:
+    if summary["format"] != "onnx":
+        raise UserError("bad-input", f"{source.name}: is an ORT-format model; conversions start from the .onnx "
+                                     "model it was made from")
+    if kind in ("fp16", "mixed") and not _has_float32(summary):
+        raise UserError("nothing-to-convert", f"{source.name}: holds no float32 weights, inputs or outputs; "
+                                              "there is nothing to turn into float16")
+
+
+def _has_float32(summary: dict) -> bool:
+    values = summary["inputs"] + summary["outputs"]
+    return summary["parameters"] > 0 or any(v["dtype"] == "float" for v in values)
+
+
+def _companions(kind: str, output: Path, options: dict) -> tuple[str, ...]:
+    names = [data_file_name(output.name)]
+    if kind == "ort":
+        from app.core.convert_kinds import ort_config_name
+        names.append(ort_config_name(output, options))
+    return tuple(names)
+
+
+def known_traps(kind: str, options: dict, config: SessionConfig) -> list[str]:
+    """What ONNX Runtime's documentation warns about for this kind on this session."""
+    providers = set(config.provider_names())
+    gpu = providers & GPU_PROVIDERS
+    warnings = []
+    if kind in ("fp16", "mixed") and not gpu:
+        warnings.append("The fidelity session runs on the CPU: a float16 model works there, but ONNX Runtime "
+                        "casts back to float32 around most operators, so it is usually slower than the "
+                        "original. Float16 pays off on GPUs.")
+    if kind == "int8-dynamic" and providers & {"CUDAExecutionProvider", "TensorrtExecutionProvider"}:
+        warnings.append("Dynamically quantized int8 models do not run on the CUDA or TensorRT providers (they "
+                        "fall back to the CPU); for NVIDIA GPUs use int8-static in QDQ format with TensorRT.")
+    if kind == "int8-static" and options.get("quant_format") == "QOperator" and gpu:
+        warnings.append("QOperator int8 models (QLinearConv …) run on the CPU only; GPU providers need the QDQ "
+                        "format, and on CUDA even QDQ models are mostly computed in float.")
+    if kind == "optimize":
+        warnings.append(f"The saved model is optimised for the {options['provider']} provider at level "
+                        f"'{options['level']}' on this kind of machine: run it only there, and load it with graph "
+                        "optimisation 'disable' or 'basic' so the work is not repeated.")
+    return warnings
+
+
+def _require_gpu(ctx: JobContext) -> None:
+    from app.core.convert_kinds import gpu_reason
+    from app.core.providers import probe_providers
+
+    reason = gpu_reason(probe_providers(JobContext()))
+    if reason:
+        raise UserError("needs-gpu", reason)
+    ctx.check_cancel()
+
+
+def _validate(work: Work) -> tuple[Problem | None, dict | None]:
+    """Load (and, with a reference, run) the staged variant in ORT."""
+    try:
+        if work.reference is None:
+            load_session(work.target, work.config)
+            return None, None
+        return None, run_variant(work.target, work.reference, work.config, work.ctx)
+    except RunFailed as exc:
+        return Problem(exc.stage, exc.detail), None
+
+
+def _attempt(work: Work, kind_handler: Handler) -> tuple[Problem | None, dict | None]:
+    try:
+        kind_handler.produce(work)
+    except (UserError, JobCancelled, MemoryError):
+        raise
+    except Exception as exc:  # the libraries raise every kind of error: each becomes a problem to repair
+        work.ctx.log(f"{type(exc).__name__}: {first_line(str(exc), 400)}", "debug")
+        return Problem("convert", f"{type(exc).__name__}: {first_line(str(exc), 400)}"), None
+    work.ctx.check_cancel()
+    return _validate(work)
+
+
+def produce_checked(work: Work) -> dict | None:
+    """Produce the variant, repairing and retrying until ORT loads (and runs) it.
+
+    Returns the variant's outputs on the reference feeds (None without a reference)."""
+    kind_handler = handler(work.kind)
+    for attempt in range(1, MAX_ATTEMPTS + 1):
+        work.ctx.check_cancel()
+        work.ctx.progress(0.15 + 0.6 * (attempt - 1) / MAX_ATTEMPTS,
+                          "converting" if attempt == 1 else f"converting again (try {attempt})")
+        problem, outputs = _attempt(work, kind_handler)
+        if problem is None:
+            work.details["attempts"] = attempt
+            return outputs
+        work.ctx.log(problem.describe(), "info")
+        if kind_handler.repair(work, problem) is None:
+            raise UserError("conversion-failed", failure_sentence(work, problem))
+    raise UserError("conversion-failed", f"{work.source.name}: no loadable {work.kind} variant after "
+                                         f"{MAX_ATTEMPTS} tries; the last problem: {problem.describe()}")
+
+
+def failure_sentence(work: Work, problem: Problem) -> str:
+    tried = f" (after: {'; '.join(r['what'] for r in work.repairs)})" if work.repairs else ""
+    return f"{work.source.name}: no {work.kind} variant is possible — {problem.describe()}{tried}"
+
+
+def convert_model(params: dict, ctx: JobContext | None = None) -> dict:
+    ctx = ctx or JobContext()
+    started = time.perf_counter()
+    kind = str(params.get("kind", ""))
+    kind_info(kind)
+    options = parse_options(kind, params.get("options"))
+    source = Path(params["input"])
+    output = Path(params["output"]).expanduser().absolute()
+    force = bool(params.get("force", False))
+    config = _session_config(params)
+    tolerance = _tolerance(kind, params.get("tolerance"))
+    if kind == "ort" and output.suffix.lower() != ".ort":
+        raise UserError("bad-output", f"{output.name}: an ORT-format model is saved with the ending .ort")
+    if kind != "ort" and output.suffix.lower() == ".ort":
+        raise UserError("bad-output", f"{output.name}: a {kind} variant is an ONNX model; give it the ending .onnx")
+    ctx.progress(0.02, "reading the source model")
+    summary = inspect_model(source)
+    source = Path(summary["path"])
+    _check_source(kind, summary, source)
+    check_target(source, output, force, _companions(kind, output, options))
+    handler(kind)
+    if kind_info(kind).needs_gpu:
+        _require_gpu(ctx)
+    ctx.check_cancel()
+    reference: Reference | None = None
+    if params.get("fidelity", True) or kind == "mixed":
+        ctx.progress(0.08, "running the source model on the fidelity inputs")
+        reference = reference_run(source, config.inputs, config, ctx)
+    with Staging(output) as stage:
+        work = Work(kind=kind, source=source, target=stage.path, options=options, summary=summary, ctx=ctx,
+                    config=config, large=summary["external_data"] or summary["total_bytes"] > PROTOBUF_LIMIT,
+                    reference=reference)
+        work.warnings.extend(known_traps(kind, options, config))
+        convert_started = time.perf_counter()
+        outputs = produce_checked(work)
+        convert_seconds = time.perf_counter() - convert_started
+        ctx.progress(0.85, "comparing the variant with the source")
+        stage.companions = [stage.folder / name for name in work.companions]
+        fidelity = _fidelity(reference, outputs, tolerance)
+        changes = op_changes(summary["op_counts"], op_counts(stage.path))
+        output_bytes = sum(p.stat().st_size for p in stage.files())
+        ctx.check_cancel()
+        published = stage.commit(force)
+    for message in work.warnings:
+        ctx.log(message, "warning")
+    ctx.progress(1.0, "done")
+    return {
+        "kind": kind,
+        "input": str(source),
+        "output": str(published[-1]),
+        "files": [str(p) for p in published],
+        "input_bytes": summary["total_bytes"],
+        "output_bytes": output_bytes,
+        "size_ratio": output_bytes / summary["total_bytes"] if summary["total_bytes"] else None,
+        "seconds": time.perf_counter() - started,
+        "convert_seconds": convert_seconds,
+        "options": options,
+        "op_changes": changes,
+        "kept_in_fp32": work.kept,
+        "repairs": work.repairs,
+        "warnings": work.warnings,
+        "fidelity": fidelity,
+        "dims_used": fidelity.get("dims_used", {}),
+        "external_data": any(p.name.endswith(".data") for p in published),
+        **work.details,
+    }
+
+
+def _fidelity(reference: Reference | None, outputs: dict | None, tolerance: Tolerance) -> dict:
+    if reference is None:
+        return {"skipped": True, "outputs": [], "max_abs_diff": None, "passed": None,
+                "tolerance": tolerance.to_dict()}
+    if outputs is None:
+        return failed_report(reference, tolerance, "the variant did not run")
+    return compare(reference, outputs, tolerance)
+
+
+def convert_job(params: dict, ctx: JobContext) -> dict:
+    return convert_model(params, ctx)

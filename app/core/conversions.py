@@ -25,6 +25,7 @@ from app.core.model_output import PROTOBUF_LIMIT, Staging, check_target, data_fi
 from app.core.modelfile import first_line
 from app.core.providers import GPU_PROVIDERS
 from app.core.session_config import SessionConfig
+from app.core.stdio import capture_output
 
 MAX_ATTEMPTS = 12
 _HANDLER_MODULES = ("app.core.convert_kinds", "app.core.quantizing")
@@ -87,7 +88,7 @@ def known_traps(kind: str, options: dict, config: SessionConfig) -> list[str]:
         warnings.append("QOperator int8 models (QLinearConv …) run on the CPU only; GPU providers need the QDQ "
                         "format, and on CUDA even QDQ models are mostly computed in float.")
     if kind == "optimize":
-        warnings.append(f"The saved model is optimised for the {options['provider']} provider at level "
+        warnings.append(f"The saved model is optimised for the {options['target_provider']} provider at level "
                         f"'{options['level']}' on this kind of machine: run it only there, and load it with graph "
                         "optimisation 'disable' or 'basic' so the work is not repeated.")
     return warnings
@@ -115,15 +116,27 @@ def _validate(work: Work) -> tuple[Problem | None, dict | None]:
 
 
 def _attempt(work: Work, kind_handler: Handler) -> tuple[Problem | None, dict | None]:
+    captured = None
     try:
-        kind_handler.produce(work)
+        with capture_output() as captured:
+            kind_handler.produce(work)
     except (UserError, JobCancelled, MemoryError):
         raise
     except Exception as exc:  # the libraries raise every kind of error: each becomes a problem to repair
-        work.ctx.log(f"{type(exc).__name__}: {first_line(str(exc), 400)}", "debug")
-        return Problem("convert", f"{type(exc).__name__}: {first_line(str(exc), 400)}"), None
+        return Problem("convert", f"{type(exc).__name__}: {first_line(str(exc), 1000)}"), None
+    finally:
+        _log_library_output(work.ctx, captured.text if captured else "")
     work.ctx.check_cancel()
     return _validate(work)
+
+
+def _log_library_output(ctx: JobContext, text: str, limit: int = 30) -> None:
+    """What the libraries printed goes to the job's log, not to the user's terminal."""
+    lines = [line for line in text.splitlines() if line.strip()]
+    for line in lines[:limit]:
+        ctx.log(line.strip(), "debug")
+    if len(lines) > limit:
+        ctx.log(f"… and {len(lines) - limit} more lines from the converter", "debug")
 
 
 def produce_checked(work: Work) -> dict | None:
@@ -190,6 +203,7 @@ def convert_model(params: dict, ctx: JobContext | None = None) -> dict:
         ctx.progress(0.85, "comparing the variant with the source")
         stage.companions = [stage.folder / name for name in work.companions]
         fidelity = _fidelity(reference, outputs, tolerance)
+        work.warnings.extend(advice(kind, fidelity))
         changes = op_changes(summary["op_counts"], op_counts(stage.path))
         output_bytes = sum(p.stat().st_size for p in stage.files())
         ctx.check_cancel()
@@ -217,6 +231,22 @@ def convert_model(params: dict, ctx: JobContext | None = None) -> dict:
         "external_data": any(p.name.endswith(".data") for p in published),
         **work.details,
     }
+
+
+def advice(kind: str, fidelity: dict) -> list[str]:
+    """What to try when the variant is outside the tolerance."""
+    if fidelity.get("passed") is not False or fidelity.get("problem"):
+        return []
+    return [{
+        "fp16": "Some outputs moved too far in float16: the mixed kind keeps the nodes that cause it in float32 "
+                "(it needs a GPU machine), or add the sensitive operator types to the op block list.",
+        "int8-dynamic": "Int8 moved the outputs beyond the tolerance: try per-channel, exclude the first and last "
+                        "layers, or calibrate (int8-static); for convolution models static quantization is usually "
+                        "more accurate.",
+        "int8-static": "Int8 moved the outputs beyond the tolerance: calibrate on real inputs (a folder of .npy "
+                       "files), try per-channel or the Entropy/Percentile methods, or exclude sensitive nodes.",
+        "int4": "Int4 moved the outputs beyond the tolerance: try a smaller block size or leave Gather out.",
+    }.get(kind, "The variant's outputs differ from the source's beyond the tolerance.")]
 
 
 def _fidelity(reference: Reference | None, outputs: dict | None, tolerance: Tolerance) -> dict:

@@ -92,6 +92,8 @@ def produce_fp16(work: Work) -> None:
                 raise UserError("nothing-to-convert", f"{work.source.name}: already holds float16 tensors; "
                                                       "converting it again would damage it") from None
             raise
+    if plan.get("flow_nodes"):
+        _restore_outer_weights(converted, work.source, set(plan["flow_nodes"]))
     clipped = [w for w in caught if "truncated" in str(w.message) or "out of range" in str(w.message)]
     work.details["clipped_weight_warnings"] = len(clipped)
     if clipped and not plan.get("clip_noted"):
@@ -99,6 +101,31 @@ def produce_fp16(work: Work) -> None:
         work.warnings.append(f"{len(clipped)} weight tensor(s) held values outside float16's range; they were "
                              f"clipped to ±{options['max_finite_val']:g} or raised to ±{options['min_positive_val']:g}.")
     save_model(converted, work.target, work.large)
+
+
+def _restore_outer_weights(converted, source: Path, flow_nodes: set) -> None:
+    """Give the If/Loop/Scan nodes kept in float32 their weights back in float32.
+
+    Their subgraphs read some weights from the outer graph, which the converter turned
+    to float16 since no node it was told to keep takes them as a declared input."""
+    import onnx
+
+    from app.core.modelfile import iter_graphs
+
+    weights = {t.name: t for t in converted.graph.initializer}
+    needed = set()
+    for node in converted.graph.node:
+        if node.name in flow_nodes:
+            for attr in node.attribute:
+                for graph in ([attr.g] if attr.HasField("g") else []) + list(attr.graphs):
+                    for sub in iter_graphs(graph):
+                        needed.update(name for n in sub.node for name in n.input if name in weights)
+    needed = {name for name in needed if weights[name].data_type == onnx.TensorProto.FLOAT16}
+    if not needed:
+        return
+    for tensor in load_model(source).graph.initializer:
+        if tensor.name in needed and tensor.data_type == onnx.TensorProto.FLOAT:
+            weights[tensor.name].CopyFrom(tensor)
 
 
 def _block(work: Work, key: str, value: str, what: str, why: str) -> dict:
@@ -127,8 +154,9 @@ def repair_fp16(work: Work, problem: Problem) -> dict | None:
             return work.repair("kept the model's inputs and outputs float32", problem.message)
         return None
     node, top = found
-    detail = f"ONNX Runtime: {problem.message}"
+    detail = f"ONNX Runtime: {problem.short()}"
     if top is not node and top.name not in plan.get("nodes", []):
+        plan.setdefault("flow_nodes", []).append(top.name)
         return _block(work, "nodes", top.name, f"the {top.op_type} node '{top.name}' with its subgraphs",
                       f"the converted subgraph broke node '{reported}'; {detail}")
     if node.op_type == "Cast" and not plan.get("casts"):
@@ -217,7 +245,7 @@ def produce_ort(work: Work) -> None:
 def produce_optimize(work: Work) -> None:
     from app.core.sessions import create_session
 
-    target = provider_name(work.options["provider"])
+    target = provider_name(work.options["target_provider"])
     config = replace(work.config, providers=[ProviderSpec(target)],
                      graph_optimization_level=work.options["level"])
     work.config = replace(work.config, providers=[ProviderSpec(target)])

@@ -151,7 +151,7 @@ KINDS: dict[str, Kind] = {k.name: k for k in (
              Option("level", "choice", "extended", "basic: constant folding and redundant-node removal; extended: "
                                                    "fusions; all: also layout changes for this CPU.",
                     choices=("basic", "extended", "all")),
-             Option("provider", "choice", "cpu", "The execution provider the model is optimised for; it must "
+             Option("target_provider", "choice", "cpu", "The execution provider the model is optimised for; it must "
                                                  "start on this machine.", choices=OPT_TARGETS),
          ), _FP_TOLERANCE),
     Kind("transformers", "Transformer fusions", "ONNX Runtime's transformer optimizer: fuses attention, "

@@ -31,11 +31,17 @@ class Problem:
                 return match.group(1)
         return ""
 
+    def short(self) -> str:
+        """ORT's reason without its error-code and file-path preamble."""
+        text = re.sub(r"^\[ONNXRuntimeError\] : \d+ : \w+ : ", "", self.message)
+        text = re.sub(r"^Load model from .*? failed:", "", text)
+        return text.strip()
+
     def describe(self) -> str:
         where = {"convert": "the converter failed", "load": "ONNX Runtime could not load the result",
                  "run": "ONNX Runtime could not run the result"}[self.stage]
         from app.core.modelfile import first_line
-        return f"{where}: {first_line(self.message, 500)}"
+        return f"{where}: {first_line(self.short(), 500)}"
 
 
 @dataclass

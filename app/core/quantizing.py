@@ -46,9 +46,15 @@ def _exclusions(work: Work) -> list[str]:
     return list(dict.fromkeys(work.options.get("nodes_to_exclude", []) + work.plan.get("exclude", [])))
 
 
+class NothingQuantized(Exception):
+    """The quantizer ran but changed nothing (a repair may find what it missed)."""
+
+
 def _require_quantized(work: Work) -> None:
     after = op_counts(work.target)
     if not any(op in QUANTIZED_OPS for op in after):
+        if work.summary["subgraph_count"] and work.kind == "int8-dynamic" and not work.plan.get("subgraphs"):
+            raise NothingQuantized("the main graph holds nothing to quantize")
         present = ", ".join(sorted(work.summary["op_counts"])[:12])
         raise UserError("nothing-to-quantize", f"{work.source.name}: nothing was quantized — no operator of this "
                                                f"model ({present}) has weights the {work.kind} quantizer can "
@@ -70,7 +76,8 @@ def produce_int8_dynamic(work: Work) -> None:
     quantize_dynamic(str(_preprocessed(work)), str(work.target), op_types_to_quantize=options["op_types"] or None,
                      per_channel=options["per_channel"], reduce_range=options["reduce_range"],
                      weight_type=QuantType[options["weight_type"]], nodes_to_exclude=_exclusions(work),
-                     use_external_data_format=work.large)
+                     use_external_data_format=work.large,
+                     extra_options={"EnableSubgraph": True} if work.plan.get("subgraphs") else None)
     _require_quantized(work)
 
 
@@ -165,6 +172,10 @@ def _opset(work: Work) -> int:
 def repair_quantized(work: Work, problem: Problem) -> dict | None:
     plan, message = work.plan, problem.message
     if problem.stage == "convert":
+        if message.startswith("NothingQuantized"):
+            plan["subgraphs"] = True
+            return work.repair("quantized inside the If/Loop subgraphs too (EnableSubgraph)",
+                               "the main graph alone holds nothing the quantizer can take")
         if "Failed to find proper ai.onnx domain" in message:
             domains = ", ".join(work.summary["opsets"])
             raise UserError("nothing-to-quantize", f"{work.source.name}: uses no standard ONNX operators (only "
@@ -211,7 +222,7 @@ def _exclude_reported_node(work: Work, problem: Problem) -> dict | None:
     if node.name in _exclusions(work):
         return None
     work.plan.setdefault("exclude", []).append(node.name)
-    why = f"ONNX Runtime could not {problem.stage} it once quantized: {problem.message}"
+    why = f"ONNX Runtime could not {problem.stage} it once quantized: {problem.short()}"
     work.kept.append({"what": f"node '{node.name}' ({node.op_type})", "why": why, "source": "repair"})
     return work.repair(f"left node '{node.name}' ({node.op_type}) unquantized", why)
 

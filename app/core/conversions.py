@@ -14,7 +14,7 @@ import importlib
 import time
 from pathlib import Path
 
-from app.core.convert_options import KINDS, kind_info, parse_options
+from app.core.convert_options import KINDS, kind_info, parse_options, unavailable_reason
 from app.core.convert_work import Handler, Problem, Work
 from app.core.errors import JobCancelled, UserError
 from app.core.fidelity import (Reference, RunFailed, Tolerance, compare, failed_report, load_session, reference_run,
@@ -94,11 +94,10 @@ def known_traps(kind: str, options: dict, config: SessionConfig) -> list[str]:
     return warnings
 
 
-def _require_gpu(ctx: JobContext) -> None:
-    from app.core.convert_kinds import gpu_reason
+def _require_gpu(kind: str, ctx: JobContext) -> None:
     from app.core.providers import probe_providers
 
-    reason = gpu_reason(probe_providers(JobContext()))
+    reason = unavailable_reason(kind, probe_providers(JobContext()))
     if reason:
         raise UserError("needs-gpu", reason)
     ctx.check_cancel()
@@ -186,7 +185,7 @@ def convert_model(params: dict, ctx: JobContext | None = None) -> dict:
     check_target(source, output, force, _companions(kind, output, options))
     handler(kind)
     if kind_info(kind).needs_gpu:
-        _require_gpu(ctx)
+        _require_gpu(kind, ctx)
     ctx.check_cancel()
     reference: Reference | None = None
     if params.get("fidelity", True) or kind == "mixed":

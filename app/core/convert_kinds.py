@@ -356,13 +356,3 @@ HANDLERS = {
     "transformers": Handler(produce_transformers, repair_transformers),
 }
 
-
-def gpu_reason(probe: dict) -> str:
-    """'' when a GPU provider starts here, else why none does (from the provider probe)."""
-    gpus = [p for p in probe.get("providers", []) if p.get("gpu")]
-    if any(p["available"] for p in gpus):
-        return ""
-    reasons = [f"{p['name']}: {p['reason']}" for p in gpus if p.get("in_build")] or \
-              [f"{p['name']}: {p['reason']}" for p in gpus[:2]]
-    return "auto mixed precision needs a GPU provider, and none starts here (" + "; ".join(reasons) + ")"
-

@@ -248,6 +248,8 @@ def parse_options(kind: str, given: dict | None) -> dict:
 def default_output(source: str | Path, kind: str) -> Path:
     """Where a variant goes unless the user says otherwise: beside the source."""
     source = Path(source)
+    if kind == "ort":
+        return source.with_suffix(".ort")
     return source.with_name(f"{source.stem}.{kind}{kind_info(kind).suffix}")
 
 
@@ -258,3 +260,17 @@ def options_for_flags() -> dict[str, list[tuple[str, Option]]]:
         for option in kind.options:
             table.setdefault(option.name, []).append((kind.name, option))
     return table
+
+
+def unavailable_reason(kind: str, probe: dict | None) -> str:
+    """'' when `kind` can run here; otherwise why not (from the provider probe's result)."""
+    if not kind_info(kind).needs_gpu:
+        return ""
+    if probe is None:
+        return "checking which execution providers start here…"
+    gpus = [p for p in probe.get("providers", []) if p.get("gpu")]
+    if any(p["available"] for p in gpus):
+        return ""
+    reasons = [f"{p['name']}: {p['reason']}" for p in gpus if p.get("in_build")] or \
+              [f"{p['name']}: {p['reason']}" for p in gpus[:2]]
+    return f"{kind_info(kind).title} needs a GPU provider, and none starts here ({'; '.join(reasons)})"

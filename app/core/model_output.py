@@ -79,10 +79,6 @@ class Staging:
         return published
 
 
-def needs_external_data(model, source_had_external: bool) -> bool:
-    return source_had_external or model.ByteSize() > PROTOBUF_LIMIT
-
-
 def save_model(model, path: Path, external: bool) -> None:
     """Save with all weights in one data file beside the model when `external`."""
     import onnx

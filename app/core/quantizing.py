@@ -181,30 +181,36 @@ def repair_quantized(work: Work, problem: Problem) -> dict | None:
             raise UserError("nothing-to-quantize", f"{work.source.name}: uses no standard ONNX operators (only "
                                                    f"{domains}); the quantizer works on those, so there is "
                                                    "nothing to quantize")
-        if message.startswith("RuntimeError: pre-processing"):
-            if "ConvertError" in message:
-                raise UserError("unsupported-model", f"{work.source.name}: opset {_opset(work)} is below the 10 "
-                                                     "quantization needs, and ONNX's version converter could not "
-                                                     f"upgrade it ({message})")
-            flags = plan.setdefault("preprocess_flags", {})
-            for flag, hint, why in (("skip_symbolic_shape", "symbolic", "symbolic shape inference failed"),
-                                    ("skip_onnx_shape", "shape", "ONNX shape inference failed"),
-                                    ("skip_optimization", "", "the graph optimisation step failed")):
-                if flag not in flags and hint.lower() in message.lower():
-                    flags[flag] = True
-                    return work.repair(f"pre-processed without {flag.replace('skip_', '').replace('_', ' ')}",
-                                       f"{why}: {message}")
-            return None
+        if message.startswith("RuntimeError: pre-processing") and "ConvertError" in message:
+            raise UserError("unsupported-model", f"{work.source.name}: opset {_opset(work)} is below the 10 "
+                                                 "quantization needs, and ONNX's version converter could not "
+                                                 f"upgrade it ({message})")
         if not plan.get("preprocess") and _NEEDS_PREPROCESS.search(message):
             plan["preprocess"] = True
             return work.repair("pre-processed the model with quant_pre_process (constants folded into "
                                "initializers, shapes inferred)", f"the quantizer could not read it: {message}")
+        if plan.get("preprocess"):
+            return _lighter_preprocessing(work, message)
         if "ConvertError" in message and _opset(work) < 10:
             raise UserError("unsupported-model", f"{work.source.name}: opset {_opset(work)} is below the 10 "
                                                  "quantization needs, and ONNX's version converter could not "
                                                  f"upgrade it ({message})")
         return None
     return _exclude_reported_node(work, problem)
+
+
+def _lighter_preprocessing(work: Work, message: str) -> dict | None:
+    """Pre-processing (or the quantizer after it) failed: leave out the step most likely at fault."""
+    flags = work.plan.setdefault("preprocess_flags", {})
+    steps = [("skip_symbolic_shape", "symbolic shape inference"), ("skip_onnx_shape", "ONNX shape inference"),
+             ("skip_optimization", "the graph optimisation step")]
+    hinted = [step for step in steps if step[1].split()[0].lower() in message.lower()]
+    for flag, what in hinted + steps:
+        if flag not in flags:
+            flags[flag] = True
+            return work.repair(f"pre-processed without {what}", f"it failed, or left shapes the quantizer "
+                                                                 f"rejects: {message}")
+    return None
 
 
 def _exclude_reported_node(work: Work, problem: Problem) -> dict | None:

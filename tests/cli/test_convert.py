@@ -1,0 +1,56 @@
+import onnxruntime as ort
+
+from tests import models
+
+
+def test_convert_prints_the_contract_as_json(ortune, tmp_path):
+    source = models.save(models.mlp(), tmp_path / "mlp.onnx")
+    output = tmp_path / "mlp.int8.onnx"
+    done = ortune("convert", "int8-dynamic", source, "-o", output, "--per-channel", "--dim", "batch=2", "--json")
+    assert done.code == 0, done.stderr
+    report = done.json()
+    for field in ("kind", "input", "output", "input_bytes", "output_bytes", "seconds", "fidelity"):
+        assert field in report
+    assert report["kind"] == "int8-dynamic" and report["output"] == str(output)
+    assert report["options"]["per_channel"] is True
+    fidelity = report["fidelity"]
+    assert set(fidelity["outputs"][0]) >= {"name", "max_abs_diff", "max_rel_diff", "cosine", "nonfinite"}
+    assert fidelity["passed"] is True and fidelity["dims_used"] == {"batch": 2}
+    ort.InferenceSession(str(output), providers=["CPUExecutionProvider"])
+    assert "WARNING" not in done.stderr
+
+
+def test_convert_text_report(ortune, tmp_path):
+    source = models.save(models.transformer_block(), tmp_path / "block.onnx")
+    done = ortune("convert", "transformers", source, "-o", tmp_path / "fused.onnx", "--num-heads", "4")
+    assert done.code == 0, done.stderr
+    assert "SkipLayerNormalization ×1 added" in done.stdout
+    assert "PASSED" in done.stdout
+
+
+def test_an_existing_output_needs_force(ortune, tmp_path):
+    source = models.save(models.mlp(), tmp_path / "mlp.onnx")
+    output = tmp_path / "out.onnx"
+    output.write_bytes(b"keep")
+    done = ortune("convert", "fp16", source, "-o", output, "--json")
+    assert done.code == 2
+    assert done.json()["error"]["kind"] == "output-exists"
+    assert len(done.stderr.strip().splitlines()) == 1 and "--force" in done.stderr
+    assert output.read_bytes() == b"keep"
+    assert ortune("convert", "fp16", source, "-o", output, "--force", "--no-fidelity").code == 0
+
+
+def test_an_option_of_another_kind_is_refused(ortune, tmp_path):
+    source = models.save(models.mlp(), tmp_path / "mlp.onnx")
+    done = ortune("convert", "fp16", source, "-o", tmp_path / "x.onnx", "--block-size", "32")
+    assert done.code == 2
+    assert "--block-size is not an option of fp16 (it belongs to int4)" in done.stderr
+
+
+def test_an_impossible_conversion_is_one_line(ortune, tmp_path):
+    source = models.save(models.tiny_add(), tmp_path / "add.onnx")
+    done = ortune("convert", "int8-dynamic", source, "-o", tmp_path / "q.onnx")
+    assert done.code == 2
+    assert "nothing was quantized" in done.stderr
+    assert "Traceback" not in done.stderr
+    assert sorted(p.name for p in tmp_path.iterdir()) == ["add.onnx"]

@@ -1,0 +1,64 @@
+"""Models that trip the conversion libraries in the ways real models do, built in code."""
+
+from __future__ import annotations
+
+import numpy as np
+import onnx
+from onnx import TensorProto, helper, numpy_helper
+
+from tests import models
+
+
+def weights_in_constant_nodes() -> onnx.ModelProto:
+    """The cnn with every weight made by a Constant node (as Paddle exports do):
+    quantize_dynamic then says 'Expected … to be an initializer'."""
+    model = models.cnn()
+    graph = model.graph
+    constants = [helper.make_node("Constant", [], [t.name], name=f"const_{t.name}", value=t)
+                 for t in graph.initializer]
+    nodes = constants + list(graph.node)
+    del graph.initializer[:]
+    del graph.node[:]
+    graph.node.extend(nodes)
+    return model
+
+
+def cast_to_float() -> onnx.ModelProto:
+    """A Cast to float32 of an integer tensor: convert_float_to_float16 relabels its output
+    float16 but leaves the cast, so ONNX Runtime refuses the result."""
+    nodes = [helper.make_node("Shape", ["x"], ["s"], name="shape"),
+             helper.make_node("Cast", ["s"], ["sf"], name="to_float", to=TensorProto.FLOAT),
+             helper.make_node("ReduceSum", ["sf"], ["n"], name="count", keepdims=1),
+             helper.make_node("Div", ["x", "n"], ["y"], name="scale")]
+    graph = helper.make_graph(nodes, "cast_trap", [helper.make_tensor_value_info("x", TensorProto.FLOAT, ["batch", 4])],
+                              [helper.make_tensor_value_info("y", TensorProto.FLOAT, ["batch", 4])])
+    return models._model(graph)
+
+
+def integers_only() -> onnx.ModelProto:
+    graph = helper.make_graph([helper.make_node("Add", ["x", "x"], ["y"], name="add")], "ints",
+                              [helper.make_tensor_value_info("x", TensorProto.INT64, [3])],
+                              [helper.make_tensor_value_info("y", TensorProto.INT64, [3])])
+    return models._model(graph)
+
+
+def ml_domain_only() -> onnx.ModelProto:
+    """A scikit-learn style linear classifier: ai.onnx.ml operators only."""
+    node = helper.make_node("LinearRegressor", ["x"], ["y"], domain="ai.onnx.ml", name="linear",
+                            coefficients=[0.5, -1.0, 2.0, 0.25], intercepts=[0.1])
+    graph = helper.make_graph([node], "linear", [helper.make_tensor_value_info("x", TensorProto.FLOAT, [2, 4])],
+                              [helper.make_tensor_value_info("y", TensorProto.FLOAT, [2, 1])])
+    model = helper.make_model(graph, opset_imports=[helper.make_opsetid("ai.onnx.ml", 1)],
+                              producer_name="ortune-tests")
+    model.ir_version = 8
+    return model
+
+
+def with_changed_weight(model: onnx.ModelProto, name: str, delta: float) -> onnx.ModelProto:
+    """A copy of `model` with one initializer shifted: a variant that must fail fidelity."""
+    broken = onnx.ModelProto()
+    broken.CopyFrom(model)
+    for tensor in broken.graph.initializer:
+        if tensor.name == name:
+            tensor.CopyFrom(numpy_helper.from_array(numpy_helper.to_array(tensor) + np.float32(delta), name))
+    return broken

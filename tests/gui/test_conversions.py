@@ -1,0 +1,84 @@
+from pathlib import Path
+
+from tests import models
+
+
+def open_source(qtbot, window, path):
+    with qtbot.waitSignal(window.model_opened, timeout=60000):
+        window.open_model(path)
+    panel = window.panel("Convert")
+    window.tabs.setCurrentWidget(panel)
+    panel.ensure_built()
+    return panel
+
+
+def test_the_convert_tab_follows_overview(window):
+    titles = [window.tabs.tabText(i) for i in range(window.tabs.count())]
+    assert titles[:2] == ["Overview", "Convert"]
+
+
+def test_converting_adds_a_checked_variant_under_its_source(qtbot, window, tmp_path):
+    source = models.save(models.mlp(), tmp_path / "mlp.onnx")
+    panel = open_source(qtbot, window, source)
+    panel.select_kind("int8-dynamic")
+    assert panel.output.text() == str(tmp_path / "mlp.int8-dynamic.onnx")
+    assert "per_channel" in panel.options.editors
+    assert panel.options.editors["per_channel"][1].toolTip()
+    with qtbot.waitSignal(window.model_opened, timeout=120000) as opened:
+        panel.start()
+    variant = opened.args[0]
+    assert variant.kind == "int8-dynamic"
+    assert variant.parent.path == str(source.resolve())
+    report = variant.extra["conversion"]
+    assert report["fidelity"]["passed"] is True
+    assert "MatMulInteger" in report["op_changes"]["added"]
+    assert window.current_model() is variant
+    assert panel.card.table.rows[0][0] == "y"
+    assert "Fidelity passed" in panel.card.verdict.text()
+    qtbot.waitUntil(lambda: panel.job is None, timeout=30000)
+    assert panel.run_button.isEnabled()
+
+
+def test_an_existing_output_needs_consent(qtbot, window, tmp_path, monkeypatch):
+    source = models.save(models.mlp(), tmp_path / "mlp.onnx")
+    panel = open_source(qtbot, window, source)
+    target = Path(panel.output.text())
+    target.write_bytes(b"keep me")
+    asked = []
+    monkeypatch.setattr(panel, "confirm_overwrite", lambda path: asked.append(path) or False)
+    panel.start()
+    assert asked == [target]
+    assert panel.job is None
+    assert target.read_bytes() == b"keep me"
+
+
+def test_mixed_precision_is_disabled_with_the_reason_without_a_gpu(qtbot, window, tmp_path):
+    source = models.save(models.mlp(), tmp_path / "mlp.onnx")
+    panel = open_source(qtbot, window, source)
+    window._providers_checked({"ort_version": "1", "package": "onnxruntime 1", "providers": [
+        {"name": "CPUExecutionProvider", "short": "cpu", "available": True, "reason": "", "gpu": False,
+         "in_build": True},
+        {"name": "CUDAExecutionProvider", "short": "cuda", "available": False, "in_build": True, "gpu": True,
+         "reason": "no NVIDIA driver was found"}]})
+    row = panel.kind_box.findData("mixed")
+    item = panel.kind_box.model().item(row)
+    assert not item.isEnabled()
+    assert "no NVIDIA driver" in item.toolTip()
+    panel.select_kind("mixed")
+    assert not panel.run_button.isEnabled()
+    assert "GPU" in panel.status.text()
+
+
+def test_a_conversion_can_be_cancelled(qtbot, window, tmp_path):
+    source = models.save(models.transformer_block(hidden=64), tmp_path / "block.onnx")
+    panel = open_source(qtbot, window, source)
+    panel.select_kind("int8-static")
+    panel.options.set_value("calibration_count", 100000)
+    with qtbot.waitSignal(window.jobs.job_finished, timeout=60000,
+                          check_params_cb=lambda job: job.title.startswith("Convert")):
+        panel.start()
+        qtbot.waitUntil(lambda: "calibrating" in panel.status.text(), timeout=60000)
+        panel.cancel()
+    assert panel.status.text() == "cancelled"
+    assert not Path(panel.output.text()).exists()
+    assert [p.name for p in tmp_path.iterdir()] == ["block.onnx"]

@@ -12,6 +12,7 @@ from __future__ import annotations
 
 import importlib
 import time
+from dataclasses import replace
 from pathlib import Path
 
 from app.core.convert_options import KINDS, kind_info, parse_options, unavailable_reason
@@ -19,7 +20,6 @@ from app.core.convert_work import Handler, Problem, Work
 from app.core.errors import JobCancelled, UserError
 from app.core.fidelity import (Reference, RunFailed, Tolerance, compare, failed_report, load_session, reference_run,
                                run_variant)
-from app.core.inspecting import inspect_model
 from app.core.jobs import JobContext
 from app.core.model_output import PROTOBUF_LIMIT, Staging, check_target, data_file_name, op_changes, op_counts
 from app.core.modelfile import first_line
@@ -50,10 +50,48 @@ def _tolerance(kind: str, given: dict | None) -> Tolerance:
     return Tolerance.from_dict(values)
 
 
-def _check_source(kind: str, summary: dict, source: Path) -> None:
-    if summary["format"] != "onnx":
-        raise UserError("bad-input", f"{source.name}: is an ORT-format model; conversions start from the .onnx "
+#: the kinds whose library takes a ModelProto: they get the one the intake read
+_TAKES_PROTO = {"fp16", "mixed", "int8-dynamic", "int4"}
+
+
+def intake(source: Path) -> tuple[dict, object]:
+    """The intake of inspect_model, and the parsed model to convert, read once.
+
+    ONNX's full graph checker is left for when a conversion fails (see source_is_invalid):
+    on a large model it costs as much as parsing it again, and a valid source is the rule."""
+    import onnx
+
+    from app.core.inspecting import summarise_onnx
+    from app.core.modelfile import (check_declared_shapes, check_external_data, check_readable, check_versions,
+                                    load_onnx, sniff)
+
+    path = check_readable(source)
+    if sniff(path) == "ort":
+        raise UserError("bad-input", f"{path.name}: is an ORT-format model; conversions start from the .onnx "
                                      "model it was made from")
+    model = load_onnx(path)
+    files = check_external_data(path, model)
+    check_versions(path, model)
+    check_declared_shapes(path, model)
+    summary = summarise_onnx(path, model, files)
+    size = path.stat().st_size
+    summary.update(path=str(path.resolve()), size_bytes=size,
+                   total_bytes=size + sum((path.parent / f).stat().st_size for f in files))
+    if files:
+        onnx.load_external_data_for_model(model, str(path.parent))
+    return summary, model
+
+
+def source_is_invalid(source: Path, summary: dict) -> None:
+    """Raise the intake's clear error if something failed because the source is broken."""
+    import onnx
+
+    from app.core.modelfile import check_graph
+
+    check_graph(source, onnx.load(str(source), load_external_data=False), summary["external_data"])
+
+
+def _check_source(kind: str, summary: dict, source: Path) -> None:
     if kind in ("fp16", "mixed") and not _has_float32(summary):
         raise UserError("nothing-to-convert", f"{source.name}: holds no float32 weights, inputs or outputs; "
                                               "there is nothing to turn into float16")
@@ -107,7 +145,8 @@ def _validate(work: Work) -> tuple[Problem | None, dict | None]:
     """Load (and, with a reference, run) the staged variant in ORT."""
     try:
         if work.reference is None:
-            load_session(work.target, work.config)
+            # Type errors surface while the graph is resolved; the optimisers add nothing to that check.
+            load_session(work.target, replace(work.config, graph_optimization_level="disable"))
             return None, None
         return None, run_variant(work.target, work.reference, work.config, work.ctx)
     except RunFailed as exc:
@@ -147,11 +186,15 @@ def produce_checked(work: Work) -> dict | None:
         work.ctx.check_cancel()
         work.ctx.progress(0.15 + 0.6 * (attempt - 1) / MAX_ATTEMPTS,
                           "converting" if attempt == 1 else f"converting again (try {attempt})")
+        work.ops_after = {}
         problem, outputs = _attempt(work, kind_handler)
         if problem is None:
             work.details["attempts"] = attempt
             return outputs
         work.ctx.log(problem.describe(), "info")
+        work.preloaded = None
+        if attempt == 1:
+            source_is_invalid(work.source, work.summary)
         if kind_handler.repair(work, problem) is None:
             raise UserError("conversion-failed", failure_sentence(work, problem))
     raise UserError("conversion-failed", f"{work.source.name}: no loadable {work.kind} variant after "
@@ -179,7 +222,7 @@ def convert_model(params: dict, ctx: JobContext | None = None) -> dict:
     if kind != "ort" and output.suffix.lower() == ".ort":
         raise UserError("bad-output", f"{output.name}: a {kind} variant is an ONNX model; give it the ending .onnx")
     ctx.progress(0.02, "reading the source model")
-    summary = inspect_model(source)
+    summary, model = intake(source)
     source = Path(summary["path"])
     _check_source(kind, summary, source)
     check_target(source, output, force, _companions(kind, output, options))
@@ -190,11 +233,16 @@ def convert_model(params: dict, ctx: JobContext | None = None) -> dict:
     reference: Reference | None = None
     if params.get("fidelity", True) or kind == "mixed":
         ctx.progress(0.08, "running the source model on the fidelity inputs")
-        reference = reference_run(source, config.inputs, config, ctx)
+        try:
+            reference = reference_run(source, config.inputs, config, ctx)
+        except UserError:
+            source_is_invalid(source, summary)
+            raise
     with Staging(output) as stage:
         work = Work(kind=kind, source=source, target=stage.path, options=options, summary=summary, ctx=ctx,
                     config=config, large=summary["external_data"] or summary["total_bytes"] > PROTOBUF_LIMIT,
-                    reference=reference)
+                    reference=reference, preloaded=model if kind in _TAKES_PROTO else None)
+        del model
         work.warnings.extend(known_traps(kind, options, config))
         convert_started = time.perf_counter()
         outputs = produce_checked(work)
@@ -203,7 +251,7 @@ def convert_model(params: dict, ctx: JobContext | None = None) -> dict:
         stage.companions = [stage.folder / name for name in work.companions]
         fidelity = _fidelity(reference, outputs, tolerance)
         work.warnings.extend(advice(kind, fidelity))
-        changes = op_changes(summary["op_counts"], op_counts(stage.path))
+        changes = op_changes(summary["op_counts"], work.ops_after or op_counts(stage.path))
         output_bytes = sum(p.stat().st_size for p in stage.files())
         ctx.check_cancel()
         published = stage.commit(force)

@@ -17,7 +17,7 @@ from pathlib import Path
 from app.core.convert_work import Handler, Problem, Work, find_node, node_index
 from app.core.errors import UserError
 from app.core.jobs import JobContext
-from app.core.model_output import data_file_name, load_model, save_model
+from app.core.model_output import data_file_name, load_model, op_counts_of, save_model
 from app.core.providers import provider_name
 from app.core.session_config import ProviderSpec
 from app.core.stdio import capture_output
@@ -47,7 +47,8 @@ def _model_for_fp16(work: Work):
     import onnx
 
     if not work.large or work.plan.get("no_shape_infer") or work.options["disable_shape_infer"]:
-        return load_model(work.source), work.plan.get("no_shape_infer", False) or work.options["disable_shape_infer"]
+        return work.take_model(), work.plan.get("no_shape_infer", False) or work.options["disable_shape_infer"]
+    work.preloaded = None
     skeleton = onnx.load(str(work.source), load_external_data=False)
     inferred = onnx.shape_inference.infer_shapes(skeleton)
     onnx.load_external_data_for_model(inferred, str(work.source.parent))
@@ -101,6 +102,7 @@ def produce_fp16(work: Work) -> None:
         work.warnings.append(f"{len(clipped)} weight tensor(s) held values outside float16's range; they were "
                              f"clipped to ±{options['max_finite_val']:g} or raised to ±{options['min_positive_val']:g}.")
     save_model(converted, work.target, work.large)
+    work.ops_after = op_counts_of(converted)
 
 
 def _restore_outer_weights(converted, source: Path, flow_nodes: set) -> None:
@@ -181,7 +183,7 @@ def produce_mixed(work: Work) -> None:
     if work.reference is None:
         raise UserError("bad-option", "auto mixed precision needs the fidelity inputs to decide what stays float32")
     options = work.options
-    model = load_model(work.source)
+    model = work.take_model()
     feeds = dict(work.reference.feeds)
     with capture_output() as captured:
         converted = auto_mixed_precision.auto_convert_mixed_precision(

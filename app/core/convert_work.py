@@ -61,6 +61,16 @@ class Work:
     warnings: list = field(default_factory=list)
     companions: list = field(default_factory=list)  # extra staged files to publish (configs)
     details: dict = field(default_factory=dict)     # kind-specific report fields
+    preloaded: object = None         # the source as the intake parsed it, for the first try
+    ops_after: dict = field(default_factory=dict)   # the variant's operator counts, once read
+
+    def take_model(self):
+        """The source as a ModelProto the library may change: the intake's on the first try."""
+        model, self.preloaded = self.preloaded, None
+        if model is None:
+            from app.core.model_output import load_model
+            model = load_model(self.source)
+        return model
 
     def scratch(self, name: str) -> Path:
         """A temporary file in the staging folder (deleted with it)."""

@@ -102,9 +102,13 @@ def op_counts(path: Path) -> Counter:
         from app.core.ortformat import read_ort_model
         return Counter(read_ort_model(path)["op_counts"])
     import onnx
+
+    return op_counts_of(onnx.load(str(path), load_external_data=False))
+
+
+def op_counts_of(model) -> Counter:
     from app.core.modelfile import iter_graphs
 
-    model = onnx.load(str(path), load_external_data=False)
     counts: Counter = Counter()
     for graph in iter_graphs(model.graph):
         for node in graph.node:

@@ -13,7 +13,7 @@ from pathlib import Path
 from app.core.convert_work import Handler, Problem, Work, find_node, node_index
 from app.core.errors import UserError
 from app.core.feeds import FeedSpec, make_feeds
-from app.core.model_output import data_file_name, load_model, op_counts
+from app.core.model_output import data_file_name, op_counts
 
 #: operators whose presence shows the quantizer really did something
 QUANTIZED_OPS = {"DynamicQuantizeLinear", "QuantizeLinear", "DequantizeLinear", "MatMulInteger", "ConvInteger",
@@ -51,7 +51,7 @@ class NothingQuantized(Exception):
 
 
 def _require_quantized(work: Work) -> None:
-    after = op_counts(work.target)
+    after = work.ops_after = op_counts(work.target)
     if not any(op in QUANTIZED_OPS for op in after):
         if work.summary["subgraph_count"] and work.kind == "int8-dynamic" and not work.plan.get("subgraphs"):
             raise NothingQuantized("the main graph holds nothing to quantize")
@@ -73,7 +73,9 @@ def produce_int8_dynamic(work: Work) -> None:
 
     options = work.options
     _note_user_exclusions(work)
-    quantize_dynamic(str(_preprocessed(work)), str(work.target), op_types_to_quantize=options["op_types"] or None,
+    source = _preprocessed(work)
+    model = work.take_model() if source == work.source else str(source)
+    quantize_dynamic(model, str(work.target), op_types_to_quantize=options["op_types"] or None,
                      per_channel=options["per_channel"], reduce_range=options["reduce_range"],
                      weight_type=QuantType[options["weight_type"]], nodes_to_exclude=_exclusions(work),
                      use_external_data_format=work.large,
@@ -155,7 +157,7 @@ def produce_int4(work: Work) -> None:
 
     options = work.options
     _note_user_exclusions(work)
-    quantizer = MatMulNBitsQuantizer(load_model(work.source), bits=4, block_size=options["block_size"],
+    quantizer = MatMulNBitsQuantizer(work.take_model(), bits=4, block_size=options["block_size"],
                                      is_symmetric=options["symmetric"],
                                      accuracy_level=options["accuracy_level"] or None,
                                      nodes_to_exclude=_exclusions(work),

@@ -130,11 +130,15 @@ def test_impossible_conversions_say_why_and_leave_nothing(tmp_path, kind, maker,
     assert [p.name for p in tmp_path.iterdir()] == ["model.onnx"]
 
 
-def test_a_bad_source_is_refused_by_the_intake(tmp_path):
-    source, kind = bad_models.truncated(tmp_path)
+@pytest.mark.parametrize("maker", [bad_models.truncated, bad_models.cycle, bad_models.undefined_input,
+                                   bad_models.external_escaping])
+@pytest.mark.parametrize("fidelity", [True, False])
+def test_a_bad_source_gets_the_intake_message(tmp_path, maker, fidelity):
+    source, kind = maker(tmp_path)
     with pytest.raises(UserError) as caught:
-        convert("fp16", source, tmp_path / "out.onnx")
+        convert("fp16", source, tmp_path / "out.onnx", fidelity=fidelity)
     assert caught.value.kind == kind
+    assert not (tmp_path / "out.onnx").exists()
 
 
 def test_external_data_stays_beside_the_output(tmp_path):

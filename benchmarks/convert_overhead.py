@@ -1,0 +1,134 @@
+"""What `ortune convert` costs on top of the conversion library it calls.
+
+For fp16 and int8-dynamic on a generated model of at least 100 MB, runs alternately
+`ortune convert KIND MODEL -o OUT --force --no-fidelity` (intake, conversion, the check
+that ONNX Runtime loads the variant, atomic write) and a plain script that calls the
+library bare (load, convert, save). Each run is a whole process tree; its wall time and
+peak resident memory (the sum over the tree, sampled every 10 ms) are recorded. The
+fidelity check is timed separately, in a run with it on.
+
+Prints one JSON object: medians per kind, "wall_ratio" and "rss_ratio" (the worst over
+the kinds; goals: ≤ 1.10 and ≤ 1.20) and "fidelity_seconds".
+
+    python benchmarks/convert_overhead.py [--runs 3] [--mb 110]
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import os
+import statistics
+import subprocess
+import sys
+import tempfile
+import time
+from pathlib import Path
+
+import numpy as np
+import onnx
+import psutil
+from onnx import TensorProto, helper, numpy_helper
+
+ROOT = Path(__file__).resolve().parents[1]
+
+BARE = {
+    "fp16": """
+import sys, onnx
+from onnxconverter_common import float16
+model = float16.convert_float_to_float16(onnx.load(sys.argv[1]), keep_io_types=True)
+onnx.save(model, sys.argv[2])
+""",
+    "int8-dynamic": """
+import sys
+from onnxruntime.quantization import quantize_dynamic
+quantize_dynamic(sys.argv[1], sys.argv[2])
+""",
+}
+
+
+def make_model(path: Path, megabytes: int) -> int:
+    """An MLP of square layers whose weights add up to `megabytes` (float32)."""
+    width = 1792
+    layers = max(1, round(megabytes * 2**20 / (width * width * 4)))
+    rng = np.random.default_rng(0)
+    nodes, weights, current = [], [], "x"
+    for i in range(layers):
+        weights.append(numpy_helper.from_array(rng.normal(0, 0.02, (width, width)).astype(np.float32), f"w{i}"))
+        weights.append(numpy_helper.from_array(np.zeros(width, np.float32), f"b{i}"))
+        nodes += [helper.make_node("MatMul", [current, f"w{i}"], [f"m{i}"], name=f"matmul{i}"),
+                  helper.make_node("Add", [f"m{i}", f"b{i}"], [f"a{i}"], name=f"add{i}"),
+                  helper.make_node("Relu", [f"a{i}"], [f"r{i}"], name=f"relu{i}")]
+        current = f"r{i}"
+    graph = helper.make_graph(nodes, "wide_mlp", [helper.make_tensor_value_info("x", TensorProto.FLOAT, ["batch", width])],
+                              [helper.make_tensor_value_info(current, TensorProto.FLOAT, ["batch", width])],
+                              initializer=weights)
+    model = helper.make_model(graph, opset_imports=[helper.make_opsetid("", 17)])
+    model.ir_version = 8
+    onnx.save(model, str(path))
+    return path.stat().st_size
+
+
+def measure(command: list[str], env: dict) -> tuple[float, int]:
+    """Wall seconds and peak resident bytes of the whole process tree."""
+    started = time.perf_counter()
+    process = psutil.Popen(command, env=env, cwd=ROOT, stdout=subprocess.PIPE, stderr=subprocess.PIPE)
+    peak = 0
+    while process.poll() is None:
+        total = 0
+        try:
+            for member in [process, *process.children(recursive=True)]:
+                total += member.memory_info().rss
+        except psutil.Error:
+            pass
+        peak = max(peak, total)
+        time.sleep(0.01)
+    wall = time.perf_counter() - started
+    out, err = process.communicate()
+    if process.returncode != 0:
+        raise RuntimeError(f"{' '.join(command[:4])} failed: {err.decode()[-800:]}")
+    return wall, peak
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--runs", type=int, default=3)
+    parser.add_argument("--mb", type=int, default=110)
+    args = parser.parse_args()
+    env = dict(os.environ, PYTHONPATH=str(ROOT))
+    result: dict = {"benchmark": "convert_overhead", "runs": args.runs, "kinds": {}}
+    with tempfile.TemporaryDirectory() as folder:
+        env["ORTUNE_CONFIG_DIR"] = os.path.join(folder, "config")
+        env["ORTUNE_DATA_DIR"] = os.path.join(folder, "data")
+        model = Path(folder) / "wide.onnx"
+        result["model_bytes"] = make_model(model, args.mb)
+        for kind, script in BARE.items():
+            out = str(Path(folder) / f"out.{kind}.onnx")
+            ortune = [sys.executable, "-m", "app", "convert", kind, str(model), "-o", out, "--force",
+                      "--no-fidelity", "--json"]
+            bare = [sys.executable, "-c", script, str(model), out]
+            measure(bare, env)                      # warm the file cache and the imports
+            walls = {"ortune": [], "bare": []}
+            peaks = {"ortune": [], "bare": []}
+            for _ in range(args.runs):
+                for name, command in (("ortune", ortune), ("bare", bare)):
+                    wall, peak = measure(command, env)
+                    walls[name].append(wall)
+                    peaks[name].append(peak)
+            with_fidelity, _ = measure(ortune[:-2] + ["--json"], env)
+            entry = {f"{name}_{what}": round(statistics.median(values[name]), 3 if what == "s" else 0)
+                     for what, values in (("s", walls), ("rss_bytes", peaks)) for name in ("ortune", "bare")}
+            entry["wall_ratio"] = round(entry["ortune_s"] / entry["bare_s"], 3)
+            entry["rss_ratio"] = round(entry["ortune_rss_bytes"] / entry["bare_rss_bytes"], 3)
+            entry["fidelity_seconds"] = round(with_fidelity - statistics.median(walls["ortune"]), 2)
+            entry["all_s"] = {k: [round(v, 2) for v in vs] for k, vs in walls.items()}
+            result["kinds"][kind] = entry
+    result["wall_ratio"] = max(e["wall_ratio"] for e in result["kinds"].values())
+    result["rss_ratio"] = max(e["rss_ratio"] for e in result["kinds"].values())
+    result["goal"] = "wall_ratio <= 1.10, rss_ratio <= 1.20"
+    result["met"] = result["wall_ratio"] <= 1.10 and result["rss_ratio"] <= 1.20
+    print(json.dumps(result))
+
+
+if __name__ == "__main__":
+    main()

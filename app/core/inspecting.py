@@ -37,6 +37,10 @@ def describe_value(value) -> dict:
     return {"name": value.name, "dtype": _dtype_name(tensor_type.elem_type), "shape": shape}
 
 
+#: INT4, UINT4, FLOAT4E2M1: two values a byte, so the raw data is the only true size
+_PACKED_TYPES = {21, 22, 23}
+
+
 def _tensor_bytes(tensor) -> int:
     import onnx
     from app.core.modelfile import external_data_info
@@ -44,7 +48,8 @@ def _tensor_bytes(tensor) -> int:
         info = external_data_info(tensor)
         if "length" in info:
             return int(info["length"])
-    if tensor.raw_data:
+    # Sizes come from the dims: reading raw_data would copy every weight into Python.
+    if tensor.data_type in _PACKED_TYPES and tensor.HasField("raw_data"):
         return len(tensor.raw_data)
     count = 1
     for dim in tensor.dims:

@@ -73,9 +73,7 @@ def produce_int8_dynamic(work: Work) -> None:
 
     options = work.options
     _note_user_exclusions(work)
-    source = _preprocessed(work)
-    model = work.take_model() if source == work.source else str(source)
-    quantize_dynamic(model, str(work.target), op_types_to_quantize=options["op_types"] or None,
+    quantize_dynamic(str(_preprocessed(work)), str(work.target), op_types_to_quantize=options["op_types"] or None,
                      per_channel=options["per_channel"], reduce_range=options["reduce_range"],
                      weight_type=QuantType[options["weight_type"]], nodes_to_exclude=_exclusions(work),
                      use_external_data_format=work.large,

@@ -5,10 +5,10 @@ their wheels); nothing here downloads or commits them. Prints one JSON object: p
 model and kind, whether a variant was made, the repairs it needed, the fidelity, or the
 one sentence saying why none is possible; plus the counts per kind.
 
-    python benchmarks/convert_real_models.py FOLDER [--kinds fp16,int8-dynamic] [--dims dims.json]
+    python benchmarks/convert_real_models.py FOLDER [--kinds fp16,int8-dynamic] [--feeds feeds.json]
 
-dims.json maps a model's file name to its symbolic dimension values, e.g.
-{"silero_vad.onnx": {"input[1]": 512}}.
+feeds.json maps a model's file name to the fidelity inputs' settings (a FeedSpec), e.g.
+{"silero_vad.onnx": {"dims": {"input[1]": 512}}, "vad.onnx": {"files": {"*": "vad_inputs.npz"}}}.
 """
 
 from __future__ import annotations
@@ -30,10 +30,10 @@ from app.core.runner import run_job  # noqa: E402
 LOCAL_KINDS = [k for k in KINDS if not KINDS[k].needs_gpu]
 
 
-def convert_one(model: Path, kind: str, folder: Path, dims: dict) -> dict:
+def convert_one(model: Path, kind: str, folder: Path, feeds: dict) -> dict:
     output = folder / f"{model.stem}.{kind}{kind_info(kind).suffix}"
     params = {"kind": kind, "input": str(model), "output": str(output), "force": True,
-              "session": {"inputs": {"dims": dims}} if dims else None}
+              "session": {"inputs": feeds} if feeds else None}
     try:
         result = run_job("app.core.conversions:convert_job", params)
     except (UserError, JobFailed, JobCancelled) as exc:
@@ -49,16 +49,16 @@ def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("folder", type=Path)
     parser.add_argument("--kinds", default=",".join(LOCAL_KINDS))
-    parser.add_argument("--dims", type=Path, help="JSON: model file name -> {dim: value}")
+    parser.add_argument("--feeds", type=Path, help="JSON: model file name -> fidelity input settings")
     args = parser.parse_args()
     kinds = [k.strip() for k in args.kinds.split(",") if k.strip()]
-    dims = json.loads(args.dims.read_text()) if args.dims else {}
+    feeds = json.loads(args.feeds.read_text()) if args.feeds else {}
     models = sorted(args.folder.glob("*.onnx"))
     results: dict = {}
     with tempfile.TemporaryDirectory() as scratch:
         for model in models:
             for kind in kinds:
-                outcome = convert_one(model, kind, Path(scratch), dims.get(model.name, {}))
+                outcome = convert_one(model, kind, Path(scratch), feeds.get(model.name, {}))
                 results.setdefault(model.name, {})[kind] = outcome
                 print(f"{model.name} {kind}: {'made' if outcome['made'] else 'none'}", file=sys.stderr, flush=True)
     counts = {kind: dict(Counter("made, fidelity passed" if r[kind]["made"] and r[kind]["passed"] else

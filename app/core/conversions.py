@@ -227,7 +227,6 @@ def convert_model(params: dict, ctx: JobContext | None = None) -> dict:
     source = Path(summary["path"])
     _check_source(kind, summary, source)
     check_target(source, output, force, _companions(kind, output, options))
-    handler(kind)
     if kind_info(kind).needs_gpu:
         _require_gpu(kind, ctx)
     ctx.check_cancel()

@@ -39,7 +39,10 @@ class Tolerance:
         unknown = set(data) - set(cls.__dataclass_fields__)
         if unknown:
             raise UserError("bad-option", f"unknown tolerance setting(s): {', '.join(sorted(unknown))}")
-        tolerance = cls(**{k: float(v) for k, v in data.items()})
+        try:
+            tolerance = cls(**{k: float(v) for k, v in data.items()})
+        except (TypeError, ValueError):
+            raise UserError("bad-option", f"the fidelity tolerances must be numbers, not {data}") from None
         tolerance.validate()
         return tolerance
 

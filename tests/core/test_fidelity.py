@@ -91,3 +91,5 @@ def test_bad_tolerances_are_refused():
         Tolerance.from_dict({"atol": -1})
     with pytest.raises(UserError):
         Tolerance.from_dict({"cosine": 0.9})
+    with pytest.raises(UserError, match="must be numbers"):
+        Tolerance.from_dict({"atol": "tiny"})

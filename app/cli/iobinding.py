@@ -41,7 +41,7 @@ def render(info: dict) -> str:
                      "–" if speedup is None else f"{speedup:.2f}x",
                      "–" if mode["max_abs_diff"] is None else f"{mode['max_abs_diff']:.2g}"])
     lines.append(format_table(["mode", "status", "mean ms", "p50 ms", "p99 ms", "to device", "to host",
-                               "copy ms", "vs plain", "max diff"], rows))
+                               "copy ms", "vs plain p50", "max diff"], rows))
     lines.append("")
     for index, mode in enumerate(info["modes"], 1):
         text = mode["explanation"]

@@ -14,12 +14,7 @@ from app.gui.panel import Panel
 #: (short name, label, ORT provider) in the order the combo lists them
 PROVIDERS = [("cpu", "CPU", "CPUExecutionProvider"), ("cuda", "CUDA", "CUDAExecutionProvider"),
              ("dml", "DirectML", "DmlExecutionProvider")]
-COLUMNS = ["Mode", "Status", "Mean ms", "p50 ms", "p99 ms", "To device KB", "To host KB", "Copy ms",
-           "× plain (p50)", "Max diff"]
-
-
-def _kb(count: int) -> float:
-    return round(count / 1024, 1)
+COLUMNS = ["Mode", "Mean ms", "p50 ms", "p99 ms", "Moved MB/run", "Copy ms", "× plain (p50)", "Max diff"]
 
 
 class IOBindingPanel(Panel):
@@ -66,11 +61,11 @@ class IOBindingPanel(Panel):
 
         self.table = DataTable(COLUMNS)
         self.table.decimals = 3
-        self.chart = BarChart("Mean latency per run (ms)")
+        self.chart = BarChart("Median latency (ms)")
         top = QSplitter(Qt.Orientation.Horizontal)
         top.addWidget(self.table)
         top.addWidget(self.chart)
-        top.setSizes([800, 300])
+        top.setSizes([700, 400])
         self.explanation = QTextBrowser()
         self.explanation.setOpenExternalLinks(False)
         body = QSplitter(Qt.Orientation.Vertical)
@@ -197,16 +192,17 @@ class IOBindingPanel(Panel):
         for index, mode in enumerate(result["modes"]):
             stats = mode["latency_ms"] or {}
             diff = mode["max_abs_diff"]
-            rows.append([f"{index + 1}. {mode['title']}", mode["status"], stats.get("mean"), stats.get("p50"),
-                         stats.get("p99"), _kb(mode["bytes_to_device_per_run"]),
-                         _kb(mode["bytes_to_host_per_run"]), mode["copy_ms_per_run"], mode["speedup_vs_plain"],
+            label = f"{index + 1}. {mode['title']}"
+            rows.append([label if stats else f"{label} ({mode['status']})", stats.get("mean"), stats.get("p50"),
+                         stats.get("p99"), mode["bytes_copied_per_run"] / 2 ** 20,
+                         mode["copy_ms_per_run"], mode["speedup_vs_plain"],
                          None if diff is None else f"{diff:.2g}"])
             if stats:
-                labels.append(f"{index + 1}. {mode['title']}")
-                values.append(stats["mean"])
+                labels.append(label)
+                values.append(stats["p50"])
                 brushes.append(colors[index % len(colors)])
         self.table.set_rows(rows)
-        self.chart.set_bars(labels, values, value_name="mean ms", brushes=brushes)
+        self.chart.set_bars(labels, values, value_name="p50 ms", brushes=brushes)
         self.explanation.setHtml(self.explanation_html(result))
 
     @staticmethod
@@ -232,6 +228,8 @@ class IOBindingPanel(Panel):
                           + (f", about {cost:.3f} ms at the measured rates." if cost is not None else "."))
             else:
                 detail = "Moves nothing between host and device memory in the loop."
+            if mode["status"] == "measured" and mode.get("max_abs_diff") is not None:
+                detail += f" Largest difference from the plain run's outputs: {mode['max_abs_diff']:.2g}."
             items.append(f"<li><b>{html.escape(mode['title'])}</b>: {html.escape(mode['explanation'])}"
                          f"<br><i>{detail}</i></li>")
         parts.append("<ol>" + "".join(items) + "</ol>")

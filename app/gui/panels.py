@@ -4,4 +4,5 @@ app.gui and the Panel class in it."""
 PANELS = [
     ("app.gui.inspecting", "OverviewPanel"),
     ("app.gui.iobinding", "IOBindingPanel"),
+    ("app.gui.tuning", "TunePanel"),
 ]

@@ -181,6 +181,24 @@ def _guarded(run: ModeRun, ctx: JobContext, work: Callable[[], None]) -> None:
         run.error = first_line(str(exc))
 
 
+def start_mode(run: ModeRun, session, open_session: Callable, feeds: dict, references: list, run_options,
+               warmup: int, ctx: JobContext) -> None:
+    """Prepare a mode and warm it up; a mode with its own provider options gets its own session."""
+    if run.plan.provider_options:
+        try:
+            session = open_session(run.plan)
+        except UserError as exc:      # e.g. a model that cannot be captured as a CUDA graph
+            run.error = exc.message
+            return
+
+    def setup() -> None:
+        run.step, run.fetch = prepare(run.plan, session, feeds, references, run_options)
+        for _ in range(max(warmup, run.plan.min_warmup)):
+            run.step()
+
+    _guarded(run, ctx, setup)
+
+
 def measure(runs: list[ModeRun], iterations: int, ctx: JobContext, progress: _Progress) -> None:
     """`iterations` timed runs of every mode, in alternating rounds of a few runs each."""
     chunk = max(1, min(10, iterations // 10))
@@ -245,11 +263,7 @@ def run_iobinding(path: str, config: SessionConfig, provider: str | None = None,
     session = create_session(model_path, base_config)
     ctx.check_cancel()
     feeds, feed_info = make_feeds(session_inputs(session), config.inputs)
-    try:
-        references = session.run(None, feeds)
-    except Exception as exc:  # ORT rejects inputs it cannot run with
-        raise UserError("run-failed", f"{model_path.name}: ONNX Runtime could not run the model with these "
-                                      f"inputs: {first_line(str(exc))}") from None
+    references = session.run(None, feeds)     # inputs ORT refuses end the job with its reason (the runner)
     outputs = dict(zip([o.name for o in session.get_outputs()], references))
     obstacle = binding_obstacle(session)
     if obstacle:
@@ -262,29 +276,17 @@ def run_iobinding(path: str, config: SessionConfig, provider: str | None = None,
     # exception when it is missing (tens of microseconds); 0 is its default value.
     run_options.add_run_config_entry("gpu_graph_id", "0")
     remove_hook = ctx.on_cancel(lambda: setattr(run_options, "terminate", True))
+    def open_session(plan: ModePlan):
+        return create_session(model_path, session_config_for(config, provider, plan))
+
     runs = [ModeRun(plan) for plan in plans]
     try:
         for index, run in enumerate(runs):
-            if not run.plan.available:
-                continue
-            ctx.check_cancel()
-            progress(0.05 + 0.2 * index / len(runs), f"preparing: {run.plan.title}", force=True)
-            mode_session = session
-            if run.plan.provider_options:
-                try:
-                    mode_session = create_session(model_path, session_config_for(config, provider, run.plan))
-                except UserError as exc:
-                    run.error = exc.message
-                    continue
-
-            def setup(run=run, mode_session=mode_session) -> None:
-                run.step, run.fetch = prepare(run.plan, mode_session, feeds, references, run_options)
-                for _ in range(max(warmup, run.plan.min_warmup)):
-                    run.step()
-
-            _guarded(run, ctx, setup)
-        live = [r for r in runs if r.plan.available and not r.error]
-        measure(live, iterations, ctx, progress)
+            if run.plan.available:
+                ctx.check_cancel()
+                progress(0.05 + 0.2 * index / len(runs), f"preparing: {run.plan.title}", force=True)
+                start_mode(run, session, open_session, feeds, references, run_options, warmup, ctx)
+        measure([r for r in runs if r.plan.available and not r.error], iterations, ctx, progress)
     finally:
         remove_hook()
     ctx.check_cancel()

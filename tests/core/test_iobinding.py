@@ -202,3 +202,30 @@ def test_max_abs_diff():
     assert max_abs_diff(a, [np.array([1.0, 2.5], np.float32)]) == pytest.approx(0.5)
     assert max_abs_diff(a, [np.array([1.0], np.float32)]) == float("inf")
     assert max_abs_diff([np.array(["a"], object)], [np.array(["b"], object)]) == float("inf")
+
+
+def test_a_mode_that_cannot_start_is_marked_failed_and_the_others_go_on(mlp_path):
+    import dataclasses
+
+    import onnxruntime as ort
+
+    from app.core.iobinding import ModeRun, start_mode
+
+    session = ort.InferenceSession(str(mlp_path), providers=["CPUExecutionProvider"])
+    feeds = {"x": np.ones((1, 64), np.float32)}
+    references = session.run(None, feeds)
+    plans = plan_modes("cpu")
+
+    def refuse(plan):
+        raise UserError("session-failed", "this model cannot be captured")
+
+    graph = ModeRun(dataclasses.replace(plans[3], provider_options={"enable_cuda_graph": "1"}))
+    start_mode(graph, session, refuse, feeds, references, None, 1, JobContext())
+    assert graph.error == "this model cannot be captured" and graph.step is None
+    nowhere = ModeRun(dataclasses.replace(plans[2], device="nowhere"))
+    start_mode(nowhere, session, refuse, feeds, references, None, 1, JobContext())
+    assert "nowhere" in nowhere.error
+    fine = ModeRun(plans[2])
+    start_mode(fine, session, refuse, feeds, references, None, 1, JobContext())
+    assert not fine.error
+    np.testing.assert_array_equal(fine.fetch()[0], references[0])

@@ -65,7 +65,7 @@ def _error_info(exc: BaseException, params: dict | None = None) -> dict:
             where = os.path.basename(params["path"]) + ": "
         text = re.sub(r"^(\[ONNXRuntimeError\] : )?\d+ : [A-Z_]+ : ", "", first_line(str(exc), 400))
         return {"kind": "runtime-error", "user": True,
-                "message": f"{where}ONNX Runtime refused to run it: {text}. "
+                "message": f"{where}ONNX Runtime refused to run it: {text.rstrip('.')}. "
                            "If an input shape is the cause, set it with --dim/--shape or in the Session tab."}
     if isinstance(exc, UserError):
         return {"kind": exc.kind, "message": exc.message, "user": True}

@@ -271,6 +271,6 @@ def unavailable_reason(kind: str, probe: dict | None) -> str:
     gpus = [p for p in probe.get("providers", []) if p.get("gpu")]
     if any(p["available"] for p in gpus):
         return ""
-    reasons = [f"{p['name']}: {p['reason']}" for p in gpus if p.get("in_build")] or \
-              [f"{p['name']}: {p['reason']}" for p in gpus[:2]]
+    reasons = [f"{p['name']}: {p['reason'].rstrip('.')}" for p in gpus if p.get("in_build")] or \
+              [f"{p['name']}: {p['reason'].rstrip('.')}" for p in gpus[:2]]
     return f"{kind_info(kind).title} needs a GPU provider, and none starts here ({'; '.join(reasons)})"

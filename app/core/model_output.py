@@ -8,6 +8,7 @@ whatever happens."""
 
 from __future__ import annotations
 
+import glob
 import os
 import shutil
 import tempfile
@@ -43,13 +44,28 @@ def check_target(source: Path, target: Path, force: bool, companions: tuple[str,
 
 
 class Staging:
-    """A private folder beside the output; `commit` moves the finished files into place."""
+    """A private folder beside the output; `commit` moves the finished files into place.
+
+    Its name holds the writing process's id: a job that was killed (a cancel that did not
+    stop in time, a crash) cannot clean up, so the next one for the same output removes
+    the folders whose process is gone."""
 
     def __init__(self, target: Path):
         self.target = target
-        self.folder = Path(tempfile.mkdtemp(prefix=f".{target.name}.", suffix=".partial", dir=target.parent))
+        self._sweep()
+        self.folder = Path(tempfile.mkdtemp(prefix=f".{target.name}.{os.getpid()}.", suffix=".partial",
+                                            dir=target.parent))
         self.path = self.folder / target.name
         self.companions: list[Path] = []   # files that travel with the model (configs)
+
+    def _sweep(self) -> None:
+        import psutil
+
+        prefix = f".{self.target.name}."
+        for folder in self.target.parent.glob(f"{glob.escape(prefix)}*.partial"):
+            pid = folder.name[len(prefix):].split(".", 1)[0]
+            if pid.isdigit() and not psutil.pid_exists(int(pid)):
+                shutil.rmtree(folder, ignore_errors=True)
 
     def __enter__(self) -> "Staging":
         return self

@@ -212,3 +212,12 @@ def test_mixed_precision_code_path(tmp_path, monkeypatch):
     assert report["fidelity"]["passed"] is True
     assert isinstance(report["mixed_kept_nodes"], list)
     loads(tmp_path / "mixed.onnx")
+
+
+def test_a_killed_jobs_leftovers_are_swept(tmp_path):
+    source = models.save(models.mlp(), tmp_path / "mlp.onnx")
+    leftover = tmp_path / ".out.onnx.999999999.abcd.partial"
+    leftover.mkdir()
+    (leftover / "out.onnx").write_bytes(b"half")
+    convert("fp16", source, tmp_path / "out.onnx")
+    assert sorted(p.name for p in tmp_path.iterdir()) == ["mlp.onnx", "out.onnx"]

@@ -296,6 +296,11 @@ def repair_transformers(work: Work, problem: Problem) -> dict | None:
         work.plan["opt_level"] = 0
         return work.repair("fused without ONNX Runtime's optimisation pre-pass (opt_level 0)",
                            "the optimizer's pre-pass imports PyTorch, which is not installed here")
+    if problem.stage == "convert":
+        raise UserError("conversion-failed", f"{work.source.name}: ONNX Runtime's transformer optimizer failed on "
+                                             f"this graph ({problem.message.rstrip(': ')}); it only knows the "
+                                             f"layouts of transformer models, here read as "
+                                             f"{work.options['model_type']} — check the model type")
     return None
 
 

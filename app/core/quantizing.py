@@ -50,15 +50,30 @@ class NothingQuantized(Exception):
     """The quantizer ran but changed nothing (a repair may find what it missed)."""
 
 
+def _quantized_ops(counts: dict) -> int:
+    return sum(n for op, n in counts.items() if op in QUANTIZED_OPS)
+
+
 def _require_quantized(work: Work) -> None:
     after = work.ops_after = op_counts(work.target)
-    if not any(op in QUANTIZED_OPS for op in after):
-        if work.summary["subgraph_count"] and work.kind == "int8-dynamic" and not work.plan.get("subgraphs"):
-            raise NothingQuantized("the main graph holds nothing to quantize")
-        present = ", ".join(sorted(work.summary["op_counts"])[:12])
-        raise UserError("nothing-to-quantize", f"{work.source.name}: nothing was quantized — no operator of this "
-                                               f"model ({present}) has weights the {work.kind} quantizer can "
-                                               "take (MatMul, Conv, Gemm, Gather … with constant weights)")
+    before = work.summary["op_counts"]
+    if _quantized_ops(after) > _quantized_ops(before):
+        return
+    if work.summary["subgraph_count"] and work.kind == "int8-dynamic" and not work.plan.get("subgraphs"):
+        raise NothingQuantized("the main graph holds nothing to quantize")
+    name = work.source.name
+    if _quantized_ops(before):
+        found = ", ".join(sorted(op for op in before if op in QUANTIZED_OPS))
+        raise UserError("nothing-to-quantize", f"{name}: is already quantized ({found}); quantize the float "
+                                               "model it was made from")
+    if work.kind == "int4":
+        count = before.get("MatMul", 0) + (before.get("Gather", 0) if "Gather" in work.options["op_types"] else 0)
+        raise UserError("nothing-to-quantize", f"{name}: nothing was quantized — int4 packs the constant 2-D "
+                                               f"weights of {'/'.join(work.options['op_types'])} nodes, and "
+                                               + (f"none of its {count} has one" if count else "it has none"))
+    raise UserError("nothing-to-quantize", f"{name}: nothing was quantized — none of its operators has constant "
+                                           f"weights the {work.kind} quantizer takes (MatMul, Conv, Gemm, "
+                                           "Attention, LSTM …)")
 
 
 def _note_user_exclusions(work: Work) -> None:
@@ -100,7 +115,8 @@ class FeedReader:
             self.count = len(self.files)
         else:
             self.files = []
-            self.count = work.options["calibration_count"]
+            # The user's own fidelity inputs beat random ones (random ids or flags can break a model).
+            self.count = 1 if spec.mode == "files" else work.options["calibration_count"]
         self.index = 0
 
     def get_next(self) -> dict | None:
@@ -110,6 +126,8 @@ class FeedReader:
         if self.files:
             spec = FeedSpec(mode="files", files={"*": str(self.files[self.index])}, dims=dict(self.base.dims),
                             shapes=dict(self.base.shapes), vocab_size=self.base.vocab_size)
+        elif self.base.mode == "files":
+            spec = self.base
         else:
             spec = FeedSpec(seed=self.base.seed + 1000 + self.index, dims=dict(self.base.dims),
                             shapes=dict(self.base.shapes), vocab_size=self.base.vocab_size)
@@ -129,15 +147,31 @@ class FeedReader:
 
 
 def produce_int8_static(work: Work) -> None:
-    from onnxruntime.quantization import CalibrationMethod, QuantFormat, QuantType, quantize_static
-
     options = work.options
     if options["preprocess"] and "preprocess" not in work.plan:
         work.plan["preprocess"] = True
     _note_user_exclusions(work)
     reader = FeedReader(work, work.summary["inputs"])
     work.details["calibration_samples"] = reader.count
-    work.details["calibration_source"] = options["calibration"] or "random"
+    work.details["calibration_source"] = options["calibration"] or (
+        "your fidelity inputs" if work.config.inputs.mode == "files" else "random")
+    try:
+        _quantize_static(work, reader)
+    except Exception as exc:  # calibration runs the model: a failure there is about the samples
+        if "Non-zero status code returned while running" not in str(exc):
+            raise
+        raise UserError("calibration-failed", f"{work.source.name}: the model fails on the calibration samples "
+                                              f"({work.details['calibration_source']}): "
+                                              f"{Problem('run', str(exc)).short()[:300]} — calibrate on real "
+                                              "inputs (a folder of .npy/.npz files) or set the dimensions they "
+                                              "need") from None
+    _require_quantized(work)
+
+
+def _quantize_static(work: Work, reader: FeedReader) -> None:
+    from onnxruntime.quantization import CalibrationMethod, QuantFormat, QuantType, quantize_static
+
+    options = work.options
     quantize_static(str(_preprocessed(work)), str(work.target), calibration_data_reader=reader,
                     quant_format=QuantFormat[options["quant_format"]], op_types_to_quantize=options["op_types"] or None,
                     per_channel=options["per_channel"], reduce_range=options["reduce_range"],
@@ -147,7 +181,6 @@ def produce_int8_static(work: Work) -> None:
                     calibrate_method=CalibrationMethod[options["calibrate_method"]],
                     extra_options={"ActivationSymmetric": options["activation_symmetric"],
                                    "WeightSymmetric": options["weight_symmetric"]})
-    _require_quantized(work)
 
 
 def produce_int4(work: Work) -> None:

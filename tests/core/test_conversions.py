@@ -120,6 +120,7 @@ def test_the_source_is_never_the_output(tmp_path):
     ("int8-dynamic", models.tiny_add, "nothing was quantized"),
     ("int8-dynamic", convert_models.ml_domain_only, "no standard ONNX operators"),
     ("fp16", convert_models.integers_only, "no float32"),
+    ("int4", models.cnn, "int4 packs the constant 2-D weights of MatMul nodes, and it has none"),
 ])
 def test_impossible_conversions_say_why_and_leave_nothing(tmp_path, kind, maker, words):
     source = models.save(maker(), tmp_path / "model.onnx")
@@ -221,3 +222,13 @@ def test_a_killed_jobs_leftovers_are_swept(tmp_path):
     (leftover / "out.onnx").write_bytes(b"half")
     convert("fp16", source, tmp_path / "out.onnx")
     assert sorted(p.name for p in tmp_path.iterdir()) == ["mlp.onnx", "out.onnx"]
+
+
+def test_an_already_quantized_model_is_not_quantized_again(tmp_path):
+    from onnxruntime.quantization import quantize_dynamic
+
+    models.save(models.mlp(), tmp_path / "mlp.onnx")
+    quantize_dynamic(str(tmp_path / "mlp.onnx"), str(tmp_path / "q.onnx"))
+    with pytest.raises(UserError, match="is already quantized"):
+        convert("int8-dynamic", tmp_path / "q.onnx", tmp_path / "qq.onnx")
+    assert not (tmp_path / "qq.onnx").exists()

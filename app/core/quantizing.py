@@ -62,21 +62,27 @@ def _require_quantized(work: Work) -> None:
     if work.summary["subgraph_count"] and work.kind == "int8-dynamic" and not work.plan.get("subgraphs"):
         raise NothingQuantized("the main graph holds nothing to quantize")
     name = work.source.name
-    if _quantized_ops(before):
-        found = ", ".join(sorted(op for op in before if op in QUANTIZED_OPS))
-        raise UserError("nothing-to-quantize", f"{name}: is already quantized ({found}); quantize the float "
-                                               "model it was made from")
     if work.kind == "int4":
         count = before.get("MatMul", 0) + (before.get("Gather", 0) if "Gather" in work.options["op_types"] else 0)
         raise UserError("nothing-to-quantize", f"{name}: nothing was quantized — int4 packs the constant 2-D "
                                                f"weights of {'/'.join(work.options['op_types'])} nodes, and "
-                                               + (f"none of its {count} has one" if count else "it has none"))
+                                               + (f"none of its {count} such nodes has one" if count else
+                                                  "it has no such nodes"))
     raise UserError("nothing-to-quantize", f"{name}: nothing was quantized — none of its operators has constant "
                                            f"weights the {work.kind} quantizer takes (MatMul, Conv, Gemm, "
                                            "Attention, LSTM …)")
 
 
-def _note_user_exclusions(work: Work) -> None:
+def _refuse_quantized_source(work: Work) -> None:
+    found = sorted(op for op in work.summary["op_counts"] if op in QUANTIZED_OPS)
+    if found:
+        raise UserError("nothing-to-quantize", f"{work.source.name}: is already quantized ({', '.join(found)}); "
+                                               "quantize the float model it was made from")
+
+
+def _begin(work: Work) -> None:
+    """Every quantizing try starts here: refuse a quantized source, note the user's exclusions."""
+    _refuse_quantized_source(work)
     work.kept = [k for k in work.kept if k.get("source") == "repair"]
     if work.options.get("nodes_to_exclude"):
         work.kept.insert(0, {"what": ", ".join(work.options["nodes_to_exclude"]), "why": "you asked for it",
@@ -87,7 +93,7 @@ def produce_int8_dynamic(work: Work) -> None:
     from onnxruntime.quantization import QuantType, quantize_dynamic
 
     options = work.options
-    _note_user_exclusions(work)
+    _begin(work)
     quantize_dynamic(str(_preprocessed(work)), str(work.target), op_types_to_quantize=options["op_types"] or None,
                      per_channel=options["per_channel"], reduce_range=options["reduce_range"],
                      weight_type=QuantType[options["weight_type"]], nodes_to_exclude=_exclusions(work),
@@ -150,7 +156,7 @@ def produce_int8_static(work: Work) -> None:
     options = work.options
     if options["preprocess"] and "preprocess" not in work.plan:
         work.plan["preprocess"] = True
-    _note_user_exclusions(work)
+    _begin(work)
     reader = FeedReader(work, work.summary["inputs"])
     work.details["calibration_samples"] = reader.count
     work.details["calibration_source"] = options["calibration"] or (
@@ -187,7 +193,7 @@ def produce_int4(work: Work) -> None:
     from onnxruntime.quantization.matmul_nbits_quantizer import MatMulNBitsQuantizer
 
     options = work.options
-    _note_user_exclusions(work)
+    _begin(work)
     quantizer = MatMulNBitsQuantizer(work.take_model(), bits=4, block_size=options["block_size"],
                                      is_symmetric=options["symmetric"],
                                      accuracy_level=options["accuracy_level"] or None,

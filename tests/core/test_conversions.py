@@ -120,7 +120,7 @@ def test_the_source_is_never_the_output(tmp_path):
     ("int8-dynamic", models.tiny_add, "nothing was quantized"),
     ("int8-dynamic", convert_models.ml_domain_only, "no standard ONNX operators"),
     ("fp16", convert_models.integers_only, "no float32"),
-    ("int4", models.cnn, "int4 packs the constant 2-D weights of MatMul nodes, and it has none"),
+    ("int4", models.cnn, "int4 packs the constant 2-D weights of MatMul nodes, and it has no such nodes"),
 ])
 def test_impossible_conversions_say_why_and_leave_nothing(tmp_path, kind, maker, words):
     source = models.save(maker(), tmp_path / "model.onnx")
@@ -229,6 +229,7 @@ def test_an_already_quantized_model_is_not_quantized_again(tmp_path):
 
     models.save(models.mlp(), tmp_path / "mlp.onnx")
     quantize_dynamic(str(tmp_path / "mlp.onnx"), str(tmp_path / "q.onnx"))
-    with pytest.raises(UserError, match="is already quantized"):
-        convert("int8-dynamic", tmp_path / "q.onnx", tmp_path / "qq.onnx")
+    for kind in ("int8-dynamic", "int8-static", "int4"):
+        with pytest.raises(UserError, match="is already quantized"):
+            convert(kind, tmp_path / "q.onnx", tmp_path / "qq.onnx")
     assert not (tmp_path / "qq.onnx").exists()

@@ -8,15 +8,17 @@ peak resident memory (the sum over the tree, sampled every 10 ms) are recorded. 
 fidelity check is timed separately, in a run with it on.
 
 The machine is shared and noisy (one run of the same command can take twice as long as
-the next), so the wall ratio compares the fastest run of each side — the one least
-disturbed — and the medians are printed beside it. Peak memory barely varies; its
-ratio uses the medians.
+the next), so the two sides run in back-to-back pairs, the order swapped every pair,
+and the wall ratio is the median of the pairs' ratios; the fastest runs' ratio is
+printed beside it, and so is the ratio of CPU seconds (user + system of the process
+tree), which contention barely moves. Peak memory barely varies; its ratio uses the
+medians.
 
 Prints one JSON object: per kind, "wall_ratio" and "rss_ratio" (the worst over the
 kinds; goals: ≤ 1.10 and ≤ 1.20) and "fidelity_seconds" (median extra time of a run
 with the fidelity check on).
 
-    python benchmarks/convert_overhead.py [--runs 5] [--mb 200]
+    python benchmarks/convert_overhead.py [--runs 7] [--mb 200]
 """
 
 from __future__ import annotations
@@ -24,6 +26,7 @@ from __future__ import annotations
 import argparse
 import json
 import os
+import resource
 import statistics
 import subprocess
 import sys
@@ -75,8 +78,9 @@ def make_model(path: Path, megabytes: int) -> int:
     return path.stat().st_size
 
 
-def measure(command: list[str], env: dict) -> tuple[float, int]:
-    """Wall seconds and peak resident bytes of the whole process tree."""
+def measure(command: list[str], env: dict) -> tuple[float, int, float]:
+    """Wall seconds, peak resident bytes and CPU seconds of the whole process tree."""
+    cpu_before = _children_cpu()
     started = time.perf_counter()
     process = psutil.Popen(command, env=env, cwd=ROOT, stdout=subprocess.PIPE, stderr=subprocess.PIPE)
     peak = 0
@@ -93,12 +97,18 @@ def measure(command: list[str], env: dict) -> tuple[float, int]:
     out, err = process.communicate()
     if process.returncode != 0:
         raise RuntimeError(f"{' '.join(command[:4])} failed: {err.decode()[-800:]}")
-    return wall, peak
+    return wall, peak, _children_cpu() - cpu_before
+
+
+def _children_cpu() -> float:
+    """User + system seconds of every finished descendant (contention barely moves it)."""
+    usage = resource.getrusage(resource.RUSAGE_CHILDREN)
+    return usage.ru_utime + usage.ru_stime
 
 
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    parser.add_argument("--runs", type=int, default=5)
+    parser.add_argument("--runs", type=int, default=7)
     parser.add_argument("--mb", type=int, default=200)
     args = parser.parse_args()
     env = dict(os.environ, PYTHONPATH=str(ROOT))
@@ -116,19 +126,24 @@ def main() -> None:
             measure(bare, env)                      # warm the file cache and the imports
             walls = {"ortune": [], "bare": []}
             peaks = {"ortune": [], "bare": []}
-            for _ in range(args.runs):
-                for name, command in (("ortune", ortune), ("bare", bare)):
-                    wall, peak = measure(command, env)
+            cpus = {"ortune": [], "bare": []}
+            for index in range(args.runs):
+                pair = [("ortune", ortune), ("bare", bare)]
+                for name, command in (pair if index % 2 == 0 else pair[::-1]):
+                    wall, peak, cpu = measure(command, env)
                     walls[name].append(wall)
                     peaks[name].append(peak)
+                    cpus[name].append(cpu)
             with_fidelity = [measure(ortune[:-2] + ["--json"], env)[0] for _ in range(2)]
             entry = {}
             for name in ("ortune", "bare"):
                 entry[f"{name}_min_s"] = round(min(walls[name]), 3)
                 entry[f"{name}_median_s"] = round(statistics.median(walls[name]), 3)
                 entry[f"{name}_rss_bytes"] = int(statistics.median(peaks[name]))
-            entry["wall_ratio"] = round(entry["ortune_min_s"] / entry["bare_min_s"], 3)
-            entry["wall_ratio_medians"] = round(entry["ortune_median_s"] / entry["bare_median_s"], 3)
+                entry[f"{name}_cpu_s"] = round(statistics.median(cpus[name]), 3)
+            entry["wall_ratio"] = round(statistics.median(o / b for o, b in zip(walls["ortune"], walls["bare"])), 3)
+            entry["wall_ratio_fastest"] = round(entry["ortune_min_s"] / entry["bare_min_s"], 3)
+            entry["cpu_ratio"] = round(entry["ortune_cpu_s"] / entry["bare_cpu_s"], 3)
             entry["rss_ratio"] = round(entry["ortune_rss_bytes"] / entry["bare_rss_bytes"], 3)
             entry["fidelity_seconds"] = round(min(with_fidelity) - min(walls["ortune"]), 2)
             entry["all_s"] = {k: [round(v, 2) for v in vs] for k, vs in walls.items()}

@@ -31,18 +31,23 @@ def without_host_nvidia_libraries(binaries: list[tuple]) -> list[tuple]:
     return [entry for entry in binaries if not _NVIDIA_LIBRARY.match(_name(entry[0]))]
 
 
-def without_gtk_theme(binaries: list[tuple]) -> list[tuple]:
-    """Drop the GTK 3 theme plugin, then every library that only it (directly or not) needed."""
+def _needed_names(path: str) -> set[str]:
     from PyInstaller.depend.bindepend import get_imports
+    return {name for name, _ in get_imports(path)}
 
+
+def without_gtk_theme(binaries: list[tuple], needed_names=_needed_names) -> list[tuple]:
+    """Drop the GTK 3 theme plugin, then every library that only it (directly or not) needed.
+    `needed_names(path)` gives the libraries a binary links to."""
     by_dest = {entry[0]: entry for entry in binaries}
-    needs = {dest: ({name for name, _ in get_imports(entry[1])} if entry[2] != "SYMLINK" else set())
-             for dest, entry in by_dest.items()}
     dropped = {dest for dest in by_dest if _name(dest) == _GTK_THEME_PLUGIN}
+    if not dropped:  # Windows, or a Qt without the plugin
+        return binaries
+    needs = {dest: (needed_names(entry[1]) if entry[2] != "SYMLINK" else set()) for dest, entry in by_dest.items()}
     while True:
         # Only what a dropped file needed may go: libraries that Qt or ORT open by name at
         # run time are needed by nothing in the table and must stay.
-        candidates = set().union(*(needs[dest] for dest in dropped)) if dropped else set()
+        candidates = set().union(*(needs[dest] for dest in dropped))
         kept_needs = set().union(*(needs[dest] for dest in by_dest if dest not in dropped))
         orphans = {dest for dest in by_dest if dest not in dropped
                    and _name(dest) in candidates and _name(dest) not in kept_needs}

@@ -94,7 +94,7 @@ def profile_model_job(params: dict, ctx: JobContext) -> dict:
     include_first_run, with_timeline. Returns the trace's profile plus the session it ran with."""
     model = check_readable(params["model"])
     config = SessionConfig.from_dict(params.get("session") or SessionConfig().to_dict())
-    runs = int(params.get("runs") or DEFAULT_RUNS)
+    runs = DEFAULT_RUNS if params.get("runs") is None else int(params["runs"])
     if not 1 <= runs <= MAX_RUNS:
         raise UserError("bad-option", f"the number of profiled runs must be 1 to {MAX_RUNS:,}, not {runs}")
     out = Path(params["out"]).absolute() if params.get("out") else default_trace_path(model)

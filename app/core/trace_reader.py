@@ -41,6 +41,7 @@ FENCE_SUFFIXES = ("_fence_before", "_fence_after")
 _EVENT_LINE = re.compile(
     rb'^\{"cat" ?: ?"(\w*)", ?"pid" ?: ?-?\d+, ?"tid" ?: ?(-?\d+), ?"dur" ?: ?(\d+), ?"ts" ?: ?(\d+),'
     rb' ?"ph" ?: ?"X", ?"name" ?: ?"([^"\\\n]*)", ?"args" ?: ?\{([^\n]*)\}\},?\r?$', re.M)
+_ORT_LAYOUT = re.compile(rb'\[[ \t\r]*\n\{"')     # "[", then the first event at the start of a line
 _OP_NAME = re.compile(rb'"op_name" ?: ?"([^"\\]*)"')
 
 
@@ -261,7 +262,7 @@ def read_trace(path: str | Path, progress: Callable[[float], None] | None = None
         with open(path, "rb") as handle, mmap.mmap(handle.fileno(), 0, access=mmap.ACCESS_READ) as data:
             head = data[:4096].lstrip()
             tail = data[max(0, size - 4096):].rstrip()
-            if head.startswith(b"[") and head[1:].lstrip(b" \t\r").startswith(b"\n"):
+            if _ORT_LAYOUT.match(head):
                 _scan_lines(data, size, collector, progress)
                 truncated = not tail.endswith(b"]")
             elif head[:1] in (b"[", b"{"):

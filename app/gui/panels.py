@@ -3,4 +3,5 @@ app.gui and the Panel class in it."""
 
 PANELS = [
     ("app.gui.inspecting", "OverviewPanel"),
+    ("app.gui.profiling", "ProfilePanel"),
 ]

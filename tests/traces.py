@@ -28,39 +28,47 @@ def _session(name: str, ts: int, dur: int) -> str:
             f'"args" : {{}}}}')
 
 
-def _node(node: Node, index: int, ts: int, dur: int, name: str) -> str:
+def _node_template(node: Node, index: int) -> str:
+    """The node's event line with {ts} and {dur} left open."""
     # ORT keeps args in a hash map: the key order differs between nodes, so it does here too.
     args = [f'"op_name" : "{node.op_type}"', f'"provider" : "{node.provider}"',
             f'"input_type_shape" : {json.dumps(node.inputs)}', f'"output_type_shape" : {json.dumps(node.outputs)}',
             f'"node_index" : "{index}"', '"activation_size" : "32"', '"output_size" : "32"',
             '"parameter_size" : "0"', f'"thread_scheduling_stats" : {THREAD_STATS}']
     args = args[index % len(args):] + args[: index % len(args)]
-    return (f'{{"cat" : "Node","pid" :7,"tid" :{node.tid},"dur" :{dur},"ts" :{ts},"ph" : "X",'
-            f'"name" :"{name}_kernel_time","args" : {{{",".join(args)}}}}}')
+    name = json.dumps(node.name + "_kernel_time")
+    line = (f'{{"cat" : "Node","pid" :7,"tid" :{node.tid},"dur" :@DUR@,"ts" :@TS@,"ph" : "X",'
+            f'"name" :{name},"args" : {{{",".join(args)}}}}}')
+    return line.replace("{", "{{").replace("}", "}}").replace("@DUR@", "{dur}").replace("@TS@", "{ts}")
 
 
-def trace_lines(nodes: list[Node], runs: int, loading_us: int = 300, init_us: int = 5000,
-                gap_us: int = 2) -> list[str]:
+def iter_trace_lines(nodes: list[Node], runs: int, loading_us: int = 300, init_us: int = 5000,
+                     gap_us: int = 2):
     """Events of `runs` sequential runs of `nodes`; each model_run spans its nodes exactly."""
-    lines = [_session("model_loading_uri", 10, loading_us), _session("session_initialization", 400, init_us)]
+    yield _session("model_loading_uri", 10, loading_us)
+    yield _session("session_initialization", 400, init_us)
     ts = 400 + init_us + 100
-    escaped = {n.name: json.dumps(n.name)[1:-1] for n in nodes}
+    templates = [_node_template(node, index) for index, node in enumerate(nodes)]
     for run in range(runs):
         start = ts
-        for index, node in enumerate(nodes):
+        for node, template in zip(nodes, templates):
             dur = node.durations[run % len(node.durations)]
-            lines.append(_node(node, index, ts, dur, escaped[node.name]))
+            yield template.format(ts=ts, dur=dur)
             ts += dur + gap_us
-        lines.append(_session("SequentialExecutor::Execute", start, ts - start))
-        lines.append(_session("model_run", start, ts - start))
+        yield _session("SequentialExecutor::Execute", start, ts - start)
+        yield _session("model_run", start, ts - start)
         ts += 50
-    return lines
 
 
 def write_trace(path: Path, nodes: list[Node], runs: int, **kwargs) -> Path:
     path = Path(path)
     with open(path, "w", encoding="utf-8") as handle:
-        handle.write("[\n" + ",\n".join(trace_lines(nodes, runs, **kwargs)) + "\n]\n")
+        handle.write("[\n")
+        first = True
+        for line in iter_trace_lines(nodes, runs, **kwargs):
+            handle.write(line if first else ",\n" + line)
+            first = False
+        handle.write("\n]\n")
     return path
 
 

@@ -36,10 +36,11 @@ except ImportError:  # the optional `fast` extra; json is slower but equal
 CHUNK_BYTES = 16 << 20
 KERNEL_SUFFIX = "_kernel_time"
 FENCE_SUFFIXES = ("_fence_before", "_fence_after")
+_LARGEST = 2**62          # µs; anything beyond is a broken number, not a time
 
 # One event as ORT writes it: fixed top-level key order, a plain name, args up to the line end.
 _EVENT_LINE = re.compile(
-    rb'^\{"cat" ?: ?"(\w*)", ?"pid" ?: ?-?\d+, ?"tid" ?: ?(-?\d+), ?"dur" ?: ?(\d+), ?"ts" ?: ?(\d+),'
+    rb'^\{"cat" ?: ?"(\w*)", ?"pid" ?: ?-?\d+, ?"tid" ?: ?(-?\d{1,18}), ?"dur" ?: ?(\d{1,18}), ?"ts" ?: ?(\d{1,18}),'
     rb' ?"ph" ?: ?"X", ?"name" ?: ?"([^"\\\n]*)", ?"args" ?: ?\{([^\n]*)\}\},?\r?$', re.M)
 _ORT_LAYOUT = re.compile(rb'\[[ \t\r]*\n\{"')     # "[", then the first event at the start of a line
 _OP_NAME = re.compile(rb'"op_name" ?: ?"([^"\\]*)"')
@@ -69,11 +70,16 @@ class TraceData:
     @property
     def problem(self) -> str | None:
         """One sentence on what was wrong with the file, or None when it was whole."""
-        if not (self.truncated or self.unreadable):
-            return None
-        what = "ends early (truncated)" if self.truncated else "has unreadable parts"
-        extra = f"; {self.unreadable:,} unreadable line(s) skipped" if self.unreadable else ""
-        return f"{self.path.name} {what}: read the first {len(self.ts):,} complete events{extra}"
+        name, count = self.path.name, len(self.ts)
+        if self.truncated:
+            return f"{name} ends early (truncated): read the {count:,} complete events before the cut"
+        if self.unreadable:
+            return f"{name} has {self.unreadable:,} unreadable part(s), skipped: read the other {count:,} events"
+        return None
+
+
+def _is_number(value) -> bool:
+    return isinstance(value, (int, float)) and not isinstance(value, bool)
 
 
 class _Collector:
@@ -128,7 +134,10 @@ class _Collector:
             if not isinstance(event, dict):
                 continue
             dur, ts = event.get("dur"), event.get("ts")
-            if not isinstance(dur, (int, float)) or not isinstance(ts, (int, float)) or isinstance(dur, bool):
+            if not _is_number(dur) or not _is_number(ts):
+                continue
+            if not (0 <= dur < _LARGEST and abs(ts) < _LARGEST):    # NaN fails both
+                self.unreadable += 1
                 continue
             args = event.get("args") if isinstance(event.get("args"), dict) else {}
             index = self._key(str(event.get("cat", "")), str(event.get("name", "")), str(args.get("op_name", "")))
@@ -136,7 +145,7 @@ class _Collector:
                 self.keys[index].args = args
             ids.append(index)
             tid = event.get("tid", 0)
-            tids.append(tid if isinstance(tid, int) else 0)
+            tids.append(tid if isinstance(tid, int) and abs(tid) < _LARGEST else 0)
             starts.append(int(ts))
             durations.append(int(dur))
         if ids:

@@ -188,6 +188,9 @@ def summarize(trace: TraceData, include_first_run: bool = False, with_timeline: 
         "kernels": _kernels(trace),
         "truncated": trace.truncated, "warnings": [trace.problem] if trace.problem else [],
     }
+    if not table.events.size:
+        result["warnings"].append(f"{trace.path.name} holds no node events: no run was profiled, or profiling "
+                                  "stopped before the first one")
     if with_timeline:
         result["timeline"] = {"ts": trace.ts[table.events], "dur": trace.dur[table.events], "tid": tids,
                               "node": rank[table.inverse], "run": table.run,

@@ -10,6 +10,7 @@ from PySide6.QtWidgets import (QFormLayout, QHBoxLayout, QLabel, QLineEdit, QSpi
 from app.gui.widgets import BarChart, DataTable
 
 CHART_BARS = 25
+RUN_TICKS = 12
 
 
 def _ms(us: float | None) -> float | None:
@@ -161,8 +162,11 @@ class RunsView(QSplitter):
         slow = set(phases["slow_runs"])
         brushes = [colors["bad"] if i in slow else colors["muted"] if i == 0 and info["warmup_excluded"]
                    else colors["accent"] for i in range(len(phases["run_us"]))]
-        self.chart.set_bars([str(i + 1) for i in range(len(phases["run_us"]))],
-                            [us / 1000 for us in phases["run_us"]], "run_ms", brushes=brushes)
+        count = len(phases["run_us"])
+        self.chart.set_bars([str(i + 1) for i in range(count)], [us / 1000 for us in phases["run_us"]], "run_ms",
+                            brushes=brushes)
+        step = max(1, count // RUN_TICKS)      # a label on every bar would pile up past a few dozen runs
+        self.chart.plot.getAxis("bottom").setTicks([[(i, str(i + 1)) for i in range(0, count, step)]])
 
 
 class TimelineTab(QWidget):

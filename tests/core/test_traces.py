@@ -109,6 +109,17 @@ def test_truncated_document_in_another_layout_is_salvaged(handmade, tmp_path):
     assert profile["truncated"] and 0 < profile["events"] < 20
 
 
+def test_broken_numbers_are_skipped_and_counted(handmade):
+    lines = handmade.read_text().splitlines()
+    huge = lines[3].replace('"dur" :500', '"dur" :' + "9" * 30)
+    nan = lines[4].replace('"dur" :30', '"dur" :NaN')
+    negative = {"cat": "Node", "name": "x_kernel_time", "ts": 1, "dur": -5, "args": {"op_name": "Add"}}
+    handmade.write_text("\n".join(lines[:3] + [huge, nan, json.dumps(negative) + ","] + lines[5:]) + "\n")
+    profile = summarize(read_trace(handmade))
+    assert profile["warnings"] == ["handmade.json has 3 unreadable part(s), skipped: read the other 18 events"]
+    assert profile["total_node_us"] == 1230 - 500 - 30
+
+
 @pytest.mark.parametrize("content, words", [
     (b"", "empty"),
     (b"\x89PNG\r\n\x1a\n", "not a profiling trace"),

@@ -112,3 +112,11 @@ def test_export_copies_the_trace_as_ort_wrote_it(qtbot, window, tmp_path):
         job = panel.export_trace(str(target))
     assert job.state == "done"
     assert target.read_bytes() == trace.read_bytes()
+
+
+def test_a_trace_without_node_events_shows_empty_views(qtbot, window, tmp_path):
+    trace = write_trace(tmp_path / "idle.json", [], runs=2)
+    panel = load(qtbot, window, trace)
+    assert "holds no node events" in panel.warning.text()
+    assert panel.operators.table.rows == [] and panel.timeline.view.lanes == []
+    assert window.last_error is None

@@ -23,6 +23,7 @@ from app.core.traces import summarize
 
 DEFAULT_RUNS = 10
 MAX_RUNS = 100_000
+PROGRESS_INTERVAL_S = 0.1     # a progress message per run would flood the pipe for small models
 
 
 def default_trace_path(model: str | os.PathLike) -> Path:
@@ -67,6 +68,7 @@ def _run_profiled(model: Path, config: SessionConfig, runs: int, prefix: Path, c
     run_options = ort.RunOptions()
     run = _make_runner(session, feeds, config, run_options)
     remove_hook = ctx.on_cancel(lambda: setattr(run_options, "terminate", True))
+    reported = time.monotonic()
     try:
         for index in range(runs):
             ctx.check_cancel()
@@ -76,7 +78,9 @@ def _run_profiled(model: Path, config: SessionConfig, runs: int, prefix: Path, c
                 ctx.check_cancel()
                 raise UserError("run-failed", f"{model.name}: run {index + 1} failed: "
                                               f"{first_line(str(exc))}") from None
-            ctx.progress(0.8 * (index + 1) / runs, f"run {index + 1} of {runs}")
+            if time.monotonic() - reported >= PROGRESS_INTERVAL_S or index + 1 == runs:
+                reported = time.monotonic()
+                ctx.progress(0.8 * (index + 1) / runs, f"run {index + 1} of {runs}")
     finally:
         remove_hook()
     facts = {"session": effective_settings(session, config), "session_providers": session.get_providers(),

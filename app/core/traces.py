@@ -77,14 +77,18 @@ class _NodeTable:
             position = np.searchsorted(run_start, ts, side="right") - 1
             inside = (position >= 0) & (ts <= (run_start + run_dur)[np.maximum(position, 0)])
             self.run = np.where(inside, position, -1).astype(np.int32)
-        self.first_excluded = not include_first_run and run_start.size >= 2
-        steady = self.run != 0 if self.first_excluded else np.ones(events.size, bool)
+        # Per-run figures only count events inside a run (a truncated trace may end mid-run);
+        # events of a trace whose runs hold none are taken as one whole.
+        by_run = bool(run_start.size) and bool((self.run >= 0).any())
+        self.first_excluded = by_run and not include_first_run and run_start.size >= 2
+        first = 1 if self.first_excluded else 0
+        steady = self.run >= first if by_run else np.ones(events.size, bool)
+        self.steady_runs = run_start.size - first if by_run else 1
         size = self.key_ids.size
         self.total = _sums(self.inverse, dur, size)
         self.count = _sums(self.inverse, None, size)
         self.steady_total = _sums(self.inverse[steady], dur[steady], size)
         self.steady_count = _sums(self.inverse[steady], None, size)
-        self.steady_runs = max(1, run_start.size - (1 if self.first_excluded else 0))
         keys = [trace.keys[k] for k in self.key_ids]
         self.names = [k.name for k in keys]
         self.ops = [k.op_type or UNKNOWN_OP for k in keys]

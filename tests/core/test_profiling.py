@@ -94,3 +94,22 @@ def test_bad_requests_are_refused(tmp_path):
                           ({"model": str(tmp_path / "missing.onnx")}, "no such file")):
         with pytest.raises(UserError, match=words):
             run_job("app.core.profiling:profile_model_job", {"model": str(model), **params}, isolate=False)
+
+
+def test_cancel_stops_the_runs_and_leaves_no_file(tmp_path):
+    from app.core.errors import JobCancelled
+    from app.core.runner import JobHandle
+
+    model = models.save(models.cnn(size=64), tmp_path / "cnn.onnx")
+    out_dir = tmp_path / "out"
+    out_dir.mkdir()
+    handle = JobHandle("app.core.profiling:profile_model_job",
+                       {"model": str(model), "runs": 100_000, "out": str(out_dir / "cnn.json")}).start()
+
+    def cancel_once_running(kind, payload):
+        if kind == "progress" and payload["message"].startswith("run "):
+            handle.cancel()
+
+    with pytest.raises(JobCancelled):
+        handle.wait(cancel_once_running)
+    assert list(out_dir.iterdir()) == []

@@ -99,6 +99,7 @@ def test_truncated_trace_keeps_the_complete_events_and_says_so(handmade, tmp_pat
     assert profile["runs"] == 1                        # the second run never finished
     assert profile["node_events"] == 4 + 2             # run 1, then conv1 and relu1 of run 2
     assert ops(profile)["Conv"]["total_us"] == 500 + 300 + 100
+    assert ops(profile)["Conv"]["per_run_us"] == 500 + 300           # the finished run only
 
 
 def test_truncated_document_in_another_layout_is_salvaged(handmade, tmp_path):

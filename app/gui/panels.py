@@ -4,4 +4,6 @@ app.gui and the Panel class in it."""
 PANELS = [
     ("app.gui.inspecting", "OverviewPanel"),
     ("app.gui.profiling", "ProfilePanel"),
+    ("app.gui.iobinding", "IOBindingPanel"),
+    ("app.gui.tuning", "TunePanel"),
 ]

@@ -127,4 +127,5 @@ def profile_model_job(params: dict, ctx: JobContext) -> dict:
     result.update({"model": str(model), **facts})
     for warning in result["warnings"]:
         ctx.log(warning, "warning")
+    ctx.progress(1.0, "done")
     return result

@@ -253,6 +253,7 @@ def read_trace_job(params: dict, ctx: JobContext) -> dict:
     result = summarize(trace, bool(params.get("include_first_run")), bool(params.get("with_timeline")))
     for warning in result["warnings"]:
         ctx.log(warning, "warning")
+    ctx.progress(1.0, "done")
     return result
 
 
@@ -267,6 +268,7 @@ def diff_traces_job(params: dict, ctx: JobContext) -> dict:
             ctx.log(warning, "warning")
     result = diff_profiles(*profiles)
     result["warnings"] = profiles[0]["warnings"] + profiles[1]["warnings"]
+    ctx.progress(1.0, "done")
     return result
 
 

@@ -30,7 +30,8 @@ class TimelineView(QWidget):
         self.plot.setBackground(colors["background"])
         self.plot.setMouseEnabled(x=True, y=False)
         self.plot.showGrid(x=True, y=False, alpha=0.2)
-        self.plot.setLabel("bottom", "time since the run started", units="ms")
+        self.plot.setLabel("bottom", "time since the run started (ms)")
+        self.plot.getAxis("bottom").enableAutoSIPrefix(False)     # stay in ms when zoomed to µs
         self.plot.getViewBox().invertY(True)
         self.plot.hideButtons()
         self.hover_label = QLabel(" ")

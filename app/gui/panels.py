@@ -6,4 +6,5 @@ PANELS = [
     ("app.gui.profiling", "ProfilePanel"),
     ("app.gui.iobinding", "IOBindingPanel"),
     ("app.gui.tuning", "TunePanel"),
+    ("app.gui.diagnosis", "DiagnosePanel"),
 ]

@@ -10,7 +10,8 @@ from typing import Callable
 
 from app.core.errors import UserError
 from app.core.modelfile import first_line
-from app.core.providers import explain_failed_start, installed_ort_package, not_in_build_reason
+from app.core.providers import (explain_failed_start, installed_ort_package, not_in_build_reason,
+                                 preload_cuda_libraries)
 from app.core.session_config import OPT_LEVELS, EXECUTION_MODES, PROVIDER_OPTIONS, SessionConfig, supported_config_keys
 from app.core.stdio import capture_output
 
@@ -72,6 +73,8 @@ def create_session(model_path: str | os.PathLike, config: SessionConfig,
     import onnxruntime as ort
 
     check_providers_in_build(config)
+    if {"CUDAExecutionProvider", "TensorrtExecutionProvider"} & set(config.provider_names()):
+        preload_cuda_libraries()
     options, providers, provider_options = build_session_options(config)
     if customize is not None:
         customize(options)

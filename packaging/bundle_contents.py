@@ -76,8 +76,9 @@ def ort_package_metadata(package_names: list[str]) -> list[tuple]:
 def ort_flatbuffer_sources() -> list[tuple]:
     """ORT-format (.ort) models are read through flatbuffer bindings that
     onnxruntime.tools.ort_format_model imports by bare name from its own folder, which it puts
-    on sys.path only when the folder exists on disk: so they go in as source files. (That
-    folder cannot join the analysis path: its types.py would hide the standard library's.)"""
+    on sys.path only when the folder exists on disk: so they go in as source files, and the
+    `flatbuffers` package they import is a hidden import of the spec. (That folder cannot join
+    the analysis path: its types.py would hide the standard library's.)"""
     from PyInstaller.utils.hooks import collect_data_files
 
     return collect_data_files("onnxruntime.tools.ort_format_model", include_py_files=True,

@@ -78,6 +78,23 @@ def test_the_bundle_tells_its_version_and_package(build, tmp_path):
     assert "unknown package" not in devices.stdout  # the ONNX Runtime package's metadata is bundled
 
 
+def test_the_bundle_reads_ort_format_models(build, tmp_path):
+    """.ort files are read through flatbuffer bindings that no import statement shows PyInstaller."""
+    import onnxruntime as ort
+
+    from app.core.paths import demo_model_path
+
+    options = ort.SessionOptions()
+    options.optimized_model_filepath = str(tmp_path / "demo.ort")
+    options.add_session_config_entry("session.save_model_format", "ORT")
+    options.graph_optimization_level = ort.GraphOptimizationLevel.ORT_ENABLE_BASIC
+    ort.InferenceSession(str(demo_model_path()), options, providers=["CPUExecutionProvider"])
+    done, _ = run_frozen(build["bundle"] / "ortune", "inspect", str(tmp_path / "demo.ort"), "--json",
+                         home=tmp_path)
+    assert done.returncode == 0, done.stdout + done.stderr
+    assert json.loads(done.stdout)["format"] == "ort"
+
+
 def test_every_app_module_is_frozen(build):
     """Jobs are imported by name in the job process: each module of app must be in the bundle."""
     from PyInstaller.archive.readers import CArchiveReader

@@ -1,9 +1,17 @@
-"""The tabs of the window, in the order a user works. Each entry names a module of
-app.gui and the Panel class in it."""
+"""The tabs of the window, in the order a user works: (title, module of app.gui,
+Panel class). Titles are listed here so the window can show its tabs without importing
+a single panel module."""
 
 PANELS = [
-    ("app.gui.inspecting", "OverviewPanel"),
-    ("app.gui.conversions", "ConvertPanel"),
-    ("app.gui.iobinding", "IOBindingPanel"),
-    ("app.gui.tuning", "TunePanel"),
+    ("Overview", "app.gui.inspecting", "OverviewPanel"),
+    ("Convert", "app.gui.conversions", "ConvertPanel"),
+    ("Profile", "app.gui.profiling", "ProfilePanel"),
+    ("IO Binding", "app.gui.iobinding", "IOBindingPanel"),
+    ("Tune", "app.gui.tuning", "TunePanel"),
+    ("Diagnose", "app.gui.diagnosis", "DiagnosePanel"),
 ]
+
+#: files that are not models, dropped on the window: suffix -> (tab title, panel method(path))
+DROP_TARGETS = {
+    ".json": ("Profile", "open_dropped_trace"),
+}

@@ -24,7 +24,7 @@ from app.core.session_config import SessionConfig
 
 #: elements smaller than this share of an output's largest magnitude are left out of
 #: the relative difference (they make it explode without meaning anything)
-REL_FLOOR = 1e-6
+REL_FLOOR = 1e-3
 
 
 @dataclass

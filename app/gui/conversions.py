@@ -28,6 +28,8 @@ class ConvertPanel(Panel):
         self.layout_.addWidget(self.heading)
 
         self.kind_box = QComboBox()
+        self.kind_box.setSizeAdjustPolicy(QComboBox.SizeAdjustPolicy.AdjustToMinimumContentsLengthWithIcon)
+        self.kind_box.setMinimumContentsLength(24)
         for kind in KINDS.values():
             self.kind_box.addItem(f"{kind.name} — {kind.title}", kind.name)
         self.kind_box.currentIndexChanged.connect(self._kind_changed)
@@ -91,6 +93,7 @@ class ConvertPanel(Panel):
         scroll.setWidgetResizable(True)
         scroll.setHorizontalScrollBarPolicy(Qt.ScrollBarPolicy.ScrollBarAlwaysOff)
         scroll.setWidget(settings)
+        scroll.setMinimumWidth(settings.minimumSizeHint().width() + scroll.verticalScrollBar().sizeHint().width() + 4)
         self.card = ResultCard()
         body = QSplitter(Qt.Orientation.Horizontal)
         body.addWidget(scroll)

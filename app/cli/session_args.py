@@ -7,7 +7,6 @@ from __future__ import annotations
 import argparse
 
 from app.core.errors import UserError
-from app.core.session_config import OPT_LEVELS, ProviderSpec, SessionConfig
 
 
 def _key_value(text: str, flag: str) -> tuple[str, str]:
@@ -27,6 +26,9 @@ def _whole(text: str, flag: str, minimum: int = 0) -> int:
     return value
 
 
+OPT_LEVEL_NAMES = ["disable", "basic", "extended", "all"]   # as in app.core.session_config (kept light: no numpy)
+
+
 def add_session_arguments(parser: argparse.ArgumentParser) -> None:
     group = parser.add_argument_group("session")
     group.add_argument("--provider", action="append", metavar="P",
@@ -34,7 +36,7 @@ def add_session_arguments(parser: argparse.ArgumentParser) -> None:
     group.add_argument("--provider-option", action="append", default=[], metavar="KEY=VALUE",
                        help="an option of the last --provider (e.g. device_id=0)")
     group.add_argument("--config", metavar="FILE.json", help="a saved session preset to start from")
-    group.add_argument("--opt-level", choices=list(OPT_LEVELS), help="graph optimisation level")
+    group.add_argument("--opt-level", choices=OPT_LEVEL_NAMES, help="graph optimisation level")
     group.add_argument("--execution-mode", choices=["sequential", "parallel"])
     group.add_argument("--threads", metavar="N", help="intra-op threads (0: ORT's default)")
     group.add_argument("--inter-threads", metavar="N", help="inter-op threads (parallel mode)")
@@ -77,10 +79,12 @@ def run_settings_from_args(args, iterations: int = 200) -> dict:
     return settings
 
 
-def session_config_from_args(args) -> SessionConfig:
+def session_config_from_args(args):
+    from app.core.session_config import ProviderSpec, SessionConfig
+
     config = SessionConfig.load(args.config) if args.config else SessionConfig()
     if args.provider:
-        providers: list[ProviderSpec] = []
+        providers = []
         for name in args.provider:
             from app.core.providers import provider_name
             providers.append(ProviderSpec(provider_name(name)))

@@ -28,3 +28,4 @@ def test_empty_and_throughput():
     assert throughput_per_s([10.0] * 100, wall_s=0.5) == pytest.approx(200.0)
     mean, low, high = mean_ci([1.0, 2.0, 3.0])
     assert low < mean == 2.0 < high
+

@@ -3,4 +3,8 @@ app.gui and the Panel class in it."""
 
 PANELS = [
     ("app.gui.inspecting", "OverviewPanel"),
+    ("app.gui.session_panel", "SessionPanel"),
+    ("app.gui.benchmarking", "BenchmarkPanel"),
+    ("app.gui.comparing", "ComparePanel"),
+    ("app.gui.history", "HistoryPanel"),
 ]

@@ -81,7 +81,8 @@ def sweep_job(params: dict, ctx: JobContext) -> dict:
                           "record": False, "require_dims": [dim] if dim else []}, ctx, forward)
         cell = {"dim_value": value, "concurrency": concurrency, "latency_ms": last["latency_ms"],
                 "throughput_per_s": last["throughput_per_s"], "iterations": last["iterations"],
-                "peak_rss_bytes": last["peak_rss_bytes"], "gpu_memory_bytes": last["gpu_memory_bytes"]}
+                "peak_rss_bytes": last["peak_rss_bytes"], "gpu_memory_bytes": last["gpu_memory_bytes"],
+                "input_shapes": last["inputs"]["shapes"]}
         cells.append(cell)
         ctx.data("sweep-cell", cell)
     best = best_cell(cells, limit, percentile)

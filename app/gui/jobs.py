@@ -11,7 +11,7 @@ import time
 from dataclasses import dataclass, field
 from typing import Any, Callable
 
-from PySide6.QtCore import QObject, QThread, Signal, Slot
+from PySide6.QtCore import QObject, Qt, QThread, Signal, Slot
 
 from app.core.errors import JobCancelled
 
@@ -161,7 +161,9 @@ class JobManager(QObject):
         worker.data.connect(relay.received)
         worker.returned.connect(relay.returned)
         worker.errored.connect(relay.errored)
-        worker.finished.connect(thread.quit)
+        # Direct: QThread.quit is thread-safe, and a queued call would wait for the GUI
+        # thread, which is blocked in shutdown() waiting for this very thread.
+        worker.finished.connect(thread.quit, Qt.ConnectionType.DirectConnection)
         thread.started.connect(worker.run)
         thread.finished.connect(relay.thread_done)
         self.jobs.append(job)

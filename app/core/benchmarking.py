@@ -22,6 +22,7 @@ from app.core.jobs import JobContext
 from app.core.providers import GPU_PROVIDERS
 
 FLUSH_NS = 100_000_000          # hand out samples every 100 ms
+PROGRESS_NS = 250_000_000       # and say how far it is every 250 ms
 OnBatch = Callable[[str, bytes], None]   # phase ("warmup" | "measure"), int64 ns as bytes
 
 
@@ -136,9 +137,10 @@ class _Streamer:
     def __init__(self, on_batch: OnBatch | None, ctx: JobContext, settings: RunSettings):
         self.on_batch, self.ctx, self.settings = on_batch, ctx, settings
         self.sent: dict[tuple, int] = {}
-        self.started = time.perf_counter_ns()
+        self.started = time.perf_counter_ns()    # reset when measuring starts
+        self.last_progress = 0
 
-    def __call__(self, phase: str, arrays: list[array]) -> None:
+    def __call__(self, phase: str, arrays: list[array], final: bool = False) -> None:
         chunks, done = [], 0
         for index, samples in enumerate(arrays):
             count = len(samples)
@@ -149,9 +151,11 @@ class _Streamer:
                 self.sent[(phase, index)] = count
         if chunks and self.on_batch is not None:
             self.on_batch(phase, b"".join(chunks))
-        if phase == "measure":
+        now = time.perf_counter_ns()
+        if phase == "measure" and (final or now - self.last_progress >= PROGRESS_NS):
+            self.last_progress = now
             if self.settings.duration_s:
-                fraction = (time.perf_counter_ns() - self.started) / 1e9 / self.settings.duration_s
+                fraction = (now - self.started) / 1e9 / self.settings.duration_s
             else:
                 fraction = done / self.settings.iterations
             self.ctx.progress(min(fraction, 1.0), f"{done:,} runs")
@@ -193,6 +197,7 @@ def measure(session, feeds: dict, settings: RunSettings, ctx: JobContext | None 
         deadline = (time.perf_counter_ns() + int(settings.duration_s * 1e9)) if settings.duration_s else None
         count = None if settings.duration_s else settings.iterations
         started = time.perf_counter()
+        stream.started = time.perf_counter_ns()
         if settings.concurrency == 1:
             samples = [array("q")]
             _timed_loop(run, count, deadline, stop, samples[0], lambda: stream("measure", samples))
@@ -200,7 +205,7 @@ def measure(session, feeds: dict, settings: RunSettings, ctx: JobContext | None 
             samples = _measure_threads(session, feeds, run_options, settings, count, deadline, stop,
                                        lambda arrays: stream("measure", arrays), io_binding, device_id)
         wall = time.perf_counter() - started
-        stream("measure", samples)
+        stream("measure", samples, final=True)
     except JobCancelled:
         raise
     except Exception:

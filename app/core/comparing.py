@@ -84,11 +84,7 @@ def member_job(params: dict, ctx: JobContext) -> dict:
                 reference = {name: saved[name] for name in saved.files}
             return {"fidelity": output_fidelity(reference, outputs)}
 
-    def on_batch(phase: str, ns: bytes) -> None:
-        ctx.data("latency", {"phase": phase, "ns": ns})
-
-    report, _ = benchmark(params["path"], config, settings, ctx, on_batch=on_batch,
-                          on_first_outputs=on_first_outputs)
+    report, _ = benchmark(params["path"], config, settings, ctx, on_first_outputs=on_first_outputs)
     report["variant"] = params.get("variant", "")
     return report
 
@@ -129,8 +125,6 @@ def compare_job(params: dict, ctx: JobContext) -> dict:
                     ctx.progress(overall, f"{label}: {payload.get('message', '')}")
                 elif kind == "log":
                     ctx.log(f"{label}: {payload['message']}", payload.get("level", "info"))
-                elif kind == "data":
-                    ctx.data(payload["kind"], {**payload["payload"], "model_index": index, "label": label})
 
             member = {"path": model["path"], "session": config.to_dict(), "run": settings.to_dict(),
                       "variant": label, "reference_dir": folder, "is_reference": index == 0}

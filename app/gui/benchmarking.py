@@ -5,7 +5,7 @@ from __future__ import annotations
 
 from PySide6.QtCore import Qt
 from PySide6.QtWidgets import (QComboBox, QDoubleSpinBox, QFormLayout, QGridLayout, QGroupBox, QHBoxLayout, QLabel,
-                               QPushButton, QSpinBox, QTabWidget, QVBoxLayout, QWidget)
+                               QPushButton, QSizePolicy, QSpinBox, QTabWidget, QVBoxLayout, QWidget)
 
 from app.core.units import human_bytes
 from app.gui.panel import Panel
@@ -93,6 +93,9 @@ class BenchmarkPanel(Panel):
         self.cancel_button.clicked.connect(self.cancel)
         self.status = QLabel()
         self.status.setWordWrap(True)
+        # A fixed box: the text changes several times a second and must not re-lay out the tab.
+        self.status.setSizePolicy(QSizePolicy.Policy.Ignored, QSizePolicy.Policy.Fixed)
+        self.status.setFixedHeight(3 * self.status.fontMetrics().lineSpacing())
         buttons = QHBoxLayout()
         buttons.addWidget(self.start_button)
         buttons.addWidget(self.cancel_button)
@@ -108,6 +111,7 @@ class BenchmarkPanel(Panel):
         names = LIVE_KEYS + ["throughput", "runs", "session creation", "first run", "peak RSS", "GPU memory"]
         for index, name in enumerate(names):
             label = QLabel("–")
+            label.setMinimumWidth(label.fontMetrics().horizontalAdvance("0,000,000.0 /s"))
             label.setTextInteractionFlags(Qt.TextInteractionFlag.TextSelectableByMouse)
             self.values[name] = label
             grid.addWidget(QLabel(name + ":"), index % 5, 2 * (index // 5))

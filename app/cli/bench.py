@@ -35,13 +35,14 @@ def render(report: dict) -> str:
 def render_sweep(result: dict) -> str:
     dim = result["dim"]
     best = result["best"]
-    headers = ([dim] if dim else []) + ["concurrency", "p50 ms", "p99 ms", "runs/s", "best"]
+    headers = ([dim] if dim else []) + ["concurrency", "p50 ms", "p99 ms", "runs/s"] + (
+        [f"{dim} items/s"] if dim else []) + ["best"]
     rows = []
     for cell in result["cells"]:
         mark = "◀" if cell == best else ""
-        rows.append(([cell["dim_value"]] if dim else []) + [cell["concurrency"], ms(cell["latency_ms"]["p50"]),
-                                                            ms(cell["latency_ms"]["p99"]),
-                                                            f"{cell['throughput_per_s']:,.1f}", mark])
+        rows.append(([cell["dim_value"]] if dim else []) + [
+            cell["concurrency"], ms(cell["latency_ms"]["p50"]), ms(cell["latency_ms"]["p99"]),
+            f"{cell['throughput_per_s']:,.1f}"] + ([f"{cell['items_per_s']:,.1f}"] if dim else []) + [mark])
     lines = [f"{Path(result['model']['path']).name}: sweep of " + (f"{dim} × " if dim else "") + "concurrency", "",
              format_table(headers, rows), ""]
     if result["latency_limit_ms"] is not None:

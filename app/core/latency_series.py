@@ -132,8 +132,9 @@ class LatencySeries:
         done = blocks.count * blocks.size
         tail_x = offset + np.arange(done, self.count, dtype=np.float64)
         tail_y = self._read(done, self.count) if done < self.count else np.zeros(0)
-        if blocks.size == 1:
-            return tail_x, tail_y
+        if blocks.size == 1:        # few runs: every one as it is
+            return np.concatenate([offset + np.arange(blocks.count, dtype=np.float64), tail_x]), \
+                np.concatenate([blocks.values["min"], tail_y])
         x = np.repeat(blocks.centers(offset), 2)
         y = np.column_stack([blocks.values["min"], blocks.values["max"]]).ravel()
         return np.concatenate([x, tail_x]), np.concatenate([y, tail_y])

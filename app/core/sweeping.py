@@ -2,7 +2,9 @@
 and concurrency levels, each cell measured in a fresh process.
 
 The answer a user wants is usually "the most throughput whose latency I can still
-accept": with a latency limit, the best cell under it is named."""
+accept": with a latency limit, the best cell under it is named. Throughput counts items:
+runs per second times the swept dimension's value (images a second for a batch sweep,
+tokens a second for a sequence sweep); without a dimension, items are runs."""
 
 from __future__ import annotations
 
@@ -17,9 +19,9 @@ LIMIT_PERCENTILES = ("p50", "p90", "p95", "p99")
 
 
 def best_cell(cells: list[dict], limit_ms: float | None, percentile: str = "p99") -> dict | None:
-    """The cell with the highest throughput whose latency percentile is within the limit."""
+    """The cell with the most items per second whose latency percentile is within the limit."""
     allowed = [c for c in cells if limit_ms is None or c["latency_ms"][percentile] <= limit_ms]
-    return max(allowed, key=lambda c: c["throughput_per_s"], default=None)
+    return max(allowed, key=lambda c: c["items_per_s"], default=None)
 
 
 def parse_values(text: str, what: str) -> list[int]:
@@ -80,7 +82,8 @@ def sweep_job(params: dict, ctx: JobContext) -> dict:
                          {"path": params["path"], "session": cell_config.to_dict(), "run": cell_run.to_dict(),
                           "record": False, "require_dims": [dim] if dim else []}, ctx, forward)
         cell = {"dim_value": value, "concurrency": concurrency, "latency_ms": last["latency_ms"],
-                "throughput_per_s": last["throughput_per_s"], "iterations": last["iterations"],
+                "throughput_per_s": last["throughput_per_s"],
+                "items_per_s": last["throughput_per_s"] * (value if dim else 1), "iterations": last["iterations"],
                 "peak_rss_bytes": last["peak_rss_bytes"], "gpu_memory_bytes": last["gpu_memory_bytes"],
                 "input_shapes": last["inputs"]["shapes"]}
         cells.append(cell)

@@ -24,6 +24,8 @@ class _Chart(QWidget):
         self.plot = pg.PlotWidget()
         self.plot.setBackground(self.colors["background"])
         self.plot.setTitle(title, color=self.colors["foreground"])
+        for name in ("left", "bottom"):
+            self.plot.getAxis(name).enableAutoSIPrefix(False)     # "ms", never "ms (x0.001)"
         self.rows: list[list] = []
         layout = QVBoxLayout(self)
         layout.setContentsMargins(0, 0, 0, 0)
@@ -33,10 +35,15 @@ class _Chart(QWidget):
         menu.addAction("Export PNG…", self.export_png)
         menu.addAction("Export data as CSV…", self.export_csv)
 
+    def set_title(self, title: str) -> None:
+        self.plot.setTitle(title, color=self.colors["foreground"])
+
     def _legend(self):
         legend = self.plot.getPlotItem().legend
         if legend is None:
-            legend = self.plot.addLegend(offset=(-10, 10))
+            brush = self._pg.mkColor(self.colors["background"])
+            brush.setAlpha(200)
+            legend = self.plot.addLegend(offset=(-10, 10), brush=brush)
         legend.clear()
         return legend
 

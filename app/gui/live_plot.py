@@ -167,6 +167,7 @@ class LatencyView(QWidget):
     def stop(self) -> None:
         self.timer.stop()
         self._fold(limit=None)
+        self.dirty = True            # the last frame may have skipped the histogram
         self.redraw(histogram=True)
 
     # drawing -------------------------------------------------------------------

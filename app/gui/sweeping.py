@@ -64,6 +64,7 @@ class SweepView(QWidget):
         left.addStretch()
 
         self.table = DataTable()
+        self.table.decimals = 4
         self.heat = HeatMap("Throughput (runs/s)")
         self.latency_chart = LineChart("Latency")
         self.throughput_chart = LineChart("Throughput")
@@ -160,25 +161,28 @@ class SweepView(QWidget):
             self.status.setText(f"No cell keeps {result['limit_percentile']} within {result['latency_limit_ms']} ms.")
         elif best is not None:
             where = (f"{result['dim']}={best['dim_value']}, " if result["dim"] else "") + f"concurrency {best['concurrency']}"
+            unit = f"{result['dim']} items/s" if result["dim"] else "runs/s"
             self.status.setText(f"Best throughput{' within the limit' if result['latency_limit_ms'] else ''}: "
-                                f"{best['throughput_per_s']:,.1f} runs/s at {where}.")
+                                f"{best['items_per_s']:,.1f} {unit} at {where}.")
 
     def show_cells(self, dim: str | None = None, best: dict | None = None) -> None:
         import math
 
         dim = dim if dim is not None else (self.result or {}).get("dim") or self._current_dim()
-        headers = ([dim] if dim else []) + ["concurrency", "p50 ms", "p90 ms", "p99 ms", "runs/s", "best"]
+        headers = ([dim] if dim else []) + ["concurrency", "p50 ms", "p90 ms", "p99 ms", "runs/s"] + (
+            [f"{dim} items/s"] if dim else []) + ["best"]
         self.table.set_rows([([c["dim_value"]] if dim else []) + [
             c["concurrency"], c["latency_ms"]["p50"], c["latency_ms"]["p90"], c["latency_ms"]["p99"],
-            c["throughput_per_s"], c == best] for c in self.cells], headers)
+            c["throughput_per_s"]] + ([c["items_per_s"]] if dim else []) + [c == best] for c in self.cells], headers)
         if not self.cells:
             return
         dim_values = list(dict.fromkeys(c["dim_value"] for c in self.cells))
         levels = list(dict.fromkeys(c["concurrency"] for c in self.cells))
         lookup = {(c["dim_value"], c["concurrency"]): c for c in self.cells}
-        grid = [[lookup[(v, k)]["throughput_per_s"] if (v, k) in lookup else math.nan for k in levels]
+        grid = [[lookup[(v, k)]["items_per_s"] if (v, k) in lookup else math.nan for k in levels]
                 for v in dim_values]
         highlight = (dim_values.index(best["dim_value"]), levels.index(best["concurrency"])) if best else None
+        self.heat.set_title(f"Throughput ({dim} items/s)" if dim else "Throughput (runs/s)")
         self.heat.set_grid([v if dim else "–" for v in dim_values], levels, grid, highlight,
                            row_title=dim or "", column_title="concurrency")
         if dim:
@@ -191,10 +195,10 @@ class SweepView(QWidget):
             cells = [lookup.get(key_of(group, value)) for value in x]
             latency.append((f"p50, {name}", [c["latency_ms"]["p50"] if c else math.nan for c in cells]))
             latency.append((f"p99, {name}", [c["latency_ms"]["p99"] if c else math.nan for c in cells]))
-            throughput.append((name, [c["throughput_per_s"] if c else math.nan for c in cells]))
+            throughput.append((name, [c["items_per_s"] if c else math.nan for c in cells]))
         x_label = dim or "concurrency"
         self.latency_chart.set_lines(x, latency, x_label, "latency (ms)")
-        self.throughput_chart.set_lines(x, throughput, x_label, "runs/s")
+        self.throughput_chart.set_lines(x, throughput, x_label, f"{dim} items/s" if dim else "runs/s")
 
     def _current_dim(self) -> str | None:
         text = self.dim.currentText().strip()

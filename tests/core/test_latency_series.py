@@ -50,3 +50,12 @@ def test_histogram_accounts_for_every_run(series, data):
     assert edges[0] <= data.min() and hidden > 0
     _, all_counts, none_hidden = series.histogram(upper=1.0)
     assert none_hidden == 0 and all_counts.sum() == data.size
+
+
+def test_a_short_series_is_drawn_run_by_run():
+    series = LatencySeries()
+    series.add_warmup([9.0])
+    series.add([1.0, 3.0])
+    series.add([2.0])
+    x, y = series.envelope()
+    assert list(x) == [1, 2, 3] and list(y) == [1.0, 3.0, 2.0]

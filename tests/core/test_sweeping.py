@@ -9,7 +9,7 @@ from tests import models
 
 
 def cell(p99, throughput):
-    return {"latency_ms": {"p50": p99 / 2, "p99": p99}, "throughput_per_s": throughput}
+    return {"latency_ms": {"p50": p99 / 2, "p99": p99}, "items_per_s": throughput}
 
 
 def test_best_cell_respects_the_limit():
@@ -38,7 +38,9 @@ def test_sweep_over_batch(tmp_path):
                         "run": {"warmup": 1, "iterations": 50}, "latency_limit_ms": 1e6, "record": False}, ctx)
     assert [(c["dim_value"], c["concurrency"]) for c in result["cells"]] == [(1, 1), (3, 1)]
     assert [c["input_shapes"]["x"] for c in result["cells"]] == [[1, 64], [3, 64]]
-    assert result["best"] == max(result["cells"], key=lambda c: c["throughput_per_s"])
+    assert [c["items_per_s"] for c in result["cells"]] == [c["throughput_per_s"] * c["dim_value"]
+                                                           for c in result["cells"]]
+    assert result["best"] == max(result["cells"], key=lambda c: c["items_per_s"])
     assert cells == result["cells"]
 
 

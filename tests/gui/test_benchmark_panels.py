@@ -93,6 +93,8 @@ def test_benchmark_runs_live_and_lands_in_the_history(qtbot, window, tmp_path):
     assert panel.view.series.warmup.size == 5                 # the first run and 4 warm-up runs
     x, y = panel.view.runs_curve.getOriginalDataset()
     assert len(x) > 0 and y.max() == panel.view.series.samples().max()
+    edges, counts = panel.view.hist_curve.getOriginalDataset()
+    assert counts.sum() == 3000 and len(edges) == len(counts) + 1
     assert panel.values["p50"].text() == f"{panel.report['latency_ms']['p50']:.4g} ms"
     history = window.panel("History")
     window.tabs.setCurrentWidget(history)
@@ -131,7 +133,7 @@ def test_sweep_view_shows_the_grid_and_the_best_cell(window):
     panel.ensure_built()
 
     def cell(batch, k, p99, throughput):
-        return {"dim_value": batch, "concurrency": k, "throughput_per_s": throughput,
+        return {"dim_value": batch, "concurrency": k, "throughput_per_s": throughput / batch, "items_per_s": throughput,
                 "latency_ms": {"p50": p99 / 2, "p90": p99 * 0.8, "p99": p99}}
 
     cells = [cell(1, 1, 1.0, 100.0), cell(1, 2, 1.5, 180.0), cell(4, 1, 2.0, 300.0), cell(4, 2, 9.0, 400.0)]
@@ -140,7 +142,7 @@ def test_sweep_view_shows_the_grid_and_the_best_cell(window):
     assert panel.sweep.table.headers[0] == "batch"
     assert [row[-1] for row in panel.sweep.table.rows] == [False, False, True, False]
     assert panel.sweep.heat.rows[-1] == [4, 2, 400.0]
-    assert "300.0 runs/s at batch=4, concurrency 1" in panel.sweep.status.text()
+    assert "300.0 batch items/s at batch=4, concurrency 1" in panel.sweep.status.text()
     assert {r[1] for r in panel.sweep.latency_chart.rows} == {"p50, concurrency 1", "p99, concurrency 1",
                                                              "p50, concurrency 2", "p99, concurrency 2"}
 

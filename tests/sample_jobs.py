@@ -48,3 +48,11 @@ def stubborn(params, ctx):
 
 def exit_code(params, ctx):
     os._exit(int(params.get("code", 7)))
+
+
+def runtime_refusal(params, ctx):
+    """Run a model with an input of the wrong rank: ONNX Runtime raises its own error."""
+    import numpy as np
+    import onnxruntime as ort
+    session = ort.InferenceSession(params["path"])
+    session.run(None, {"x": np.zeros((2, 3, 4), np.float32)})

@@ -30,7 +30,7 @@ def describe_value(value) -> dict:
     if tensor_type.HasField("shape"):
         shape = []
         for dim in tensor_type.shape.dim:
-            if dim.HasField("dim_value"):
+            if dim.HasField("dim_value") and dim.dim_value >= 0:
                 shape.append(int(dim.dim_value))
             else:
                 shape.append(dim.dim_param or "?")

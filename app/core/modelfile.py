@@ -223,6 +223,8 @@ def check_declared_shapes(path: Path, model) -> None:
         count = 1
         for dim in tensor_type.shape.dim:
             if dim.HasField("dim_value"):
+                if dim.dim_value == -1:
+                    continue  # some exporters (Paddle) write -1 for a dynamic dimension
                 if dim.dim_value < 0:
                     raise _problem(path, "invalid-shape",
                                    f"'{value.name}' declares a negative dimension ({dim.dim_value})")

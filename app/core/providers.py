@@ -126,11 +126,34 @@ def _tiny_model_bytes() -> bytes:
     return model.SerializeToString()
 
 
+_preloaded = False
+
+
+def preload_cuda_libraries() -> None:
+    """Load CUDA/cuDNN from the nvidia-* wheels when they are installed (pip install
+    onnxruntime-gpu[cuda,cudnn]); without this ORT only finds system-wide libraries."""
+    global _preloaded
+    import onnxruntime as ort
+
+    if _preloaded or not hasattr(ort, "preload_dlls"):
+        return
+    _preloaded = True
+    if "CUDAExecutionProvider" not in ort.get_available_providers():
+        return
+    with capture_output():
+        try:
+            ort.preload_dlls()
+        except Exception:  # missing libraries are reported later, by the provider that needs them
+            pass
+
+
 def try_provider(name: str, model_bytes: bytes) -> tuple[bool, str]:
     """Start a session on `name`; (True, "") if it really runs there, else (False, why)."""
     import numpy as np
     import onnxruntime as ort
 
+    if name in ("CUDAExecutionProvider", "TensorrtExecutionProvider"):
+        preload_cuda_libraries()
     options = ort.SessionOptions()
     options.log_severity_level = 2
     error = ""

@@ -17,6 +17,7 @@ import contextlib
 import multiprocessing as mp
 import os
 import queue
+import re
 import signal
 import sys
 import threading
@@ -51,7 +52,21 @@ def _describe_exit(code: int | None) -> str:
     return f"the job's process ended unexpectedly with exit code {code}"
 
 
-def _error_info(exc: BaseException) -> dict:
+def _is_runtime_error(exc: BaseException) -> bool:
+    """ONNX Runtime's own exceptions: it refused the model, its inputs or its settings."""
+    return type(exc).__module__.startswith("onnxruntime")
+
+
+def _error_info(exc: BaseException, params: dict | None = None) -> dict:
+    if _is_runtime_error(exc):
+        from app.core.modelfile import first_line
+        where = ""
+        if params and isinstance(params.get("path"), str):
+            where = os.path.basename(params["path"]) + ": "
+        text = re.sub(r"^(\[ONNXRuntimeError\] : )?\d+ : [A-Z_]+ : ", "", first_line(str(exc), 400))
+        return {"kind": "runtime-error", "user": True,
+                "message": f"{where}ONNX Runtime refused to run it: {text.rstrip('.')}. "
+                           "If an input shape is the cause, set it with --dim/--shape or in the Session tab."}
     if isinstance(exc, UserError):
         return {"kind": exc.kind, "message": exc.message, "user": True}
     if isinstance(exc, JobCancelled):
@@ -67,15 +82,11 @@ def _run_in_context(ref: str, params: dict, ctx: JobContext) -> tuple:
     try:
         return ("result", resolve_job(ref)(params, ctx))
     except BaseException as exc:  # every failure becomes a message; nothing escapes
-        return ("error", _error_info(exc))
+        return ("error", _error_info(exc, params))
 
 
 def _child_main(ref: str, params: dict, events_conn, control_conn) -> None:
-    # Whatever a library prints must not reach the parent's stdout (the CLI's --json).
-    try:
-        os.dup2(2, 1)
-    except OSError:
-        pass
+    _quiet_native_output()
     send_lock = threading.Lock()
 
     def send(message: tuple) -> None:
@@ -123,6 +134,27 @@ def _main_module_hidden():
     finally:
         main.__dict__.pop("__spec__", None)
         main.__dict__.update(saved)
+
+
+def _quiet_native_output() -> None:
+    """Send what libraries print (ORT's log, warnings) to the jobs log file.
+
+    Nothing may reach the parent's stdout (the CLI's --json) or clutter its stderr
+    (the CLI promises one line per error); ORTUNE_CHILD_OUTPUT=inherit keeps stderr."""
+    keep_stderr = os.environ.get("ORTUNE_CHILD_OUTPUT") == "inherit"
+    try:
+        if keep_stderr:
+            os.dup2(2, 1)
+            return
+        from app.core.paths import log_dir
+        folder = log_dir()
+        folder.mkdir(parents=True, exist_ok=True)
+        fd = os.open(folder / "jobs.log", os.O_WRONLY | os.O_CREAT | os.O_APPEND, 0o644)
+        os.dup2(fd, 1)
+        os.dup2(fd, 2)
+        os.close(fd)
+    except OSError:
+        pass
 
 
 class JobHandle:

@@ -10,7 +10,8 @@ from typing import Callable
 
 from app.core.errors import UserError
 from app.core.modelfile import first_line
-from app.core.providers import explain_failed_start, installed_ort_package, not_in_build_reason
+from app.core.providers import (explain_failed_start, installed_ort_package, not_in_build_reason,
+                                 preload_cuda_libraries)
 from app.core.session_config import (EXECUTION_MODES, OPT_LEVELS, PROVIDER_OPTIONS, TYPED_ENTRIES, ProviderSpec,
                                      SessionConfig, supported_config_keys)
 from app.core.stdio import capture_output
@@ -73,6 +74,8 @@ def create_session(model_path: str | os.PathLike, config: SessionConfig,
     import onnxruntime as ort
 
     check_providers_in_build(config)
+    if {"CUDAExecutionProvider", "TensorrtExecutionProvider"} & set(config.provider_names()):
+        preload_cuda_libraries()
     options, providers, provider_options = build_session_options(config)
     if customize is not None:
         customize(options)
@@ -176,3 +179,15 @@ def to_python(config: SessionConfig, model_path: str = "model.onnx") -> str:
     lines.append("")
     lines.append(f"session = ort.InferenceSession({str(model_path)!r}, options, providers={providers!r})")
     return "\n".join(lines) + "\n"
+
+
+def smoke_run_job(params: dict, ctx) -> dict:
+    """Load a model with a preset and run it once: proves the runtime works end to end."""
+    from app.core.feeds import make_feeds, session_inputs
+
+    config = SessionConfig.from_dict(params.get("session") or {})
+    session = create_session(params["path"], config)
+    feeds, info = make_feeds(session_inputs(session), config.inputs)
+    outputs = session.run(None, feeds)
+    return {"providers": session.get_providers(), "dims": info["dims"],
+            "outputs": [{"name": o.name, "shape": list(v.shape)} for o, v in zip(session.get_outputs(), outputs)]}

@@ -161,8 +161,8 @@ class JobManager(QObject):
         worker.data.connect(relay.received)
         worker.returned.connect(relay.returned)
         worker.errored.connect(relay.errored)
-        # Direct: QThread.quit is thread-safe, and a queued call would wait for the GUI
-        # thread, which is blocked in shutdown() waiting for this very thread.
+        # Quit from the worker's own thread: a queued quit would wait for the GUI thread, which may be
+        # blocked in shutdown() waiting for this very thread.
         worker.finished.connect(thread.quit, Qt.ConnectionType.DirectConnection)
         thread.started.connect(worker.run)
         thread.finished.connect(relay.thread_done)

@@ -31,8 +31,12 @@ class JobsTable(QTableWidget):
         self.timer.setInterval(500)
         self.timer.timeout.connect(self._tick)
         self.timer.start()
+        for job in manager.jobs:
+            self.add_job(job)
 
     def add_job(self, job) -> None:
+        if job.id in self.rows:
+            return
         row = 0
         self.insertRow(row)
         self.rows = {jid: r + 1 for jid, r in self.rows.items()}

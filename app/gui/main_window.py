@@ -9,7 +9,7 @@ from pathlib import Path
 
 from PySide6.QtCore import QByteArray, QEvent, Qt, QTimer, Signal
 from PySide6.QtGui import QAction, QKeySequence
-from PySide6.QtWidgets import QDockWidget, QLabel, QMainWindow, QSplitter, QTabWidget
+from PySide6.QtWidgets import QDockWidget, QLabel, QMainWindow, QSplitter, QTabWidget, QWidget
 
 import app
 from app.core.errors import JobFailed, UserError
@@ -17,9 +17,8 @@ from app.core.paths import demo_model_path, write_error_log
 from app.core.settings import Settings, save_settings
 from app.core.units import human_bytes
 from app.gui.jobs import JobManager
-from app.gui.jobs_dock import JobsTable
 from app.gui.log_dock import LogView
-from app.gui.model_list import ModelList, OpenModel
+from app.gui.open_model import OpenModel
 from app.gui.panels import PANELS
 
 MODEL_FILTER = "Models (*.onnx *.ort);;All files (*)"
@@ -44,8 +43,7 @@ class MainWindow(QMainWindow):
         self.setAcceptDrops(True)
         self.resize(1280, 820)
 
-        self.model_list = ModelList()
-        self.model_list.current_changed.connect(self._current_changed)
+        self._model_list = None
         self.tabs = QTabWidget()
         self.tabs.setDocumentMode(True)
         self.panels = []
@@ -55,16 +53,20 @@ class MainWindow(QMainWindow):
             self.tabs.addTab(panel, panel.title)
         self.tabs.currentChanged.connect(lambda _: self._build_current_panel())
         splitter = QSplitter(Qt.Orientation.Horizontal)
-        splitter.addWidget(self.model_list)
+        # The tree is built on first use (after the first paint): item views cost ~15 ms.
+        splitter.addWidget(QWidget())
         splitter.addWidget(self.tabs)
         splitter.setSizes([280, 1000])
         splitter.setStretchFactor(1, 1)
+        self.splitter = splitter
         self.setCentralWidget(splitter)
 
-        self.jobs_table = JobsTable(self.jobs)
+        self._jobs_table = None
         self.log_view = LogView()
         self.jobs.log.connect(self.log_view.add)
-        self.jobs_dock = self._dock("Jobs", self.jobs_table)
+        # The jobs table is built on first use: item views cost ~15 ms of start-up.
+        self.jobs_dock = self._dock("Jobs", QWidget())
+        self.jobs.job_added.connect(lambda _job: self.jobs_table)
         self.log_dock = self._dock("Log", self.log_view)
         self.tabifyDockWidget(self.jobs_dock, self.log_dock)
         self.jobs_dock.raise_()
@@ -88,7 +90,26 @@ class MainWindow(QMainWindow):
             QTimer.singleShot(0, self._after_first_paint)
         return super().event(event)
 
+    @property
+    def model_list(self):
+        if self._model_list is None:
+            from app.gui.model_list import ModelList
+            self._model_list = ModelList()
+            self._model_list.current_changed.connect(self._current_changed)
+            self.splitter.replaceWidget(0, self._model_list)
+        return self._model_list
+
+    @property
+    def jobs_table(self):
+        if self._jobs_table is None:
+            from app.gui.jobs_dock import JobsTable
+            self._jobs_table = JobsTable(self.jobs)
+            self.jobs_dock.setWidget(self._jobs_table)
+        return self._jobs_table
+
     def _after_first_paint(self) -> None:
+        self.model_list
+        self.jobs_table
         self._build_current_panel()
         if self._probe_providers:
             self.check_providers()

@@ -6,5 +6,8 @@ PANELS = [
     ("app.gui.session_panel", "SessionPanel"),
     ("app.gui.benchmarking", "BenchmarkPanel"),
     ("app.gui.comparing", "ComparePanel"),
+    ("app.gui.profiling", "ProfilePanel"),
+    ("app.gui.iobinding", "IOBindingPanel"),
+    ("app.gui.tuning", "TunePanel"),
     ("app.gui.history", "HistoryPanel"),
 ]

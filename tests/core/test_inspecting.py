@@ -61,6 +61,15 @@ def test_unnamed_dims_and_initializers_as_inputs(tmp_path):
     assert info["initializers_as_inputs"] == ["w0"]
 
 
+def test_minus_one_is_a_dynamic_dimension(tmp_path):
+    model = models.mlp(width=8, depth=1)
+    dim = model.graph.input[0].type.tensor_type.shape.dim[0]
+    dim.Clear()
+    dim.dim_value = -1
+    info = inspect_model(models.save(model, tmp_path / "paddle_style.onnx"))
+    assert info["inputs"][0]["shape"] == ["?", 8]
+
+
 def test_ort_format_model_is_read(tmp_path):
     source = models.save(models.cnn(), tmp_path / "cnn.onnx")
     subprocess.run([sys.executable, "-m", "onnxruntime.tools.convert_onnx_models_to_ort", str(source)],

@@ -95,3 +95,13 @@ def test_batcher_sends_few_messages_for_many_items():
     assert sum(len(b) for b in batches) == count
     assert len(batches) <= 10
     assert [x for b in batches for x in b] == list(range(count))
+
+
+def test_onnx_runtime_refusals_are_user_errors(tmp_path):
+    from tests import models
+    path = models.save(models.tiny_add(), tmp_path / "tiny.onnx")
+    with pytest.raises(UserError) as info:
+        run_job("tests.sample_jobs:runtime_refusal", {"path": str(path)})
+    assert info.value.kind == "runtime-error"
+    assert info.value.message.startswith("tiny.onnx: ONNX Runtime refused to run it: ")
+    assert "INVALID_ARGUMENT" not in info.value.message

@@ -1,0 +1,79 @@
+"""`ortune iobinding MODEL --provider P`: plain runs against IO binding with device tensors."""
+
+from __future__ import annotations
+
+import textwrap
+
+from app.cli.common import add_json_flag, format_table, human_bytes, output, run_job_cli
+from app.cli.session_args import add_session_arguments, run_settings_from_args, session_config_from_args
+from app.core.iobinding import DEFAULT_ITERATIONS, DEFAULT_WARMUP
+
+ORDER = 70
+
+
+def _ms(value) -> str:
+    return "–" if value is None else f"{value:.3f}"
+
+
+def _rate(value) -> str:
+    return "–" if not value else f"{human_bytes(value)}/s"
+
+
+def render(info: dict) -> str:
+    inputs = ", ".join(f"{i['name']} {i['dtype']}{i['shape']}" for i in info["inputs"])
+    lines = [info["model"],
+             f"  provider   {info['provider']} (device \"{info['device']}\", ONNX Runtime {info['ort_version']})",
+             f"  inputs     {inputs} — {human_bytes(info['input_bytes'])} in, "
+             f"{human_bytes(info['output_bytes'])} out per run",
+             f"  runs       {info['iterations']} per mode after {info['warmup']} warm-up, in alternating rounds"]
+    transfer = info.get("transfer")
+    if transfer:
+        lines.append(f"  copies     host→device {_rate(transfer['to_device_bytes_per_s'])}, "
+                     f"device→host {_rate(transfer['to_host_bytes_per_s'])} (measured with these arrays)")
+    lines.append("")
+    rows = []
+    for index, mode in enumerate(info["modes"], 1):
+        stats = mode["latency_ms"] or {}
+        speedup = mode["speedup_vs_plain"]
+        rows.append([f"{index}. {mode['title']}", mode["status"], _ms(stats.get("mean")), _ms(stats.get("p50")),
+                     _ms(stats.get("p99")), human_bytes(mode["bytes_to_device_per_run"]),
+                     human_bytes(mode["bytes_to_host_per_run"]), _ms(mode["copy_ms_per_run"]),
+                     "–" if speedup is None else f"{speedup:.2f}x",
+                     "–" if mode["max_abs_diff"] is None else f"{mode['max_abs_diff']:.2g}"])
+    lines.append(format_table(["mode", "status", "mean ms", "p50 ms", "p99 ms", "to device", "to host",
+                               "copy ms", "vs plain p50", "max diff"], rows))
+    lines.append("")
+    for index, mode in enumerate(info["modes"], 1):
+        text = mode["explanation"]
+        if mode["status"] != "measured":
+            text += f" Not measured: {mode['skipped_reason']}"
+        lines.append(textwrap.fill(text, 100, initial_indent=f"{index}. ", subsequent_indent="   "))
+    lines += ["", textwrap.fill(info["note"], 100)]
+    return "\n".join(lines)
+
+
+def run(args) -> int:
+    config = session_config_from_args(args)
+    settings = run_settings_from_args(args, iterations=DEFAULT_ITERATIONS)
+    params = {"path": args.model, "config": config.to_dict(), "provider": config.providers[0].name,
+              "iterations": settings["iterations"], "warmup": settings["warmup"]}
+    return output(args, run_job_cli("app.core.iobinding:iobinding_job", params), render)
+
+
+def register(subparsers) -> None:
+    parser = subparsers.add_parser(
+        "iobinding", help="plain runs against IO binding with device tensors: where the copies go",
+        description="Run the model five ways on one provider (cpu, cuda or dml): a plain run with numpy "
+                    "arrays, IO binding with inputs bound every run, inputs placed on the device once, "
+                    "preallocated outputs, and on CUDA a captured CUDA graph. Reports latency, the bytes "
+                    "each way moves between host and device per run, and what that costs.")
+    parser.add_argument("model", metavar="MODEL", help="a .onnx or .ort file")
+    add_session_arguments(parser)
+    group = parser.add_argument_group("measurement")
+    group.add_argument("--warmup", metavar="N", default=str(DEFAULT_WARMUP),
+                       help=f"runs of each mode before measuring (default {DEFAULT_WARMUP})")
+    group.add_argument("--iterations", metavar="N", help=f"measured runs of each mode (default {DEFAULT_ITERATIONS})")
+    # Only the count and the warm-up apply here; the shared reader also expects these two.
+    parser.set_defaults(duration=None, concurrency="1")
+    add_json_flag(parser)
+    parser.set_defaults(handler=run)

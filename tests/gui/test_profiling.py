@@ -1,0 +1,122 @@
+"""The Profile tab and its timeline, driven as a user would."""
+
+from PySide6.QtCore import QPointF
+
+from tests import models
+from tests.gui.conftest import wait_for_model
+from tests.gui.test_main_window import drop_files
+from tests.traces import Node, handmade_nodes, write_trace
+
+
+def load(qtbot, window, path):
+    panel = window.panel("Profile")
+    count = len(panel.profiles)
+    drop_files(window, [path])
+    qtbot.waitUntil(lambda: len(panel.profiles) > count, timeout=60000)
+    return panel
+
+
+def test_dropping_a_trace_fills_the_tables_and_charts(qtbot, window, tmp_path):
+    trace = write_trace(tmp_path / "hand.json", handmade_nodes(), runs=3)
+    panel = load(qtbot, window, trace)
+    assert window.tabs.currentWidget() is panel
+    assert panel.operators.table.rows[0][:3] == ["Conv", 1.12, 6]
+    assert panel.operators.table.headers[4] == "% of node time"
+    assert panel.operators.time_chart.labels == ["Conv", "Gemm", "Relu"]
+    assert panel.operators.count_chart.values == [6, 3, 3]
+    assert "every % is a share of this total" in panel.heading.text()
+    assert panel.providers.table.rows[1][0] == "CUDAExecutionProvider"
+    assert "3 node(s) ran on the CPU" in panel.providers.note.text()
+    assert panel.runs_view.chart.values == [0.858, 0.188, 0.208]
+
+
+def test_averages_follow_the_first_run_switch(qtbot, window, tmp_path):
+    panel = load(qtbot, window, write_trace(tmp_path / "hand.json", handmade_nodes(), runs=3))
+    assert panel.operators.table.rows[0][3] == 80.0
+    panel.include_first.setChecked(True)
+    assert round(panel.operators.table.rows[0][3], 2) == round(1120 / 6, 2)
+
+
+def test_node_search_and_top_n(qtbot, window, tmp_path):
+    panel = load(qtbot, window, write_trace(tmp_path / "hand.json", handmade_nodes(), runs=3))
+    assert [row[1] for row in panel.nodes.table.rows] == ["conv1", "conv2", "fc", "relu1"]
+    assert panel.nodes.table.rows[0][8] == "float[1, 3, 32, 32]  float[8, 3, 3, 3]"
+    panel.nodes.top.setValue(2)
+    assert [row[1] for row in panel.nodes.table.rows] == ["conv1", "conv2"]
+    panel.nodes.search.setText("RELU")
+    assert [row[1] for row in panel.nodes.table.rows] == ["relu1"]
+
+
+def test_timeline_shows_a_typical_run_and_names_the_bar_under_the_mouse(qtbot, window, tmp_path):
+    nodes = [Node("a", "MatMul", [500, 100, 120, 110]), Node("b", "Add", [50, 10, 10, 10], tid=200)]
+    panel = load(qtbot, window, write_trace(tmp_path / "t.json", nodes, runs=4))
+    panel.views.setCurrentWidget(panel.timeline)
+    tab = panel.timeline
+    assert tab.run.value() == 4                 # the steady run closest to the median
+    view = tab.view
+    assert len(view.items) == 2 and len(view.lanes) == 2       # one item per thread
+    texts = []
+    view.hovered.connect(texts.append)
+    box = view.plot.getViewBox()
+    lane = view.lanes[0]
+    view._mouse_moved(box.mapViewToScene(QPointF((lane["start"][0] + lane["end"][0]) / 2, 0)))
+    assert texts[-1].startswith("a  ·  MatMul  ·  110 µs")
+    view._mouse_moved(box.mapViewToScene(QPointF(lane["end"][0] + 0.5 * (view.lanes[1]["start"][0] -
+                                                                         lane["end"][0]), 0)))
+    assert texts[-1] == ""
+    tab.run.setValue(1)
+    assert view.lanes[0]["end"][0] - view.lanes[0]["start"][0] == 0.5
+
+
+def test_profile_the_current_model_and_compare_with_a_trace(qtbot, window, tmp_path):
+    path = models.save(models.mlp(), tmp_path / "mlp.onnx")
+    window.open_model(path)
+    wait_for_model(qtbot, window)
+    panel = window.panel("Profile")
+    window.tabs.setCurrentWidget(panel)
+    panel.runs.setValue(3)
+    panel.profile_button.click()
+    qtbot.waitUntil(lambda: bool(panel.profiles or window.last_error), timeout=120000)
+    assert window.last_error is None
+    assert panel.profiles[-1][0].startswith("mlp.onnx")
+    info = panel.current()
+    assert info["runs"] == 3 and "mlp.onnx" in panel.heading.text()
+    other = write_trace(tmp_path / "fused.json", [Node("fused", "FusedMatMul", [5])], runs=3)
+    load(qtbot, window, other)
+    rows = {row[0]: row for row in panel.compare.table.rows}
+    assert rows["FusedMatMul"][7] == "only after (added, e.g. fused)"
+    assert all(rows[r["op_type"]][7] == "only before (removed or fused)" for r in info["by_op_type"])
+    assert "Node time per run" in panel.compare.summary.text()
+    assert len(panel.compare.chart.labels) == len(rows)
+
+
+def test_a_truncated_trace_warns_a_broken_one_is_an_error(qtbot, window, tmp_path):
+    text = write_trace(tmp_path / "t.json", handmade_nodes(), runs=3).read_text()
+    cut = tmp_path / "cut.json"
+    cut.write_text(text[: len(text) // 2])
+    panel = load(qtbot, window, cut)
+    assert panel.warning.isVisibleTo(panel) and "ends early" in panel.warning.text()
+    bad = tmp_path / "bad.json"
+    bad.write_text("{ nope")
+    with qtbot.waitSignal(window.error_shown, timeout=60000) as shown:
+        drop_files(window, [bad])
+    assert "bad.json" in shown.args[1] and "not valid JSON" in shown.args[1]
+    assert len(panel.profiles) == 1
+
+
+def test_export_copies_the_trace_as_ort_wrote_it(qtbot, window, tmp_path):
+    trace = write_trace(tmp_path / "t.json", handmade_nodes(), runs=2)
+    panel = load(qtbot, window, trace)
+    target = tmp_path / "for-perfetto.json"
+    with qtbot.waitSignal(window.jobs.job_finished, timeout=30000):
+        job = panel.export_trace(str(target))
+    assert job.state == "done"
+    assert target.read_bytes() == trace.read_bytes()
+
+
+def test_a_trace_without_node_events_shows_empty_views(qtbot, window, tmp_path):
+    trace = write_trace(tmp_path / "idle.json", [], runs=2)
+    panel = load(qtbot, window, trace)
+    assert "holds no node events" in panel.warning.text()
+    assert panel.operators.table.rows == [] and panel.timeline.view.lanes == []
+    assert window.last_error is None

@@ -149,3 +149,19 @@ def write_all(folder: Path) -> Path:
     save(with_if_subgraph(), folder / "branching.onnx")
     save(transformer_block(), folder / "block.onnx")
     return folder
+
+
+def shape_dependent(width: int = 16) -> onnx.ModelProto:
+    """Ones made from Shape(x): ORT can fold them into a constant only when the batch size is fixed."""
+    inits = [numpy_helper.from_array(np.random.default_rng(0).normal(0, 0.1, (width, width)).astype(np.float32), "w")]
+    nodes = [helper.make_node("Shape", ["x"], ["shape"], name="shape"),
+             helper.make_node("ConstantOfShape", ["shape"], ["ones"], name="ones",
+                              value=numpy_helper.from_array(np.array([1.0], np.float32))),
+             helper.make_node("Add", ["x", "ones"], ["shifted"], name="shift"),
+             helper.make_node("MatMul", ["shifted", "w"], ["m"], name="matmul"),
+             helper.make_node("Relu", ["m"], ["y"], name="relu")]
+    graph = helper.make_graph(nodes, "shape_dependent",
+                              [helper.make_tensor_value_info("x", TensorProto.FLOAT, ["batch", width])],
+                              [helper.make_tensor_value_info("y", TensorProto.FLOAT, ["batch", width])],
+                              initializer=inits)
+    return _model(graph)

@@ -192,9 +192,6 @@ class BenchmarkPanel(Panel):
         self.show_report(report)
         self.status.setText(f"Done: {report['iterations']:,} runs on {', '.join(report['providers'])}"
                             + (f" — stored as result {report['history_id']}" if report.get("history_id") else ""))
-        history = self.window.panel("History")
-        if history is not None:
-            history.refresh()
 
     def show_report(self, report: dict) -> None:
         """The exact figures of a finished (or stored) benchmark."""

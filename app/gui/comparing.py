@@ -105,9 +105,6 @@ class ComparePanel(Panel):
     def _on_result(self, result: dict) -> None:
         self._finished()
         self.show_result(result)
-        history = self.window.panel("History")
-        if history is not None:
-            history.refresh()
 
     def show_result(self, result: dict) -> None:
         from app.gui.theme import series_colors

@@ -19,7 +19,7 @@ from app.core.units import human_bytes
 from app.gui.jobs import JobManager
 from app.gui.log_dock import LogView
 from app.gui.open_model import OpenModel
-from app.gui.panels import PANELS
+from app.gui.panels import DROP_TARGETS, PANELS
 
 MODEL_FILTER = "Models (*.onnx *.ort);;All files (*)"
 
@@ -36,7 +36,6 @@ class MainWindow(QMainWindow):
         self.settings = settings or Settings()
         self.providers_info: dict | None = None
         self.last_error: tuple[str, str] | None = None
-        self.drop_handlers: dict[str, callable] = {}   # file suffix -> handler(path), for non-models
         self.jobs = JobManager(self)
         self.jobs.job_failed.connect(self._job_failed)
         self.setWindowTitle(app.APP_NAME)
@@ -46,11 +45,12 @@ class MainWindow(QMainWindow):
         self._model_list = None
         self.tabs = QTabWidget()
         self.tabs.setDocumentMode(True)
-        self.panels = []
-        for module_name, class_name in PANELS:
-            panel = getattr(importlib.import_module(module_name), class_name)(self)
-            self.panels.append(panel)
-            self.tabs.addTab(panel, panel.title)
+        # Tabs start as empty placeholders; a panel's module is imported when the tab is
+        # first shown or the panel is first asked for (start-up time).
+        self._built_panels: dict[str, object] = {}
+        self._panel_titles = [title for title, _, _ in PANELS]
+        for title in self._panel_titles:
+            self.tabs.addTab(QWidget(), title)
         self.tabs.currentChanged.connect(lambda _: self._build_current_panel())
         splitter = QSplitter(Qt.Orientation.Horizontal)
         # The tree is built on first use (after the first paint): item views cost ~15 ms.
@@ -171,12 +171,35 @@ class MainWindow(QMainWindow):
 
     # panels ----------------------------------------------------------------
     def _build_current_panel(self) -> None:
-        panel = self.tabs.currentWidget()
-        if panel is not None:
-            panel.ensure_built()
+        index = self.tabs.currentIndex()
+        if index >= 0:
+            self.panel(self._panel_titles[index]).ensure_built()
+
+    @property
+    def panels(self) -> list:
+        return list(self._built_panels.values())
 
     def panel(self, title: str):
-        return next((p for p in self.panels if p.title == title), None)
+        """The panel of a tab (created on first request), or None for an unknown title."""
+        if title in self._built_panels:
+            return self._built_panels[title]
+        entry = next((e for e in PANELS if e[0] == title), None)
+        if entry is None:
+            return None
+        _, module_name, class_name = entry
+        panel = getattr(importlib.import_module(module_name), class_name)(self)
+        self._built_panels[title] = panel
+        index = self._panel_titles.index(title)
+        current = self.tabs.currentIndex()
+        self.tabs.blockSignals(True)
+        placeholder = self.tabs.widget(index)
+        self.tabs.removeTab(index)
+        self.tabs.insertTab(index, panel, title)
+        self.tabs.setCurrentIndex(current)
+        self.tabs.blockSignals(False)
+        placeholder.deleteLater()
+        panel.set_model(self.model_list.current() if self._model_list is not None else None)
+        return panel
 
     def session_config(self):
         """The session setup every model job uses: the Session panel's, or ORT's defaults."""
@@ -209,12 +232,14 @@ class MainWindow(QMainWindow):
 
     def open_paths(self, paths) -> None:
         for path in paths:
-            suffix = Path(path).suffix.lower()
-            handler = self.drop_handlers.get(suffix)
-            if handler is not None:
-                handler(str(path))
-            else:
+            target = DROP_TARGETS.get(Path(path).suffix.lower())
+            if target is None:
                 self.open_model(path)
+                continue
+            title, method = target
+            panel = self.panel(title)
+            self.tabs.setCurrentWidget(panel)
+            getattr(panel, method)(str(path))
 
     def open_model(self, path, parent: OpenModel | None = None, kind: str = "source",
                    label: str = "", extra: dict | None = None) -> OpenModel:

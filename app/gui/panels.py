@@ -1,13 +1,20 @@
-"""The tabs of the window, in the order a user works. Each entry names a module of
-app.gui and the Panel class in it."""
+"""The tabs of the window, in the order a user works: (title, module of app.gui,
+Panel class). Titles are listed here so the window can show its tabs without importing
+a single panel module."""
 
 PANELS = [
-    ("app.gui.inspecting", "OverviewPanel"),
-    ("app.gui.session_panel", "SessionPanel"),
-    ("app.gui.benchmarking", "BenchmarkPanel"),
-    ("app.gui.comparing", "ComparePanel"),
-    ("app.gui.profiling", "ProfilePanel"),
-    ("app.gui.iobinding", "IOBindingPanel"),
-    ("app.gui.tuning", "TunePanel"),
-    ("app.gui.history", "HistoryPanel"),
+    ("Overview", "app.gui.inspecting", "OverviewPanel"),
+    ("Session", "app.gui.session_panel", "SessionPanel"),
+    ("Benchmark", "app.gui.benchmarking", "BenchmarkPanel"),
+    ("Compare", "app.gui.comparing", "ComparePanel"),
+    ("Profile", "app.gui.profiling", "ProfilePanel"),
+    ("IO Binding", "app.gui.iobinding", "IOBindingPanel"),
+    ("Tune", "app.gui.tuning", "TunePanel"),
+    ("Diagnose", "app.gui.diagnosis", "DiagnosePanel"),
+    ("History", "app.gui.history", "HistoryPanel"),
 ]
+
+#: files that are not models, dropped on the window: suffix -> (tab title, panel method(path))
+DROP_TARGETS = {
+    ".json": ("Profile", "open_dropped_trace"),
+}

@@ -27,7 +27,6 @@ class ProfilePanel(Panel):
     def __init__(self, window):
         super().__init__(window)
         self.profiles: list[tuple[str, dict]] = []
-        window.drop_handlers[".json"] = self.open_dropped_trace
 
     def build(self) -> None:
         from app.gui.profile_views import (CompareView, NodesView, OperatorsView, ProvidersView, RunsView,

@@ -147,9 +147,6 @@ class SweepView(QWidget):
     def _on_result(self, result: dict) -> None:
         self._finished()
         self.show_result(result)
-        history = self.panel.window.panel("History")
-        if history is not None:
-            history.refresh()
 
     # showing -------------------------------------------------------------------
     def show_result(self, result: dict) -> None:

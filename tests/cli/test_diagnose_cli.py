@@ -1,0 +1,20 @@
+from tests import models
+
+
+def test_diagnose_json_and_text(ortune, tmp_path):
+    path = models.save(models.shape_dependent(), tmp_path / "shape.onnx")
+    result = ortune("diagnose", path, "--runs", "3", "--json")
+    assert result.code == 0, result.stderr
+    findings = result.json()["findings"]
+    assert {"symbolic-dims", "hot-op-types"} <= {f["id"] for f in findings}
+    for finding in findings:
+        assert set(finding) >= {"id", "severity", "title", "evidence", "fix"}
+    text = ortune("diagnose", path, "--runs", "3")
+    assert text.code == 0 and "(symbolic-dims)" in text.stdout and "evidence" in text.stdout
+
+
+def test_diagnose_bad_provider_is_exit_2(ortune, tmp_path):
+    path = models.save(models.tiny_add(), tmp_path / "tiny.onnx")
+    result = ortune("diagnose", path, "--provider", "dml")
+    assert result.code == 2
+    assert len(result.stderr.strip().splitlines()) == 1

@@ -70,7 +70,7 @@ def idle_lateness(app, seconds: float) -> list[float]:
 
 def window_run(app, model: Path, seconds: float) -> dict:
     """One live benchmark in the window; returns tick lateness and the job's report."""
-    from PySide6.QtCore import QEventLoop
+    from PySide6.QtCore import QEventLoop, QTimer
 
     from app.core.settings import Settings
     from app.gui.main_window import MainWindow
@@ -85,6 +85,9 @@ def window_run(app, model: Path, seconds: float) -> dict:
     window.tabs.setCurrentWidget(panel)
     panel.ensure_built()
     panel.run_form.set_settings({"warmup": 10, "duration_s": seconds, "concurrency": 1})
+    settle = QEventLoop()          # let the window paint itself first: start-up is not what is measured
+    QTimer.singleShot(500, settle.quit)
+    settle.exec()
 
     timer, lateness = tick_lateness(TICK_MS, lambda: panel.job is not None)
     loop = QEventLoop()

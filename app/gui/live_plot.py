@@ -53,11 +53,13 @@ class LatencyView(QWidget):
             plot.setBackground(colors["background"])
             plot.setTitle(title, color=colors["foreground"])
             plot.setLabel("bottom", x_label)
-            plot.showGrid(x=True, y=True, alpha=0.2)
             # Axes change only when the (stepped) range does: keep their rendering as a
             # pixmap instead of re-drawing their text on every frame.
             for name in ("left", "bottom"):
                 plot.getAxis(name).setCacheMode(QGraphicsItem.CacheMode.DeviceCoordinateCache)
+        # Horizontal grid lines only, on the line chart: each grid is a plot-sized layer
+        # blended on every frame, and reading latency levels is what it is for.
+        self.line.showGrid(x=False, y=True, alpha=0.2)
         self.line.setLabel("left", "latency (ms)")
         self.hist.setLabel("left", "runs")
         # STYLE.md: peak downsampling and clipping keep long series cheap to paint.

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import os
 import sys
 
 
@@ -16,7 +17,24 @@ def _freeze_support() -> None:
         multiprocessing.freeze_support()
 
 
+def _give_windowless_process_streams() -> None:
+    """A windowed Windows program (the installed ortune-gui.exe, pip's ortune-gui) starts with no
+    stdout/stderr, and so does every job process of the frozen one (they start through main()).
+    Code that prints, or redirects descriptors 1 and 2 to capture ORT's logs, needs real ones."""
+    missing = [(fd, name) for fd, name in ((1, "stdout"), (2, "stderr")) if getattr(sys, name) is None]
+    if not missing:
+        return
+    null = os.open(os.devnull, os.O_RDWR)  # may itself land on 1 or 2 when they are closed
+    for fd, name in missing:
+        if fd != null:
+            os.dup2(null, fd)
+        setattr(sys, name, open(fd, "w", encoding="utf-8", closefd=False))
+    if null not in (fd for fd, _ in missing):
+        os.close(null)
+
+
 def main(argv: list[str] | None = None) -> int:
+    _give_windowless_process_streams()  # before freeze_support: job processes start there
     _freeze_support()
     argv = list(sys.argv[1:] if argv is None else argv)
     if _wants_window(argv):

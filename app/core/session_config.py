@@ -56,6 +56,19 @@ PROVIDER_OPTIONS: dict[str, dict[str, tuple]] = {
 }
 
 
+#: typed SessionConfig fields that reach ORT as session config entries
+TYPED_ENTRIES = {
+    "intra_op_allow_spinning": "session.intra_op.allow_spinning",
+    "inter_op_allow_spinning": "session.inter_op.allow_spinning",
+    "intra_op_spin_duration_us": "session.intra_op.spin_duration_us",
+    "inter_op_spin_duration_us": "session.inter_op.spin_duration_us",
+    "intra_op_spin_backoff_max": "session.intra_op.spin_backoff_max",
+    "inter_op_spin_backoff_max": "session.inter_op.spin_backoff_max",
+    "dynamic_block_base": "session.dynamic_block_base",
+    "intra_op_thread_affinities": "session.intra_op_thread_affinities",
+}
+
+
 @dataclass
 class ProviderSpec:
     name: str
@@ -143,6 +156,14 @@ class SessionConfig:
             value = getattr(self, name)
             if not isinstance(value, int) or isinstance(value, bool) or value < 0:
                 raise UserError("bad-option", f"{name} must be a whole number ≥ 0, not {value!r}")
+        for name, minimum in (("intra_op_spin_duration_us", 0), ("inter_op_spin_duration_us", 0),
+                              ("intra_op_spin_backoff_max", 1), ("inter_op_spin_backoff_max", 1)):
+            value = getattr(self, name)
+            if value is not None and (not isinstance(value, int) or isinstance(value, bool) or value < minimum):
+                raise UserError("bad-option", f"{name} must be a whole number ≥ {minimum} or unset, not {value!r}")
+        for name in ("intra_op_allow_spinning", "inter_op_allow_spinning"):
+            if getattr(self, name) not in (None, True, False):
+                raise UserError("bad-option", f"{name} must be true, false or unset, not {getattr(self, name)!r}")
         if self.log_severity_level not in LOG_LEVELS.values():
             raise UserError("bad-option", "log severity must be 0 (verbose) to 4 (fatal)")
         if not self.providers:
@@ -171,21 +192,16 @@ class SessionConfig:
     def all_config_entries(self) -> dict[str, str]:
         """The typed fields as ORT session config keys, plus the free-form entries."""
         entries: dict[str, str] = {}
-        typed = {
-            "session.intra_op.allow_spinning": self.intra_op_allow_spinning,
-            "session.inter_op.allow_spinning": self.inter_op_allow_spinning,
-            "session.intra_op.spin_duration_us": self.intra_op_spin_duration_us,
-            "session.inter_op.spin_duration_us": self.inter_op_spin_duration_us,
-            "session.intra_op.spin_backoff_max": self.intra_op_spin_backoff_max,
-            "session.inter_op.spin_backoff_max": self.inter_op_spin_backoff_max,
-        }
-        for key, value in typed.items():
-            if value is not None:
+        for name, key in TYPED_ENTRIES.items():
+            value = getattr(self, name)
+            if name == "intra_op_thread_affinities":
+                if value:
+                    entries[key] = value
+            elif name == "dynamic_block_base":
+                if value:
+                    entries[key] = str(value)
+            elif value is not None:
                 entries[key] = str(int(value))
-        if self.dynamic_block_base:
-            entries["session.dynamic_block_base"] = str(self.dynamic_block_base)
-        if self.intra_op_thread_affinities:
-            entries["session.intra_op_thread_affinities"] = self.intra_op_thread_affinities
         entries.update(self.config_entries)
         return entries
 
@@ -218,3 +234,9 @@ def supported_config_keys() -> frozenset[str]:
         except (OSError, ValueError):
             continue
     return frozenset(keys)
+
+
+def capabilities_job(params: dict, ctx) -> dict:
+    """What this ORT offers that a session form may show: its version and config keys."""
+    import onnxruntime as ort
+    return {"ort_version": ort.__version__, "config_keys": sorted(supported_config_keys())}

@@ -12,7 +12,8 @@ from app.core.errors import UserError
 from app.core.modelfile import first_line
 from app.core.providers import (explain_failed_start, installed_ort_package, not_in_build_reason,
                                  preload_cuda_libraries)
-from app.core.session_config import OPT_LEVELS, EXECUTION_MODES, PROVIDER_OPTIONS, SessionConfig, supported_config_keys
+from app.core.session_config import (EXECUTION_MODES, OPT_LEVELS, PROVIDER_OPTIONS, TYPED_ENTRIES, ProviderSpec,
+                                     SessionConfig, supported_config_keys)
 from app.core.stdio import capture_output
 
 
@@ -108,6 +109,50 @@ def effective_settings(session, config: SessionConfig) -> dict:
     if not any(p.name == "CPUExecutionProvider" for p in config.providers):
         preset["providers"] = [p for p in preset["providers"] if p["name"] != "CPUExecutionProvider"] or preset["providers"]
     return preset
+
+
+def config_from_options(options, providers: list[str], provider_options: list[dict] | None = None,
+                        entry_keys=None) -> SessionConfig:
+    """Read a SessionConfig back from ORT's SessionOptions (the reverse of build_session_options).
+
+    ORT cannot list the config entries a SessionOptions holds, so `entry_keys` names the
+    keys to look for (default: every key this ORT knows). Free dimension overrides and
+    the inputs cannot be read back and stay at their defaults."""
+    levels = {v: k for k, v in OPT_LEVELS.items()}
+    modes = {v: k for k, v in EXECUTION_MODES.items()}
+    entries = {}
+    for key in sorted(entry_keys if entry_keys is not None else supported_config_keys()):
+        try:
+            entries[key] = options.get_session_config_entry(key)
+        except RuntimeError:   # ORT's answer for a key that was never set
+            continue
+    typed = {}
+    for name, key in TYPED_ENTRIES.items():
+        if key not in entries:
+            continue
+        value = entries.pop(key)
+        if name.endswith("allow_spinning"):
+            typed[name] = value == "1"
+        elif name == "intra_op_thread_affinities":
+            typed[name] = value
+        else:
+            typed[name] = int(value)
+    specs = []
+    for index, name in enumerate(providers):
+        opts = (provider_options or [{}] * len(providers))[index] or {}
+        specs.append(ProviderSpec(name, {k: str(v) for k, v in opts.items()}))
+    return SessionConfig(
+        providers=specs,
+        graph_optimization_level=levels[options.graph_optimization_level.name],
+        execution_mode=modes[options.execution_mode.name],
+        intra_op_num_threads=options.intra_op_num_threads,
+        inter_op_num_threads=options.inter_op_num_threads,
+        enable_mem_pattern=options.enable_mem_pattern,
+        enable_cpu_mem_arena=options.enable_cpu_mem_arena,
+        use_deterministic_compute=options.use_deterministic_compute,
+        log_severity_level=options.log_severity_level,
+        config_entries=entries,
+        **typed)
 
 
 def to_python(config: SessionConfig, model_path: str = "model.onnx") -> str:

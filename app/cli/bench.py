@@ -1,0 +1,109 @@
+"""`ortune bench MODEL [session options]`: latency benchmark, or a sweep grid with --sweep."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+from app.cli.common import add_json_flag, format_table, human_bytes, output, run_job_cli
+from app.cli.session_args import add_run_arguments, add_session_arguments, run_settings_from_args, session_config_from_args
+from app.core.errors import UserError
+
+ORDER = 30
+STAT_KEYS = ["mean", "p50", "p90", "p95", "p99", "p999", "min", "max", "std"]
+
+
+def ms(value) -> str:
+    return "–" if value is None else f"{value:.4g}"
+
+
+def render(report: dict) -> str:
+    lines = [f"{Path(report['model']['path']).name} on {', '.join(report['providers'])} "
+             f"(ONNX Runtime {report['ort_version']})",
+             f"session created in {report['session_create_ms']:.1f} ms, first run {ms(report['first_run_ms'])} ms, "
+             f"{report['warmup']} warm-up runs, {report['iterations']:,} measured runs in {report['measure_s']:.2f} s",
+             "", "latency in ms:",
+             format_table(STAT_KEYS, [[ms(report["latency_ms"][k]) for k in STAT_KEYS]]),
+             "",
+             f"throughput {report['throughput_per_s']:,.1f} runs/s (concurrency {report['concurrency']})",
+             f"peak RSS {human_bytes(report['peak_rss_bytes'])}"
+             + (f", GPU memory {human_bytes(report['gpu_memory_bytes'])}" if report.get("gpu_memory_bytes") else "")]
+    if report.get("history_id"):
+        lines.append(f"stored as result {report['history_id']} (see `ortune history`)")
+    return "\n".join(lines)
+
+
+def render_sweep(result: dict) -> str:
+    dim = result["dim"]
+    best = result["best"]
+    headers = ([dim] if dim else []) + ["concurrency", "p50 ms", "p99 ms", "runs/s"] + (
+        [f"{dim} items/s"] if dim else []) + ["best"]
+    rows = []
+    for cell in result["cells"]:
+        mark = "◀" if cell == best else ""
+        rows.append(([cell["dim_value"]] if dim else []) + [
+            cell["concurrency"], ms(cell["latency_ms"]["p50"]), ms(cell["latency_ms"]["p99"]),
+            f"{cell['throughput_per_s']:,.1f}"] + ([f"{cell['items_per_s']:,.1f}"] if dim else []) + [mark])
+    lines = [f"{Path(result['model']['path']).name}: sweep of " + (f"{dim} × " if dim else "") + "concurrency", "",
+             format_table(headers, rows), ""]
+    if result["latency_limit_ms"] is not None:
+        lines.append(f"latency limit: {result['limit_percentile']} ≤ {result['latency_limit_ms']} ms"
+                     + ("" if best else " — no cell meets it"))
+    return "\n".join(lines)
+
+
+def _sweep_params(args) -> dict | None:
+    from app.core.sweeping import LIMIT_PERCENTILES, parse_values
+
+    if not args.sweep and not args.sweep_concurrency:
+        if args.latency_limit is not None:
+            raise UserError("bad-option", "--latency-limit applies to a sweep; add --sweep or --sweep-concurrency")
+        return None
+    dim, values = None, []
+    if args.sweep:
+        dim, sep, text = args.sweep.partition("=")
+        if not sep or not dim.strip():
+            raise UserError("bad-option", f"--sweep expects NAME=V1,V2,..., not {args.sweep!r}")
+        dim, values = dim.strip(), parse_values(text, f"--sweep {dim.strip()}")
+    concurrency = parse_values(args.sweep_concurrency, "--sweep-concurrency") if args.sweep_concurrency else None
+    limit = None
+    if args.latency_limit is not None:
+        try:
+            limit = float(args.latency_limit)
+        except ValueError:
+            raise UserError("bad-option", f"--latency-limit expects milliseconds, not {args.latency_limit!r}") from None
+    if args.limit_percentile not in LIMIT_PERCENTILES:
+        raise UserError("bad-option", f"--limit-percentile must be one of {', '.join(LIMIT_PERCENTILES)}")
+    return {"dim": dim, "dim_values": values, "concurrency_values": concurrency, "latency_limit_ms": limit,
+            "limit_percentile": args.limit_percentile}
+
+
+def run(args) -> int:
+    config = session_config_from_args(args)
+    settings = run_settings_from_args(args)
+    sweep = _sweep_params(args)
+    params = {"path": args.model, "session": config.to_dict(), "run": settings, "record": not args.no_history}
+    if sweep is None:
+        return output(args, run_job_cli("app.core.benchmarking:bench_job", params), render)
+    sweep["concurrency_values"] = sweep["concurrency_values"] or [settings["concurrency"]]
+    result = run_job_cli("app.core.sweeping:sweep_job", {**params, **sweep}, isolate=False)
+    return output(args, result, render_sweep)
+
+
+def register(subparsers) -> None:
+    parser = subparsers.add_parser(
+        "bench", help="measure latency and throughput of a model",
+        description="Create the session, time the first run, warm up, then time each run with a monotonic "
+                    "nanosecond clock. The result is stored in the history. With --sweep and/or "
+                    "--sweep-concurrency, measure a grid of cells, each in a fresh process.")
+    parser.add_argument("model", metavar="MODEL", help="a .onnx or .ort file")
+    add_session_arguments(parser)
+    add_run_arguments(parser)
+    sweep = parser.add_argument_group("sweep")
+    sweep.add_argument("--sweep", metavar="NAME=V1,V2,...", help="values of a symbolic dimension, e.g. batch=1,2,4,8")
+    sweep.add_argument("--sweep-concurrency", metavar="K1,K2,...", help="concurrency levels, e.g. 1,2,4")
+    sweep.add_argument("--latency-limit", metavar="MS", help="highlight the best throughput within this latency")
+    sweep.add_argument("--limit-percentile", default="p99", metavar="P",
+                       help="the percentile the limit applies to: p50, p90, p95 or p99 (default p99)")
+    parser.add_argument("--no-history", action="store_true", help="do not store the result in the history")
+    add_json_flag(parser)
+    parser.set_defaults(handler=run)

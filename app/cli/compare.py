@@ -1,0 +1,62 @@
+"""`ortune compare MODEL MODEL...`: the same session and inputs for each model, side by side."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+from app.cli.bench import ms
+from app.cli.common import add_json_flag, format_table, human_bytes, output, run_job_cli
+from app.cli.session_args import add_run_arguments, add_session_arguments, run_settings_from_args, session_config_from_args
+
+ORDER = 31
+
+
+def labels_for(paths: list[str]) -> list[str]:
+    """File names, or parent/name where two names would be the same."""
+    names = [Path(p).name for p in paths]
+    return [f"{Path(p).parent.name}/{n}" if names.count(n) > 1 else n for p, n in zip(paths, names)]
+
+
+def fidelity_text(fidelity: dict | None) -> str:
+    if fidelity is None:
+        return "reference"
+    if fidelity["max_abs_diff"] is None:
+        return "not comparable"
+    text = f"max |Δ| {fidelity['max_abs_diff']:.3g}, cos {fidelity['min_cosine']:.6f}"
+    if fidelity["nonfinite"]:
+        text += f", {fidelity['nonfinite']} NaN/inf"
+    return text
+
+
+def render(result: dict) -> str:
+    rows = [[row["label"], human_bytes(row["size_bytes"]), ms(row["latency_ms"]["p50"]), ms(row["latency_ms"]["p90"]),
+             ms(row["latency_ms"]["p99"]), f"{row['throughput_per_s']:,.1f}",
+             "–" if row["speedup"] is None else f"{row['speedup']:.2f}×", fidelity_text(row["fidelity"])]
+            for row in result["models"]]
+    lines = [format_table(["model", "size", "p50 ms", "p90 ms", "p99 ms", "runs/s", "speedup", "fidelity"], rows), "",
+             f"speedup is the p50 of {result['baseline']} over each model's p50; fidelity compares each model's "
+             f"outputs with {result['baseline']}'s on the same inputs"]
+    if result.get("history_id"):
+        lines.append(f"stored as result {result['history_id']} (see `ortune history`)")
+    return "\n".join(lines)
+
+
+def run(args) -> int:
+    config = session_config_from_args(args)
+    params = {"models": [{"path": p, "label": label} for p, label in zip(args.models, labels_for(args.models))],
+              "session": config.to_dict(), "run": run_settings_from_args(args), "record": not args.no_history}
+    return output(args, run_job_cli("app.core.comparing:compare_job", params, isolate=False), render)
+
+
+def register(subparsers) -> None:
+    parser = subparsers.add_parser(
+        "compare", help="benchmark several models or variants with the same session and inputs",
+        description="Benchmark each model in turn, each in a fresh process, with the same session settings and "
+                    "the same inputs; report size, latency, throughput, speedup and fidelity against the first.")
+    parser.add_argument("models", nargs="+", metavar="MODEL", help="two or more .onnx or .ort files; the first is "
+                                                                     "the reference")
+    add_session_arguments(parser)
+    add_run_arguments(parser)
+    parser.add_argument("--no-history", action="store_true", help="do not store the result in the history")
+    add_json_flag(parser)
+    parser.set_defaults(handler=run)

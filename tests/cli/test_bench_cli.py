@@ -1,0 +1,77 @@
+"""`ortune bench`, `compare`, `placement` and `history` as a user runs them."""
+
+import json
+
+import pytest
+
+from tests import models
+
+STATS = {"mean", "p50", "p90", "p95", "p99", "p999", "min", "max", "std"}
+
+
+@pytest.fixture(scope="module")
+def folder(tmp_path_factory):
+    folder = tmp_path_factory.mktemp("cli-bench")
+    models.save(models.mlp(), folder / "mlp.onnx")
+    models.save(models.mlp(seed=1), folder / "other.onnx")
+    return folder
+
+
+def test_bench_json_contract_and_config_reproduces_the_session(ortune, folder, tmp_path):
+    first = ortune("bench", folder / "mlp.onnx", "--iterations", "50", "--warmup", "3", "--threads", "1",
+                   "--session-config", "session.intra_op.allow_spinning=0", "--dim", "batch=2", "--json")
+    assert first.code == 0, first.stderr
+    report = first.json()
+    assert STATS <= set(report["latency_ms"])
+    for key in ("iterations", "throughput_per_s", "session_create_ms", "first_run_ms", "peak_rss_bytes"):
+        assert report[key] > 0
+    assert report["iterations"] == 50 and report["providers"] == ["CPUExecutionProvider"]
+    preset = tmp_path / "preset.json"
+    preset.write_text(json.dumps(report["session"]))
+    again = ortune("bench", folder / "mlp.onnx", "--config", preset, "--iterations", "20", "--json")
+    assert again.code == 0, again.stderr
+    session = again.json()["session"]
+    assert session == report["session"]
+    assert session["intra_op_num_threads"] == 1 and session["inputs"]["dims"] == {"batch": 2}
+    assert session["config_entries"] == {"session.intra_op.allow_spinning": "0"}
+    assert again.json()["inputs"]["shapes"] == {"x": [2, 64]}
+
+
+@pytest.mark.parametrize("provider, words", [("dml", "DirectML"), ("openvino", "OpenVINO")])
+def test_unavailable_provider_is_refused(ortune, folder, provider, words):
+    done = ortune("bench", folder / "mlp.onnx", "--provider", provider, "--json")
+    assert done.code == 2
+    error = done.json()["error"]
+    assert error["kind"] == "provider-unavailable" and words in error["message"]
+    assert len(done.stderr.strip().splitlines()) == 1 and "Traceback" not in done.stderr
+
+
+def test_compare_and_history(ortune, folder):
+    done = ortune("compare", folder / "mlp.onnx", folder / "other.onnx", "--iterations", "30", "--json")
+    assert done.code == 0, done.stderr
+    result = done.json()
+    assert [m["label"] for m in result["models"]] == ["mlp.onnx", "other.onnx"]
+    assert result["models"][0]["speedup"] == 1.0
+    assert result["models"][1]["fidelity"]["max_abs_diff"] > 0       # other weights, other answers
+    listed = ortune("history", "--kind", "compare", "--json")
+    assert listed.code == 0
+    assert result["history_id"] in [e["id"] for e in listed.json()["results"]]
+    text = ortune("history", "--show", result["history_id"])
+    assert text.code == 0 and "other.onnx" in text.stdout and "reference" in text.stdout
+
+
+def test_bench_sweep_grid(ortune, folder):
+    done = ortune("bench", folder / "mlp.onnx", "--sweep", "batch=1,2", "--sweep-concurrency", "1,2",
+                  "--iterations", "20", "--latency-limit", "1000", "--json")
+    assert done.code == 0, done.stderr
+    grid = done.json()
+    assert [(c["dim_value"], c["concurrency"]) for c in grid["cells"]] == [(1, 1), (1, 2), (2, 1), (2, 2)]
+    assert grid["best"] in grid["cells"]
+
+
+def test_placement_and_bad_sweep(ortune, folder):
+    done = ortune("placement", folder / "mlp.onnx", "--json")
+    assert done.code == 0, done.stderr
+    assert done.json()["by_provider"]["CPUExecutionProvider"]["share"] == 1.0
+    bad = ortune("bench", folder / "mlp.onnx", "--sweep", "batch=0,2")
+    assert bad.code == 2 and "whole numbers" in bad.stderr

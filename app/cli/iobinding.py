@@ -6,7 +6,7 @@ import textwrap
 
 from app.cli.common import add_json_flag, format_table, human_bytes, output, run_job_cli
 from app.cli.session_args import add_session_arguments, run_settings_from_args, session_config_from_args
-from app.core.iobinding import DEFAULT_ITERATIONS, DEFAULT_WARMUP
+from app.core.iobinding_modes import DEFAULT_ITERATIONS, DEFAULT_WARMUP
 
 ORDER = 70
 

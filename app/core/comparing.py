@@ -63,7 +63,7 @@ def member_job(params: dict, ctx: JobContext) -> dict:
     params: path, session, run, variant, reference_dir, is_reference."""
     import numpy as np
 
-    from app.core.feeds import FeedSpec
+    from app.core.feed_spec import FeedSpec
     from app.core.session_config import SessionConfig
 
     folder = Path(params["reference_dir"])

@@ -6,20 +6,18 @@ Symbolic dimensions get the user's values, or defaults guessed from their names
 from __future__ import annotations
 
 import re
-from dataclasses import asdict, dataclass, field
 from pathlib import Path
 
 import numpy as np
 
 from app.core.errors import UserError
+from app.core.feed_spec import FeedSpec  # noqa: F401  (re-exported: the spec lives apart, free of numpy)
 
-FEED_MODES = ("random", "zeros", "files")
 _BATCH = re.compile(r"batch|^n$|^b$|num_?images|unk__", re.I)
 _SEQUENCE = re.compile(r"seq|sequence|length|len$|tokens|time|frames|steps|past|total", re.I)
 _SPATIAL = re.compile(r"height|width|^h$|^w$", re.I)
 DEFAULT_SEQUENCE = 32
 DEFAULT_SPATIAL = 224
-DEFAULT_VOCAB = 1000
 
 # ORT's type strings ('tensor(float)') and ONNX's names ('float') -> numpy
 _NUMPY_TYPES = {
@@ -38,41 +36,6 @@ def numpy_dtype(type_text: str):
         return np.dtype(_NUMPY_TYPES[name])
     except KeyError:
         raise UserError("unsupported-input", f"inputs of type {type_text} cannot be generated") from None
-
-
-@dataclass
-class FeedSpec:
-    mode: str = "random"
-    seed: int = 0
-    dims: dict[str, int] = field(default_factory=dict)          # symbolic dim name -> value
-    shapes: dict[str, list[int]] = field(default_factory=dict)  # input name -> whole shape
-    files: dict[str, str] = field(default_factory=dict)         # input name -> .npy; "*" -> one .npz
-    vocab_size: int = DEFAULT_VOCAB                             # upper bound for integer ids
-
-    def to_dict(self) -> dict:
-        return asdict(self)
-
-    @classmethod
-    def from_dict(cls, data: dict | None) -> "FeedSpec":
-        data = dict(data or {})
-        unknown = set(data) - set(cls.__dataclass_fields__)
-        if unknown:
-            raise UserError("bad-config", f"unknown input setting(s): {', '.join(sorted(unknown))}")
-        spec = cls(**data)
-        spec.validate()
-        return spec
-
-    def validate(self) -> None:
-        if self.mode not in FEED_MODES:
-            raise UserError("bad-option", f"input mode must be one of {', '.join(FEED_MODES)}, not {self.mode!r}")
-        for name, value in self.dims.items():
-            if not isinstance(value, int) or value < 0:
-                raise UserError("bad-option", f"dimension {name} must be a whole number ≥ 0, not {value!r}")
-        for name, shape in self.shapes.items():
-            if not all(isinstance(d, int) and d >= 0 for d in shape):
-                raise UserError("bad-option", f"shape of {name} must be whole numbers ≥ 0, not {shape!r}")
-        if self.vocab_size < 1:
-            raise UserError("bad-option", "the vocabulary size must be at least 1")
 
 
 def default_dim(name: str) -> int:

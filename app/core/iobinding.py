@@ -19,7 +19,7 @@ from typing import Callable
 
 from app.core.errors import UserError
 from app.core.feeds import make_feeds, session_inputs
-from app.core.iobinding_modes import (DEVICE_ONCE, NUMPY, PREALLOCATED, BIND_EACH_RUN, ModePlan, bytes_per_run,
+from app.core.iobinding_modes import (DEFAULT_ITERATIONS, DEFAULT_WARMUP, DEVICE_ONCE, NUMPY, PREALLOCATED, BIND_EACH_RUN, ModePlan, bytes_per_run,
                                       copy_ms, device_id_of, plan_modes, provider_note, session_config_for)
 from app.core.jobs import JobContext
 from app.core.modelfile import check_readable, first_line, sniff
@@ -28,8 +28,6 @@ from app.core.session_config import SessionConfig
 from app.core.sessions import create_session, effective_settings
 from app.core.stats import latency_stats
 
-DEFAULT_ITERATIONS = 100
-DEFAULT_WARMUP = 10
 TRANSFER_REPEATS = 10
 PROGRESS_INTERVAL_S = 0.1
 

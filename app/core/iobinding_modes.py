@@ -16,6 +16,9 @@ from app.core.errors import UserError
 from app.core.providers import LONG_TO_SHORT, provider_name
 from app.core.session_config import ProviderSpec, SessionConfig
 
+DEFAULT_ITERATIONS = 100
+DEFAULT_WARMUP = 10
+
 #: ORT provider -> the device name of OrtValue.ortvalue_from_numpy and IOBinding.bind_output
 DEVICES = {"CPUExecutionProvider": "cpu", "CUDAExecutionProvider": "cuda", "DmlExecutionProvider": "dml"}
 GRAPH_OPTION = "enable_cuda_graph"

@@ -13,7 +13,7 @@ from functools import lru_cache
 from pathlib import Path
 
 from app.core.errors import UserError
-from app.core.feeds import FeedSpec
+from app.core.feed_spec import FeedSpec
 from app.core.providers import provider_name
 
 PRESET_SCHEMA = "ortune.session/1"

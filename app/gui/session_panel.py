@@ -218,7 +218,7 @@ class SessionPanel(Panel):
     # the config --------------------------------------------------------------
     def config(self):
         """The SessionConfig the widgets describe (raises UserError on a bad entry)."""
-        from app.core.feeds import FeedSpec
+        from app.core.feed_spec import FeedSpec
         from app.core.session_config import LOG_LEVELS, SessionConfig
 
         if not self.built:

@@ -20,41 +20,26 @@ OUTPUTS_FILE = "outputs.npz"
 
 
 def output_fidelity(reference: dict, outputs: dict) -> dict:
-    """How far `outputs` drift from `reference`, per output and overall.
+    """How far `outputs` drift from `reference`: the conversion fidelity check's numbers
+    and verdict per output (default tolerance), plus the compare table's summary."""
+    from app.core.fidelity import Tolerance, compare_values
 
-    Per output: max_abs_diff, max_rel_diff, cosine, nonfinite (values that are NaN or
-    infinite in `outputs` but not in the reference)."""
-    import numpy as np
-
+    tolerance = Tolerance()
     rows = []
-    for name, ref in reference.items():
-        row = {"name": name}
-        got = outputs.get(name)
-        ref_array, got_array = np.asarray(ref), None if got is None else np.asarray(got)
-        if got_array is None or ref_array.dtype.kind not in "biuf" or got_array.dtype.kind not in "biuf":
-            row["note"] = "missing" if got_array is None else "not numeric: not compared"
-            rows.append(row)
+    for name, expected in reference.items():
+        if name not in outputs:
+            rows.append({"name": name, "max_abs_diff": None, "cosine": None, "nonfinite": 0, "passed": False,
+                         "problem": "missing"})
             continue
-        if ref_array.shape != got_array.shape:
-            row["note"] = f"shape {list(got_array.shape)} instead of {list(ref_array.shape)}"
-            rows.append(row)
-            continue
-        a, b = ref_array.astype(np.float64).ravel(), got_array.astype(np.float64).ravel()
-        finite = np.isfinite(a) & np.isfinite(b)
-        diff = np.abs(a[finite] - b[finite])
-        norms = float(np.linalg.norm(a[finite])) * float(np.linalg.norm(b[finite]))
-        row.update(
-            max_abs_diff=float(diff.max()) if diff.size else 0.0,
-            max_rel_diff=float((diff / np.maximum(np.abs(a[finite]), 1e-12)).max()) if diff.size else 0.0,
-            cosine=float(np.dot(a[finite], b[finite]) / norms) if norms > 0 else float(np.array_equal(a, b)),
-            nonfinite=int(np.count_nonzero(~np.isfinite(b) & np.isfinite(a))))
-        rows.append(row)
-    compared = [r for r in rows if "max_abs_diff" in r]
+        rows.append(compare_values(name, expected, outputs[name], tolerance))
+    compared = [r for r in rows if r["max_abs_diff"] is not None]
+    verdicts = [r["passed"] for r in rows if r["passed"] is not None]
     return {"outputs": rows,
             "max_abs_diff": max((r["max_abs_diff"] for r in compared), default=None),
-            "min_cosine": min((r["cosine"] for r in compared), default=None),
+            "min_cosine": min((r["cosine"] for r in compared if r["cosine"] is not None), default=None),
             "nonfinite": sum(r["nonfinite"] for r in compared),
-            "compared": len(compared) == len(rows)}
+            "compared": len(compared) == len(rows),
+            "passed": bool(verdicts) and all(verdicts), "tolerance": tolerance.to_dict()}
 
 
 def member_job(params: dict, ctx: JobContext) -> dict:

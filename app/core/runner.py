@@ -61,8 +61,10 @@ def _error_info(exc: BaseException, params: dict | None = None) -> dict:
     if _is_runtime_error(exc):
         from app.core.modelfile import first_line
         where = ""
-        if params and isinstance(params.get("path"), str):
-            where = os.path.basename(params["path"]) + ": "
+        named = next((params[key] for key in ("path", "input", "model") if isinstance((params or {}).get(key), str)),
+                     None)
+        if named:
+            where = os.path.basename(named) + ": "
         text = re.sub(r"^(\[ONNXRuntimeError\] : )?\d+ : [A-Z_]+ : ", "", first_line(str(exc), 400))
         return {"kind": "runtime-error", "user": True,
                 "message": f"{where}ONNX Runtime refused to run it: {text.rstrip('.')}. "

@@ -28,9 +28,6 @@ from app.core.session_config import SessionConfig
 from app.core.stats import mean_ci
 from app.core.tuning_space import SearchLimits, apply_candidate, build_space, describe
 
-DEVICE_NAMES = {"CUDAExecutionProvider": "cuda", "DmlExecutionProvider": "dml"}
-
-
 class Contender:
     def __init__(self, index: int, label: str, config: SessionConfig):
         self.index, self.label, self.config = index, label, config
@@ -84,21 +81,12 @@ class SessionPool:
 def make_runner(session, feeds: dict, config: SessionConfig, ctx: JobContext):
     """A no-argument function doing one inference the way the preset says (IO binding or not)."""
     import onnxruntime as ort
+    from app.core.benchmarking import make_run
 
     run_options = ort.RunOptions()
     ctx.on_cancel(lambda: setattr(run_options, "terminate", True))
-    provider = config.providers[0].name
-    if config.io_binding and provider in DEVICE_NAMES:
-        device = DEVICE_NAMES[provider]
-        binding = session.io_binding()
-        for name, array in feeds.items():
-            binding.bind_ortvalue_input(name, ort.OrtValue.ortvalue_from_numpy(array, device, 0))
-        for output in session.get_outputs():
-            binding.bind_output(output.name, device)
-        # ORT 1.31 spends ~30 µs per bound run looking for a graph id unless one is given (0 is its default).
-        run_options.add_run_config_entry("gpu_graph_id", "0")
-        return lambda: session.run_with_iobinding(binding, run_options)
-    return lambda: session.run(None, feeds, run_options)
+    binds = config.io_binding and config.providers[0].name != "CPUExecutionProvider"
+    return make_run(session, feeds, run_options, io_binding=binds)
 
 
 def measure_block(runner, runs: int, ctx: JobContext) -> float:

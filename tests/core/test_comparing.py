@@ -21,7 +21,9 @@ def test_fidelity_of_known_arrays():
     assert y["cosine"] == pytest.approx(a @ b / np.linalg.norm(a) / np.linalg.norm(b))
     assert y["nonfinite"] == 1 and result["nonfinite"] == 1
     assert result["outputs"][1]["max_abs_diff"] == 0.0
-    assert output_fidelity(reference, {"y": np.zeros(3)})["outputs"][0]["note"].startswith("shape")
+    assert result["passed"] is False                       # a NaN where the source had a number
+    assert output_fidelity(reference, {"y": np.zeros(3)})["outputs"][0]["problem"].startswith("shape")
+    assert output_fidelity(reference, dict(reference))["passed"] is True
 
 
 def test_compare_two_variants(tmp_path):

@@ -18,4 +18,6 @@ def test_diagnose_panel_lists_findings_with_details(qtbot, window, tmp_path):
     row = next(i for i, f in enumerate(panel.result["findings"]) if f["id"] == "symbolic-dims")
     panel.table.selectRow(row)
     assert "Evidence" in panel.details.toHtml()
-    assert panel.apply_button.isEnabled() == (window.panel("Session") is not None)
+    assert panel.apply_button.isEnabled()
+    panel.apply_selected()
+    assert window.session_config().free_dimension_overrides == {"batch": 1}

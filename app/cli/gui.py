@@ -32,6 +32,9 @@ def register(subparsers) -> None:
 
 def main(argv: list[str]) -> int:
     """`ortune gui ARGS` without building the whole command line."""
+    if all(arg == "--demo" or not arg.startswith("-") for arg in argv):
+        # The usual case needs no argparse (start-up time); anything else gets the full parser.
+        return open_window([arg for arg in argv if arg != "--demo"], demo="--demo" in argv)
     try:
         args = build_gui_parser().parse_args(argv)
     except SystemExit as exc:

@@ -11,7 +11,7 @@ import time
 from dataclasses import dataclass, field
 from typing import Any, Callable
 
-from PySide6.QtCore import QObject, Qt, QThread, Signal, Slot
+from PySide6.QtCore import QObject, QThread, Signal, Slot
 
 from app.core.errors import JobCancelled
 
@@ -163,6 +163,7 @@ class JobManager(QObject):
         worker.errored.connect(relay.errored)
         # Quit from the worker's own thread: a queued quit would wait for the GUI thread, which may be
         # blocked in shutdown() waiting for this very thread.
+        from PySide6.QtCore import Qt  # not at module level: Qt's namespace is slow to load at start-up
         worker.finished.connect(thread.quit, Qt.ConnectionType.DirectConnection)
         thread.started.connect(worker.run)
         thread.finished.connect(relay.thread_done)

@@ -6,8 +6,9 @@ import base64
 import importlib
 import platform
 from pathlib import Path
+from typing import TYPE_CHECKING
 
-from PySide6.QtCore import QByteArray, QEvent, Qt, QTimer, Signal
+from PySide6.QtCore import QByteArray, QEvent, QTimer, Signal
 from PySide6.QtGui import QAction, QKeySequence
 from PySide6.QtWidgets import QDockWidget, QLabel, QMainWindow, QSplitter, QTabWidget, QWidget
 
@@ -17,9 +18,10 @@ from app.core.paths import demo_model_path, write_error_log
 from app.core.settings import Settings, save_settings
 from app.core.units import human_bytes
 from app.gui.jobs import JobManager
-from app.gui.log_dock import LogView
-from app.gui.open_model import OpenModel
 from app.gui.panels import DROP_TARGETS, PANELS
+
+if TYPE_CHECKING:
+    from app.gui.open_model import OpenModel
 
 MODEL_FILTER = "Models (*.onnx *.ort);;All files (*)"
 
@@ -52,7 +54,7 @@ class MainWindow(QMainWindow):
         for title in self._panel_titles:
             self.tabs.addTab(QWidget(), title)
         self.tabs.currentChanged.connect(lambda _: self._build_current_panel())
-        splitter = QSplitter(Qt.Orientation.Horizontal)
+        splitter = QSplitter()                 # horizontal
         # The tree is built on first use (after the first paint): item views cost ~15 ms.
         splitter.addWidget(QWidget())
         splitter.addWidget(self.tabs)
@@ -62,17 +64,13 @@ class MainWindow(QMainWindow):
         self.setCentralWidget(splitter)
 
         self._jobs_table = None
-        self.log_view = LogView()
-        self.jobs.log.connect(self.log_view.add)
-        # The jobs table is built on first use: item views cost ~15 ms of start-up.
-        self.jobs_dock = self._dock("Jobs", QWidget())
+        self.jobs_dock = self.log_dock = None
+        self.log_view = None
+        self._early_log: list[tuple[str, str, str]] = []
+        self.jobs.log.connect(self.log)
         self.jobs.job_added.connect(lambda _job: self.jobs_table)
-        self.log_dock = self._dock("Log", self.log_view)
-        self.tabifyDockWidget(self.jobs_dock, self.log_dock)
-        self.jobs_dock.raise_()
-        self.resizeDocks([self.jobs_dock], [170], Qt.Orientation.Vertical)
-        self.jobs.job_added.connect(lambda job: self.log_view.add(job.title, "info", "started"))
-        self.jobs.job_finished.connect(lambda job: self.log_view.add(job.title, "info", job.state))
+        self.jobs.job_added.connect(lambda job: self.log(job.title, "info", "started"))
+        self.jobs.job_finished.connect(lambda job: self.log(job.title, "info", job.state))
 
         self.ort_label = QLabel("ONNX Runtime: checking…")
         self.providers_label = QLabel("")
@@ -83,12 +81,43 @@ class MainWindow(QMainWindow):
         self._restore_geometry()
         self._probe_providers = probe_providers
 
+    def _build_docks(self) -> None:
+        """The Jobs and Log docks, right after the first paint: docking pulls in Qt's
+        namespace enums, which cost ~25 ms of start-up, for two docks that start empty."""
+        if self.jobs_dock is not None:
+            return
+        from PySide6.QtCore import Qt  # Qt's namespace costs ~25 ms to load: never at start-up
+        from app.gui.log_dock import LogView  # its fixed-width font loads the font database (~8 ms)
+        self.log_view = LogView()
+        for line in self._early_log:
+            self.log_view.add(*line)
+        self._early_log.clear()
+        self.jobs_dock = self._dock("Jobs", QWidget())
+        self.log_dock = self._dock("Log", self.log_view)
+        self.tabifyDockWidget(self.jobs_dock, self.log_dock)
+        self.jobs_dock.raise_()
+        self.resizeDocks([self.jobs_dock], [170], Qt.Orientation.Vertical)
+        self.view_menu.addAction(self.jobs_dock.toggleViewAction())
+        self.view_menu.addAction(self.log_dock.toggleViewAction())
+        if self.settings.window_state:
+            try:
+                self.restoreState(QByteArray(base64.b64decode(self.settings.window_state)))
+            except (ValueError, TypeError):
+                pass
+
     def event(self, event) -> bool:
         if not getattr(self, "_painted", True) and event.type() == QEvent.Type.Paint:
             # Heavy work (pyqtgraph, the provider probe) waits until the window is on screen.
             self._painted = True
             QTimer.singleShot(0, self._after_first_paint)
         return super().event(event)
+
+    def log(self, source: str, level: str, message: str) -> None:
+        """A line in the Log dock (kept until the dock exists)."""
+        if self.log_view is None:
+            self._early_log.append((source, level, message))
+        else:
+            self.log_view.add(source, level, message)
 
     @property
     def model_list(self):
@@ -102,6 +131,7 @@ class MainWindow(QMainWindow):
     @property
     def jobs_table(self):
         if self._jobs_table is None:
+            self._build_docks()
             from app.gui.jobs_dock import JobsTable
             self._jobs_table = JobsTable(self.jobs)
             self.jobs_dock.setWidget(self._jobs_table)
@@ -109,6 +139,7 @@ class MainWindow(QMainWindow):
 
     def _after_first_paint(self) -> None:
         self.model_list
+        self._build_docks()
         self.jobs_table
         self._build_current_panel()
         if self._probe_providers:
@@ -126,6 +157,7 @@ class MainWindow(QMainWindow):
 
     # layout ----------------------------------------------------------------
     def _dock(self, title: str, widget) -> QDockWidget:
+        from PySide6.QtCore import Qt
         dock = QDockWidget(title, self)
         dock.setObjectName(f"{title}Dock")
         dock.setWidget(widget)
@@ -145,9 +177,7 @@ class MainWindow(QMainWindow):
         jobs_menu = self.menuBar().addMenu("&Jobs")
         self._action(jobs_menu, "&Cancel Focused Job", self.cancel_focused_job, QKeySequence("Esc"))
         self._action(jobs_menu, "Cancel &All Jobs", self.jobs.cancel_all)
-        view_menu = self.menuBar().addMenu("&View")
-        view_menu.addAction(self.jobs_dock.toggleViewAction())
-        view_menu.addAction(self.log_dock.toggleViewAction())
+        self.view_menu = self.menuBar().addMenu("&View")
         help_menu = self.menuBar().addMenu("&Help")
         self._action(help_menu, "&Execution Providers…", self.show_providers)
         self._action(help_menu, "&About ORTune", self.show_about)
@@ -164,8 +194,6 @@ class MainWindow(QMainWindow):
         try:
             if self.settings.window_geometry:
                 self.restoreGeometry(QByteArray(base64.b64decode(self.settings.window_geometry)))
-            if self.settings.window_state:
-                self.restoreState(QByteArray(base64.b64decode(self.settings.window_state)))
         except (ValueError, TypeError):
             pass
 
@@ -248,6 +276,7 @@ class MainWindow(QMainWindow):
         if existing is not None:
             self.model_list.select(existing)
             return existing
+        from app.gui.open_model import OpenModel
         model = OpenModel(str(path), label=label, kind=kind, parent=parent, extra=dict(extra or {}))
         self.model_list.add(model)
         self.model_list.select(model)
@@ -318,10 +347,11 @@ class MainWindow(QMainWindow):
     def show_error(self, title: str, message: str) -> None:
         """The one place errors reach the user: a message that never blocks the window."""
         self.last_error = (title, message)
-        self.log_view.add(title, "error", message)
+        self.log(title, "error", message)
         self.statusBar().showMessage(f"{title}: {message}", 15000)
         from PySide6.QtWidgets import QMessageBox
         box = QMessageBox(QMessageBox.Icon.Warning, title, message, QMessageBox.StandardButton.Ok, self)
+        from PySide6.QtCore import Qt
         box.setAttribute(Qt.WidgetAttribute.WA_DeleteOnClose)
         box.open()
         self.error_shown.emit(title, message)
@@ -342,6 +372,7 @@ class MainWindow(QMainWindow):
 
     def show_providers(self) -> None:
         from app.gui.providers_dialog import ProvidersDialog
+        from PySide6.QtCore import Qt
         dialog = ProvidersDialog(self.providers_info, self)
         dialog.setAttribute(Qt.WidgetAttribute.WA_DeleteOnClose)
         self.providers_ready.connect(dialog.set_info)
@@ -373,6 +404,6 @@ class MainWindow(QMainWindow):
         try:
             save_settings(self.settings)
         except OSError as exc:
-            self.log_view.add("Settings", "warning", f"could not save settings: {exc}")
+            self.log("Settings", "warning", f"could not save settings: {exc}")
         self.jobs.shutdown()
         super().closeEvent(event)

@@ -62,7 +62,7 @@ def main() -> None:
             race = tune(path, dims, strategy="race")
             race_s = time.monotonic() - started
             # Fair re-measure: both winners, same process, alternating, many blocks.
-            final = tune(path, dims, strategy="grid", grid_blocks=30,
+            final = tune(path, dims, strategy="grid", grid_blocks=120,
                          candidates=[candidate_of(grid["best"]), candidate_of(race["best"])])
             by_label = {t["label"]: t["latency_ms"] for t in final["trials"]}
             grid_ms = by_label.get(grid["best"]["label"], final["default"]["latency_ms"])

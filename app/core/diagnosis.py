@@ -16,7 +16,7 @@ from app.core.inspecting import inspect_model
 from app.core.jobs import JobContext
 from app.core.machine_cpu import cpu_description, int8_acceleration
 from app.core.session_config import SessionConfig
-from app.core.sessions import create_session
+from app.core.sessions import create_session, idle_threads_sleep
 from app.core.stats import latency_stats
 
 SEVERITY_ORDER = {"high": 0, "medium": 1, "low": 2, "info": 3}
@@ -63,7 +63,7 @@ def symbolic_probe(path: str, config: SessionConfig, dims: dict, ctx: JobContext
         for label, variant in (("symbolic", config), ("fixed", fixed)):
             target = os.path.join(folder, f"{label}.onnx")
             sessions[label] = create_session(
-                path, variant, customize=lambda options, t=target: setattr(options, "optimized_model_filepath", t))
+                path, idle_threads_sleep(variant), customize=lambda options, t=target: setattr(options, "optimized_model_filepath", t))
             result[f"nodes_{label}"] = len(onnx.load(target, load_external_data=False).graph.node)
         feeds, _ = make_feeds(session_inputs(sessions["symbolic"]), config.inputs)
         times = {"symbolic": [], "fixed": []}

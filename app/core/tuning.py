@@ -65,9 +65,9 @@ class SessionPool:
     def runner(self, key: int, config: SessionConfig):
         if key in self.runners:
             return self.runners[key]
-        from app.core.sessions import create_session
+        from app.core.sessions import create_session, idle_threads_sleep
 
-        runner = make_runner(create_session(self.path, config), self.feeds, config, self.ctx)
+        runner = make_runner(create_session(self.path, idle_threads_sleep(config)), self.feeds, config, self.ctx)
         for _ in range(self.warmup):
             runner()
         if len(self.runners) < self.keep:

@@ -199,6 +199,7 @@ class LeaderboardChart(QWidget):
         self.bars = pg.BarGraphItem(x0=empty, y=empty, height=0.6, width=empty, brush=colors["accent"], pen=None)
         self.errors = pg.ErrorBarItem(x=empty, y=empty, left=empty, right=empty, beam=0.2, pen=colors["foreground"])
         self.baseline = pg.InfiniteLine(angle=90, pen=pg.mkPen(colors["second"], width=2, style=Qt.PenStyle.DashLine))
+        self.baseline.setVisible(False)        # until the baseline has been measured
         for item in (self.bars, self.errors, self.baseline):
             self.plot.addItem(item)
         layout = QVBoxLayout(self)
@@ -217,4 +218,5 @@ class LeaderboardChart(QWidget):
         self.plot.getAxis("left").setTicks([[(i, r["label"]) for i, r in enumerate(rows)]])
         if default_ms is not None and np.isfinite(default_ms):
             self.baseline.setValue(default_ms)
+            self.baseline.setVisible(True)
         self.plot.autoRange()

@@ -7,33 +7,22 @@ from __future__ import annotations
 import math
 from typing import Sequence
 
-from PySide6.QtWidgets import QFileDialog, QVBoxLayout, QWidget
+from PySide6.QtWidgets import QWidget
+
+from app.gui.widgets import ChartBase
 
 
-class _Chart(QWidget):
+class _Chart(ChartBase):
     headers: list[str] = []
 
     def __init__(self, title: str = "", parent: QWidget | None = None):
-        super().__init__(parent)
-        import pyqtgraph as pg
-        from app.gui.theme import plot_colors, series_colors
+        super().__init__(title, parent)
+        from app.gui.theme import series_colors
 
-        self._pg = pg
-        self.colors = plot_colors()
         self.series_colors = series_colors()
-        self.plot = pg.PlotWidget()
-        self.plot.setBackground(self.colors["background"])
-        self.plot.setTitle(title, color=self.colors["foreground"])
         for name in ("left", "bottom"):
             self.plot.getAxis(name).enableAutoSIPrefix(False)     # "ms", never "ms (x0.001)"
         self.rows: list[list] = []
-        layout = QVBoxLayout(self)
-        layout.setContentsMargins(0, 0, 0, 0)
-        layout.addWidget(self.plot)
-        menu = self.plot.getPlotItem().getViewBox().menu
-        menu.addSeparator()
-        menu.addAction("Export PNG…", self.export_png)
-        menu.addAction("Export data as CSV…", self.export_csv)
 
     def set_title(self, title: str) -> None:
         self.plot.setTitle(title, color=self.colors["foreground"])
@@ -47,23 +36,8 @@ class _Chart(QWidget):
         legend.clear()
         return legend
 
-    def export_png(self, path: str | None = None) -> str | None:
-        if path is None:
-            path, _ = QFileDialog.getSaveFileName(self, "Export chart as PNG", "chart.png", "PNG images (*.png)")
-        if not path:
-            return None
-        self.plot.grab().save(path, "PNG")
-        return path
-
-    def export_csv(self, path: str | None = None) -> str | None:
-        from app.gui.widgets import rows_to_csv
-        if path is None:
-            path, _ = QFileDialog.getSaveFileName(self, "Export chart data as CSV", "chart.csv", "CSV files (*.csv)")
-        if not path:
-            return None
-        with open(path, "w", newline="", encoding="utf-8") as handle:
-            handle.write(rows_to_csv(self.headers, self.rows))
-        return path
+    def csv_table(self) -> tuple[list[str], list]:
+        return self.headers, self.rows
 
 
 class GroupedBarChart(_Chart):

@@ -121,29 +121,21 @@ class DataTable(QTableView):
         menu.exec(self.viewport().mapToGlobal(position))
 
 
-class BarChart(QWidget):
-    """A pyqtgraph bar chart (horizontal by default, so long operator names stay readable).
+class ChartBase(QWidget):
+    """A pyqtgraph plot whose context menu exports it as PNG and its data as CSV.
 
-    Its context menu adds "Export PNG…" and "Export data as CSV…"."""
+    Subclasses say what their data is with csv_table()."""
 
-    def __init__(self, title: str = "", horizontal: bool = True, parent: QWidget | None = None):
+    def __init__(self, title: str = "", parent: QWidget | None = None):
         super().__init__(parent)
         import pyqtgraph as pg
         from app.gui.theme import plot_colors
 
         self._pg = pg
-        self.horizontal = horizontal
+        self.colors = plot_colors()
         self.plot = pg.PlotWidget()
-        colors = plot_colors()
-        self.plot.setBackground(colors["background"])
-        self.plot.setTitle(title, color=colors["foreground"])
-        self.plot.showGrid(x=horizontal, y=not horizontal, alpha=0.25)
-        self.plot.setMouseEnabled(x=not horizontal, y=horizontal)
-        self.plot.setMenuEnabled(True)
-        self.bars = None
-        self.labels: list[str] = []
-        self.values: list[float] = []
-        self.value_name = "value"
+        self.plot.setBackground(self.colors["background"])
+        self.plot.setTitle(title, color=self.colors["foreground"])
         layout = QVBoxLayout(self)
         layout.setContentsMargins(0, 0, 0, 0)
         layout.addWidget(self.plot)
@@ -151,6 +143,44 @@ class BarChart(QWidget):
         menu.addSeparator()
         menu.addAction("Export PNG…", self.export_png)
         menu.addAction("Export data as CSV…", self.export_csv)
+
+    def csv_table(self) -> tuple[list[str], list]:
+        raise NotImplementedError
+
+    def export_png(self, path: str | None = None) -> str | None:
+        if path is None:
+            path, _ = QFileDialog.getSaveFileName(self, "Export chart as PNG", "chart.png", "PNG images (*.png)")
+        if not path:
+            return None
+        self.plot.grab().save(path, "PNG")
+        return path
+
+    def export_csv(self, path: str | None = None) -> str | None:
+        if path is None:
+            path, _ = QFileDialog.getSaveFileName(self, "Export chart data as CSV", "chart.csv", "CSV files (*.csv)")
+        if not path:
+            return None
+        headers, rows = self.csv_table()
+        with open(path, "w", newline="", encoding="utf-8") as handle:
+            handle.write(rows_to_csv(headers, rows))
+        return path
+
+
+class BarChart(ChartBase):
+    """A pyqtgraph bar chart (horizontal by default, so long operator names stay readable).
+
+    Its context menu adds "Export PNG…" and "Export data as CSV…"."""
+
+    def __init__(self, title: str = "", horizontal: bool = True, parent: QWidget | None = None):
+        super().__init__(title, parent)
+        self.horizontal = horizontal
+        self.plot.showGrid(x=horizontal, y=not horizontal, alpha=0.25)
+        self.plot.setMouseEnabled(x=not horizontal, y=horizontal)
+        self.plot.setMenuEnabled(True)
+        self.bars = None
+        self.labels: list[str] = []
+        self.values: list[float] = []
+        self.value_name = "value"
 
     def set_bars(self, labels: Sequence[str], values: Sequence[float], value_name: str = "value",
                  brushes: Sequence | None = None) -> None:
@@ -174,19 +204,5 @@ class BarChart(QWidget):
         self.plot.addItem(self.bars)
         self.plot.autoRange()
 
-    def export_png(self, path: str | None = None) -> str | None:
-        if path is None:
-            path, _ = QFileDialog.getSaveFileName(self, "Export chart as PNG", "chart.png", "PNG images (*.png)")
-        if not path:
-            return None
-        self.plot.grab().save(path, "PNG")
-        return path
-
-    def export_csv(self, path: str | None = None) -> str | None:
-        if path is None:
-            path, _ = QFileDialog.getSaveFileName(self, "Export chart data as CSV", "chart.csv", "CSV files (*.csv)")
-        if not path:
-            return None
-        with open(path, "w", newline="", encoding="utf-8") as handle:
-            handle.write(rows_to_csv(["label", self.value_name], list(zip(self.labels, self.values))))
-        return path
+    def csv_table(self) -> tuple[list[str], list]:
+        return ["label", self.value_name], list(zip(self.labels, self.values))

@@ -4,7 +4,6 @@ from __future__ import annotations
 
 import base64
 import importlib
-import platform
 from pathlib import Path
 from typing import TYPE_CHECKING
 
@@ -379,23 +378,8 @@ class MainWindow(QMainWindow):
         dialog.open()
 
     def show_about(self) -> None:
-        import importlib.metadata as metadata
-        from PySide6 import __version__ as pyside_version
-        from PySide6.QtCore import qVersion
-        from PySide6.QtWidgets import QMessageBox
-
-        def version(name: str) -> str:
-            try:
-                return metadata.version(name)
-            except metadata.PackageNotFoundError:
-                return "not installed"
-
-        ort = self.providers_info["package"] if self.providers_info else "checking…"
-        QMessageBox.about(self, f"About {app.APP_NAME}",
-                          f"<b>{app.APP_NAME} {app.__version__}</b><br>"
-                          "A workbench for making ONNX models run fast on ONNX Runtime.<br><br>"
-                          f"Qt {qVersion()} (PySide6 {pyside_version})<br>ONNX Runtime: {ort}<br>"
-                          f"onnx {version('onnx')}<br>Python {platform.python_version()}")
+        from app.gui.providers_dialog import show_about
+        show_about(self, self.providers_info)
 
     # closing -------------------------------------------------------------------
     def closeEvent(self, event) -> None:

@@ -15,6 +15,9 @@ def render(result: dict) -> str:
     default, best = result["default"], result["best"]
     lines.append(f"default  {default['latency_ms']:.3f} ms")
     lines.append(f"best     {best['latency_ms']:.3f} ms  {best['label']}  (speedup ×{result['speedup']:.2f})")
+    if result["speedup"] > 1.0 and not result["clearly_faster"]:
+        lines.append("         not clearly faster than your settings: its interval reaches theirs "
+                     "(a bigger budget measures it longer)")
     rows = []
     for trial in result["trials"][:15]:
         ci = trial["ci_ms"]

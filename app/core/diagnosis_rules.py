@@ -27,6 +27,9 @@ HOT_OP_ADVICE = {
     "Gelu": "the transformer optimizer fuses Gelu with its bias (BiasGelu / FastGelu)",
     "Erf": "Erf usually belongs to an unfused Gelu: the transformer optimizer fuses it",
     "Conv": "int8-static quantisation on CPUs with VNNI, fp16 on GPUs, or the 'all' optimisation level (NCHWc)",
+    "Add": "bias and residual Adds: the transformer optimizer folds them into SkipLayerNormalization, BiasGelu "
+           "and fused attention; in CNNs the 'all' level fuses them into convolutions",
+    "Mul": "scaling Muls: the transformer optimizer folds attention scaling into its Attention kernel",
     "Transpose": "layout changes around the model: an NCHW export, or the 'all' level, removes many",
     "Cast": "casts between fp16 and fp32: keep IO types, or run the fp16 model on a GPU",
     "LSTM": "int8-dynamic quantisation suits recurrent layers",

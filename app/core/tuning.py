@@ -243,7 +243,9 @@ class Race:
         if best.score >= 1.0:
             # Nothing beat the user's own settings: recommending a change would be noise.
             winner = dict(default, label="default (no setting was faster)")
-        return {"strategy": self.strategy, "default": default, "best": winner,
+        # Faster beyond doubt: the whole 95% interval of its ratio to your settings lies below 1.
+        clearly_faster = best.score < 1.0 and len(best.ratios) > 1 and best.interval()[1] < 1.0
+        return {"strategy": self.strategy, "default": default, "best": winner, "clearly_faster": clearly_faster,
                 "speedup": max(1.0, 1.0 / best.score) if best.score > 0 else None,
                 "trials": [c.entry(reference) for c in sorted(measured, key=lambda c: c.score)],
                 "failed": [{"label": c.label, "error": c.error} for c in self.contenders if c.error],

@@ -142,7 +142,9 @@ class TunePanel(Panel):
             f"<b>Best: {best['label']}</b> — {best['latency_ms']:.3f} ms vs {default['latency_ms']:.3f} ms with "
             f"your settings (×{result['speedup']:.2f}), after {result['trials_used']} trials over "
             f"{result['space_size']} settings in {result['seconds']:.0f} s"
-            + (" (stopped early: the best so far)." if result["cancelled"] else "."))
+            + (" (stopped early: the best so far)." if result["cancelled"] else ".")
+            + ("" if result["clearly_faster"] or result["speedup"] <= 1.0 else
+               " It is not clearly faster than your settings yet: a bigger budget measures it longer."))
         for button in (self.apply_button, self.save_button, self.copy_button):
             button.setEnabled(True)
 

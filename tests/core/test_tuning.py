@@ -88,6 +88,9 @@ def test_race_spends_fewer_trials_than_the_grid(small_model):
     for result in (grid, race):
         assert result["best"]["latency_ms"] > 0 and result["default"]["latency_ms"] > 0
         assert result["speedup"] >= 1.0
+        if result["clearly_faster"]:
+            low, high = result["best"]["ci_ms"]
+            assert high < result["default"]["latency_ms"]
         SessionConfig.from_dict(result["best"]["session"])        # a preset --config accepts
         latencies = [t["latency_ms"] for t in result["trials"]]
         assert latencies == sorted(latencies)

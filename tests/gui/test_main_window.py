@@ -132,3 +132,17 @@ def test_signal_emission_keeps_reference_counts():
         source.fired.emit(1.0)
     gc.collect()
     assert abs(sys.getrefcount(True) - before) < 50
+
+
+def test_three_models_and_three_broken_files_dropped_together(qtbot, window, tmp_path):
+    good = [models.save(models.cnn(), tmp_path / "cnn.onnx"), models.save(models.mlp(), tmp_path / "mlp.onnx"),
+            models.save(models.transformer_block(), tmp_path / "block.onnx")]
+    bad = [maker(tmp_path)[0] for maker in (bad_models.png, bad_models.truncated, bad_models.cycle)]
+    errors = []
+    window.error_shown.connect(lambda title, message: errors.append(message))
+    drop_files(window, good + bad)
+    qtbot.waitUntil(lambda: len(errors) == 3 and all(m.summary for m in window.model_list.models()), timeout=90000)
+    assert sorted(m.label for m in window.model_list.models()) == ["block.onnx", "cnn.onnx", "mlp.onnx"]
+    for path in bad:
+        assert sum(path.name in message for message in errors) == 1
+    assert all("Traceback" not in message for message in errors)

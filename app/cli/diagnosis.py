@@ -5,7 +5,7 @@ from __future__ import annotations
 import textwrap
 
 from app.cli.common import add_json_flag, output, run_job_cli
-from app.cli.session_args import add_session_arguments, session_config_from_args
+from app.cli.session_args import add_session_arguments, session_config_from_args, whole_number
 
 ORDER = 80
 
@@ -32,7 +32,7 @@ def render(result: dict) -> str:
 
 def run(args) -> int:
     config = session_config_from_args(args)
-    params = {"path": args.model, "session": config.to_dict(), "trace": args.trace, "runs": int(args.runs)}
+    params = {"path": args.model, "session": config.to_dict(), "trace": args.trace, "runs": whole_number(args.runs, "--runs", 1)}
     return output(args, run_job_cli("app.core.diagnosis:diagnose_job", params), render)
 
 

@@ -16,13 +16,25 @@ def _key_value(text: str, flag: str) -> tuple[str, str]:
     return key.strip(), value.strip()
 
 
-def _whole(text: str, flag: str, minimum: int = 0) -> int:
+def whole_number(text: str, flag: str, minimum: int = 0) -> int:
+    """A flag's whole-number value, or a UserError naming the flag."""
     try:
         value = int(text)
     except ValueError:
         raise UserError("bad-option", f"{flag} expects a whole number, not {text!r}") from None
     if value < minimum:
         raise UserError("bad-option", f"{flag} must be at least {minimum}, not {value}")
+    return value
+
+
+def seconds(text: str, flag: str) -> float:
+    """A flag's duration in seconds (more than 0), or a UserError naming the flag."""
+    try:
+        value = float(text)
+    except ValueError:
+        raise UserError("bad-option", f"{flag} expects seconds, not {text!r}") from None
+    if not value > 0:
+        raise UserError("bad-option", f"{flag} must be more than 0 seconds")
     return value
 
 
@@ -66,16 +78,11 @@ def add_run_arguments(parser: argparse.ArgumentParser, iterations: int = 200) ->
 
 
 def run_settings_from_args(args, iterations: int = 200) -> dict:
-    settings = {"warmup": _whole(args.warmup, "--warmup"),
-                "iterations": _whole(args.iterations, "--iterations", 1) if args.iterations else iterations,
-                "duration_s": None, "concurrency": _whole(args.concurrency, "--concurrency", 1)}
+    settings = {"warmup": whole_number(args.warmup, "--warmup"),
+                "iterations": whole_number(args.iterations, "--iterations", 1) if args.iterations else iterations,
+                "duration_s": None, "concurrency": whole_number(args.concurrency, "--concurrency", 1)}
     if args.duration:
-        try:
-            settings["duration_s"] = float(args.duration)
-        except ValueError:
-            raise UserError("bad-option", f"--duration expects seconds, not {args.duration!r}") from None
-        if settings["duration_s"] <= 0:
-            raise UserError("bad-option", "--duration must be more than 0 seconds")
+        settings["duration_s"] = seconds(args.duration, "--duration")
     return settings
 
 
@@ -97,24 +104,24 @@ def session_config_from_args(args):
     if args.execution_mode:
         config.execution_mode = args.execution_mode
     if args.threads is not None:
-        config.intra_op_num_threads = _whole(args.threads, "--threads")
+        config.intra_op_num_threads = whole_number(args.threads, "--threads")
     if args.inter_threads is not None:
-        config.inter_op_num_threads = _whole(args.inter_threads, "--inter-threads")
+        config.inter_op_num_threads = whole_number(args.inter_threads, "--inter-threads")
     for text in args.session_config:
         key, value = _key_value(text, "--session-config")
         config.config_entries[key] = value
     for text in args.free_dim:
         key, value = _key_value(text, "--free-dim")
-        config.free_dimension_overrides[key] = _whole(value, "--free-dim", 1)
+        config.free_dimension_overrides[key] = whole_number(value, "--free-dim", 1)
     if getattr(args, "io_binding", False):
         config.io_binding = True
     feeds = config.inputs
     for text in args.dim:
         key, value = _key_value(text, "--dim")
-        feeds.dims[key] = _whole(value, "--dim")
+        feeds.dims[key] = whole_number(value, "--dim")
     for text in args.shape:
         key, value = _key_value(text, "--shape")
-        feeds.shapes[key] = [_whole(d, "--shape") for d in value.split(",") if d.strip()]
+        feeds.shapes[key] = [whole_number(d, "--shape") for d in value.split(",") if d.strip()]
     for text in args.input:
         key, sep, value = text.partition("=")
         feeds.files[key if sep else "*"] = value if sep else key
@@ -122,8 +129,8 @@ def session_config_from_args(args):
     if args.zeros:
         feeds.mode = "zeros"
     if args.seed is not None:
-        feeds.seed = _whole(args.seed, "--seed")
+        feeds.seed = whole_number(args.seed, "--seed")
     if args.vocab_size is not None:
-        feeds.vocab_size = _whole(args.vocab_size, "--vocab-size", 1)
+        feeds.vocab_size = whole_number(args.vocab_size, "--vocab-size", 1)
     config.validate()
     return config

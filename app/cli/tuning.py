@@ -3,8 +3,7 @@
 from __future__ import annotations
 
 from app.cli.common import add_json_flag, format_table, output, run_job_cli
-from app.cli.session_args import add_session_arguments, session_config_from_args
-from app.core.errors import UserError
+from app.cli.session_args import add_session_arguments, seconds, session_config_from_args, whole_number
 
 ORDER = 70
 
@@ -32,27 +31,15 @@ def render(result: dict) -> str:
     return "\n".join(lines)
 
 
-def _positive(text: str | None, flag: str, kind=int):
-    if text is None:
-        return None
-    try:
-        value = kind(text)
-    except ValueError:
-        raise UserError("bad-option", f"{flag} expects a number, not {text!r}") from None
-    if value <= 0:
-        raise UserError("bad-option", f"{flag} must be more than 0")
-    return value
-
-
 def run(args) -> int:
     config = session_config_from_args(args)
     limits = {"providers": config.provider_names()}
     if args.max_threads is not None:
-        limits["max_threads"] = _positive(args.max_threads, "--max-threads")
+        limits["max_threads"] = whole_number(args.max_threads, "--max-threads", 1)
     params = {"path": args.model, "session": config.to_dict(), "limits": limits, "strategy": args.strategy,
-              "budget_trials": _positive(args.budget_trials, "--budget-trials"),
-              "budget_seconds": _positive(args.budget_seconds, "--budget-seconds", float),
-              "block_runs": _positive(args.block_runs, "--block-runs") or 10}
+              "budget_trials": whole_number(args.budget_trials, "--budget-trials", 1) if args.budget_trials else None,
+              "budget_seconds": seconds(args.budget_seconds, "--budget-seconds") if args.budget_seconds else None,
+              "block_runs": whole_number(args.block_runs, "--block-runs", 1) if args.block_runs else 10}
     result = run_job_cli("app.core.tuning:tune_job", params)
     if args.save_best:
         from app.core.session_config import SessionConfig

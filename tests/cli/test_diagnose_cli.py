@@ -18,3 +18,10 @@ def test_diagnose_bad_provider_is_exit_2(ortune, tmp_path):
     result = ortune("diagnose", path, "--provider", "dml")
     assert result.code == 2
     assert len(result.stderr.strip().splitlines()) == 1
+
+
+def test_diagnose_bad_runs_is_one_line_not_an_internal_error(ortune, tmp_path):
+    path = models.save(models.tiny_add(), tmp_path / "tiny.onnx")
+    result = ortune("diagnose", path, "--runs", "abc")
+    assert result.code == 2
+    assert result.stderr.strip() == "ortune: --runs expects a whole number, not 'abc'"

@@ -78,28 +78,3 @@ def resolve_job(ref: str) -> Callable[[dict, JobContext], Any]:
         raise ValueError(f"a job reference looks like 'package.module:function', not {ref!r}")
     module = importlib.import_module(module_name)
     return getattr(module, func_name)
-
-
-class Batcher:
-    """Collects items and hands them out at most every `interval` seconds.
-
-    Benchmarks stream latencies through it, so the pipe carries a handful of
-    messages a second instead of one per inference."""
-
-    def __init__(self, flush: Callable[[list], None], interval: float = 0.1):
-        self._flush = flush
-        self._interval = interval
-        self._items: list = []
-        self._last = time.monotonic()
-
-    def add(self, item: Any) -> None:
-        self._items.append(item)
-        now = time.monotonic()
-        if now - self._last >= self._interval:
-            self.flush(now)
-
-    def flush(self, now: float | None = None) -> None:
-        if self._items:
-            items, self._items = self._items, []
-            self._flush(items)
-        self._last = time.monotonic() if now is None else now

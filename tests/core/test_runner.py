@@ -4,7 +4,7 @@ import time
 import pytest
 
 from app.core.errors import JobCancelled, JobFailed, UserError
-from app.core.jobs import Batcher, JobContext
+from app.core.jobs import JobContext
 from app.core.runner import JobHandle, run_job
 
 
@@ -81,20 +81,6 @@ def test_cancel_hooks_run_once_when_cancelled():
     remove()
     with pytest.raises(JobCancelled):
         ctx.check_cancel()
-
-
-def test_batcher_sends_few_messages_for_many_items():
-    batches = []
-    batcher = Batcher(batches.append, interval=0.05)
-    deadline = time.monotonic() + 0.3
-    count = 0
-    while time.monotonic() < deadline:
-        batcher.add(count)
-        count += 1
-    batcher.flush()
-    assert sum(len(b) for b in batches) == count
-    assert len(batches) <= 10
-    assert [x for b in batches for x in b] == list(range(count))
 
 
 def test_onnx_runtime_refusals_are_user_errors(tmp_path):

@@ -40,8 +40,10 @@ def build_session_options(config: SessionConfig):
     options.log_severity_level = config.log_severity_level
     for name, value in config.free_dimension_overrides.items():
         options.add_free_dimension_override_by_name(name, int(value))
-    known = supported_config_keys()
-    for key, value in config.all_config_entries().items():
+    entries = config.all_config_entries()
+    # Reading the keys out of the ORT library costs ~50 ms: only when there is something to check.
+    known = supported_config_keys() if entries else frozenset()
+    for key, value in entries.items():
         if known and key.startswith("session.") and key not in known:
             raise UserError("bad-option", f"this ONNX Runtime ({ort.__version__}) does not know the session "
                                           f"setting {key}")

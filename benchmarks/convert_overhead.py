@@ -82,7 +82,7 @@ def measure(command: list[str], env: dict) -> tuple[float, int, float]:
     """Wall seconds, peak resident bytes and CPU seconds of the whole process tree."""
     cpu_before = _children_cpu()
     started = time.perf_counter()
-    process = psutil.Popen(command, env=env, cwd=ROOT, stdout=subprocess.PIPE, stderr=subprocess.PIPE)
+    process = psutil.Popen(command, env=env, cwd=env["ORTUNE_DATA_DIR"], stdout=subprocess.PIPE, stderr=subprocess.PIPE)
     peak = 0
     while process.poll() is None:
         total = 0
@@ -116,6 +116,7 @@ def main() -> None:
     with tempfile.TemporaryDirectory() as folder:
         env["ORTUNE_CONFIG_DIR"] = os.path.join(folder, "config")
         env["ORTUNE_DATA_DIR"] = os.path.join(folder, "data")
+        os.makedirs(env["ORTUNE_DATA_DIR"])     # also the working folder of every run
         model = Path(folder) / "wide.onnx"
         result["model_bytes"] = make_model(model, args.mb)
         for kind, script in BARE.items():

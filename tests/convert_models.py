@@ -62,3 +62,15 @@ def with_changed_weight(model: onnx.ModelProto, name: str, delta: float) -> onnx
         if tensor.name == name:
             tensor.CopyFrom(numpy_helper.from_array(numpy_helper.to_array(tensor) + np.float32(delta), name))
     return broken
+
+
+def shape_inference_gives_up() -> onnx.ModelProto:
+    """A MatMul followed by ONNX Runtime's own Inverse operator: the symbolic shape
+    inference that the quantization pre-processor runs does not know Inverse and, giving
+    up, writes sym_shape_infer_temp.onnx and a data file into the current folder."""
+    weight = numpy_helper.from_array(np.eye(4, dtype=np.float32) * 2 + 0.1, "w")
+    nodes = [helper.make_node("MatMul", ["x", "w"], ["m"], name="matmul"),
+             helper.make_node("Inverse", ["m"], ["y"], name="inverse", domain="com.microsoft")]
+    graph = helper.make_graph(nodes, "inverse", [helper.make_tensor_value_info("x", TensorProto.FLOAT, [4, 4])],
+                              [helper.make_tensor_value_info("y", TensorProto.FLOAT, [4, 4])], initializer=[weight])
+    return models._model(graph, extra_opsets=[helper.make_opsetid("com.microsoft", 1)])

@@ -11,7 +11,9 @@ Parameters of `convert_job`:
 from __future__ import annotations
 
 import importlib
+import os
 import time
+from contextlib import contextmanager
 from dataclasses import replace
 from pathlib import Path
 
@@ -41,7 +43,10 @@ def handler(kind: str) -> Handler:
 
 def _session_config(params: dict) -> SessionConfig:
     data = params.get("session")
-    return SessionConfig.from_dict(data) if data else SessionConfig()
+    config = SessionConfig.from_dict(data) if data else SessionConfig()
+    # input files stay found while the libraries run in the staging folder
+    config.inputs.files = {name: str(Path(path).expanduser().absolute()) for name, path in config.inputs.files.items()}
+    return config
 
 
 def _tolerance(kind: str, given: dict | None) -> Tolerance:
@@ -154,10 +159,24 @@ def _validate(work: Work) -> tuple[Problem | None, dict | None]:
         return Problem(exc.stage, exc.detail), None
 
 
+@contextmanager
+def _working_folder(folder: Path):
+    """Run the libraries inside the staging folder: some of them drop scratch files into the
+    current folder (ORT's symbolic shape inference writes sym_shape_infer_temp.onnx and a
+    data file there when it gives up), and those must go with the staging folder, not
+    litter the user's."""
+    previous = os.getcwd()
+    os.chdir(folder)
+    try:
+        yield
+    finally:
+        os.chdir(previous)
+
+
 def _attempt(work: Work, kind_handler: Handler) -> tuple[Problem | None, dict | None]:
     captured = None
     try:
-        with capture_output() as captured:
+        with capture_output() as captured, _working_folder(work.target.parent):
             kind_handler.produce(work)
     except (UserError, JobCancelled, MemoryError):
         raise

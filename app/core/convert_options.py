@@ -216,7 +216,11 @@ def _coerce(option: Option, value, kind: str):
                 raise UserError("bad-option", f"{where}: unknown {', '.join(wrong)} "
                                               f"(choose from {', '.join(option.choices)})")
         return list(items)
-    return str(value or "").strip()
+    text = str(value or "").strip()
+    if option.kind == "path" and text:
+        # the libraries run with the staging folder as their working folder (see conversions)
+        return str(Path(text).expanduser().absolute())
+    return text
 
 
 def parse_options(kind: str, given: dict | None) -> dict:

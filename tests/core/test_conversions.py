@@ -194,6 +194,19 @@ def test_calibration_from_a_folder_of_arrays(tmp_path):
     loads(tmp_path / "q.onnx")
 
 
+def test_relative_input_files_are_found_while_the_library_runs(tmp_path, monkeypatch):
+    import numpy as np
+
+    monkeypatch.chdir(tmp_path)
+    np.save("sample.npy", np.random.default_rng(5).standard_normal((1, 3, 32, 32)).astype(np.float32))
+    source = models.save(models.cnn(), tmp_path / "cnn.onnx")
+    session = {"inputs": {"mode": "files", "files": {"x": "sample.npy"}}}
+    report = convert("int8-static", source, "q.onnx", session=session)
+    assert report["calibration_source"] == "your fidelity inputs"
+    assert report["calibration_samples"] == 1
+    loads(tmp_path / "q.onnx")
+
+
 def test_mixed_precision_refuses_without_a_gpu(tmp_path, monkeypatch):
     monkeypatch.setattr("app.core.providers.probe_providers", lambda ctx=None: {"providers": [
         {"name": "CUDAExecutionProvider", "available": False, "gpu": True, "in_build": False,
@@ -233,3 +246,15 @@ def test_an_already_quantized_model_is_not_quantized_again(tmp_path):
         with pytest.raises(UserError, match="is already quantized"):
             convert(kind, tmp_path / "q.onnx", tmp_path / "qq.onnx")
     assert not (tmp_path / "qq.onnx").exists()
+
+
+def test_library_scratch_files_never_land_in_the_working_folder(tmp_path, monkeypatch):
+    models_folder, working = tmp_path / "models", tmp_path / "working"
+    models_folder.mkdir()
+    working.mkdir()
+    source = models.save(convert_models.shape_inference_gives_up(), models_folder / "inverse.onnx")
+    monkeypatch.chdir(working)
+    report = convert("int8-static", source, "inverse.int8.onnx", options={"preprocess": True}, fidelity=False)
+    assert report["output"] == str(working / "inverse.int8.onnx")
+    assert sorted(p.name for p in working.iterdir()) == ["inverse.int8.onnx"]
+    assert sorted(p.name for p in models_folder.iterdir()) == ["inverse.onnx"]

@@ -66,3 +66,10 @@ def test_shared_flags_know_their_kinds():
     table = options_for_flags()
     assert {kind for kind, _ in table["keep_io_types"]} == {"fp16", "mixed"}
     assert {kind for kind, _ in table["per_channel"]} == {"int8-dynamic", "int8-static"}
+
+
+def test_a_relative_calibration_folder_is_made_absolute(tmp_path, monkeypatch):
+    monkeypatch.chdir(tmp_path)
+    options = parse_options("int8-static", {"calibration": "samples"})
+    assert options["calibration"] == str(tmp_path / "samples")
+    assert parse_options("int8-static", {})["calibration"] == ""

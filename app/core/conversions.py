@@ -60,11 +60,14 @@ def _tolerance(kind: str, given: dict | None) -> Tolerance:
 _TAKES_PROTO = {"fp16", "mixed", "int4"}
 
 
-def intake(source: Path) -> tuple[dict, object]:
+def intake(source: Path, weights: bool) -> tuple[dict, object]:
     """The intake of inspect_model, and the parsed model to convert, read once.
 
-    ONNX's full graph checker is left for when a conversion fails (see source_is_invalid):
-    on a large model it costs as much as parsing it again, and a valid source is the rule."""
+    Without `weights` the model comes without its weights' data: the kinds whose library
+    reads the file itself need only the structure for the checks and the summary, and on a
+    large model that takes milliseconds instead of a second. ONNX's full graph checker is
+    left for when a conversion fails (see source_is_invalid): on a large model it costs as
+    much as parsing it again, and a valid source is the rule."""
     import onnx
 
     from app.core.inspecting import summarise_onnx
@@ -75,7 +78,7 @@ def intake(source: Path) -> tuple[dict, object]:
     if sniff(path) == "ort":
         raise UserError("bad-input", f"{path.name}: is an ORT-format model; conversions start from the .onnx "
                                      "model it was made from")
-    model = load_onnx(path)
+    model = load_onnx(path, weights=weights)
     files = check_external_data(path, model)
     check_versions(path, model)
     check_declared_shapes(path, model)
@@ -83,9 +86,9 @@ def intake(source: Path) -> tuple[dict, object]:
     size = path.stat().st_size
     summary.update(path=str(path.resolve()), size_bytes=size,
                    total_bytes=size + sum((path.parent / f).stat().st_size for f in files))
-    if files:
+    if files and weights:
         onnx.load_external_data_for_model(model, str(path.parent))
-    return summary, model
+    return summary, (model if weights else None)
 
 
 def source_is_invalid(source: Path, summary: dict) -> None:
@@ -242,7 +245,7 @@ def convert_model(params: dict, ctx: JobContext | None = None) -> dict:
     if kind != "ort" and output.suffix.lower() == ".ort":
         raise UserError("bad-output", f"{output.name}: a {kind} variant is an ONNX model; give it the ending .onnx")
     ctx.progress(0.02, "reading the source model")
-    summary, model = intake(source)
+    summary, model = intake(source, weights=kind in _TAKES_PROTO)
     source = Path(summary["path"])
     _check_source(kind, summary, source)
     check_target(source, output, force, _companions(kind, output, options))
@@ -260,7 +263,7 @@ def convert_model(params: dict, ctx: JobContext | None = None) -> dict:
     with Staging(output) as stage:
         work = Work(kind=kind, source=source, target=stage.path, options=options, summary=summary, ctx=ctx,
                     config=config, large=summary["external_data"] or summary["total_bytes"] > PROTOBUF_LIMIT,
-                    reference=reference, preloaded=model if kind in _TAKES_PROTO else None)
+                    reference=reference, preloaded=model)
         del model
         work.warnings.extend(known_traps(kind, options, config))
         convert_started = time.perf_counter()

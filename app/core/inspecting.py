@@ -37,7 +37,7 @@ def describe_value(value) -> dict:
     return {"name": value.name, "dtype": _dtype_name(tensor_type.elem_type), "shape": shape}
 
 
-#: INT4, UINT4, FLOAT4E2M1: two values a byte, so the raw data is the only true size
+#: INT4, UINT4, FLOAT4E2M1: two values a byte, the last byte padded
 _PACKED_TYPES = {21, 22, 23}
 
 
@@ -48,12 +48,13 @@ def _tensor_bytes(tensor) -> int:
         info = external_data_info(tensor)
         if "length" in info:
             return int(info["length"])
-    # Sizes come from the dims: reading raw_data would copy every weight into Python.
-    if tensor.data_type in _PACKED_TYPES and tensor.HasField("raw_data"):
-        return len(tensor.raw_data)
+    # Sizes come from the dims: reading raw_data would copy every weight into Python (and
+    # a conversion's intake reads the model without its weights' data).
     count = 1
     for dim in tensor.dims:
         count *= dim
+    if tensor.data_type in _PACKED_TYPES:
+        return (count + 1) // 2
     try:
         itemsize = onnx.helper.tensor_dtype_to_np_dtype(tensor.data_type).itemsize
     except (KeyError, TypeError):

@@ -117,9 +117,9 @@ def op_counts(path: Path) -> Counter:
     if path.suffix.lower() == ".ort":
         from app.core.ortformat import read_ort_model
         return Counter(read_ort_model(path)["op_counts"])
-    import onnx
+    from app.core.modelfile import load_onnx
 
-    return op_counts_of(onnx.load(str(path), load_external_data=False))
+    return op_counts_of(load_onnx(path, weights=False))
 
 
 def op_counts_of(model) -> Counter:

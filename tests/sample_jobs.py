@@ -56,3 +56,9 @@ def runtime_refusal(params, ctx):
     import onnxruntime as ort
     session = ort.InferenceSession(params["path"])
     session.run(None, {"x": np.zeros((2, 3, 4), np.float32)})
+
+
+def has_module(params, ctx):
+    """Whether the job's process has a module loaded (a forked child shares the parent's)."""
+    import sys
+    return params["module"] in sys.modules

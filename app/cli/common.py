@@ -55,7 +55,7 @@ def run_job_cli(ref: str, params: dict, on_event: Callable[[str, dict], None] | 
                 isolate: bool = True) -> Any:
     """Run a job with a progress line; Ctrl+C cancels it (and exits 3)."""
     progress = ProgressLine()
-    handle = JobHandle(ref, params, isolate=isolate).start()
+    handle = JobHandle(ref, params, isolate=isolate, fork=True).start()
 
     def forward(kind: str, payload: dict) -> None:
         progress(kind, payload)

@@ -6,7 +6,6 @@ the parser it adds sets `handler`, a function(args) -> exit code."""
 from __future__ import annotations
 
 import importlib
-import pkgutil
 import sys
 
 import app
@@ -20,9 +19,29 @@ prints readable text, or exactly one JSON object with --json.
 Exit codes: 0 success, 1 internal error, 2 bad input, 3 cancelled."""
 
 
-def build_parser() -> CommandParser:
+#: command -> the module of app.cli that registers it, so that running one command imports
+#: only its own module (a test checks this against what the modules register)
+COMMAND_MODULES = {
+    "gui": "gui", "inspect": "inspecting", "devices": "providers", "bench": "bench", "convert": "conversions",
+    "compare": "compare", "placement": "placement", "profile": "profiling", "profile-diff": "profiling",
+    "iobinding": "iobinding", "tune": "tuning", "diagnose": "diagnosis", "history": "history",
+}
+
+
+def _command_modules(argv: list[str]) -> list:
+    """The module of the command in argv, or every sub-command module (for --help, and to
+    name the choices when the command is unknown)."""
+    if argv and argv[0] in COMMAND_MODULES:
+        return [importlib.import_module(f"app.cli.{COMMAND_MODULES[argv[0]]}")]
+    import pkgutil
+
     import app.cli as cli_package
 
+    modules = [importlib.import_module(f"app.cli.{info.name}") for info in pkgutil.iter_modules(cli_package.__path__)]
+    return [module for module in modules if hasattr(module, "register")]
+
+
+def build_parser(argv: list[str] | None = None) -> CommandParser:
     parser = CommandParser(prog="ortune", description=DESCRIPTION,
                            formatter_class=__import__("argparse").RawDescriptionHelpFormatter)
     parser.add_argument("--version", action="version", version=f"ORTune {app.__version__}")
@@ -30,12 +49,7 @@ def build_parser() -> CommandParser:
     parser.add_argument("--self-test", action="store_true",
                         help="check that this installation works end to end, then exit")
     subparsers = parser.add_subparsers(dest="command", metavar="COMMAND", parser_class=CommandParser)
-    modules = []
-    for info in pkgutil.iter_modules(cli_package.__path__):
-        module = importlib.import_module(f"app.cli.{info.name}")
-        if hasattr(module, "register"):
-            modules.append(module)
-    for module in sorted(modules, key=lambda m: getattr(m, "ORDER", 100)):
+    for module in sorted(_command_modules(argv or []), key=lambda m: getattr(m, "ORDER", 100)):
         module.register(subparsers)
     return parser
 
@@ -44,7 +58,7 @@ def main(argv: list[str] | None = None) -> int:
     argv = list(sys.argv[1:] if argv is None else argv)
     as_json = "--json" in argv
     try:
-        parser = build_parser()
+        parser = build_parser(argv)
         args = parser.parse_args(argv)
         if args.self_test:
             from app.cli.selftest import run_self_test

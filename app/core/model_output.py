@@ -59,10 +59,10 @@ class Staging:
         self.companions: list[Path] = []   # files that travel with the model (configs)
 
     def _sweep(self) -> None:
-        import psutil
-
         prefix = f".{self.target.name}."
         for folder in self.target.parent.glob(f"{glob.escape(prefix)}*.partial"):
+            import psutil  # only when there is something to sweep
+
             pid = folder.name[len(prefix):].split(".", 1)[0]
             if pid.isdigit() and not psutil.pid_exists(int(pid)):
                 shutil.rmtree(folder, ignore_errors=True)

@@ -10,7 +10,6 @@ session is the proof. The probe can crash in native code: run it in a child proc
 from __future__ import annotations
 
 import ctypes
-import importlib.metadata
 import platform
 import re
 import sys
@@ -49,6 +48,8 @@ def provider_name(text: str) -> str:
 
 
 def installed_ort_package() -> str:
+    import importlib.metadata  # on first use: it costs a job process 20 ms to import
+
     for name in ORT_PACKAGES:
         try:
             return f"{name} {importlib.metadata.version(name)}"

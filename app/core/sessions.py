@@ -24,6 +24,10 @@ def _option_value(provider: str, key: str, value: str):
     return str(value)
 
 
+#: session keys ORTune sets itself; every ONNX Runtime it supports (1.20 and newer) knows them
+OWN_KEYS = frozenset({"session.disable_prepacking"})
+
+
 def build_session_options(config: SessionConfig):
     """(SessionOptions, providers, provider_options) for ort.InferenceSession."""
     import onnxruntime as ort
@@ -42,9 +46,9 @@ def build_session_options(config: SessionConfig):
         options.add_free_dimension_override_by_name(name, int(value))
     entries = config.all_config_entries()
     # Reading the keys out of the ORT library costs ~50 ms: only when there is something to check.
-    known = supported_config_keys() if entries else frozenset()
+    known = supported_config_keys() if set(entries) - OWN_KEYS else frozenset()
     for key, value in entries.items():
-        if known and key.startswith("session.") and key not in known:
+        if known and key.startswith("session.") and key not in known | OWN_KEYS:
             raise UserError("bad-option", f"this ONNX Runtime ({ort.__version__}) does not know the session "
                                           f"setting {key}")
         options.add_session_config_entry(key, str(value))

@@ -62,3 +62,19 @@ def test_python_snippet_builds_the_same_session(tmp_path):
     assert comparable(built) == comparable(config)
     # the free dimension override reached ORT: the input's batch is now fixed
     assert session.get_inputs()[0].shape == [3, 64]
+
+
+def test_only_the_users_own_entries_are_checked_against_the_library(monkeypatch):
+    def scan():
+        raise AssertionError("the library was scanned")
+
+    monkeypatch.setattr("app.core.sessions.supported_config_keys", scan)
+    build_session_options(SessionConfig(config_entries={"session.disable_prepacking": "1"}))
+    with pytest.raises(AssertionError):
+        build_session_options(SessionConfig(config_entries={"session.use_env_allocators": "1"}))
+
+
+def test_an_unknown_session_key_is_refused():
+    with pytest.raises(UserError, match="session.no_such_setting"):
+        build_session_options(SessionConfig(config_entries={"session.disable_prepacking": "1",
+                                                            "session.no_such_setting": "1"}))

@@ -8,7 +8,7 @@ from PySide6.QtWidgets import (QComboBox, QDoubleSpinBox, QFormLayout, QGridLayo
                                QPushButton, QSizePolicy, QSpinBox, QTabWidget, QVBoxLayout, QWidget)
 
 from app.core.units import human_bytes
-from app.gui.panel import Panel
+from app.gui.panel import OneJobView, Panel
 
 LIVE_KEYS = ["mean", "p50", "p90", "p95", "p99", "p999", "min", "max", "std"]
 STATS_EVERY = 5           # live figures refresh every 5th redraw (about 6 times a second)
@@ -68,7 +68,7 @@ class RunSettingsForm(QGroupBox):
         self.concurrency.setValue(run.get("concurrency", 1))
 
 
-class BenchmarkPanel(Panel):
+class BenchmarkPanel(OneJobView, Panel):
     title = "Benchmark"
 
     def build(self) -> None:
@@ -177,17 +177,10 @@ class BenchmarkPanel(Panel):
             self.view.add_batch(payload["phase"], payload["ns"])
 
     def _finished(self) -> None:
-        self.job = None
+        super()._finished()
         self.view.stop()
-        self.start_button.setEnabled(True)
-        self.cancel_button.setEnabled(False)
 
-    def _on_error(self, exc) -> None:
-        self._finished()
-        self.status.setText(f"Stopped: {getattr(exc, 'message', exc)}")
-
-    def _on_result(self, report: dict) -> None:
-        self._finished()
+    def show_result(self, report: dict) -> None:
         self.report = report
         self.show_report(report)
         self.status.setText(f"Done: {report['iterations']:,} runs on {', '.join(report['providers'])}"

@@ -9,12 +9,12 @@ from PySide6.QtCore import Qt
 from PySide6.QtWidgets import QFileDialog, QHBoxLayout, QLabel, QPushButton, QSplitter, QVBoxLayout
 
 from app.core.units import human_bytes
-from app.gui.panel import Panel
+from app.gui.panel import OneJobView, Panel
 
 HEADERS = ["Model", "Size", "p50 ms", "p90 ms", "p99 ms", "runs/s", "Speedup", "max |Δ|", "Cosine", "Providers"]
 
 
-class ComparePanel(Panel):
+class ComparePanel(OneJobView, Panel):
     title = "Compare"
 
     def build(self) -> None:
@@ -92,19 +92,6 @@ class ComparePanel(Panel):
             {"models": models, "session": config.to_dict(), "run": self.run_form.settings()}, isolate=False,
             on_result=self._on_result, on_error=self._on_error,
             on_progress=lambda _f, message: self.status.setText(message))
-
-    def _finished(self) -> None:
-        self.job = None
-        self.start_button.setEnabled(True)
-        self.cancel_button.setEnabled(False)
-
-    def _on_error(self, exc) -> None:
-        self._finished()
-        self.status.setText(f"Stopped: {getattr(exc, 'message', exc)}")
-
-    def _on_result(self, result: dict) -> None:
-        self._finished()
-        self.show_result(result)
 
     def show_result(self, result: dict) -> None:
         from app.gui.theme import series_colors

@@ -39,3 +39,28 @@ class Panel(QWidget):
     @property
     def jobs(self):
         return self.window.jobs
+
+
+class OneJobView:
+    """For a view that runs one job at a time behind Start and Cancel buttons: it makes
+    self.start_button, self.cancel_button and self.status, starts its job with
+    on_result=self._on_result and on_error=self._on_error, and shows a result in
+    show_result."""
+
+    job = None
+
+    def _finished(self) -> None:
+        self.job = None
+        self.start_button.setEnabled(True)
+        self.cancel_button.setEnabled(False)
+
+    def _on_error(self, exc) -> None:
+        self._finished()
+        self.status.setText(f"Stopped: {getattr(exc, 'message', exc)}")
+
+    def _on_result(self, result: dict) -> None:
+        self._finished()
+        self.show_result(result)
+
+    def show_result(self, result: dict) -> None:
+        raise NotImplementedError

@@ -10,10 +10,12 @@ from PySide6.QtWidgets import (QComboBox, QDoubleSpinBox, QFormLayout, QGroupBox
                                QPushButton, QSplitter, QTabWidget, QVBoxLayout, QWidget)
 from PySide6.QtCore import Qt
 
+from app.gui.panel import OneJobView
+
 NO_DIM = "(none: concurrency only)"
 
 
-class SweepView(QWidget):
+class SweepView(OneJobView, QWidget):
     def __init__(self, panel):
         from app.gui.benchmarking import RunSettingsForm
         from app.gui.charts import HeatMap, LineChart
@@ -134,19 +136,6 @@ class SweepView(QWidget):
         if kind == "sweep-cell":
             self.cells.append(payload)
             self.show_cells()
-
-    def _finished(self) -> None:
-        self.job = None
-        self.start_button.setEnabled(True)
-        self.cancel_button.setEnabled(False)
-
-    def _on_error(self, exc) -> None:
-        self._finished()
-        self.status.setText(f"Stopped: {getattr(exc, 'message', exc)}")
-
-    def _on_result(self, result: dict) -> None:
-        self._finished()
-        self.show_result(result)
 
     # showing -------------------------------------------------------------------
     def show_result(self, result: dict) -> None:

@@ -134,6 +134,17 @@ def _timed_loop(run, count: int | None, deadline_ns: int | None, stop: threading
                 next_tick = min(next_tick, deadline_ns)
 
 
+def time_runs(session, feeds: dict, count: int, budget_s: float) -> list[float]:
+    """Milliseconds of up to `count` plain runs, cut short once `budget_s` has passed
+    (the quick timings of a diagnosis, without warm-up, streaming or cancel)."""
+    import onnxruntime as ort
+
+    samples = array("q")
+    _timed_loop(make_run(session, feeds, ort.RunOptions()), count, time.perf_counter_ns() + int(budget_s * 1e9),
+                threading.Event(), samples)
+    return [ns / 1e6 for ns in samples]
+
+
 class _Streamer:
     """Sends the samples gathered since the last call, and the progress."""
 

@@ -11,6 +11,7 @@ from pathlib import Path
 import numpy as np
 
 from app.core import diagnosis_rules as rules
+from app.core.benchmarking import time_runs
 from app.core.feeds import make_feeds, session_inputs
 from app.core.inspecting import inspect_model
 from app.core.jobs import JobContext
@@ -20,17 +21,6 @@ from app.core.sessions import create_session, idle_threads_sleep
 from app.core.stats import latency_stats
 
 SEVERITY_ORDER = {"high": 0, "medium": 1, "low": 2, "info": 3}
-
-
-def _time_runs(session, feeds: dict, runs: int, budget_s: float) -> list[float]:
-    samples, deadline = [], time.monotonic() + budget_s
-    for _ in range(runs):
-        start = time.perf_counter_ns()
-        session.run(None, feeds)
-        samples.append((time.perf_counter_ns() - start) / 1e6)
-        if time.monotonic() > deadline:
-            break
-    return samples
 
 
 def fp16_tensor_count(path: str) -> int:
@@ -70,7 +60,7 @@ def symbolic_probe(path: str, config: SessionConfig, dims: dict, ctx: JobContext
         for _ in range(5):                       # alternate, so a busy spell hits both
             for label, session in sessions.items():
                 ctx.check_cancel()
-                times[label].append(float(np.median(_time_runs(session, feeds, 10, 1.0))))
+                times[label].append(float(np.median(time_runs(session, feeds, 10, 1.0))))
     result["latency_symbolic_ms"] = float(np.median(times["symbolic"]))
     result["latency_fixed_ms"] = float(np.median(times["fixed"]))
     return result
@@ -84,11 +74,11 @@ def spinning_probe(path: str, config: SessionConfig, feeds: dict, ctx: JobContex
         variant.intra_op_allow_spinning = spin
         variant.inter_op_allow_spinning = spin
         session = create_session(path, variant)
-        _time_runs(session, feeds, 3, 1.0)
+        time_runs(session, feeds, 3, 1.0)
         cpu_start, latencies = time.process_time(), []
         for _ in range(20):
             ctx.check_cancel()
-            latencies += _time_runs(session, feeds, 1, 1.0)
+            latencies += time_runs(session, feeds, 1, 1.0)
             time.sleep(gap_s)
         result[f"cpu_ms_{label}"] = (time.process_time() - cpu_start) * 1000 / 20
         result[f"latency_{label}_ms"] = float(np.median(latencies))
@@ -121,8 +111,8 @@ def diagnose(params: dict, ctx: JobContext) -> dict:
     ctx.progress(0.45, "timing runs")
     session = create_session(path, config)
     feeds, feed_info = make_feeds(session_inputs(session), config.inputs)
-    _time_runs(session, feeds, 5, 2.0)
-    samples = _time_runs(session, feeds, int(params.get("timing_runs", 200)), float(params.get("timing_s", 3.0)))
+    time_runs(session, feeds, 5, 2.0)
+    samples = time_runs(session, feeds, int(params.get("timing_runs", 200)), float(params.get("timing_s", 3.0)))
     stats = {**latency_stats(samples), "runs": len(samples)}
     intra_threads = config.intra_op_num_threads or (psutil.cpu_count(logical=False) or 1)
     del session

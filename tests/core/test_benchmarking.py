@@ -5,7 +5,7 @@ import threading
 import numpy as np
 import pytest
 
-from app.core.benchmarking import FLUSH_NS, RunSettings, benchmark, measure
+from app.core.benchmarking import FLUSH_NS, RunSettings, benchmark, measure, time_runs
 from app.core.errors import JobCancelled, UserError
 from app.core.jobs import JobContext
 from app.core.runner import run_job
@@ -103,3 +103,10 @@ def test_bench_job_streams_batches_and_stores_the_result(tiny):
     stored = History().get(report["history_id"])
     assert stored["samples_ms"].size == 20000 and stored["warmup_ms"].size == 5
     assert stored["model_sha256"] == report["model"]["sha256"]
+
+
+def test_quick_timings_stop_at_the_count_or_the_budget(session):
+    counted = time_runs(session, FEEDS, 5, 60.0)
+    assert len(counted) == 5 and all(ms > 0 for ms in counted)
+    budgeted = time_runs(session, FEEDS, 10**9, 0.2)   # without the budget this would not end
+    assert 0 < len(budgeted) < 10**9

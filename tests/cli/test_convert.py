@@ -1,6 +1,14 @@
+import os
+import signal
+import subprocess
+import sys
+import time
+
 import onnxruntime as ort
+import pytest
 
 from tests import models
+from tests.cli.conftest import ROOT
 
 
 def test_convert_prints_the_contract_as_json(ortune, tmp_path):
@@ -54,3 +62,25 @@ def test_an_impossible_conversion_is_one_line(ortune, tmp_path):
     assert "nothing was quantized" in done.stderr
     assert "Traceback" not in done.stderr
     assert sorted(p.name for p in tmp_path.iterdir()) == ["add.onnx"]
+
+
+@pytest.mark.skipif(not hasattr(os, "killpg"), reason="Ctrl+C is sent to a process group on POSIX")
+def test_ctrl_c_cancels_and_leaves_nothing(tmp_path):
+    """Ctrl+C reaches the command and its job process alike (one process group)."""
+    import psutil
+
+    source = models.save(models.mlp(), tmp_path / "mlp.onnx")
+    process = subprocess.Popen([sys.executable, "-m", "app", "convert", "int8-static", source.name, "-o", "q.onnx",
+                                "--calibration-count", "1000000"], cwd=tmp_path, start_new_session=True,
+                               stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True,
+                               env=dict(os.environ, PYTHONPATH=str(ROOT)))
+    deadline = time.monotonic() + 120
+    while not list(tmp_path.glob(".q.onnx.*.partial")) and time.monotonic() < deadline:
+        time.sleep(0.1)
+    job = [p for p in psutil.Process(process.pid).children()]
+    os.killpg(process.pid, signal.SIGINT)
+    _, err = process.communicate(timeout=120)
+    assert process.returncode == 3
+    assert err.strip().splitlines()[-1] == "ortune: cancelled"
+    assert sorted(p.name for p in tmp_path.iterdir()) == ["mlp.onnx"]
+    assert job and not any(p.is_running() and p.status() != psutil.STATUS_ZOMBIE for p in job)

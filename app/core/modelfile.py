@@ -98,11 +98,11 @@ def load_onnx(path: Path, weights: bool = True):
 def _structure_or_none(path: Path):
     """The weightless structure, or None where the quick walk cannot read the file (the
     full parse then says why)."""
-    from app.core.proto_scan import ScanError, load_structure
+    from app.core.proto_scan import load_structure
 
     try:
         return load_structure(path)
-    except (ScanError, OSError, ValueError):
+    except (OSError, ValueError):  # ScanError is a ValueError
         return None
 
 

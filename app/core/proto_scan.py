@@ -20,6 +20,8 @@ _GRAPH_INITIALIZER = 5      # GraphProto.initializer
 #: TensorProto's data fields: float_data, int32_data, int64_data, raw_data, double_data, uint64_data
 _TENSOR_DATA = frozenset({4, 5, 7, 9, 10, 11})
 _LENGTH_DELIMITED = 2
+#: what a rewrite rule returns for a field it leaves as it is, or leaves out
+KEEP, DROP = None, False
 
 
 class ScanError(ValueError):
@@ -92,9 +94,6 @@ def _rewrite(buf, start: int, end: int, rule) -> bytes:
         kept_from = value_end
     parts.append(buf[kept_from:end])
     return b"".join(parts)
-
-
-KEEP, DROP = None, False
 
 
 def _tensor_rule(number: int, wire: int, start: int, end: int):

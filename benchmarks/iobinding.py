@@ -21,9 +21,9 @@ sys.path.insert(0, str(ROOT))
 
 
 def main() -> None:
-    from app.core.errors import JobFailed, UserError
-    from app.core.runner import run_job
-    from app.core.session_config import SessionConfig
+    from app.core.jobs.errors import JobFailed, UserError
+    from app.core.jobs.runner import run_job
+    from app.core.session.config import SessionConfig
     from tests import models
 
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
@@ -39,7 +39,7 @@ def main() -> None:
         config = SessionConfig()
         config.inputs.dims["batch"] = args.batch
         try:
-            info = run_job("app.core.iobinding:iobinding_job",
+            info = run_job("app.core.iobinding.iobinding:iobinding_job",
                            {"path": str(path), "config": config.to_dict(), "provider": args.provider,
                             "iterations": args.iterations, "warmup": args.warmup})
         except (UserError, JobFailed) as exc:

@@ -51,8 +51,8 @@ def idle_lateness(app, seconds: float) -> list[float]:
     """The same timer in an idle window: how late ticks are on this machine anyway."""
     from PySide6.QtCore import QEventLoop, QTimer
 
-    from app.core.settings import Settings
-    from app.gui.main_window import MainWindow
+    from app.core.store.settings import Settings
+    from app.gui.shell.main_window import MainWindow
 
     window = MainWindow(Settings(), probe_providers=False)
     window.resize(1400, 900)
@@ -73,9 +73,9 @@ def window_run(app, model: Path, seconds: float) -> dict:
     """One live benchmark in the window; returns tick lateness and the job's report."""
     from PySide6.QtCore import QEventLoop, QTimer
 
-    from app.core.settings import Settings
-    from app.gui.main_window import MainWindow
-    from app.gui.model_list import OpenModel
+    from app.core.store.settings import Settings
+    from app.gui.shell.main_window import MainWindow
+    from app.gui.shell.model_list import OpenModel
 
     window = MainWindow(Settings(), probe_providers=False)
     window.resize(1400, 900)

@@ -18,7 +18,7 @@ from tests import models  # noqa: E402
 
 @pytest.fixture
 def demo_model():
-    from app.core.paths import demo_model_path
+    from app.core.store.paths import demo_model_path
     return demo_model_path()
 
 

@@ -5,7 +5,7 @@ from __future__ import annotations
 import os
 import time
 
-from app.core.errors import UserError
+from app.core.jobs.errors import UserError
 
 
 def echo(params, ctx):

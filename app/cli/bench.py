@@ -6,7 +6,7 @@ from pathlib import Path
 
 from app.cli.common import add_json_flag, format_table, human_bytes, output, run_job_cli
 from app.cli.session_args import add_run_arguments, add_session_arguments, run_settings_from_args, session_config_from_args
-from app.core.errors import UserError
+from app.core.jobs.errors import UserError
 
 ORDER = 30
 STAT_KEYS = ["mean", "p50", "p90", "p95", "p99", "p999", "min", "max", "std"]
@@ -52,7 +52,7 @@ def render_sweep(result: dict) -> str:
 
 
 def _sweep_params(args) -> dict | None:
-    from app.core.sweeping import LIMIT_PERCENTILES, parse_values
+    from app.core.bench.sweep import LIMIT_PERCENTILES, parse_values
 
     if not args.sweep and not args.sweep_concurrency:
         if args.latency_limit is not None:
@@ -83,9 +83,9 @@ def run(args) -> int:
     sweep = _sweep_params(args)
     params = {"path": args.model, "session": config.to_dict(), "run": settings, "record": not args.no_history}
     if sweep is None:
-        return output(args, run_job_cli("app.core.benchmarking:bench_job", params), render)
+        return output(args, run_job_cli("app.core.bench.bench:bench_job", params), render)
     sweep["concurrency_values"] = sweep["concurrency_values"] or [settings["concurrency"]]
-    result = run_job_cli("app.core.sweeping:sweep_job", {**params, **sweep}, isolate=False)
+    result = run_job_cli("app.core.bench.sweep:sweep_job", {**params, **sweep}, isolate=False)
     return output(args, result, render_sweep)
 
 

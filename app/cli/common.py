@@ -9,9 +9,9 @@ import math
 import sys
 from typing import Any, Callable
 
-from app.core.errors import JobCancelled, JobFailed, UserError
+from app.core.jobs.errors import JobCancelled, JobFailed, UserError
 from app.cli.parser import CommandParser  # noqa: F401  (re-exported)
-from app.core.runner import JobHandle
+from app.core.jobs.runner import JobHandle
 from app.core.units import human_bytes  # noqa: F401  (re-exported for the sub-commands)
 
 
@@ -107,7 +107,7 @@ def format_table(headers: list[str], rows: list[list[Any]]) -> str:
 
 def report_failure(exc: BaseException, as_json: bool) -> int:
     """Print one line (and the JSON error object when asked) and return the exit code."""
-    from app.core.paths import write_error_log
+    from app.core.store.paths import write_error_log
 
     if isinstance(exc, (UserError, JobCancelled)):
         info, code = exc.to_dict(), exc.exit_code

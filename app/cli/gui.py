@@ -7,7 +7,7 @@ DESCRIPTION = "Open the ORTune window, optionally on some models."
 
 
 def open_window(paths: list[str], demo: bool = False) -> int:
-    from app.gui.application import run_application
+    from app.gui.shell.application import run_application
     return run_application(paths, demo=demo)
 
 

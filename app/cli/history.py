@@ -20,7 +20,7 @@ def render_list(entries: list[dict]) -> str:
 
 
 def run(args) -> int:
-    from app.core.history import History
+    from app.core.store.history import History
 
     history = History()
     if args.show is not None:
@@ -38,7 +38,7 @@ def run(args) -> int:
 
 
 def register(subparsers) -> None:
-    from app.core.history import KINDS
+    from app.core.store.history import KINDS
 
     parser = subparsers.add_parser("history", help="list stored benchmark, comparison and sweep results",
                                    description="List the stored results, newest first, or show one in full.")

@@ -22,9 +22,9 @@ Exit codes: 0 success, 1 internal error, 2 bad input, 3 cancelled."""
 #: command -> the module of app.cli that registers it, so that running one command imports
 #: only its own module (a test checks this against what the modules register)
 COMMAND_MODULES = {
-    "gui": "gui", "inspect": "inspecting", "devices": "providers", "bench": "bench", "convert": "conversions",
-    "compare": "compare", "placement": "placement", "profile": "profiling", "profile-diff": "profiling",
-    "iobinding": "iobinding", "tune": "tuning", "diagnose": "diagnosis", "history": "history",
+    "gui": "gui", "inspect": "inspect", "devices": "devices", "bench": "bench", "convert": "convert",
+    "compare": "compare", "placement": "placement", "profile": "profile", "profile-diff": "profile",
+    "iobinding": "iobinding", "tune": "tune", "diagnose": "diagnose", "history": "history",
 }
 
 

@@ -5,7 +5,7 @@ from __future__ import annotations
 
 import argparse
 
-from app.core.errors import UserError
+from app.core.jobs.errors import UserError
 
 
 class CommandParser(argparse.ArgumentParser):

@@ -10,7 +10,7 @@ MAX_LISTED = 40
 
 
 def render(result: dict) -> str:
-    from app.core.placement import display_name
+    from app.core.session.placement import display_name
 
     lines = [f"{result['path']} ({'ORT graph assignment' if result['method'] == 'assignment' else 'one profiled run'})",
              "", result["summary"]]
@@ -28,7 +28,7 @@ def render(result: dict) -> str:
 
 def run(args) -> int:
     params = {"path": args.model, "session": session_config_from_args(args).to_dict(), "method": args.method}
-    return output(args, run_job_cli("app.core.placement:placement_job", params), render)
+    return output(args, run_job_cli("app.core.session.placement:placement_job", params), render)
 
 
 def register(subparsers) -> None:

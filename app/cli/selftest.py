@@ -8,23 +8,23 @@ import sys
 import tempfile
 import time
 
-from app.core.paths import demo_model_path
+from app.core.store.paths import demo_model_path
 
 
 def _steps(demo: str, scratch: str) -> list[tuple[str, str, dict]]:
     return [
-        ("read the demo model", "app.core.inspecting:inspect_job", {"path": demo}),
-        ("check execution providers", "app.core.providers:probe_job", {}),
-        ("run the demo model", "app.core.sessions:smoke_run_job", {"path": demo}),
-        ("benchmark the demo model", "app.core.benchmarking:bench_job",
+        ("read the demo model", "app.core.model.inspect:inspect_job", {"path": demo}),
+        ("check execution providers", "app.core.session.providers:probe_job", {}),
+        ("run the demo model", "app.core.session.create:smoke_run_job", {"path": demo}),
+        ("benchmark the demo model", "app.core.bench.bench:bench_job",
          {"path": demo, "run": {"warmup": 2, "iterations": 20}, "record": False}),
-        ("convert the demo model to fp16 and check it", "app.core.conversions:convert_job",
+        ("convert the demo model to fp16 and check it", "app.core.convert.convert:convert_job",
          {"kind": "fp16", "input": demo, "output": os.path.join(scratch, "demo_fp16.onnx")}),
     ]
 
 
 def run_self_test() -> int:
-    from app.core.runner import run_job
+    from app.core.jobs.runner import run_job
 
     demo = str(demo_model_path())
     failures = 0

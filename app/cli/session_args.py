@@ -6,7 +6,7 @@ from __future__ import annotations
 
 import argparse
 
-from app.core.errors import UserError
+from app.core.jobs.errors import UserError
 
 
 def _key_value(text: str, flag: str) -> tuple[str, str]:
@@ -38,7 +38,7 @@ def seconds(text: str, flag: str) -> float:
     return value
 
 
-OPT_LEVEL_NAMES = ["disable", "basic", "extended", "all"]   # as in app.core.session_config (kept light: no numpy)
+OPT_LEVEL_NAMES = ["disable", "basic", "extended", "all"]   # as in app.core.session.config (kept light: no numpy)
 
 
 def add_session_arguments(parser: argparse.ArgumentParser) -> None:
@@ -87,13 +87,13 @@ def run_settings_from_args(args, iterations: int = 200) -> dict:
 
 
 def session_config_from_args(args):
-    from app.core.session_config import ProviderSpec, SessionConfig
+    from app.core.session.config import ProviderSpec, SessionConfig
 
     config = SessionConfig.load(args.config) if args.config else SessionConfig()
     if args.provider:
         providers = []
         for name in args.provider:
-            from app.core.providers import provider_name
+            from app.core.session.providers import provider_name
             providers.append(ProviderSpec(provider_name(name)))
         config.providers = providers
     for text in args.provider_option:

@@ -11,7 +11,7 @@ import sys
 from app.__main__ import _give_windowless_process_streams
 before = (sys.stdout is None, sys.stderr is None)
 _give_windowless_process_streams()
-from app.core.stdio import capture_output
+from app.core.jobs.stdio import capture_output
 with capture_output() as captured:
     print("line from a library")
 with open(sys.argv[1], "w") as report:

@@ -30,8 +30,8 @@ def test_a_command_imports_only_its_own_module():
             "print(sorted(m for m in sys.modules if m.startswith('app.cli.')))")
     done = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, cwd=ROOT, timeout=60)
     loaded = eval(done.stdout.strip().splitlines()[-1])
-    assert "app.cli.conversions" in loaded
-    assert not {f"app.cli.{m}" for m in COMMAND_MODULES.values() if m != "conversions"} & set(loaded)
+    assert "app.cli.convert" in loaded
+    assert not {f"app.cli.{m}" for m in COMMAND_MODULES.values() if m != "convert"} & set(loaded)
 
 
 def test_an_unknown_command_lists_every_command(ortune):

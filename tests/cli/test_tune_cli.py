@@ -1,4 +1,4 @@
-from app.core.session_config import SessionConfig
+from app.core.session.config import SessionConfig
 from tests import models
 
 

@@ -27,8 +27,8 @@ print('ok', len(sys.argv) - 1)
 
 
 def test_every_core_module_imports_without_qt():
-    names = [f"app.core.{m.name}" for m in pkgutil.iter_modules(app.core.__path__)]
-    assert len(names) >= 8
+    names = [m.name for m in pkgutil.walk_packages(app.core.__path__, prefix="app.core.")]
+    assert len(names) >= 40
     done = subprocess.run([sys.executable, "-c", BLOCKER, *names], cwd=ROOT, capture_output=True, text=True,
                           timeout=120)
     assert done.returncode == 0, done.stderr
@@ -36,6 +36,6 @@ def test_every_core_module_imports_without_qt():
 
 
 def test_blocker_really_blocks():
-    done = subprocess.run([sys.executable, "-c", BLOCKER, "app.gui.widgets"], cwd=ROOT, capture_output=True,
+    done = subprocess.run([sys.executable, "-c", BLOCKER, "app.gui.widgets.table"], cwd=ROOT, capture_output=True,
                           text=True, timeout=60)
     assert done.returncode != 0

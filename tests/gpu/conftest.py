@@ -15,15 +15,15 @@ def cuda_problem() -> str:
     """Why CUDA cannot be used here ("" when it can)."""
     import onnxruntime as ort
 
-    from app.core.providers import installed_ort_package, nvidia_driver_present
+    from app.core.session.providers import installed_ort_package, nvidia_driver_present
 
     if not nvidia_driver_present():
         return "no NVIDIA driver (libcuda) on this machine"
     if "CUDAExecutionProvider" not in ort.get_available_providers():
         return f"this ONNX Runtime build has no CUDA provider ({installed_ort_package()})"
-    from app.core.runner import run_job
+    from app.core.jobs.runner import run_job
 
-    info = run_job("app.core.providers:probe_job", {})
+    info = run_job("app.core.session.providers:probe_job", {})
     cuda = next(p for p in info["providers"] if p["name"] == "CUDAExecutionProvider")
     return "" if cuda["available"] else cuda["reason"]
 

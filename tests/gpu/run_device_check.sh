@@ -127,7 +127,7 @@ step ort-info 60 "$VPY" -c 'import json, onnxruntime as o
 json.dump({"version": o.__version__, "in_build": o.get_available_providers(), "build": o.get_build_info()},
           open("'"$OUT"'/ort.json", "w"))'
 step devices 120 bash -c '"$0" -m app devices --json > "$1/devices.json"' "$VPY" "$OUT"
-step tests 300 "$VPY" -m pytest tests/gpu tests/core/test_iobinding.py tests/cli/test_iobinding.py \
+step tests 300 "$VPY" -m pytest tests/gpu tests/core/iobinding/test_iobinding.py tests/cli/test_iobinding.py \
     -q -rs -p no:cacheprovider --junitxml="$OUT/junit.xml"
 step benchmark 150 bash -c '"$0" benchmarks/iobinding.py --provider cuda --batch 32 --size 224 --iterations 200 > "$1/benchmark.json"' \
     "$VPY" "$OUT"

@@ -4,9 +4,9 @@ the CUDA share of the graph."""
 
 import pytest
 
-from app.core.benchmarking import RunSettings, benchmark
-from app.core.placement import placement
-from app.core.session_config import ProviderSpec, SessionConfig
+from app.core.bench.bench import RunSettings, benchmark
+from app.core.session.placement import placement
+from app.core.session.config import ProviderSpec, SessionConfig
 from tests import models
 
 pytestmark = [pytest.mark.gpu, pytest.mark.usefixtures("cuda")]
@@ -23,7 +23,7 @@ def cnn_path(tmp_path_factory):
 
 @pytest.mark.parametrize("io_binding", [False, True])
 def test_bench_on_cuda(cnn_path, io_binding):
-    from app.core.machine import gpus
+    from app.core.session.machine import gpus
 
     report, measurement = benchmark(cnn_path, cuda_config(io_binding=io_binding),
                                     RunSettings(warmup=5, iterations=200))

@@ -7,7 +7,7 @@ import time
 import numpy as np
 import pytest
 
-from app.core.session_config import ProviderSpec, SessionConfig
+from app.core.session.config import ProviderSpec, SessionConfig
 from tests import models
 
 pytestmark = [pytest.mark.gpu, pytest.mark.usefixtures("cuda")]
@@ -25,7 +25,7 @@ def cnn_path(tmp_path_factory):
 
 @pytest.fixture(scope="module")
 def cuda_session(cnn_path):
-    from app.core.sessions import create_session
+    from app.core.session.create import create_session
 
     return create_session(cnn_path, cuda_config())
 
@@ -82,7 +82,7 @@ def test_a_preallocated_output_is_written_in_place(cuda_session):
 def test_a_cuda_graph_replays_with_inputs_updated_in_place(cnn_path, cuda_session):
     import onnxruntime as ort
 
-    from app.core.sessions import create_session
+    from app.core.session.create import create_session
 
     graph_session = create_session(cnn_path, cuda_config(enable_cuda_graph=1))
     first, second = image(seed=1), image(seed=2)
@@ -100,11 +100,11 @@ def test_a_cuda_graph_replays_with_inputs_updated_in_place(cnn_path, cuda_sessio
 
 
 def test_the_demo_measures_all_five_modes_on_cuda(cnn_path):
-    from app.core.runner import run_job
+    from app.core.jobs.runner import run_job
 
     config = cuda_config()
     config.inputs.dims["batch"] = 8
-    result = run_job("app.core.iobinding:iobinding_job", {"path": str(cnn_path), "config": config.to_dict(),
+    result = run_job("app.core.iobinding.iobinding:iobinding_job", {"path": str(cnn_path), "config": config.to_dict(),
                                                          "provider": "cuda", "iterations": 30, "warmup": 3})
     modes = {m["name"]: m for m in result["modes"]}
     assert list(modes) == MODE_NAMES
@@ -123,7 +123,7 @@ def test_the_demo_measures_all_five_modes_on_cuda(cnn_path):
 
 def test_gpu_memory_is_released_when_the_measuring_process_ends(cnn_path):
     pynvml = pytest.importorskip("pynvml")
-    from app.core.runner import JobHandle
+    from app.core.jobs.runner import JobHandle
 
     def used() -> int:
         pynvml.nvmlInit()
@@ -133,7 +133,7 @@ def test_gpu_memory_is_released_when_the_measuring_process_ends(cnn_path):
             pynvml.nvmlShutdown()
 
     before = used()
-    handle = JobHandle("app.core.iobinding:iobinding_job",
+    handle = JobHandle("app.core.iobinding.iobinding:iobinding_job",
                        {"path": str(cnn_path), "config": cuda_config().to_dict(), "provider": "cuda",
                         "iterations": 10, "warmup": 1}).start()
     result = handle.wait()

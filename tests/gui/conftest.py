@@ -1,7 +1,7 @@
 import pytest
 from PySide6.QtCore import QThread
 
-from app.core.settings import Settings
+from app.core.store.settings import Settings
 
 
 @pytest.fixture(autouse=True)
@@ -24,7 +24,7 @@ def no_dangling_qthreads(monkeypatch):
 
 @pytest.fixture
 def window(qtbot):
-    from app.gui.main_window import MainWindow
+    from app.gui.shell.main_window import MainWindow
 
     win = MainWindow(Settings(), probe_providers=False)
     qtbot.addWidget(win)

@@ -6,9 +6,9 @@ import pytest
 from PySide6.QtCore import Qt
 from PySide6.QtGui import QGuiApplication
 
-from app.core.feeds import FeedSpec
-from app.core.session_config import ProviderSpec, SessionConfig
-from app.gui.model_list import OpenModel
+from app.core.session.inputs import FeedSpec
+from app.core.session.config import ProviderSpec, SessionConfig
+from app.gui.shell.model_list import OpenModel
 from tests import models
 
 PROBE = {"ort_version": "1", "package": "onnxruntime 1", "devices": [], "providers": [
@@ -149,7 +149,7 @@ def test_sweep_view_shows_the_grid_and_the_best_cell(window):
 
 @pytest.mark.parametrize("nodes, warned", [(1, True), (10, False)])
 def test_placement_view(window, nodes, warned):
-    from app.core.placement import summarize
+    from app.core.session.placement import summarize
 
     panel = session_panel(window)
     node_list = [{"name": f"g{i}", "op_type": "Conv", "provider": "CUDAExecutionProvider"} for i in range(nodes)]

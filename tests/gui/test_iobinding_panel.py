@@ -64,7 +64,7 @@ def test_running_on_the_cpu_fills_the_table_chart_and_explanation(qtbot, window,
 
 
 def test_explanation_shows_bytes_and_their_cost_when_copies_happen():
-    from app.gui.iobinding import IOBindingPanel
+    from app.gui.panels.iobinding.panel import IOBindingPanel
 
     mode = {"title": "Plain run", "status": "measured", "skipped_reason": "", "explanation": "copies",
             "bytes_copied_per_run": 3 * 1024 ** 2, "bytes_to_device_per_run": 2 * 1024 ** 2,

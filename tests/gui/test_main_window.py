@@ -1,7 +1,7 @@
 from PySide6.QtCore import QMimeData, QPoint, Qt, QUrl
 from PySide6.QtGui import QDropEvent
 
-from app.core.errors import JobCancelled, JobFailed
+from app.core.jobs.errors import JobCancelled, JobFailed
 from tests import bad_models, models
 
 
@@ -100,8 +100,8 @@ def test_provider_check_fills_the_status_bar(qtbot, window):
 
 
 def test_settings_are_saved_on_close(qtbot, tmp_path, monkeypatch):
-    from app.core.settings import load_settings
-    from app.gui.main_window import MainWindow
+    from app.core.store.settings import load_settings
+    from app.gui.shell.main_window import MainWindow
 
     monkeypatch.setenv("ORTUNE_CONFIG_DIR", str(tmp_path / "cfg"))
     win = MainWindow(probe_providers=False)

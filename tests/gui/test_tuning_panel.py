@@ -26,5 +26,5 @@ def test_tune_panel_races_and_offers_the_best(qtbot, window, tmp_path):
         assert applied[key] == best[key]
     saved = tmp_path / "best.json"
     panel.save_best(str(saved))
-    from app.core.session_config import SessionConfig
+    from app.core.session.config import SessionConfig
     assert SessionConfig.load(saved).to_dict() == panel.result["best"]["session"]

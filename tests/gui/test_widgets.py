@@ -1,7 +1,8 @@
 import csv
 
-from app.gui.charts import GroupedBarChart
-from app.gui.widgets import BarChart, DataTable
+from app.gui.widgets.charts import GroupedBarChart
+from app.gui.widgets.chart_base import BarChart
+from app.gui.widgets.table import DataTable
 
 
 def read_csv(path):

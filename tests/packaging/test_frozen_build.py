@@ -82,7 +82,7 @@ def test_the_bundle_reads_ort_format_models(build, tmp_path):
     """.ort files are read through flatbuffer bindings that no import statement shows PyInstaller."""
     import onnxruntime as ort
 
-    from app.core.paths import demo_model_path
+    from app.core.store.paths import demo_model_path
 
     options = ort.SessionOptions()
     options.optimized_model_filepath = str(tmp_path / "demo.ort")

@@ -1,0 +1,125 @@
+"""`ortune convert KIND MODEL -o OUT [options]`: make a variant and check its fidelity."""
+
+from __future__ import annotations
+
+import argparse
+
+from app.cli.common import add_json_flag, format_table, output, run_job_cli
+from app.cli.session_args import add_session_arguments, session_config_from_args
+from app.core.convert.options import KINDS, options_for_flags
+from app.core.jobs.errors import UserError
+from app.core.units import human_bytes
+
+ORDER = 30
+
+
+def _number(value) -> str:
+    if value is None:
+        return "–"
+    return f"{value:.3g}" if isinstance(value, float) else str(value)
+
+
+def render(result: dict) -> str:
+    ratio = result.get("size_ratio")
+    lines = [f"{result['kind']}: {result['input']}", f"  → {result['output']}",
+             f"  size        {human_bytes(result['input_bytes'])} → {human_bytes(result['output_bytes'])}"
+             + (f" ({ratio:.2f}×)" if ratio else ""),
+             f"  time        {result['seconds']:.2f} s",
+             f"  operators   {result['op_changes']['text']}"]
+    for item in result.get("kept_in_fp32", []):
+        lines.append(f"  kept in float32: {item['what']} — {item['why']}")
+    for item in result.get("repairs", []):
+        lines.append(f"  repaired: {item['what']} — {item['why']}")
+    for message in result.get("warnings", []):
+        lines.append(f"  note: {message}")
+    fidelity = result["fidelity"]
+    if fidelity.get("skipped"):
+        lines.append("  fidelity    not checked (--no-fidelity)")
+        return "\n".join(lines)
+    tolerance = fidelity["tolerance"]
+    dims = ", ".join(f"{k}={v}" for k, v in fidelity.get("dims_used", {}).items()) or "none needed"
+    lines += ["", f"fidelity: |diff| ≤ {tolerance['atol']:g} + {tolerance['rtol']:g}·|source|, cosine ≥ "
+                  f"{tolerance['min_cosine']:g}; dimensions used: {dims}"]
+    rows = [[o["name"], _number(o["max_abs_diff"]), _number(o["max_rel_diff"]),
+             "–" if o["cosine"] is None else f"{o['cosine']:.6f}", o["nonfinite"],
+             {True: "pass", False: "FAIL", None: "not compared"}[o["passed"]] + (f" ({o['problem']})" if o["problem"] else "")]
+            for o in fidelity["outputs"]]
+    lines.append(format_table(["output", "max abs diff", "max rel diff", "cosine", "NaN/Inf", "result"], rows))
+    lines.append("PASSED" if fidelity["passed"] else "FAILED: the variant's outputs are outside the tolerance")
+    return "\n".join(lines)
+
+
+def _add_option_flags(parser: argparse.ArgumentParser) -> None:
+    group = parser.add_argument_group("conversion options (the kinds each applies to are in brackets)")
+    for name, users in options_for_flags().items():
+        option = users[0][1]
+        kinds = ", ".join(kind for kind, _ in users)
+        defaults = {repr(o.default) for _, o in users}
+        default = option.default if len(defaults) == 1 else "; ".join(f"{k}: {o.default!r}" for k, o in users)
+        if isinstance(default, tuple):
+            default = ",".join(default) or "none"
+        text = f"[{kinds}] {option.help} (default: {default})".replace("%", "%%")
+        if option.kind == "bool":
+            group.add_argument(option.flag, dest=name, action=argparse.BooleanOptionalAction, default=None, help=text)
+        else:
+            metavar = "|".join(option.choices) if option.kind == "choice" else {
+                "list": "A,B,…", "path": "FOLDER", "int": "N", "float": "X"}[option.kind]
+            group.add_argument(option.flag, dest=name, metavar=metavar, default=None, help=text)
+
+
+def _given_options(args, kind: str) -> dict:
+    given = {}
+    for name, users in options_for_flags().items():
+        value = getattr(args, name)
+        if value is None:
+            continue
+        owners = [k for k, _ in users]
+        if kind not in owners:
+            raise UserError("bad-option", f"{users[0][1].flag} is not an option of {kind} "
+                                          f"(it belongs to {', '.join(owners)})")
+        given[name] = value
+    return given
+
+
+def _tolerance(args) -> dict:
+    values = {}
+    for key, text, flag in (("atol", args.tol_abs, "--tol-abs"), ("rtol", args.tol_rel, "--tol-rel"),
+                            ("min_cosine", args.tol_cosine, "--tol-cosine")):
+        if text is not None:
+            try:
+                values[key] = float(text)
+            except ValueError:
+                raise UserError("bad-option", f"{flag} expects a number, not {text!r}") from None
+    return values
+
+
+def run(args) -> int:
+    params = {"kind": args.kind, "input": args.model, "output": args.output, "force": args.force,
+              "options": _given_options(args, args.kind), "fidelity": not args.no_fidelity,
+              "tolerance": _tolerance(args), "session": session_config_from_args(args).to_dict()}
+    result = run_job_cli("app.core.convert.convert:convert_job", params)
+    return output(args, result, render)
+
+
+def register(subparsers) -> None:
+    kinds = "\n".join(f"  {k.name:<13} {k.summary}" for k in KINDS.values())
+    parser = subparsers.add_parser(
+        "convert", help="make a variant (fp16, int8, int4, .ort …) and check it gives the same answers",
+        formatter_class=argparse.RawDescriptionHelpFormatter,
+        description="Convert a model with ONNX Runtime's and onnxconverter-common's own tools, load the result in "
+                    "ONNX Runtime (repairing and retrying when it refuses it), and compare its outputs with the "
+                    f"source's on the same inputs.\n\nKinds:\n{kinds}")
+    parser.add_argument("kind", metavar="KIND", choices=list(KINDS), help=", ".join(KINDS))
+    parser.add_argument("model", metavar="MODEL", help="the source .onnx model (never modified)")
+    parser.add_argument("-o", "--output", required=True, metavar="OUT", help="the variant's file")
+    parser.add_argument("--force", action="store_true", help="replace OUT if it exists")
+    _add_option_flags(parser)
+    fidelity = parser.add_argument_group("fidelity check")
+    fidelity.add_argument("--no-fidelity", action="store_true",
+                          help="skip the check (the variant is still loaded in ONNX Runtime)")
+    fidelity.add_argument("--tol-abs", metavar="X", help="absolute tolerance per element (default by kind)")
+    fidelity.add_argument("--tol-rel", metavar="X", help="relative tolerance per element (default by kind)")
+    fidelity.add_argument("--tol-cosine", metavar="X", help="lowest cosine similarity that passes")
+    add_session_arguments(parser)
+    add_json_flag(parser)
+    parser.set_defaults(handler=run)

@@ -1,0 +1,49 @@
+"""`ortune diagnose MODEL`: findings on why a model is slow, each with evidence and a fix."""
+
+from __future__ import annotations
+
+import textwrap
+
+from app.cli.common import add_json_flag, output, run_job_cli
+from app.cli.session_args import add_session_arguments, session_config_from_args, whole_number
+
+ORDER = 80
+
+
+def render(result: dict) -> str:
+    evidence = result["evidence"]
+    stats = evidence["latency_ms"]
+    lines = [f"{result['model']}",
+             f"  latency p50 {stats['p50']:.3f} ms, p99 {stats['p99']:.3f} ms over {stats['runs']} runs; "
+             f"CPU {evidence['cpu']}", ""]
+    if not result["findings"]:
+        lines.append("No findings: nothing measured here points at a setting or a conversion to change.")
+    for finding in result["findings"]:
+        lines.append(f"[{finding['severity']}] {finding['title']}  ({finding['id']})")
+        for label, text in (("evidence", finding["evidence"]), ("cost", finding["cost"]), ("fix", finding["fix"])):
+            if text:
+                lines += textwrap.wrap(text, 100, initial_indent=f"    {label:9}", subsequent_indent=" " * 13)
+        if finding.get("setting"):
+            flags = " ".join(f"{k}={v}" for k, v in finding["setting"].items())
+            lines.append(f"    setting  {flags}")
+        lines.append("")
+    return "\n".join(lines)
+
+
+def run(args) -> int:
+    config = session_config_from_args(args)
+    params = {"path": args.model, "session": config.to_dict(), "trace": args.trace, "runs": whole_number(args.runs, "--runs", 1)}
+    return output(args, run_job_cli("app.core.diagnose.diagnose:diagnose_job", params), render)
+
+
+def register(subparsers) -> None:
+    parser = subparsers.add_parser(
+        "diagnose", help="find out why a model is slow here, with evidence and fixes",
+        description="Profile the model, time it and run two small experiments (fixed dimensions, spinning), "
+                    "then list findings; each has a stable id, the evidence measured, the likely cost and a fix.")
+    parser.add_argument("model", metavar="MODEL")
+    parser.add_argument("--trace", metavar="T.json", help="use this profile instead of profiling again")
+    parser.add_argument("--runs", default="20", metavar="N", help="profiled runs (default 20)")
+    add_session_arguments(parser)
+    add_json_flag(parser)
+    parser.set_defaults(handler=run)

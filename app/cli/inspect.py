@@ -1,0 +1,45 @@
+"""`ortune inspect MODEL`: what is inside a model."""
+
+from __future__ import annotations
+
+from app.cli.common import add_json_flag, format_table, output, run_job_cli
+from app.core.units import human_bytes, shape_text
+
+ORDER = 10
+
+
+def render(info: dict) -> str:
+    lines = [
+        f"{info['path']}",
+        f"  format        {info['format']}   size {human_bytes(info['size_bytes'])}"
+        + (f" (+ external data, {human_bytes(info['total_bytes'])} in all)" if info["external_data"] else ""),
+        f"  IR version    {info['ir_version']}",
+        "  opsets        " + ", ".join(f"{d} {v}" for d, v in info["opsets"].items()),
+        f"  producer      {info['producer']} {info['producer_version']}".rstrip(),
+        f"  nodes         {info['node_count']:,}"
+        + (f" ({info['subgraph_count']} subgraphs)" if info["subgraph_count"] else ""),
+        f"  parameters    {info['parameters']:,} ({human_bytes(info['initializer_bytes'])} of weights)",
+    ]
+    for key, value in info.get("metadata", {}).items():
+        lines.append(f"  meta {key}: {value}")
+    lines.append("")
+    rows = [["input", v["name"], v["dtype"], shape_text(v["shape"])] for v in info["inputs"]]
+    rows += [["output", v["name"], v["dtype"], shape_text(v["shape"])] for v in info["outputs"]]
+    lines.append(format_table(["", "name", "type", "shape"], rows))
+    lines.append("")
+    lines.append(format_table(["operator", "count"], [[op, n] for op, n in info["op_counts"].items()]))
+    return "\n".join(lines)
+
+
+def run(args) -> int:
+    result = run_job_cli("app.core.model.inspect:inspect_job", {"path": args.model})
+    return output(args, result, render)
+
+
+def register(subparsers) -> None:
+    parser = subparsers.add_parser(
+        "inspect", help="summarise a model: inputs, outputs, opsets, operators, size",
+        description="Describe a .onnx or .ort model without running it.")
+    parser.add_argument("model", metavar="MODEL", help="a .onnx or .ort file")
+    add_json_flag(parser)
+    parser.set_defaults(handler=run)

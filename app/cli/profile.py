@@ -1,0 +1,145 @@
+"""`ortune profile MODEL_OR_TRACE` and `ortune profile-diff BEFORE AFTER`."""
+
+from __future__ import annotations
+
+import argparse
+from pathlib import Path
+
+from app.cli.common import add_json_flag, format_table, output, run_job_cli
+from app.cli.session_args import add_session_arguments, session_config_from_args
+from app.core.jobs.errors import UserError
+
+ORDER = 60
+DEFAULT_TOP = 15
+
+
+def _ms(us: float | None) -> str:
+    return "–" if us is None else f"{us / 1000:,.3f}"
+
+
+def _short_provider(name: str) -> str:
+    return name.replace("ExecutionProvider", "")
+
+
+def render_profile(info: dict, top: int = DEFAULT_TOP) -> str:
+    phases = info["phases"]
+    averaged = "steady runs (first run left out)" if info["warmup_excluded"] else "all runs"
+    lines = [info.get("model") or info["trace"]]
+    if info.get("model"):
+        lines.append(f"  trace          {info['trace']}")
+    lines += [f"  runs           {info['runs']}   node events {info['node_events']:,}   "
+              f"node time {_ms(info['total_node_us'])} ms",
+              f"  loading        {_ms(phases['model_loading_us'])} ms   "
+              f"session initialisation {_ms(phases['session_initialization_us'])} ms"]
+    if phases["steady_run_us"]:
+        steady = phases["steady_run_us"]
+        lines.append(f"  first run      {_ms(phases['first_run_us'])} ms   {averaged}: mean {_ms(steady['mean'])} ms, "
+                     f"median {_ms(steady['median'])} ms, max {_ms(steady['max'])} ms")
+    if phases["slow_runs"]:
+        lines.append("  slow runs      " + ", ".join(f"#{i + 1} ({_ms(phases['run_us'][i])} ms)"
+                                                  for i in phases["slow_runs"]))
+    lines += [f"  warning: {w}" for w in info["warnings"]]
+    lines += ["", f"Per operator type (share of {info['percent_of']}; averages over {averaged})",
+              format_table(["op type", "total ms", "calls", "avg µs", "share %", "provider"],
+                           [[r["op_type"], _ms(r["total_us"]), r["count"], f"{r['avg_us']:,.1f}",
+                             f"{r['percent']:.1f}", ", ".join(_short_provider(p) for p in r["providers"])]
+                            for r in info["by_op_type"]])]
+    lines += ["", f"Top {min(top, len(info['by_node']))} nodes",
+              format_table(["node", "op type", "total ms", "calls", "avg µs", "share %", "inputs"],
+                           [[r["name"], r["op_type"], _ms(r["total_us"]), r["count"], f"{r['avg_us']:,.1f}",
+                             f"{r['percent']:.1f}", " ".join(r["input_shapes"])] for r in info["by_node"][:top]])]
+    lines += ["", "Per provider",
+              format_table(["provider", "total ms", "nodes", "share %"],
+                           [[r["provider"], _ms(r["total_us"]), r["nodes"], f"{r['percent']:.1f}"]
+                            for r in info["providers"]])]
+    return "\n".join(lines)
+
+
+def render_diff(info: dict) -> str:
+    speedup = info["speedup"]
+    lines = [f"before  {info['before']}", f"after   {info['after']}",
+             f"node time per run  {_ms(info['node_us_per_run']['before'])} ms -> "
+             f"{_ms(info['node_us_per_run']['after'])} ms"
+             + (f"  ({speedup:.2f}x)" if speedup else "")]
+    if info["run_speedup"]:
+        lines.append(f"run time (steady mean)  {_ms(info['run_us']['before'])} ms -> {_ms(info['run_us']['after'])} ms"
+                     f"  ({info['run_speedup']:.2f}x)")
+    lines += [f"warning: {w}" for w in info["warnings"]]
+    rows = []
+    for r in info["by_op_type"]:
+        note = {"before": "only before (removed or fused)", "after": "only after (added, e.g. fused)"}.get(r["only_in"], "")
+        rows.append([r["op_type"], _ms(r["before_us"]), _ms(r["after_us"]), f"{r['delta_us'] / 1000:+,.3f}",
+                     f"{r['before_count']:g}", f"{r['after_count']:g}", note])
+    lines += ["", "Per operator type, per run",
+              format_table(["op type", "before ms", "after ms", "delta ms", "calls before", "calls after", "note"], rows)]
+    return "\n".join(lines)
+
+
+def _has_session_flags(args) -> bool:
+    from app.core.session.config import SessionConfig
+    return session_config_from_args(args).to_dict() != SessionConfig().to_dict()
+
+
+def run_profile(args) -> int:
+    source = Path(args.source)
+    top = args.top if args.top is not None else DEFAULT_TOP
+    if source.suffix.lower() == ".json":
+        if args.out or args.runs is not None or _has_session_flags(args):
+            raise UserError("bad-option", f"{source.name} is a trace: --runs, --out and session options only "
+                                          "apply when profiling a model")
+        # Reading a trace touches no model: it runs in this process, which has nothing else to do.
+        result = run_job_cli("app.core.profile.traces:read_trace_job",
+                             {"trace": str(source), "include_first_run": args.include_first_run}, isolate=False)
+    else:
+        result = run_job_cli("app.core.profile.profile:profile_model_job", {
+            "model": str(source), "session": session_config_from_args(args).to_dict(), "runs": args.runs,
+            "out": args.out, "force": args.force, "include_first_run": args.include_first_run})
+    if args.json and args.top is not None:
+        result["by_node"] = result["by_node"][:top]
+    return output(args, result, lambda info: render_profile(info, top))
+
+
+def run_diff(args) -> int:
+    result = run_job_cli("app.core.profile.traces:diff_traces_job",
+                         {"before": args.before, "after": args.after, "include_first_run": args.include_first_run},
+                         isolate=False)
+    return output(args, result, render_diff)
+
+
+def _positive(text: str) -> int:
+    try:
+        value = int(text)
+    except ValueError:
+        raise argparse.ArgumentTypeError(f"expected a whole number, not {text!r}") from None
+    if value < 1:
+        raise argparse.ArgumentTypeError(f"expected a number of at least 1, not {value}")
+    return value
+
+
+def register(subparsers) -> None:
+    parser = subparsers.add_parser(
+        "profile", help="run a model with ORT's profiler (or read a trace) and add up the time per operator",
+        description="Run MODEL with ONNX Runtime's profiler on and summarise the trace, or summarise an existing "
+                    "trace (a .json file): time per operator type, per node and per provider, and the session's "
+                    "phases. Shares are of the total node time; averages leave the first (warm-up) run out.")
+    parser.add_argument("source", metavar="MODEL_OR_TRACE", help="a .onnx/.ort model, or a trace .json")
+    parser.add_argument("--runs", type=_positive, metavar="N", help="profiled runs, the first one included (default 10)")
+    parser.add_argument("--out", metavar="TRACE.json", help="keep ORT's trace here (default: ORTune's traces folder)")
+    parser.add_argument("--force", action="store_true", help="replace --out if it exists")
+    parser.add_argument("--top", type=_positive, metavar="N",
+                        help=f"nodes to list (text: default {DEFAULT_TOP}; JSON: all unless given)")
+    parser.add_argument("--include-first-run", action="store_true", help="average over every run, warm-up included")
+    parser.add_argument("--io-binding", action="store_true", help="run with inputs and outputs bound (IO binding)")
+    add_json_flag(parser)
+    add_session_arguments(parser)
+    parser.set_defaults(handler=run_profile)
+
+    diff = subparsers.add_parser(
+        "profile-diff", help="compare two traces per operator type (before/after an optimisation)",
+        description="Compare two profiling traces per operator type: time and calls per steady run, the change, "
+                    "and operator types found on one side only (fused nodes).")
+    diff.add_argument("before", metavar="TRACE_A", help="the trace before (a .json file)")
+    diff.add_argument("after", metavar="TRACE_B", help="the trace after")
+    diff.add_argument("--include-first-run", action="store_true", help="count the warm-up run too")
+    add_json_flag(diff)
+    diff.set_defaults(handler=run_diff)

@@ -1,0 +1,368 @@
+"""Latency benchmark: create the session, time the first run, warm up, then measure.
+
+`measure()` is the one timing loop every measuring job uses (bench, compare, sweep,
+tuning, IO binding): a monotonic nanosecond clock read right before and right after
+the run call and nothing else inside, samples kept in a flat array, and batches
+handed to `on_batch` about ten times a second, never once per run.
+"""
+
+from __future__ import annotations
+
+import gc
+import itertools
+import threading
+import time
+from array import array
+from dataclasses import asdict, dataclass
+from pathlib import Path
+from typing import Callable
+
+from app.core.jobs.errors import JobCancelled, UserError
+from app.core.jobs.protocol import JobContext
+from app.core.session.providers import GPU_PROVIDERS
+
+FLUSH_NS = 100_000_000          # hand out samples every 100 ms
+PROGRESS_NS = 250_000_000       # and say how far it is every 250 ms
+OnBatch = Callable[[str, bytes], None]   # phase ("warmup" | "measure"), int64 ns as bytes
+
+
+@dataclass
+class RunSettings:
+    warmup: int = 10
+    iterations: int = 200
+    duration_s: float | None = None     # when set, measure for this long instead of a count
+    concurrency: int = 1
+
+    def to_dict(self) -> dict:
+        return asdict(self)
+
+    @classmethod
+    def from_dict(cls, data: dict | None) -> "RunSettings":
+        data = dict(data or {})
+        unknown = set(data) - set(cls.__dataclass_fields__)
+        if unknown:
+            raise UserError("bad-option", f"unknown run setting(s): {', '.join(sorted(unknown))}")
+        settings = cls(**data)
+        settings.validate()
+        return settings
+
+    def validate(self) -> None:
+        for name, minimum in (("warmup", 0), ("iterations", 1), ("concurrency", 1)):
+            value = getattr(self, name)
+            if not isinstance(value, int) or isinstance(value, bool) or value < minimum:
+                raise UserError("bad-option", f"{name} must be a whole number ≥ {minimum}, not {value!r}")
+        if self.duration_s is not None and not (isinstance(self.duration_s, (int, float)) and self.duration_s > 0):
+            raise UserError("bad-option", f"the duration must be more than 0 seconds, not {self.duration_s!r}")
+
+
+@dataclass
+class Measurement:
+    warmup_ns: array
+    samples_ns: array
+    wall_s: float
+    concurrency: int
+
+    def warmup_ms(self):
+        import numpy as np
+        return np.frombuffer(self.warmup_ns, dtype=np.int64) / 1e6
+
+    def samples_ms(self):
+        import numpy as np
+        return np.frombuffer(self.samples_ns, dtype=np.int64) / 1e6
+
+    def summary(self) -> dict:
+        from app.core.bench.stats import latency_stats, throughput_per_s
+        samples = self.samples_ms()
+        return {"latency_ms": latency_stats(samples), "iterations": int(samples.size),
+                "throughput_per_s": throughput_per_s(samples, self.concurrency, self.wall_s),
+                "measure_s": self.wall_s, "concurrency": self.concurrency}
+
+
+def io_device(provider_names: list[str]) -> str:
+    """Where IO binding puts tensors for the first (preferred) provider."""
+    first = provider_names[0] if provider_names else "CPUExecutionProvider"
+    if first in ("CUDAExecutionProvider", "TensorrtExecutionProvider"):
+        return "cuda"
+    if first == "DmlExecutionProvider":
+        return "dml"
+    return "cpu"
+
+
+def make_run(session, feeds: dict, run_options, io_binding: bool = False, device_id: int = 0) -> Callable[[], object]:
+    """A zero-argument callable doing exactly one inference, as cheap to call as possible."""
+    import functools
+    import onnxruntime as ort
+
+    if not io_binding:
+        names = [o.name for o in session.get_outputs()]
+        return functools.partial(session.run, names, feeds, run_options)
+    device = io_device(session.get_providers())
+    # ORT 1.31 looks this entry up on every bound run and pays for a raised exception when it
+    # is missing (tens of microseconds); 0 is its default value.
+    run_options.add_run_config_entry("gpu_graph_id", "0")
+    binding = session.io_binding()
+    for name, value in feeds.items():
+        binding.bind_ortvalue_input(name, ort.OrtValue.ortvalue_from_numpy(value, device, device_id))
+    for output in session.get_outputs():
+        binding.bind_output(output.name, device, device_id)
+    return functools.partial(session.run_with_iobinding, binding, run_options)
+
+
+def _timed_loop(run, count: int | None, deadline_ns: int | None, stop: threading.Event,
+                samples: array, on_tick: Callable[[], None] | None = None) -> None:
+    """Run `count` times (or until the deadline); append each run's ns to `samples`.
+
+    Only the clock reads and the run call happen per iteration; everything else
+    (batches, progress, cancel) waits for the next tick, about every 100 ms."""
+    clock = time.perf_counter_ns
+    append = samples.append
+    next_tick = clock() + FLUSH_NS
+    if deadline_ns is not None:
+        next_tick = min(next_tick, deadline_ns)
+    for _ in (range(count) if count is not None else itertools.repeat(None)):
+        start = clock()
+        run()
+        end = clock()
+        append(end - start)
+        if end >= next_tick:
+            if on_tick is not None:
+                on_tick()
+            if stop.is_set() or (deadline_ns is not None and end >= deadline_ns):
+                return
+            next_tick = end + FLUSH_NS
+            if deadline_ns is not None:
+                next_tick = min(next_tick, deadline_ns)
+
+
+def time_runs(session, feeds: dict, count: int, budget_s: float) -> list[float]:
+    """Milliseconds of up to `count` plain runs, cut short once `budget_s` has passed
+    (the quick timings of a diagnosis, without warm-up, streaming or cancel)."""
+    import onnxruntime as ort
+
+    samples = array("q")
+    _timed_loop(make_run(session, feeds, ort.RunOptions()), count, time.perf_counter_ns() + int(budget_s * 1e9),
+                threading.Event(), samples)
+    return [ns / 1e6 for ns in samples]
+
+
+class _Streamer:
+    """Sends the samples gathered since the last call, and the progress."""
+
+    def __init__(self, on_batch: OnBatch | None, ctx: JobContext, settings: RunSettings):
+        self.on_batch, self.ctx, self.settings = on_batch, ctx, settings
+        self.sent: dict[tuple, int] = {}
+        self.started = time.perf_counter_ns()    # reset when measuring starts
+        self.last_progress = 0
+
+    def __call__(self, phase: str, arrays: list[array], final: bool = False) -> None:
+        chunks, done = [], 0
+        for index, samples in enumerate(arrays):
+            count = len(samples)
+            done += count
+            start = self.sent.get((phase, index), 0)
+            if count > start:
+                chunks.append(samples[start:count].tobytes())
+                self.sent[(phase, index)] = count
+        if chunks and self.on_batch is not None:
+            self.on_batch(phase, b"".join(chunks))
+        now = time.perf_counter_ns()
+        if phase == "measure" and (final or now - self.last_progress >= PROGRESS_NS):
+            self.last_progress = now
+            if self.settings.duration_s:
+                fraction = (now - self.started) / 1e9 / self.settings.duration_s
+            else:
+                fraction = done / self.settings.iterations
+            self.ctx.progress(min(fraction, 1.0), f"{done:,} runs")
+
+
+def _split(total: int, parts: int) -> list[int]:
+    return [total // parts + (1 if i < total % parts else 0) for i in range(parts)]
+
+
+def measure(session, feeds: dict, settings: RunSettings, ctx: JobContext | None = None,
+            on_batch: OnBatch | None = None, io_binding: bool = False, device_id: int = 0) -> Measurement:
+    """Warm up, then time runs of `session` (K threads sharing it when concurrency > 1).
+
+    Cancel (from `ctx`) sets RunOptions.terminate so even a long run stops."""
+    import onnxruntime as ort
+
+    ctx = ctx or JobContext()
+    settings.validate()
+    run_options = ort.RunOptions()
+    stop = threading.Event()
+
+    def interrupt() -> None:
+        stop.set()
+        run_options.terminate = True
+
+    remove_hook = ctx.on_cancel(interrupt)
+    stream = _Streamer(on_batch, ctx, settings)
+    gc_was_enabled = gc.isenabled()
+    # As timeit does: a collector pause is the harness's cost, not the model's.
+    gc.collect()
+    gc.disable()
+    try:
+        warm = array("q")
+        run = make_run(session, feeds, run_options, io_binding, device_id)
+        ctx.progress(0.0, f"{settings.warmup} warm-up runs")
+        _timed_loop(run, settings.warmup, None, stop, warm, lambda: stream("warmup", [warm]))
+        stream("warmup", [warm])
+        ctx.check_cancel()
+        deadline = (time.perf_counter_ns() + int(settings.duration_s * 1e9)) if settings.duration_s else None
+        count = None if settings.duration_s else settings.iterations
+        started = time.perf_counter()
+        stream.started = time.perf_counter_ns()
+        if settings.concurrency == 1:
+            samples = [array("q")]
+            _timed_loop(run, count, deadline, stop, samples[0], lambda: stream("measure", samples))
+        else:
+            samples = _measure_threads(session, feeds, run_options, settings, count, deadline, stop,
+                                       lambda arrays: stream("measure", arrays), io_binding, device_id)
+        wall = time.perf_counter() - started
+        stream("measure", samples, final=True)
+    except JobCancelled:
+        raise
+    except Exception:
+        if ctx.cancelled:
+            raise JobCancelled() from None
+        raise
+    finally:
+        if gc_was_enabled:
+            gc.enable()
+        remove_hook()
+    ctx.check_cancel()
+    merged = array("q")
+    for part in samples:
+        merged.extend(part)
+    return Measurement(warm, merged, wall, settings.concurrency)
+
+
+def _measure_threads(session, feeds, run_options, settings: RunSettings, count, deadline, stop,
+                     flush: Callable[[list], None], io_binding: bool, device_id: int) -> list[array]:
+    """K threads share the session; this thread only streams what they gather."""
+    counts = _split(count, settings.concurrency) if count is not None else [None] * settings.concurrency
+    samples = [array("q") for _ in counts]
+    runs = [make_run(session, feeds, run_options, io_binding, device_id) for _ in counts]
+    errors: list[BaseException] = []
+
+    def work(index: int) -> None:
+        try:
+            _timed_loop(runs[index], counts[index], deadline, stop, samples[index])
+        except BaseException as exc:  # handed to the measuring thread, which raises it
+            errors.append(exc)
+            stop.set()
+
+    threads = [threading.Thread(target=work, args=(i,), name=f"ortune-run-{i}", daemon=True)
+               for i in range(len(counts))]
+    for thread in threads:
+        thread.start()
+    while True:
+        alive = [t for t in threads if t.is_alive()]
+        if not alive:
+            break
+        alive[0].join(FLUSH_NS / 1e9)
+        flush(samples)
+    if errors:
+        raise errors[0]
+    return samples
+
+
+def benchmark(path, config, settings: RunSettings, ctx: JobContext | None = None, *,
+              on_batch: OnBatch | None = None,
+              on_first_outputs: Callable[[dict, dict], dict] | None = None,
+              require_dims: tuple[str, ...] = ()) -> tuple[dict, Measurement]:
+    """The whole benchmark of one model: (report, measurement).
+
+    `on_first_outputs(feeds, outputs)` sees the first run's results and returns fields
+    to add to the report; `require_dims` names symbolic dims the model must have."""
+    import onnxruntime as ort
+
+    from app.core.session.inputs import make_feeds, session_inputs
+    from app.core.model.inspect import inspect_model
+    from app.core.session.machine import describe_machine, gpu_memory_bytes, peak_rss_bytes
+    from app.core.session.create import create_session, effective_settings
+
+    ctx = ctx or JobContext()
+    summary = inspect_model(path)
+    ctx.check_cancel()
+    ctx.progress(None, "creating the session")
+    started = time.perf_counter_ns()
+    session = create_session(summary["path"], config)
+    create_ms = (time.perf_counter_ns() - started) / 1e6
+    ctx.check_cancel()
+    feeds, feed_info = make_feeds(session_inputs(session), config.inputs)
+    missing = [name for name in require_dims if name not in feed_info["dims"]]
+    if missing:
+        have = ", ".join(feed_info["dims"]) or "none"
+        raise UserError("bad-option", f"{Path(summary['path']).name} has no symbolic dimension named "
+                                      f"{', '.join(missing)} (its symbolic dimensions: {have})")
+    output_names = [o.name for o in session.get_outputs()]
+    ctx.progress(None, "first run")
+    started = time.perf_counter_ns()
+    outputs = session.run(output_names, feeds)
+    first_ns = time.perf_counter_ns() - started
+    extra = on_first_outputs(feeds, dict(zip(output_names, outputs))) if on_first_outputs else {}
+    del outputs
+    if on_batch is not None:
+        on_batch("first", array("q", [first_ns]).tobytes())
+    device_id = int(config.providers[0].options.get("device_id", 0) or 0)
+    measurement = measure(session, feeds, settings, ctx, on_batch, config.io_binding, device_id)
+    gpu_bytes = gpu_memory_bytes() if set(session.get_providers()) & GPU_PROVIDERS else None
+    preset = effective_settings(session, config)
+    preset["inputs"]["dims"] = {**config.inputs.dims, **feed_info["dims"]}   # the values used, so --config repeats them
+    report = {
+        "model": {"path": summary["path"], "size_bytes": summary["total_bytes"]},
+        "variant": "",
+        **measurement.summary(),
+        "warmup": settings.warmup,
+        "session_create_ms": create_ms,
+        "first_run_ms": first_ns / 1e6,
+        "warmup_ms": measurement.warmup_ms().tolist(),
+        "peak_rss_bytes": peak_rss_bytes(),
+        "gpu_memory_bytes": gpu_bytes,
+        "providers": session.get_providers(),
+        "session": preset,
+        "run": settings.to_dict(),
+        "inputs": {"dims": feed_info["dims"], "shapes": feed_info["shapes"]},
+        "ort_version": ort.__version__,
+        "machine": describe_machine(),
+        "created": time.time(),
+        **extra,
+    }
+    return report, measurement
+
+
+def bench_job(params: dict, ctx: JobContext) -> dict:
+    """params: path, session (preset), run (RunSettings), variant, record (default True),
+    require_dims. Streams ("latency", {"phase", "ns"}) data batches."""
+    from app.core.store.history import History
+    from app.core.session.config import SessionConfig
+
+    config = SessionConfig.from_dict(params.get("session") or {})
+    settings = RunSettings.from_dict(params.get("run"))
+
+    def on_batch(phase: str, ns: bytes) -> None:
+        ctx.data("latency", {"phase": phase, "ns": ns})
+
+    report, measurement = benchmark(params["path"], config, settings, ctx, on_batch=on_batch,
+                                    require_dims=tuple(params.get("require_dims", ())))
+    report["variant"] = params.get("variant", "")
+    if params.get("record", True):
+        history = History()
+        report["model"] = history.model_identity(report["model"]["path"]) | {"size_bytes": report["model"]["size_bytes"]}
+        report["history_id"] = history.record("bench", report, measurement.warmup_ms(), measurement.samples_ms())
+    return report
+
+
+def run_child(ref: str, params: dict, ctx: JobContext, on_event: Callable[[str, dict], None] | None = None):
+    """Run one job in a fresh process from a job that orchestrates several (compare, sweep).
+
+    Cancelling `ctx` cancels the child; its result is returned, its error raised."""
+    from app.core.jobs.runner import JobHandle
+
+    handle = JobHandle(ref, params).start()
+    remove = ctx.on_cancel(handle.cancel)
+    try:
+        return handle.wait(on_event)
+    finally:
+        remove()

@@ -1,0 +1,279 @@
+"""Does a variant still give the source model's answers? Both run on the same feeds.
+
+Per output: the largest absolute and relative difference, the cosine similarity and
+the NaN/Inf count; an output passes when every element is within
+`atol + rtol * |source|` (numpy.allclose), the cosine is at least `min_cosine`, the
+shapes agree and the variant has no NaN/Inf where the source has none.
+
+`compare_outputs` is the whole check; `reference_run` + `run_variant` + `compare`
+are its steps, for jobs that reuse the source's outputs (conversions validate a
+variant with the very run that measures its fidelity)."""
+
+from __future__ import annotations
+
+import os
+from dataclasses import asdict, dataclass, field
+
+import numpy as np
+
+from app.core.jobs.errors import UserError
+from app.core.session.inputs import FeedSpec, make_feeds, numpy_dtype, session_inputs
+from app.core.jobs.protocol import JobContext
+from app.core.model.intake import first_line
+from app.core.session.config import SessionConfig
+
+#: elements smaller than this share of an output's largest magnitude are left out of
+#: the relative difference (they make it explode without meaning anything)
+REL_FLOOR = 1e-3
+
+
+@dataclass
+class Tolerance:
+    atol: float = 1e-4
+    rtol: float = 1e-3
+    min_cosine: float = 0.9999
+
+    @classmethod
+    def from_dict(cls, data: dict | None) -> "Tolerance":
+        data = dict(data or {})
+        unknown = set(data) - set(cls.__dataclass_fields__)
+        if unknown:
+            raise UserError("bad-option", f"unknown tolerance setting(s): {', '.join(sorted(unknown))}")
+        try:
+            tolerance = cls(**{k: float(v) for k, v in data.items()})
+        except (TypeError, ValueError):
+            raise UserError("bad-option", f"the fidelity tolerances must be numbers, not {data}") from None
+        tolerance.validate()
+        return tolerance
+
+    def validate(self) -> None:
+        if not (self.atol >= 0 and self.rtol >= 0):
+            raise UserError("bad-option", "the fidelity tolerances must be ≥ 0")
+        if not -1 <= self.min_cosine <= 1:
+            raise UserError("bad-option", "the minimum cosine similarity must lie between -1 and 1")
+
+    def to_dict(self) -> dict:
+        return asdict(self)
+
+
+@dataclass
+class Reference:
+    """The source's answers: the feeds it ran on and what it returned."""
+    feeds: dict
+    outputs: dict                                   # name -> value, in the source's order
+    info: dict = field(default_factory=dict)        # dims used, shapes, mode, seed
+
+
+class RunFailed(Exception):
+    """A model could not be loaded or run; `stage` is 'load' or 'run'.
+
+    `detail` is ORT's whole message (node names and all), for the repairs to read."""
+
+    def __init__(self, stage: str, message: str, detail: str = ""):
+        super().__init__(message)
+        self.stage = stage
+        self.message = message
+        self.detail = detail or message
+
+
+def load_session(path, config: SessionConfig):
+    """An ORT session; a model ORT refuses raises RunFailed('load')."""
+    from app.core.session.create import create_session
+    try:
+        return create_session(path, config)
+    except UserError as exc:
+        if exc.kind in ("session-failed", "unsupported-model"):
+            raise RunFailed("load", exc.message, _whole_load_error(path, config)) from None
+        raise
+
+
+def _whole_load_error(path, config: SessionConfig) -> str:
+    """ORT's untruncated reason for refusing a model (create_session keeps one short line)."""
+    import onnxruntime as ort
+
+    from app.core.session.create import build_session_options
+    from app.core.jobs.stdio import capture_output
+
+    options, providers, provider_options = build_session_options(config)
+    with capture_output():
+        try:
+            ort.InferenceSession(str(path), options, providers=providers, provider_options=provider_options)
+        except Exception as exc:  # the same refusal, this time read whole
+            return " ".join(str(exc).split())
+    return ""
+
+
+def _run(session, feeds: dict, ctx: JobContext) -> dict:
+    import onnxruntime as ort
+
+    options = ort.RunOptions()
+    remove = ctx.on_cancel(lambda: setattr(options, "terminate", True))
+    try:
+        values = session.run(None, feeds, options)
+    except Exception as exc:  # ORT reports run failures as its own exception types
+        ctx.check_cancel()
+        raise RunFailed("run", first_line(str(exc), 400), " ".join(str(exc).split())) from None
+    finally:
+        remove()
+    return {arg.name: value for arg, value in zip(session.get_outputs(), values)}
+
+
+def reference_run(source_path: str | os.PathLike, feed_spec: FeedSpec | None = None,
+                  config: SessionConfig | None = None, ctx: JobContext | None = None) -> Reference:
+    """Run the source once on seeded (or the user's) feeds."""
+    ctx = ctx or JobContext()
+    config = config or SessionConfig()
+    try:
+        session = load_session(source_path, config)
+    except RunFailed as exc:
+        raise UserError("session-failed", f"the source model cannot be loaded for the fidelity check: "
+                                          f"{exc.message}") from None
+    feeds, info = make_feeds(session_inputs(session), feed_spec or config.inputs)
+    try:
+        outputs = _run(session, feeds, ctx)
+    except RunFailed as exc:
+        dims = ", ".join(f"{k}={v}" for k, v in info["dims"].items())
+        raise UserError("source-run-failed",
+                        f"the source model fails on the fidelity inputs{f' ({dims})' if dims else ''}: "
+                        f"{exc.message}; choose other dimensions or give your own inputs") from None
+    return Reference(feeds, outputs, info)
+
+
+def feeds_for(session, feeds: dict) -> dict:
+    """The reference feeds as this session wants them (fp16 inputs get fp16 data)."""
+    adapted = {}
+    for arg in session.get_inputs():
+        if arg.name not in feeds:
+            raise RunFailed("run", f"the variant has an input '{arg.name}' the source does not have")
+        value = feeds[arg.name]
+        wanted = numpy_dtype(arg.type)
+        if isinstance(value, np.ndarray) and value.dtype != wanted and wanted.kind != "U":
+            value = value.astype(wanted)
+        adapted[arg.name] = value
+    return adapted
+
+
+def run_variant(variant_path: str | os.PathLike, reference: Reference,
+                config: SessionConfig | None = None, ctx: JobContext | None = None) -> dict:
+    """Load and run the variant on the reference's feeds (RunFailed says what broke)."""
+    ctx = ctx or JobContext()
+    session = load_session(variant_path, config or SessionConfig())
+    return _run(session, feeds_for(session, reference.feeds), ctx)
+
+
+def as_array(value):
+    """An ndarray for an output value, or None when it cannot be compared numerically.
+
+    Sequences of maps (ZipMap's class probabilities) become one row per item."""
+    if isinstance(value, np.ndarray):
+        return value
+    if isinstance(value, list) and value and all(isinstance(v, dict) for v in value):
+        keys = sorted(value[0])
+        try:
+            return np.array([[item[k] for k in keys] for item in value], dtype=np.float64)
+        except (KeyError, TypeError, ValueError):
+            return None
+    if isinstance(value, list) and all(isinstance(v, np.ndarray) for v in value):
+        try:
+            return np.stack(value)
+        except ValueError:
+            return None
+    return None
+
+
+def compare_values(name: str, expected, got, tolerance: Tolerance) -> dict:
+    """The numbers for one output."""
+    row = {"name": name, "shape": None, "max_abs_diff": None, "max_rel_diff": None, "cosine": None,
+           "nonfinite": 0, "source_nonfinite": 0, "passed": False, "problem": ""}
+    a, b = as_array(expected), as_array(got)
+    if a is None or b is None:
+        row["problem"] = "values of this kind are not compared"
+        row["passed"] = None
+        return row
+    row["shape"] = list(a.shape)
+    if a.shape != b.shape:
+        row["problem"] = f"shape {list(b.shape)} instead of {list(a.shape)}"
+        return row
+    if a.dtype.kind in "USO" or b.dtype.kind in "USO":
+        same = bool(np.array_equal(a, b))
+        row.update(max_abs_diff=0.0 if same else None, passed=same, problem="" if same else "texts differ")
+        return row
+    a, b = a.astype(np.float64), b.astype(np.float64)
+    bad_a, bad_b = ~np.isfinite(a), ~np.isfinite(b)
+    row["source_nonfinite"], row["nonfinite"] = int(bad_a.sum()), int(bad_b.sum())
+    new_bad = bad_b & ~(bad_a & ((a == b) | (np.isnan(a) & np.isnan(b))))
+    both = ~bad_a & ~bad_b
+    a_f, b_f = a[both], b[both]
+    diff = np.abs(a_f - b_f)
+    row["max_abs_diff"] = float(diff.max()) if diff.size else 0.0
+    scale = float(np.abs(a_f).max()) if a_f.size else 0.0
+    meaningful = np.abs(a_f) > max(scale * REL_FLOOR, np.finfo(np.float64).tiny)
+    row["max_rel_diff"] = float((diff[meaningful] / np.abs(a_f[meaningful])).max()) if meaningful.any() else 0.0
+    norms = float(np.linalg.norm(a_f)) * float(np.linalg.norm(b_f))
+    if norms > 0:
+        row["cosine"] = float(np.dot(a_f.ravel(), b_f.ravel()) / norms)
+    elif a_f.size:
+        row["cosine"] = 1.0 if np.array_equal(a_f, b_f) else 0.0
+    within = bool(np.all(diff <= tolerance.atol + tolerance.rtol * np.abs(a_f)))
+    cosine_ok = row["cosine"] is None or row["cosine"] >= tolerance.min_cosine
+    problems = []
+    if new_bad.any():
+        problems.append(f"{int(new_bad.sum())} NaN/Inf value(s) the source does not have")
+    if not within:
+        problems.append(f"differences above {tolerance.atol:g} + {tolerance.rtol:g}·|source|")
+    if not cosine_ok:
+        problems.append(f"cosine {row['cosine']:.6f} below {tolerance.min_cosine:g}")
+    row["passed"] = not problems
+    row["problem"] = "; ".join(problems)
+    return row
+
+
+def compare(reference: Reference, outputs: dict, tolerance: Tolerance) -> dict:
+    """The fidelity report of a variant's outputs against the reference's."""
+    rows = []
+    for name, expected in reference.outputs.items():
+        if name not in outputs:
+            rows.append({"name": name, "shape": None, "max_abs_diff": None, "max_rel_diff": None, "cosine": None,
+                         "nonfinite": 0, "source_nonfinite": 0, "passed": False,
+                         "problem": "the variant has no output of this name"})
+            continue
+        rows.append(compare_values(name, expected, outputs[name], tolerance))
+    diffs = [r["max_abs_diff"] for r in rows if r["max_abs_diff"] is not None]
+    verdicts = [r["passed"] for r in rows if r["passed"] is not None]
+    return {
+        "outputs": rows,
+        "max_abs_diff": max(diffs) if diffs else None,
+        "passed": bool(verdicts) and all(verdicts),
+        "tolerance": tolerance.to_dict(),
+        "dims_used": dict(reference.info.get("dims", {})),
+        "input_shapes": dict(reference.info.get("shapes", {})),
+        "feed_mode": reference.info.get("mode"),
+        "seed": reference.info.get("seed"),
+    }
+
+
+def failed_report(reference: Reference, tolerance: Tolerance, problem: str) -> dict:
+    """A fidelity report for a variant that could not run at all."""
+    report = compare(reference, {}, tolerance)
+    for row in report["outputs"]:
+        row["problem"] = problem
+    report["passed"] = False
+    report["problem"] = problem
+    return report
+
+
+def compare_outputs(source_path: str | os.PathLike, variant_path: str | os.PathLike,
+                    feed_spec: FeedSpec | dict | None = None, tolerance: Tolerance | dict | None = None,
+                    session_config: SessionConfig | dict | None = None, ctx: JobContext | None = None) -> dict:
+    """Run source and variant on the same feeds and compare every output."""
+    config = session_config if isinstance(session_config, SessionConfig) else (
+        SessionConfig.from_dict(session_config) if session_config else SessionConfig())
+    spec = feed_spec if isinstance(feed_spec, FeedSpec) else (
+        FeedSpec.from_dict(feed_spec) if feed_spec else config.inputs)
+    tolerance = tolerance if isinstance(tolerance, Tolerance) else Tolerance.from_dict(tolerance)
+    reference = reference_run(source_path, spec, config, ctx)
+    try:
+        outputs = run_variant(variant_path, reference, config, ctx)
+    except RunFailed as exc:
+        return failed_report(reference, tolerance, f"the variant could not {exc.stage}: {exc.message}")
+    return compare(reference, outputs, tolerance)

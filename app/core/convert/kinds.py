@@ -1,0 +1,365 @@
+"""The float conversions: fp16 and auto mixed precision (onnxconverter-common), the ORT
+format (onnxruntime.tools), offline optimisation (SessionOptions.optimized_model_filepath)
+and transformer fusions (onnxruntime.transformers). Quantization is in quantizing.py.
+
+Each producer calls the library as it is; the fp16 repairer turns ORT's complaint about
+the result into a block list entry, which is how the library itself is meant to be
+steered."""
+
+from __future__ import annotations
+
+import ast
+import os
+import warnings
+from dataclasses import replace
+from pathlib import Path
+
+from app.core.convert.work import Handler, Problem, Work, find_node, node_index
+from app.core.jobs.errors import UserError
+from app.core.jobs.protocol import JobContext
+from app.core.model.output import data_file_name, load_model, op_counts_of, save_model
+from app.core.session.providers import provider_name
+from app.core.session.config import ProviderSpec
+from app.core.jobs.stdio import capture_output
+
+FLOAT = 1
+
+
+# fp16 ------------------------------------------------------------------------
+def _name_unnamed_nodes(model) -> None:
+    """Block lists work by node name; give the unnamed nodes one."""
+    from app.core.model.intake import iter_graphs
+
+    taken = {n.name for g in iter_graphs(model.graph) for n in g.node if n.name}
+    counter = 0
+    for graph in iter_graphs(model.graph):
+        for node in graph.node:
+            if not node.name:
+                while f"{node.op_type}_{counter}" in taken:
+                    counter += 1
+                node.name = f"{node.op_type}_{counter}"
+                taken.add(node.name)
+
+
+def _model_for_fp16(work: Work):
+    """The source with its shapes inferred; a large model is inferred without its weights
+    (shape inference only needs their types and dims, and protobuf stops at 2 GB)."""
+    import onnx
+
+    if not work.large or work.plan.get("no_shape_infer") or work.options["disable_shape_infer"]:
+        return work.take_model(), work.plan.get("no_shape_infer", False) or work.options["disable_shape_infer"]
+    work.preloaded = None
+    skeleton = onnx.load(str(work.source), load_external_data=False)
+    inferred = onnx.shape_inference.infer_shapes(skeleton)
+    onnx.load_external_data_for_model(inferred, str(work.source.parent))
+    return inferred, True
+
+
+def _cast_to_float_nodes(model) -> list[str]:
+    from app.core.model.intake import iter_graphs
+    return [n.name for g in iter_graphs(model.graph) for n in g.node
+            if n.op_type == "Cast" and any(a.name == "to" and a.i == FLOAT for a in n.attribute)]
+
+
+def produce_fp16(work: Work) -> None:
+    from onnxconverter_common import float16
+
+    options, plan = work.options, work.plan
+    model, shapes_done = _model_for_fp16(work)
+    _name_unnamed_nodes(model)
+    blocked_ops = set(float16.DEFAULT_OP_BLOCK_LIST) | set(options["op_block_list"]) | set(plan.get("ops", []))
+    blocked_nodes = set(options["node_block_list"]) | set(plan.get("nodes", []))
+    if plan.get("casts"):
+        blocked_nodes |= set(_cast_to_float_nodes(model))
+    present = {n.op_type for n in model.graph.node}
+    defaults = sorted((set(float16.DEFAULT_OP_BLOCK_LIST) - set(options["op_block_list"])) & present)
+    work.kept = [k for k in work.kept if k.get("source") == "repair"]
+    if defaults:
+        work.kept.insert(0, {"what": ", ".join(defaults), "why": "the converter keeps these operator types in "
+                                                                 "float32 by default", "source": "library"})
+    if options["op_block_list"] or options["node_block_list"]:
+        work.kept.insert(0, {"what": ", ".join(options["op_block_list"] + options["node_block_list"]),
+                             "why": "you asked for it", "source": "user"})
+    with warnings.catch_warnings(record=True) as caught:
+        warnings.simplefilter("always")
+        try:
+            converted = float16.convert_float_to_float16(
+                model, min_positive_val=options["min_positive_val"], max_finite_val=options["max_finite_val"],
+                keep_io_types=options["keep_io_types"] or plan.get("keep_io", False),
+                disable_shape_infer=shapes_done, op_block_list=sorted(blocked_ops),
+                node_block_list=sorted(blocked_nodes))
+        except ValueError as exc:
+            if "already converted to float16" in str(exc):
+                raise UserError("nothing-to-convert", f"{work.source.name}: already holds float16 tensors; "
+                                                      "converting it again would damage it") from None
+            raise
+    if plan.get("flow_nodes"):
+        _restore_outer_weights(converted, work.source, set(plan["flow_nodes"]))
+    clipped = [w for w in caught if "truncated" in str(w.message) or "out of range" in str(w.message)]
+    work.details["clipped_weight_warnings"] = len(clipped)
+    if clipped and not plan.get("clip_noted"):
+        plan["clip_noted"] = True
+        work.warnings.append(f"{len(clipped)} weight tensor(s) held values outside float16's range; they were "
+                             f"clipped to ±{options['max_finite_val']:g} or raised to ±{options['min_positive_val']:g}.")
+    save_model(converted, work.target, work.large)
+    work.ops_after = op_counts_of(converted)
+
+
+def _restore_outer_weights(converted, source: Path, flow_nodes: set) -> None:
+    """Give the If/Loop/Scan nodes kept in float32 their weights back in float32.
+
+    Their subgraphs read some weights from the outer graph, which the converter turned
+    to float16 since no node it was told to keep takes them as a declared input."""
+    import onnx
+
+    from app.core.model.intake import iter_graphs
+
+    weights = {t.name: t for t in converted.graph.initializer}
+    needed = set()
+    for node in converted.graph.node:
+        if node.name in flow_nodes:
+            for attr in node.attribute:
+                for graph in ([attr.g] if attr.HasField("g") else []) + list(attr.graphs):
+                    for sub in iter_graphs(graph):
+                        needed.update(name for n in sub.node for name in n.input if name in weights)
+    needed = {name for name in needed if weights[name].data_type == onnx.TensorProto.FLOAT16}
+    if not needed:
+        return
+    for tensor in load_model(source).graph.initializer:
+        if tensor.name in needed and tensor.data_type == onnx.TensorProto.FLOAT:
+            weights[tensor.name].CopyFrom(tensor)
+
+
+def _block(work: Work, key: str, value: str, what: str, why: str) -> dict:
+    work.plan.setdefault(key, []).append(value)
+    work.kept.append({"what": what, "why": why, "source": "repair"})
+    return work.repair(f"kept {what} in float32", why)
+
+
+def repair_fp16(work: Work, problem: Problem) -> dict | None:
+    import onnx
+
+    plan = work.plan
+    if problem.stage == "convert":
+        if not plan.get("no_shape_infer") and not work.options["disable_shape_infer"]:
+            plan["no_shape_infer"] = True
+            return work.repair("converted without ONNX shape inference", f"the converter failed: {problem.message}")
+        return None
+    skeleton = onnx.load(str(work.source), load_external_data=False)
+    _name_unnamed_nodes(skeleton)
+    index = node_index(skeleton)
+    reported = problem.node_name()
+    found = find_node(index, reported) if reported else None
+    if found is None:
+        if not (work.options["keep_io_types"] or plan.get("keep_io")):
+            plan["keep_io"] = True
+            return work.repair("kept the model's inputs and outputs float32", problem.message)
+        return None
+    node, top = found
+    detail = f"ONNX Runtime: {problem.short()}"
+    if top is not node and top.name not in plan.get("nodes", []):
+        plan.setdefault("flow_nodes", []).append(top.name)
+        return _block(work, "nodes", top.name, f"the {top.op_type} node '{top.name}' with its subgraphs",
+                      f"the converted subgraph broke node '{reported}'; {detail}")
+    if node.op_type == "Cast" and not plan.get("casts"):
+        plan["casts"] = True
+        count = len(_cast_to_float_nodes(skeleton))
+        work.kept.append({"what": f"{count} Cast-to-float32 node(s)", "source": "repair",
+                          "why": "the converter marks their outputs float16 while they still produce float32"})
+        return work.repair(f"kept {count} Cast-to-float32 node(s) in float32",
+                           f"the converter relabels their outputs as float16; {detail}")
+    if node.op_type != "Cast" and node.op_type not in plan.get("ops", []):
+        return _block(work, "ops", node.op_type, f"every {node.op_type} operator",
+                      f"ONNX Runtime rejects {node.op_type} on float16 data here; {detail}")
+    if node.name not in plan.get("nodes", []):
+        return _block(work, "nodes", node.name, f"node '{node.name}' ({node.op_type})", detail)
+    return None
+
+
+# mixed -----------------------------------------------------------------------
+def produce_mixed(work: Work) -> None:
+    from onnxconverter_common import auto_mixed_precision
+
+    if work.reference is None:
+        raise UserError("bad-option", "auto mixed precision needs the fidelity inputs to decide what stays float32")
+    options = work.options
+    model = work.take_model()
+    feeds = dict(work.reference.feeds)
+    with capture_output() as captured:
+        converted = auto_mixed_precision.auto_convert_mixed_precision(
+            model, feeds, rtol=options["rtol"], atol=options["atol"], keep_io_types=options["keep_io_types"])
+    kept = kept_by_mixed(captured.text)
+    work.details["mixed_kept_nodes"] = kept
+    work.kept = [{"what": f"{len(kept)} node(s): {', '.join(kept[:20])}{' …' if len(kept) > 20 else ''}",
+                  "why": f"in float16 they move the outputs beyond rtol {options['rtol']:g} / "
+                         f"atol {options['atol']:g}", "source": "library"}] if kept else []
+    save_model(converted, work.target, work.large)
+
+
+def kept_by_mixed(printed: str) -> list[str]:
+    """The nodes auto_convert_mixed_precision left in float32 (it prints them last, as 'Done: [...]')."""
+    for line in reversed(printed.splitlines()):
+        if line.startswith("Done:"):
+            try:
+                return [str(n) for n in ast.literal_eval(line[5:].strip())]
+            except (ValueError, SyntaxError):
+                return []
+    return []
+
+
+def _no_repair(work: Work, problem: Problem) -> None:
+    return None
+
+
+# ORT format -------------------------------------------------------------------
+def ort_config_name(output: Path, options: dict) -> str:
+    """The required-operators config beside the .ort file, named as ORT's tool names it."""
+    kind = "required_operators_and_types" if options.get("type_reduction") else "required_operators"
+    runtime = ".with_runtime_opt" if options.get("optimization_style") == "Runtime" else ""
+    return f"{output.stem}.{kind}{runtime}.config"
+
+
+def produce_ort(work: Work) -> None:
+    from onnxruntime.tools.convert_onnx_models_to_ort import OptimizationStyle, convert_onnx_models_to_ort
+
+    folder = work.scratch("ort")
+    folder.mkdir(exist_ok=True)
+    with capture_output() as captured:
+        try:
+            convert_onnx_models_to_ort(work.source, output_dir=folder,
+                                       optimization_styles=[OptimizationStyle[work.options["optimization_style"]]],
+                                       enable_type_reduction=work.options["type_reduction"])
+        except Exception as exc:  # the tool prints its reason before re-raising
+            reason = [line for line in captured.text.splitlines() if line.startswith("Error converting")]
+            raise RuntimeError(reason[-1] if reason else str(exc)) from None
+    models = sorted(folder.glob("*.ort"))
+    configs = sorted(folder.glob("*.config"))
+    if not models or not configs:
+        raise RuntimeError("the ORT-format tool wrote no model")
+    os.replace(models[0], work.target)
+    config_name = ort_config_name(work.target, work.options)
+    os.replace(configs[0], work.target.parent / config_name)
+    work.companions = [config_name]
+    work.details["required_operators_config"] = config_name
+
+
+# offline optimisation ------------------------------------------------------------
+def produce_optimize(work: Work) -> None:
+    from app.core.session.create import create_session
+
+    target = provider_name(work.options["target_provider"])
+    config = replace(work.config, providers=[ProviderSpec(target)],
+                     graph_optimization_level=work.options["level"])
+    work.config = replace(work.config, providers=[ProviderSpec(target)])
+
+    def customize(options) -> None:
+        options.optimized_model_filepath = str(work.target)
+        if work.large:
+            options.add_session_config_entry("session.optimized_model_external_initializers_file_name",
+                                             data_file_name(work.target.name))
+            options.add_session_config_entry("session.optimized_model_external_initializers_min_size_in_bytes",
+                                             "1024")
+
+    create_session(work.source, config, customize)
+    work.details["optimized_for"] = {"provider": target, "level": work.options["level"]}
+
+
+# transformer fusions ------------------------------------------------------------
+def produce_transformers(work: Work) -> None:
+    from onnxruntime.transformers.fusion_options import FusionOptions
+    from onnxruntime.transformers.optimizer import optimize_model
+
+    options = work.options
+    fusion = FusionOptions(options["model_type"])
+    for name in options["disable_fusions"]:
+        setattr(fusion, f"enable_{name}", False)
+    detected = detect_transformer_shape(work.source)
+    heads = options["num_heads"] or detected["num_heads"]
+    hidden = options["hidden_size"] or detected["hidden_size"]
+    with capture_output():
+        optimized = optimize_model(str(work.source), model_type=options["model_type"], num_heads=heads,
+                                   hidden_size=hidden, optimization_options=fusion,
+                                   opt_level=work.plan.get("opt_level"))
+        if options["fp16"]:
+            optimized.convert_float_to_float16(keep_io_types=True)
+    fused = {op: n for op, n in optimized.get_fused_operator_statistics().items() if n}
+    work.details.update(num_heads=heads, hidden_size=hidden, fused_operators=fused)
+    if not fused and "no_fusion_noted" not in work.plan:
+        work.plan["no_fusion_noted"] = True
+        work.warnings.append(f"No fusion matched this graph as a {options['model_type']} model; check the model "
+                             "type (and the head count and hidden size).")
+    optimized.save_model_to_file(str(work.target), use_external_data_format=work.large)
+
+
+def repair_transformers(work: Work, problem: Problem) -> dict | None:
+    if problem.stage == "convert" and "torch" in problem.message and "opt_level" not in work.plan:
+        work.plan["opt_level"] = 0
+        return work.repair("fused without ONNX Runtime's optimisation pre-pass (opt_level 0)",
+                           "the optimizer's pre-pass imports PyTorch, which is not installed here")
+    if problem.stage == "convert":
+        raise UserError("conversion-failed", f"{work.source.name}: ONNX Runtime's transformer optimizer failed on "
+                                             f"this graph ({problem.message.rstrip(': ')}); it only knows the "
+                                             f"layouts of transformer models, here read as "
+                                             f"{work.options['model_type']} — check the model type")
+    return None
+
+
+def detect_transformer_shape(path: str | os.PathLike) -> dict:
+    """Head count and hidden size guessed from the graph (0 where no guess is safe).
+
+    Hidden size: the commonest first dimension of the MatMul weights. Heads: a reshape
+    target [.., heads, head_size] with heads × head_size = hidden, or else the attention
+    scale √head_size (or its inverse)."""
+    import numpy as np
+    import onnx
+    from onnx import numpy_helper
+
+    from app.core.model.intake import iter_graphs
+
+    model = onnx.load(str(path), load_external_data=False)
+    constants = {}
+    for graph in iter_graphs(model.graph):
+        for tensor in graph.initializer:
+            constants[tensor.name] = tensor
+        for node in graph.node:
+            if node.op_type == "Constant":
+                for attr in node.attribute:
+                    if attr.HasField("t"):
+                        constants[node.output[0]] = attr.t
+    dims = [constants[n.input[1]].dims[0] for g in iter_graphs(model.graph) for n in g.node
+            if n.op_type in ("MatMul", "Gemm") and len(n.input) > 1 and n.input[1] in constants
+            and len(constants[n.input[1]].dims) == 2]
+    if not dims:
+        return {"num_heads": 0, "hidden_size": 0}
+    hidden = max(set(dims), key=dims.count)
+    values = []
+    for tensor in constants.values():
+        if tensor.data_location == onnx.TensorProto.EXTERNAL or int(np.prod(tensor.dims or [1])) > 8:
+            continue
+        values.append(numpy_helper.to_array(tensor).ravel())
+    for array in values:
+        if array.dtype.kind in "iu":
+            for heads, size in zip(array[:-1], array[1:]):
+                if 1 < heads < hidden and heads * size == hidden:
+                    return {"num_heads": int(heads), "hidden_size": int(hidden)}
+    for array in values:
+        if array.dtype.kind == "f" and array.size == 1 and array[0] > 0:
+            for size in (float(array[0]) ** 2, 1 / float(array[0]) ** 2):
+                head = round(size)
+                if head >= 8 and abs(size - head) < 1e-2 and hidden % head == 0:
+                    return {"num_heads": hidden // head, "hidden_size": int(hidden)}
+    return {"num_heads": 0, "hidden_size": int(hidden)}
+
+
+def detect_transformer_job(params: dict, ctx: JobContext) -> dict:
+    return detect_transformer_shape(params["path"])
+
+
+HANDLERS = {
+    "fp16": Handler(produce_fp16, repair_fp16),
+    "mixed": Handler(produce_mixed, _no_repair),
+    "ort": Handler(produce_ort, _no_repair),
+    "optimize": Handler(produce_optimize, _no_repair),
+    "transformers": Handler(produce_transformers, repair_transformers),
+}
+

@@ -1,0 +1,279 @@
+"""Quantization with onnxruntime.quantization: int8 dynamic, int8 static (calibrated on
+random or the user's inputs) and int4 weight packing (MatMulNBits).
+
+Repairs: a model the quantizer cannot read (weights made by Constant nodes, shapes it
+cannot infer) is pre-processed with `quant_pre_process` first; a node ORT cannot load
+or run once quantized is excluded from quantization by name."""
+
+from __future__ import annotations
+
+import re
+from pathlib import Path
+
+from app.core.convert.work import Handler, Problem, Work, find_node, node_index
+from app.core.jobs.errors import UserError
+from app.core.session.inputs import FeedSpec, make_feeds
+from app.core.model.output import data_file_name, op_counts
+
+#: operators whose presence shows the quantizer really did something
+QUANTIZED_OPS = {"DynamicQuantizeLinear", "QuantizeLinear", "DequantizeLinear", "MatMulInteger", "ConvInteger",
+                 "QLinearConv", "QLinearMatMul", "com.microsoft.MatMulNBits", "com.microsoft.GatherBlockQuantized",
+                 "com.microsoft.DynamicQuantizeMatMul", "com.microsoft.DynamicQuantizeLSTM",
+                 "com.microsoft.QAttention", "com.microsoft.MatMulIntegerToFloat", "com.microsoft.QGemm",
+                 "com.microsoft.QuantizeLinear", "com.microsoft.DequantizeLinear"}
+_NEEDS_PREPROCESS = re.compile(r"to be an initializer|ShapeInference|shape inference|Inferred shape|"
+                               r"not in graph input|undefined", re.I)
+_QUANT_SUFFIXES = re.compile(r"(_quant|_QuantizeLinear|_DequantizeLinear|_MatMulNBits|_Q4|_output_quantized)$")
+
+
+def _preprocessed(work: Work) -> Path:
+    """The model the quantizer reads: the source, or its pre-processed copy."""
+    if not work.plan.get("preprocess"):
+        return work.source
+    from onnxruntime.quantization import quant_pre_process
+
+    target = work.scratch("preprocessed.onnx")
+    flags = work.plan.get("preprocess_flags", {})
+    try:
+        quant_pre_process(str(work.source), str(target), save_as_external_data=work.large,
+                          all_tensors_to_one_file=True, external_data_location=data_file_name(target.name), **flags)
+    except Exception as exc:  # the pre-processor raises plain Exceptions too; the repair reads the text
+        raise RuntimeError(f"pre-processing: {type(exc).__name__}: {exc}") from None
+    return target
+
+
+def _exclusions(work: Work) -> list[str]:
+    return list(dict.fromkeys(work.options.get("nodes_to_exclude", []) + work.plan.get("exclude", [])))
+
+
+class NothingQuantized(Exception):
+    """The quantizer ran but changed nothing (a repair may find what it missed)."""
+
+
+def _quantized_ops(counts: dict) -> int:
+    return sum(n for op, n in counts.items() if op in QUANTIZED_OPS)
+
+
+def _require_quantized(work: Work) -> None:
+    after = work.ops_after = op_counts(work.target)
+    before = work.summary["op_counts"]
+    if _quantized_ops(after) > _quantized_ops(before):
+        return
+    if work.summary["subgraph_count"] and work.kind == "int8-dynamic" and not work.plan.get("subgraphs"):
+        raise NothingQuantized("the main graph holds nothing to quantize")
+    name = work.source.name
+    if work.kind == "int4":
+        count = before.get("MatMul", 0) + (before.get("Gather", 0) if "Gather" in work.options["op_types"] else 0)
+        raise UserError("nothing-to-quantize", f"{name}: nothing was quantized — int4 packs the constant 2-D "
+                                               f"weights of {'/'.join(work.options['op_types'])} nodes, and "
+                                               + (f"none of its {count} such nodes has one" if count else
+                                                  "it has no such nodes"))
+    raise UserError("nothing-to-quantize", f"{name}: nothing was quantized — none of its operators has constant "
+                                           f"weights the {work.kind} quantizer takes (MatMul, Conv, Gemm, "
+                                           "Attention, LSTM …)")
+
+
+def _refuse_quantized_source(work: Work) -> None:
+    found = sorted(op for op in work.summary["op_counts"] if op in QUANTIZED_OPS)
+    if found:
+        raise UserError("nothing-to-quantize", f"{work.source.name}: is already quantized ({', '.join(found)}); "
+                                               "quantize the float model it was made from")
+
+
+def _begin(work: Work) -> None:
+    """Every quantizing try starts here: refuse a quantized source, note the user's exclusions."""
+    _refuse_quantized_source(work)
+    work.kept = [k for k in work.kept if k.get("source") == "repair"]
+    if work.options.get("nodes_to_exclude"):
+        work.kept.insert(0, {"what": ", ".join(work.options["nodes_to_exclude"]), "why": "you asked for it",
+                             "source": "user"})
+
+
+def produce_int8_dynamic(work: Work) -> None:
+    from onnxruntime.quantization import QuantType, quantize_dynamic
+
+    options = work.options
+    _begin(work)
+    quantize_dynamic(str(_preprocessed(work)), str(work.target), op_types_to_quantize=options["op_types"] or None,
+                     per_channel=options["per_channel"], reduce_range=options["reduce_range"],
+                     weight_type=QuantType[options["weight_type"]], nodes_to_exclude=_exclusions(work),
+                     use_external_data_format=work.large,
+                     extra_options={"EnableSubgraph": True} if work.plan.get("subgraphs") else None)
+    _require_quantized(work)
+
+
+class FeedReader:
+    """Calibration samples for quantize_static, made or loaded one at a time."""
+
+    def __init__(self, work: Work, inputs: list[dict]):
+        self.work = work
+        self.inputs = inputs
+        spec: FeedSpec = work.config.inputs
+        self.base = spec
+        folder = work.options["calibration"]
+        if folder:
+            path = Path(folder).expanduser()
+            if not path.is_dir():
+                raise UserError("not-found", f"{path}: the calibration folder does not exist")
+            self.files = sorted(p for p in path.iterdir() if p.suffix.lower() in (".npy", ".npz") and p.is_file())
+            if not self.files:
+                raise UserError("bad-input-file", f"{path}: holds no .npy or .npz files to calibrate on")
+            self.count = len(self.files)
+        else:
+            self.files = []
+            # The user's own fidelity inputs beat random ones (random ids or flags can break a model).
+            self.count = 1 if spec.mode == "files" else work.options["calibration_count"]
+        self.index = 0
+
+    def get_next(self) -> dict | None:
+        self.work.ctx.check_cancel()
+        if self.index >= self.count:
+            return None
+        if self.files:
+            spec = FeedSpec(mode="files", files={"*": str(self.files[self.index])}, dims=dict(self.base.dims),
+                            shapes=dict(self.base.shapes), vocab_size=self.base.vocab_size)
+        elif self.base.mode == "files":
+            spec = self.base
+        else:
+            spec = FeedSpec(seed=self.base.seed + 1000 + self.index, dims=dict(self.base.dims),
+                            shapes=dict(self.base.shapes), vocab_size=self.base.vocab_size)
+        feeds, _ = make_feeds(self.inputs, spec)
+        self.index += 1
+        self.work.ctx.progress(None, f"calibrating: sample {self.index} of {self.count}")
+        return feeds
+
+    def __iter__(self):
+        return self
+
+    def __next__(self) -> dict:
+        item = self.get_next()
+        if item is None:
+            raise StopIteration
+        return item
+
+
+def produce_int8_static(work: Work) -> None:
+    options = work.options
+    if options["preprocess"] and "preprocess" not in work.plan:
+        work.plan["preprocess"] = True
+    _begin(work)
+    reader = FeedReader(work, work.summary["inputs"])
+    work.details["calibration_samples"] = reader.count
+    work.details["calibration_source"] = options["calibration"] or (
+        "your fidelity inputs" if work.config.inputs.mode == "files" else "random")
+    try:
+        _quantize_static(work, reader)
+    except Exception as exc:  # calibration runs the model: a failure there is about the samples
+        if "Non-zero status code returned while running" not in str(exc):
+            raise
+        raise UserError("calibration-failed", f"{work.source.name}: the model fails on the calibration samples "
+                                              f"({work.details['calibration_source']}): "
+                                              f"{Problem('run', str(exc)).short()[:300]} — calibrate on real "
+                                              "inputs (a folder of .npy/.npz files) or set the dimensions they "
+                                              "need") from None
+    _require_quantized(work)
+
+
+def _quantize_static(work: Work, reader: FeedReader) -> None:
+    from onnxruntime.quantization import CalibrationMethod, QuantFormat, QuantType, quantize_static
+
+    options = work.options
+    quantize_static(str(_preprocessed(work)), str(work.target), calibration_data_reader=reader,
+                    quant_format=QuantFormat[options["quant_format"]], op_types_to_quantize=options["op_types"] or None,
+                    per_channel=options["per_channel"], reduce_range=options["reduce_range"],
+                    activation_type=QuantType[options["activation_type"]],
+                    weight_type=QuantType[options["weight_type"]], nodes_to_exclude=_exclusions(work),
+                    use_external_data_format=work.large,
+                    calibrate_method=CalibrationMethod[options["calibrate_method"]],
+                    extra_options={"ActivationSymmetric": options["activation_symmetric"],
+                                   "WeightSymmetric": options["weight_symmetric"]})
+
+
+def produce_int4(work: Work) -> None:
+    from onnxruntime.quantization.matmul_nbits_quantizer import MatMulNBitsQuantizer
+
+    options = work.options
+    _begin(work)
+    quantizer = MatMulNBitsQuantizer(work.take_model(), bits=4, block_size=options["block_size"],
+                                     is_symmetric=options["symmetric"],
+                                     accuracy_level=options["accuracy_level"] or None,
+                                     nodes_to_exclude=_exclusions(work),
+                                     op_types_to_quantize=tuple(options["op_types"]))
+    quantizer.process()
+    quantizer.model.save_model_to_file(str(work.target), work.large)
+    _require_quantized(work)
+
+
+def _opset(work: Work) -> int:
+    return int(work.summary["opsets"].get("ai.onnx", 0))
+
+
+def repair_quantized(work: Work, problem: Problem) -> dict | None:
+    plan, message = work.plan, problem.message
+    if problem.stage == "convert":
+        if message.startswith("NothingQuantized"):
+            plan["subgraphs"] = True
+            return work.repair("quantized inside the If/Loop subgraphs too (EnableSubgraph)",
+                               "the main graph alone holds nothing the quantizer can take")
+        if "Failed to find proper ai.onnx domain" in message:
+            domains = ", ".join(work.summary["opsets"])
+            raise UserError("nothing-to-quantize", f"{work.source.name}: uses no standard ONNX operators (only "
+                                                   f"{domains}); the quantizer works on those, so there is "
+                                                   "nothing to quantize")
+        if message.startswith("RuntimeError: pre-processing") and "ConvertError" in message:
+            raise UserError("unsupported-model", f"{work.source.name}: opset {_opset(work)} is below the 10 "
+                                                 "quantization needs, and ONNX's version converter could not "
+                                                 f"upgrade it ({message})")
+        if not plan.get("preprocess") and _NEEDS_PREPROCESS.search(message):
+            plan["preprocess"] = True
+            return work.repair("pre-processed the model with quant_pre_process (constants folded into "
+                               "initializers, shapes inferred)", f"the quantizer could not read it: {message}")
+        if plan.get("preprocess"):
+            return _lighter_preprocessing(work, message)
+        if "ConvertError" in message and _opset(work) < 10:
+            raise UserError("unsupported-model", f"{work.source.name}: opset {_opset(work)} is below the 10 "
+                                                 "quantization needs, and ONNX's version converter could not "
+                                                 f"upgrade it ({message})")
+        return None
+    return _exclude_reported_node(work, problem)
+
+
+def _lighter_preprocessing(work: Work, message: str) -> dict | None:
+    """Pre-processing (or the quantizer after it) failed: leave out the step most likely at fault."""
+    flags = work.plan.setdefault("preprocess_flags", {})
+    steps = [("skip_symbolic_shape", "symbolic shape inference"), ("skip_onnx_shape", "ONNX shape inference"),
+             ("skip_optimization", "the graph optimisation step")]
+    hinted = [step for step in steps if step[1].split()[0].lower() in message.lower()]
+    for flag, what in hinted + steps:
+        if flag not in flags:
+            flags[flag] = True
+            return work.repair(f"pre-processed without {what}", f"it failed, or left shapes the quantizer "
+                                                                 f"rejects: {message}")
+    return None
+
+
+def _exclude_reported_node(work: Work, problem: Problem) -> dict | None:
+    import onnx
+
+    reported = problem.node_name()
+    if not reported:
+        return None
+    quantized_from = _QUANT_SUFFIXES.sub("", reported)
+    index = node_index(onnx.load(str(work.source), load_external_data=False))
+    found = find_node(index, quantized_from) or find_node(index, reported)
+    if found is None:
+        return None
+    node = found[0]
+    if node.name in _exclusions(work):
+        return None
+    work.plan.setdefault("exclude", []).append(node.name)
+    why = f"ONNX Runtime could not {problem.stage} it once quantized: {problem.short()}"
+    work.kept.append({"what": f"node '{node.name}' ({node.op_type})", "why": why, "source": "repair"})
+    return work.repair(f"left node '{node.name}' ({node.op_type}) unquantized", why)
+
+
+HANDLERS = {
+    "int8-dynamic": Handler(produce_int8_dynamic, repair_quantized),
+    "int8-static": Handler(produce_int8_static, repair_quantized),
+    "int4": Handler(produce_int4, repair_quantized),
+}

@@ -1,0 +1,149 @@
+"""Diagnosis: why is this model slow here? Gathers evidence (the model, a profile,
+timings, two small experiments) and turns it into findings with fixes."""
+
+from __future__ import annotations
+
+import os
+import tempfile
+import time
+from pathlib import Path
+
+import numpy as np
+
+from app.core.diagnose import rules
+from app.core.bench.bench import time_runs
+from app.core.session.inputs import make_feeds, session_inputs
+from app.core.model.inspect import inspect_model
+from app.core.jobs.protocol import JobContext
+from app.core.session.machine_cpu import cpu_description, int8_acceleration
+from app.core.session.config import SessionConfig
+from app.core.session.create import create_session, idle_threads_sleep
+from app.core.bench.stats import latency_stats
+
+SEVERITY_ORDER = {"high": 0, "medium": 1, "low": 2, "info": 3}
+
+
+def fp16_tensor_count(path: str) -> int:
+    if not path.lower().endswith(".onnx"):
+        return 0
+    import onnx
+    from app.core.model.intake import iter_graphs, iter_tensors, load_onnx
+
+    model = load_onnx(Path(path))
+    count = sum(1 for t in iter_tensors(model) if t.data_type == onnx.TensorProto.FLOAT16)
+    for graph in iter_graphs(model.graph):
+        for value in list(graph.input) + list(graph.output) + list(graph.value_info):
+            if value.type.tensor_type.elem_type == onnx.TensorProto.FLOAT16:
+                count += 1
+    return count
+
+
+def symbolic_probe(path: str, config: SessionConfig, dims: dict, ctx: JobContext) -> dict | None:
+    """Optimised node count and latency with the symbolic dims left free vs fixed."""
+    import onnx
+
+    overrides = {name: value for name, value in dims.items() if "[" not in name and value > 0}
+    if not overrides:
+        return None
+    fixed = SessionConfig.from_dict(config.to_dict())
+    fixed.free_dimension_overrides = {**config.free_dimension_overrides, **overrides}
+    result = {"overrides": overrides}
+    with tempfile.TemporaryDirectory() as folder:
+        sessions = {}
+        for label, variant in (("symbolic", config), ("fixed", fixed)):
+            target = os.path.join(folder, f"{label}.onnx")
+            sessions[label] = create_session(
+                path, idle_threads_sleep(variant), customize=lambda options, t=target: setattr(options, "optimized_model_filepath", t))
+            result[f"nodes_{label}"] = len(onnx.load(target, load_external_data=False).graph.node)
+        feeds, _ = make_feeds(session_inputs(sessions["symbolic"]), config.inputs)
+        times = {"symbolic": [], "fixed": []}
+        for _ in range(5):                       # alternate, so a busy spell hits both
+            for label, session in sessions.items():
+                ctx.check_cancel()
+                times[label].append(float(np.median(time_runs(session, feeds, 10, 1.0))))
+    result["latency_symbolic_ms"] = float(np.median(times["symbolic"]))
+    result["latency_fixed_ms"] = float(np.median(times["fixed"]))
+    return result
+
+
+def spinning_probe(path: str, config: SessionConfig, feeds: dict, ctx: JobContext, gap_s: float = 0.01) -> dict:
+    """CPU time per request with spinning on and off, when requests arrive with gaps."""
+    result = {"gap_ms": gap_s * 1000}
+    for label, spin in (("spin", True), ("nospin", False)):
+        variant = SessionConfig.from_dict(config.to_dict())
+        variant.intra_op_allow_spinning = spin
+        variant.inter_op_allow_spinning = spin
+        session = create_session(path, variant)
+        time_runs(session, feeds, 3, 1.0)
+        cpu_start, latencies = time.process_time(), []
+        for _ in range(20):
+            ctx.check_cancel()
+            latencies += time_runs(session, feeds, 1, 1.0)
+            time.sleep(gap_s)
+        result[f"cpu_ms_{label}"] = (time.process_time() - cpu_start) * 1000 / 20
+        result[f"latency_{label}_ms"] = float(np.median(latencies))
+        del session
+    return result
+
+
+def profile_for(path: str, config: SessionConfig, trace: str | None, runs: int, ctx: JobContext) -> dict:
+    from app.core.profile.trace_reader import read_trace
+    from app.core.profile.traces import summarize
+
+    if trace:
+        return summarize(read_trace(trace))
+    from app.core.profile.profile import profile_model_job
+    with tempfile.TemporaryDirectory() as folder:
+        return profile_model_job({"model": path, "session": config.to_dict(), "runs": runs,
+                                  "out": os.path.join(folder, "trace.json")}, ctx)
+
+
+def diagnose(params: dict, ctx: JobContext) -> dict:
+    import psutil
+
+    path = params["path"]
+    config = SessionConfig.from_dict(params.get("session") or {})
+    providers = config.provider_names()
+    ctx.progress(0.05, "reading the model")
+    summary = inspect_model(path)
+    ctx.progress(0.15, "profiling")
+    profile = profile_for(path, config, params.get("trace"), int(params.get("runs", 20)), ctx)
+    ctx.progress(0.45, "timing runs")
+    session = create_session(path, config)
+    feeds, feed_info = make_feeds(session_inputs(session), config.inputs)
+    time_runs(session, feeds, 5, 2.0)
+    samples = time_runs(session, feeds, int(params.get("timing_runs", 200)), float(params.get("timing_s", 3.0)))
+    stats = {**latency_stats(samples), "runs": len(samples)}
+    intra_threads = config.intra_op_num_threads or (psutil.cpu_count(logical=False) or 1)
+    del session
+    ctx.check_cancel()
+    probes = {}
+    if any(isinstance(d, str) for item in summary["inputs"] for d in (item["shape"] or [])):
+        ctx.progress(0.6, "trying fixed dimensions")
+        probes["symbolic"] = symbolic_probe(path, config, feed_info["dims"], ctx)
+    if providers[0] == "CPUExecutionProvider" and config.intra_op_allow_spinning is not False and intra_threads > 1:
+        ctx.progress(0.8, "measuring spinning")
+        probes["spinning"] = spinning_probe(path, config, feeds, ctx)
+    cpu_name, flags = cpu_description()
+    settings = config.to_dict()
+    findings = (rules.placement_findings(profile, providers)
+                + rules.quantization_findings(summary, profile, providers, cpu_name, int8_acceleration(flags),
+                                              bool(flags))
+                + rules.fp16_findings(summary, fp16_tensor_count(path), profile, providers)
+                + rules.initializer_findings(summary)
+                + rules.symbolic_findings(probes.get("symbolic"))
+                + rules.variance_findings(stats, settings)
+                + rules.thread_findings(settings, psutil.cpu_count(logical=False) or 0, psutil.cpu_count() or 0)
+                + rules.spinning_findings(probes.get("spinning"))
+                + rules.hot_op_findings(profile))
+    findings.sort(key=lambda f: SEVERITY_ORDER.get(f["severity"], 9))
+    ctx.progress(1.0, "done")
+    return {"model": str(Path(path).resolve()), "session": settings, "findings": findings,
+            "evidence": {"latency_ms": stats, "cpu": cpu_name, "int8_instructions": int8_acceleration(flags),
+                         "profile": {k: profile[k] for k in ("trace", "runs", "total_node_us", "by_provider")
+                                     if k in profile},
+                         "top_op_types": profile["by_op_type"][:10], "probes": probes, "inputs": feed_info}}
+
+
+def diagnose_job(params: dict, ctx: JobContext) -> dict:
+    return diagnose(params, ctx)

@@ -1,0 +1,80 @@
+"""The job protocol shared by the window, the command line and the tests.
+
+A job is a plain function `job(params: dict, ctx: JobContext) -> dict`. It reports
+through `ctx` (progress, log lines, data batches) and checks `ctx.check_cancel()`
+between steps. Work that can be interrupted from outside (an ORT run) registers a
+hook with `ctx.on_cancel`, e.g. one that sets `RunOptions.terminate`.
+"""
+
+from __future__ import annotations
+
+import importlib
+import threading
+import time
+from typing import Any, Callable
+
+from app.core.jobs.errors import JobCancelled
+
+Emit = Callable[[str, dict], None]
+
+
+class JobContext:
+    """What a running job sees of the world: an event sink and a cancel flag."""
+
+    def __init__(self, emit: Emit | None = None):
+        self._emit = emit or (lambda kind, payload: None)
+        self._cancelled = threading.Event()
+        self._cancel_hooks: list[Callable[[], None]] = []
+        self._lock = threading.Lock()
+
+    # reporting -------------------------------------------------------------
+    def progress(self, fraction: float | None, message: str = "") -> None:
+        self._emit("progress", {"fraction": fraction, "message": message})
+
+    def log(self, message: str, level: str = "info") -> None:
+        self._emit("log", {"level": level, "message": message, "time": time.time()})
+
+    def data(self, kind: str, payload: Any) -> None:
+        self._emit("data", {"kind": kind, "payload": payload})
+
+    # cancelling ------------------------------------------------------------
+    @property
+    def cancelled(self) -> bool:
+        return self._cancelled.is_set()
+
+    def check_cancel(self) -> None:
+        if self._cancelled.is_set():
+            raise JobCancelled()
+
+    def on_cancel(self, hook: Callable[[], None]) -> Callable[[], None]:
+        """Call `hook` when cancel is requested (at once if it already was).
+
+        Returns a function that removes the hook again."""
+        with self._lock:
+            self._cancel_hooks.append(hook)
+            already = self._cancelled.is_set()
+        if already:
+            hook()
+
+        def remove() -> None:
+            with self._lock:
+                if hook in self._cancel_hooks:
+                    self._cancel_hooks.remove(hook)
+
+        return remove
+
+    def cancel(self) -> None:
+        with self._lock:
+            self._cancelled.set()
+            hooks = list(self._cancel_hooks)
+        for hook in hooks:
+            hook()
+
+
+def resolve_job(ref: str) -> Callable[[dict, JobContext], Any]:
+    """Turn "package.module:function" into the function."""
+    module_name, _, func_name = ref.partition(":")
+    if not module_name or not func_name:
+        raise ValueError(f"a job reference looks like 'package.module:function', not {ref!r}")
+    module = importlib.import_module(module_name)
+    return getattr(module, func_name)

@@ -1,0 +1,328 @@
+"""Runs a job in a child process and streams its events back over a pipe.
+
+Why a child: a native crash or an out-of-memory in ORT or a converter kills the
+child, not the window; each model's GPU memory is freed when its process ends; the
+measuring process does not share a GIL with the GUI; and cancel always works.
+
+How: the window spawns a fresh interpreter for each job. The command line, which has
+no other thread and has loaded none of the heavy libraries when its job starts, forks
+instead on Linux (see fork_is_safe): that saves starting and importing a second time.
+Either way the child ends with os._exit once its outcome is sent, skipping the teardown
+that would free a large model object by object.
+
+Protocol (child -> parent, one pickled tuple a message):
+    ("event", kind, payload)   kind in progress | log | data
+    ("result", value)
+    ("error", {"kind", "message", "user", "traceback"})
+Parent -> child, on a second pipe: "cancel".
+"""
+
+from __future__ import annotations
+
+import contextlib
+import multiprocessing as mp
+import os
+import queue
+import re
+import signal
+import sys
+import threading
+import time
+import traceback
+from typing import Any, Callable, Iterator
+
+from app.core.jobs.errors import JobCancelled, JobFailed, UserError, error_from_dict
+from app.core.jobs.protocol import JobContext, resolve_job
+
+#: seconds a child gets to stop by itself after a cancel before it is ended
+CANCEL_GRACE_S = 3.0
+_START_LOCK = threading.Lock()
+#: libraries that start native threads of their own (invisible to threading): a process
+#: that has loaded one must not fork
+_THREADED_LIBRARIES = ("onnxruntime", "numpy", "PySide6", "torch")
+
+Event = tuple  # (kind, payload)
+
+
+def _describe_exit(code: int | None) -> str:
+    if code is None:
+        return "the job's process stopped answering"
+    if code < 0:
+        try:
+            name = signal.Signals(-code).name
+        except ValueError:
+            name = f"signal {-code}"
+        if -code == getattr(signal, "SIGKILL", 9):
+            return (f"the job's process was killed ({name}); this is most often the system "
+                    "running out of memory")
+        return f"the job's process crashed ({name})"
+    if sys.platform == "win32" and code >= 0xC0000000:
+        return f"the job's process crashed (Windows exception 0x{code:08X})"
+    return f"the job's process ended unexpectedly with exit code {code}"
+
+
+def _is_runtime_error(exc: BaseException) -> bool:
+    """ONNX Runtime's own exceptions: it refused the model, its inputs or its settings."""
+    return type(exc).__module__.startswith("onnxruntime")
+
+
+def _error_info(exc: BaseException, params: dict | None = None) -> dict:
+    if _is_runtime_error(exc):
+        from app.core.model.intake import first_line
+        where = ""
+        named = next((params[key] for key in ("path", "input", "model") if isinstance((params or {}).get(key), str)),
+                     None)
+        if named:
+            where = os.path.basename(named) + ": "
+        text = re.sub(r"^(\[ONNXRuntimeError\] : )?\d+ : [A-Z_]+ : ", "", first_line(str(exc), 400))
+        return {"kind": "runtime-error", "user": True,
+                "message": f"{where}ONNX Runtime refused to run it: {text.rstrip('.')}. "
+                           "If an input shape is the cause, set it with --dim/--shape or in the Session tab."}
+    if isinstance(exc, UserError):
+        return {"kind": exc.kind, "message": exc.message, "user": True}
+    if isinstance(exc, JobCancelled):
+        return {"kind": "cancelled", "message": exc.message}
+    if isinstance(exc, MemoryError):
+        return {"kind": "out-of-memory", "message": "the job ran out of memory",
+                "traceback": traceback.format_exc()}
+    return {"kind": "internal", "message": f"{type(exc).__name__}: {exc}",
+            "traceback": traceback.format_exc()}
+
+
+def _run_in_context(ref: str, params: dict, ctx: JobContext) -> tuple:
+    try:
+        return ("result", resolve_job(ref)(params, ctx))
+    except BaseException as exc:  # every failure becomes a message; nothing escapes
+        return ("error", _error_info(exc, params))
+
+
+def _child_main(ref: str, params: dict, events_conn, control_conn, parent_ends=()) -> None:
+    for conn in parent_ends:  # a forked child holds copies of the parent's ends too
+        conn.close()
+    _quiet_native_output()
+    send_lock = threading.Lock()
+
+    def send(message: tuple) -> None:
+        with send_lock:
+            events_conn.send(message)
+
+    ctx = JobContext(lambda kind, payload: send(("event", kind, payload)))
+
+    def listen() -> None:
+        while True:
+            try:
+                message = control_conn.recv()
+            except (EOFError, OSError):
+                # The parent is gone: nobody will read what we make.
+                os._exit(1)
+            if message == "cancel":
+                ctx.cancel()
+
+    threading.Thread(target=listen, name="ortune-control", daemon=True).start()
+    outcome = _run_in_context(ref, params, ctx)
+    try:
+        send(outcome)
+    except Exception as exc:  # a result that does not pickle is a bug worth naming
+        send(("error", {"kind": "internal", "message": f"the job's result could not be sent: {exc}",
+                        "traceback": traceback.format_exc()}))
+    events_conn.close()
+    # The job is over and its files are in place: end here rather than tear the interpreter
+    # down, which frees every object one by one (a tenth of a second or more after a big model).
+    for stream in (sys.stdout, sys.stderr):
+        try:
+            stream.flush()
+        except (AttributeError, OSError, ValueError):
+            pass
+    os._exit(0)
+
+
+def fork_is_safe() -> bool:
+    """Forking copies one thread only: safe on Linux in a process that runs no other
+    thread and has loaded no library that keeps threads of its own (the command line
+    before its job, not the window). Elsewhere a child is spawned."""
+    return (sys.platform.startswith("linux") and threading.active_count() == 1
+            and not any(name in sys.modules for name in _THREADED_LIBRARIES))
+
+
+@contextlib.contextmanager
+def _main_module_hidden():
+    """Keep multiprocessing from re-running the caller's __main__ in the child.
+
+    Jobs are named by module path, so the child never needs the parent's main
+    script; re-importing it would run any unguarded top-level code (a test script,
+    an embedding application) a second time."""
+    main = sys.modules.get("__main__")
+    if main is None or getattr(sys, "frozen", False):
+        yield
+        return
+    saved = {key: main.__dict__[key] for key in ("__file__", "__spec__") if key in main.__dict__}
+    main.__dict__.pop("__file__", None)
+    main.__dict__["__spec__"] = None
+    try:
+        yield
+    finally:
+        main.__dict__.pop("__spec__", None)
+        main.__dict__.update(saved)
+
+
+def _quiet_native_output() -> None:
+    """Send what libraries print (ORT's log, warnings) to the jobs log file.
+
+    Nothing may reach the parent's stdout (the CLI's --json) or clutter its stderr
+    (the CLI promises one line per error); ORTUNE_CHILD_OUTPUT=inherit keeps stderr."""
+    keep_stderr = os.environ.get("ORTUNE_CHILD_OUTPUT") == "inherit"
+    try:
+        if keep_stderr:
+            os.dup2(2, 1)
+            return
+        from app.core.store.paths import log_dir
+        folder = log_dir()
+        folder.mkdir(parents=True, exist_ok=True)
+        fd = os.open(folder / "jobs.log", os.O_WRONLY | os.O_CREAT | os.O_APPEND, 0o644)
+        os.dup2(fd, 1)
+        os.dup2(fd, 2)
+        os.close(fd)
+    except OSError:
+        pass
+
+
+class JobHandle:
+    """One running job. Iterate `events()` to drive it; `result` holds the outcome."""
+
+    def __init__(self, ref: str, params: dict | None = None, isolate: bool = True, fork: bool = False):
+        """`fork`: start the child by forking where that is safe (see fork_is_safe), which
+        saves starting a second interpreter and importing ORTune again in it."""
+        self.ref = ref
+        self.params = dict(params or {})
+        self.isolate = isolate
+        self.fork = fork
+        self.result: Any = None
+        self.error: Exception | None = None
+        self.done = False
+        self._cancel_requested_at: float | None = None
+        self._process = None
+        self._events_conn = None
+        self._control_conn = None
+        self._queue: queue.Queue | None = None
+        self._ctx: JobContext | None = None
+
+    # starting --------------------------------------------------------------
+    def start(self) -> "JobHandle":
+        if self.isolate:
+            forking = self.fork and fork_is_safe()
+            ctx = mp.get_context("fork" if forking else "spawn")
+            events_recv, events_send = ctx.Pipe(duplex=False)
+            control_recv, control_send = ctx.Pipe(duplex=False)
+            parent_ends = (events_recv, control_send) if forking else ()
+            self._process = ctx.Process(
+                target=_child_main, args=(self.ref, self.params, events_send, control_recv, parent_ends),
+                name=f"ortune-job {self.ref}", daemon=True)
+            with _START_LOCK, _main_module_hidden():
+                self._process.start()
+            events_send.close()
+            control_recv.close()
+            self._events_conn = events_recv
+            self._control_conn = control_send
+        else:
+            self._queue = queue.Queue()
+            self._ctx = JobContext(lambda kind, payload: self._queue.put(("event", kind, payload)))
+            threading.Thread(target=lambda: self._queue.put(
+                _run_in_context(self.ref, self.params, self._ctx)),
+                name=f"ortune-job {self.ref}", daemon=True).start()
+        return self
+
+    @property
+    def pid(self) -> int | None:
+        return self._process.pid if self._process is not None else None
+
+    # cancelling ------------------------------------------------------------
+    def cancel(self) -> None:
+        """Ask the job to stop; a child that does not stop in time is ended."""
+        if self.done or self._cancel_requested_at is not None:
+            return
+        self._cancel_requested_at = time.monotonic()
+        if self._ctx is not None:
+            self._ctx.cancel()
+        elif self._control_conn is not None:
+            try:
+                self._control_conn.send("cancel")
+            except (OSError, BrokenPipeError):
+                pass
+
+    def _enforce_cancel(self) -> None:
+        if self._cancel_requested_at is None or self._process is None:
+            return
+        waited = time.monotonic() - self._cancel_requested_at
+        if waited > CANCEL_GRACE_S and self._process.is_alive():
+            self._process.terminate()
+        if waited > CANCEL_GRACE_S + 2 and self._process.is_alive():
+            self._process.kill()
+
+    # reading ---------------------------------------------------------------
+    def _receive(self, timeout: float):
+        if self._queue is not None:
+            try:
+                return self._queue.get(timeout=timeout)
+            except queue.Empty:
+                return None
+        try:
+            if self._events_conn.poll(timeout):
+                return self._events_conn.recv()
+        except (EOFError, OSError):
+            self._process.join(5)
+            return ("died",)
+        if not self._process.is_alive():
+            # The child may have sent its last words just before exiting.
+            try:
+                if self._events_conn.poll(0):
+                    return self._events_conn.recv()
+            except (EOFError, OSError):
+                pass
+            return ("died",)
+        return None
+
+    def events(self, poll_s: float = 0.05) -> Iterator[Event]:
+        """Yield (kind, payload) events until the job ends, then set result/error."""
+        while not self.done:
+            self._enforce_cancel()
+            message = self._receive(poll_s)
+            if message is None:
+                continue
+            tag = message[0]
+            if tag == "event":
+                yield message[1], message[2]
+            elif tag == "result":
+                self._finish(result=message[1])
+            elif tag == "error":
+                self._finish(error=error_from_dict(message[1]))
+            elif tag == "died":
+                if self._cancel_requested_at is not None:
+                    self._finish(error=JobCancelled())
+                else:
+                    code = self._process.exitcode if self._process else None
+                    self._finish(error=JobFailed("crashed", _describe_exit(code)))
+
+    def _finish(self, result: Any = None, error: Exception | None = None) -> None:
+        self.result, self.error, self.done = result, error, True
+        if self._process is not None:
+            self._process.join(5)
+            if self._process.is_alive():
+                self._process.kill()
+                self._process.join(5)
+            for conn in (self._events_conn, self._control_conn):
+                conn.close()
+
+    def wait(self, on_event: Callable[[str, dict], None] | None = None) -> Any:
+        """Drive the job to its end; return its result or raise its error."""
+        for kind, payload in self.events():
+            if on_event is not None:
+                on_event(kind, payload)
+        if self.error is not None:
+            raise self.error
+        return self.result
+
+
+def run_job(ref: str, params: dict | None = None,
+            on_event: Callable[[str, dict], None] | None = None, isolate: bool = True) -> Any:
+    """Run a job to its end and return its result (raises UserError/JobCancelled/JobFailed)."""
+    return JobHandle(ref, params, isolate=isolate).start().wait(on_event)

@@ -1,0 +1,120 @@
+"""Reading the summary of an ORT-format (.ort) model from its flatbuffer.
+
+ONNX Runtime ships the flatbuffer bindings inside `onnxruntime.tools`; importing
+`ort_format_model` puts them on the path."""
+
+from __future__ import annotations
+
+from collections import Counter
+from pathlib import Path
+
+from app.core.jobs.errors import UserError
+
+_ELEMENT_BYTES = {1: 4, 2: 1, 3: 1, 4: 2, 5: 2, 6: 4, 7: 8, 9: 1, 10: 2, 11: 8, 12: 4, 13: 8, 16: 2}
+
+
+def _text(value) -> str:
+    return value.decode("utf-8", "replace") if isinstance(value, bytes) else (value or "")
+
+
+def _shape(fbs, type_info):
+    if type_info is None or type_info.ValueType() != fbs.TypeInfoValue.TypeInfoValue.tensor_type:
+        return None, None
+    tensor = fbs.TensorTypeAndShape.TensorTypeAndShape()
+    table = type_info.Value()
+    tensor.Init(table.Bytes, table.Pos)
+    shape = tensor.Shape()
+    dims = None
+    if shape is not None:
+        dims = []
+        for j in range(shape.DimLength()):
+            value = shape.Dim(j).Value()
+            if value is None:
+                dims.append("?")
+            elif value.DimType() == fbs.DimensionValueType.DimensionValueType.VALUE:
+                dims.append(int(value.DimValue()))
+            else:
+                dims.append(_text(value.DimParam()) or "?")
+    return tensor.ElemType(), dims
+
+
+def read_ort_model(path: Path) -> dict:
+    """The same fields as an ONNX inspection, read from an .ort file."""
+    import onnx
+    from onnxruntime.tools import ort_format_model  # noqa: F401  (adds the bindings to sys.path)
+    import ort_flatbuffers_py.fbs as fbs
+
+    buffer = bytearray(path.read_bytes())
+    try:
+        if not fbs.InferenceSession.InferenceSession.InferenceSessionBufferHasIdentifier(buffer, 0):
+            raise ValueError("no ORT-format identifier")
+        model = fbs.InferenceSession.InferenceSession.GetRootAsInferenceSession(buffer, 0).Model()
+        graph = model.Graph()
+        if graph is None:
+            raise ValueError("no graph")
+
+        values = {}
+        op_counts: Counter = Counter()
+        parameters = initializer_bytes = subgraphs = 0
+
+        def walk(g) -> None:
+            nonlocal parameters, initializer_bytes, subgraphs
+            for j in range(g.NodeArgsLength()):
+                arg = g.NodeArgs(j)
+                values.setdefault(_text(arg.Name()), arg.Type())
+            for j in range(g.InitializersLength()):
+                tensor = g.Initializers(j)
+                count = 1
+                for k in range(tensor.DimsLength()):
+                    count *= tensor.Dims(k)
+                parameters += count
+                initializer_bytes += tensor.RawDataLength() or count * _ELEMENT_BYTES.get(tensor.DataType(), 1)
+            for j in range(g.NodesLength()):
+                node = g.Nodes(j)
+                op_counts[_op_key(_text(node.Domain()), _text(node.OpType()))] += 1
+                for k in range(node.AttributesLength()):
+                    attribute = node.Attributes(k)
+                    if attribute.G() is not None:
+                        subgraphs += 1
+                        walk(attribute.G())
+
+        walk(graph)
+
+        def describe(name: str) -> dict:
+            elem, dims = _shape(fbs, values.get(name))
+            dtype = onnx.helper.tensor_dtype_to_string(elem).replace("TensorProto.", "").lower() if elem else "?"
+            return {"name": name, "dtype": dtype, "shape": dims}
+
+        initializer_names = {_text(graph.Initializers(j).Name()) for j in range(graph.InitializersLength())}
+        inputs = [_text(graph.Inputs(j)) for j in range(graph.InputsLength())]
+        result = {
+            "format": "ort",
+            "ir_version": int(model.IrVersion()),
+            "opsets": {(_text(model.OpsetImport(j).Domain()) or "ai.onnx"): int(model.OpsetImport(j).Version())
+                       for j in range(model.OpsetImportLength())},
+            "producer": _text(model.ProducerName()),
+            "producer_version": _text(model.ProducerVersion()),
+            "domain": _text(model.Domain()),
+            "model_version": int(model.ModelVersion()),
+            "doc_string": _text(model.DocString()),
+            "metadata": {_text(model.MetadataProps(j).Key()): _text(model.MetadataProps(j).Value())
+                         for j in range(model.MetadataPropsLength())},
+            "inputs": [describe(n) for n in inputs if n not in initializer_names],
+            "outputs": [describe(_text(graph.Outputs(j))) for j in range(graph.OutputsLength())],
+            "initializers_as_inputs": sorted(set(inputs) & initializer_names),
+            "node_count": sum(op_counts.values()),
+            "top_level_node_count": graph.NodesLength(),
+            "subgraph_count": subgraphs,
+            "op_counts": dict(op_counts.most_common()),
+            "parameters": parameters,
+            "initializer_bytes": initializer_bytes,
+            "external_data": False,
+            "external_data_files": [],
+        }
+    except (ValueError, IndexError, TypeError, AttributeError) as exc:
+        raise UserError("not-a-model", f"{path.name}: the ORT-format file is damaged or truncated ({exc})") from None
+    return result
+
+
+def _op_key(domain: str, op_type: str) -> str:
+    return op_type if domain in ("", "ai.onnx") else f"{domain}.{op_type}"

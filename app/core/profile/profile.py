@@ -1,0 +1,131 @@
+"""Running a model with ONNX Runtime's profiler on, then reading the trace it wrote.
+
+Like every model job this runs in the job's child process. ORT names its trace itself
+(prefix + date); it writes it beside the target under a hidden prefix, and the file takes
+the target's name only once every run is done, so a cancelled, failed or crashed job
+leaves no half trace under the user's name."""
+
+from __future__ import annotations
+
+import gc
+import os
+import time
+import traceback
+from pathlib import Path
+
+from app.core.jobs.errors import UserError
+from app.core.jobs.protocol import JobContext
+from app.core.model.intake import check_readable, first_line
+from app.core.store.paths import data_dir
+from app.core.session.config import SessionConfig
+from app.core.profile.trace_reader import read_trace
+from app.core.profile.traces import summarize
+
+DEFAULT_RUNS = 10
+MAX_RUNS = 100_000
+PROGRESS_INTERVAL_S = 0.1     # a progress message per run would flood the pipe for small models
+
+
+def default_trace_path(model: str | os.PathLike) -> Path:
+    """Where a trace goes when no file is named: the traces folder of ORTune's data."""
+    return data_dir() / "traces" / f"{Path(model).stem}-{time.strftime('%Y%m%d-%H%M%S')}.json"
+
+
+def check_target(out: Path, force: bool) -> None:
+    if out.suffix.lower() != ".json":
+        raise UserError("bad-option", f"{out}: a trace file name ends in .json")
+    if out.exists() and not force:
+        raise UserError("exists", f"{out} already exists; use --force to replace it")
+    if out.exists() and not out.is_file():
+        raise UserError("not-a-file", f"{out} is a folder")
+
+
+def _make_runner(session, feeds: dict, config: SessionConfig, run_options):
+    if not config.io_binding:
+        return lambda: session.run(None, feeds, run_options)
+    binding = session.io_binding()
+    for name, array in feeds.items():
+        binding.bind_cpu_input(name, array)
+    for output in session.get_outputs():
+        binding.bind_output(output.name)
+    return lambda: session.run_with_iobinding(binding, run_options)
+
+
+def _run_profiled(model: Path, config: SessionConfig, runs: int, prefix: Path, ctx: JobContext) -> tuple[str, dict]:
+    """Create the session, run it `runs` times; returns (ORT's trace file, session facts)."""
+    import onnxruntime as ort
+
+    from app.core.session.inputs import make_feeds, session_inputs
+    from app.core.session.create import create_session, effective_settings
+
+    def enable_profiling(options) -> None:
+        options.enable_profiling = True
+        options.profile_file_prefix = str(prefix)
+
+    ctx.progress(None, "creating the session")
+    session = create_session(model, config, customize=enable_profiling)
+    feeds, feed_info = make_feeds(session_inputs(session), config.inputs)
+    run_options = ort.RunOptions()
+    run = _make_runner(session, feeds, config, run_options)
+    remove_hook = ctx.on_cancel(lambda: setattr(run_options, "terminate", True))
+    reported = time.monotonic()
+    try:
+        for index in range(runs):
+            ctx.check_cancel()
+            try:
+                run()
+            except Exception as exc:  # ORT raises its own types; a terminate shows up here too
+                ctx.check_cancel()
+                raise UserError("run-failed", f"{model.name}: run {index + 1} failed: "
+                                              f"{first_line(str(exc))}") from None
+            if time.monotonic() - reported >= PROGRESS_INTERVAL_S or index + 1 == runs:
+                reported = time.monotonic()
+                ctx.progress(0.8 * (index + 1) / runs, f"run {index + 1} of {runs}")
+    finally:
+        remove_hook()
+    facts = {"session": effective_settings(session, config), "session_providers": session.get_providers(),
+             "feeds": feed_info}
+    return session.end_profiling(), facts
+
+
+def _remove_partial(prefix: Path) -> None:
+    for stray in prefix.parent.glob(prefix.name + "*"):
+        stray.unlink(missing_ok=True)
+
+
+def profile_model_job(params: dict, ctx: JobContext) -> dict:
+    """params: model, session (a preset dict), runs, out (None: the traces folder), force,
+    include_first_run, with_timeline. Returns the trace's profile plus the session it ran with."""
+    model = check_readable(params["model"])
+    config = SessionConfig.from_dict(params.get("session") or SessionConfig().to_dict())
+    runs = DEFAULT_RUNS if params.get("runs") is None else int(params["runs"])
+    if not 1 <= runs <= MAX_RUNS:
+        raise UserError("bad-option", f"the number of profiled runs must be 1 to {MAX_RUNS:,}, not {runs}")
+    out = Path(params["out"]).absolute() if params.get("out") else default_trace_path(model)
+    check_target(out, bool(params.get("force")))
+    try:
+        out.parent.mkdir(parents=True, exist_ok=True)
+    except OSError as exc:
+        raise UserError("not-writable", f"{out.parent}: cannot create the folder ({exc.strerror})") from None
+    prefix = out.parent / f".{out.stem}.{os.getpid()}.profiling"
+    try:
+        written, facts = _run_profiled(model, config, runs, prefix, ctx)
+        os.replace(written, out)
+    except BaseException as exc:
+        # ORT writes the trace when the session goes away: let it go, then remove what it wrote.
+        traceback.clear_frames(exc.__traceback__)
+        gc.collect()
+        _remove_partial(prefix)
+        raise
+
+    def progress(fraction: float) -> None:
+        ctx.check_cancel()
+        ctx.progress(0.8 + 0.18 * fraction, "reading the trace")
+
+    result = summarize(read_trace(out, progress), bool(params.get("include_first_run")),
+                       bool(params.get("with_timeline")))
+    result.update({"model": str(model), **facts})
+    for warning in result["warnings"]:
+        ctx.log(warning, "warning")
+    ctx.progress(1.0, "done")
+    return result

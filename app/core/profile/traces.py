@@ -1,0 +1,287 @@
+"""What an ORT profile trace says: time per operator type, per node and per provider, the
+session's phases and runs, one run's timeline; and the before/after comparison of two.
+
+Totals and counts cover every node event of the trace. Averages leave the first run out
+(it warms caches, allocates the arena and, on GPUs, tunes kernels) unless asked not to,
+and only when there is a second run to average. Shares are of the total node time."""
+
+from __future__ import annotations
+
+import shutil
+from pathlib import Path
+
+import numpy as np
+
+from app.core.jobs.errors import UserError
+from app.core.jobs.protocol import JobContext
+from app.core.profile.trace_reader import TraceData, read_trace
+
+PERCENT_OF = "total node time"
+SLOW_RUN_FACTOR = 1.5     # a steady run this many times the median stands out
+LOADING_PHASES = ("model_loading_uri", "model_loading_array", "model_loading_from_saved_proto")
+UNKNOWN_OP = "(unknown)"
+
+
+def shape_texts(entries) -> list[str]:
+    """ORT's [{"float": [1, 3, 224, 224]}, …] as ["float[1, 3, 224, 224]", …]."""
+    texts = []
+    for entry in entries if isinstance(entries, list) else []:
+        if isinstance(entry, dict):
+            texts += [f"{dtype}[{', '.join(str(d) for d in dims)}]" for dtype, dims in entry.items()]
+    return texts
+
+
+def _sums(groups: np.ndarray, weights: np.ndarray | None, size: int) -> np.ndarray:
+    # float64 sums of whole µs stay exact far beyond any real trace (2**53 µs is 285 years)
+    return np.rint(np.bincount(groups, weights=weights, minlength=size)).astype(np.int64)
+
+
+def _runs(trace: TraceData) -> tuple[np.ndarray, np.ndarray]:
+    """(start, duration) of each model_run, in time order."""
+    run_keys = [i for i, k in enumerate(trace.keys) if k.category == "Session" and k.name == "model_run"]
+    mask = np.isin(trace.key, run_keys)
+    order = np.argsort(trace.ts[mask], kind="stable")
+    return trace.ts[mask][order], trace.dur[mask][order]
+
+
+def _phase_us(trace: TraceData, names) -> int | None:
+    keys = [i for i, k in enumerate(trace.keys) if k.category == "Session" and k.name in names]
+    return int(trace.dur[np.isin(trace.key, keys)].sum()) if keys else None
+
+
+def _run_stats(run_dur: np.ndarray, first_excluded: bool) -> dict:
+    steady = run_dur[1:] if first_excluded else run_dur
+    if steady.size == 0:
+        return {"first_run_us": None, "steady_run_us": None, "slow_runs": []}
+    median = float(np.median(steady))
+    offset = 1 if first_excluded else 0
+    slow = [int(i) + offset for i in np.nonzero(steady > SLOW_RUN_FACTOR * median)[0]]
+    return {"first_run_us": int(run_dur[0]),
+            "steady_run_us": {"mean": float(steady.mean()), "median": median, "min": int(steady.min()),
+                              "max": int(steady.max())},
+            "slow_runs": slow}
+
+
+class _NodeTable:
+    """Per-node totals of the node events, and which run each event belongs to."""
+
+    def __init__(self, trace: TraceData, run_start: np.ndarray, run_dur: np.ndarray, include_first_run: bool):
+        node_key = np.array([k.category == "Node" for k in trace.keys], dtype=bool)
+        events = np.nonzero(node_key[trace.key])[0]
+        self.events = events
+        self.key_ids, self.inverse = np.unique(trace.key[events], return_inverse=True)
+        self.inverse = self.inverse.astype(np.int32)
+        ts, dur = trace.ts[events], trace.dur[events]
+        self.run = np.full(events.size, -1, np.int32)
+        if run_start.size:
+            position = np.searchsorted(run_start, ts, side="right") - 1
+            inside = (position >= 0) & (ts <= (run_start + run_dur)[np.maximum(position, 0)])
+            self.run = np.where(inside, position, -1).astype(np.int32)
+        # Per-run figures only count events inside a run (a truncated trace may end mid-run);
+        # events of a trace whose runs hold none are taken as one whole.
+        by_run = bool(run_start.size) and bool((self.run >= 0).any())
+        self.first_excluded = by_run and not include_first_run and run_start.size >= 2
+        first = 1 if self.first_excluded else 0
+        steady = self.run >= first if by_run else np.ones(events.size, bool)
+        self.steady_runs = run_start.size - first if by_run else 1
+        size = self.key_ids.size
+        self.total = _sums(self.inverse, dur, size)
+        self.count = _sums(self.inverse, None, size)
+        self.steady_total = _sums(self.inverse[steady], dur[steady], size)
+        self.steady_count = _sums(self.inverse[steady], None, size)
+        keys = [trace.keys[k] for k in self.key_ids]
+        self.names = [k.name for k in keys]
+        self.ops = [k.op_type or UNKNOWN_OP for k in keys]
+        self.providers = [str(k.args.get("provider", "")) or "unknown" for k in keys]
+        self.args = [k.args for k in keys]
+
+
+def _average(total: int, count: int) -> float | None:
+    return total / count if count else None
+
+
+def _steady_average(steady_total: int, steady_count: int, total: int, count: int) -> float | None:
+    """Per call over the steady runs; over everything when no steady call was seen."""
+    return _average(steady_total, steady_count) if steady_count else _average(total, count)
+
+
+def _group(table: _NodeTable, labels: list[str], grand_total: int) -> list[dict]:
+    """Node totals summed per label (op type or provider), largest first."""
+    names = sorted(set(labels))
+    index = {name: i for i, name in enumerate(names)}
+    groups = np.array([index[label] for label in labels], dtype=np.int64)
+    sums = {field: _sums(groups, getattr(table, field), len(names))
+            for field in ("total", "count", "steady_total", "steady_count")}
+    nodes = np.bincount(groups, minlength=len(names))
+    rows = []
+    for i, name in enumerate(names):
+        total, count = int(sums["total"][i]), int(sums["count"][i])
+        steady_total, steady_count = int(sums["steady_total"][i]), int(sums["steady_count"][i])
+        rows.append({"name": name, "total_us": total, "count": count,
+                     "avg_us": _steady_average(steady_total, steady_count, total, count),
+                     "avg_all_us": _average(total, count),
+                     "percent": 100.0 * total / grand_total if grand_total else 0.0,
+                     "per_run_us": steady_total / table.steady_runs,
+                     "per_run_count": steady_count / table.steady_runs, "nodes": int(nodes[i])})
+    rows.sort(key=lambda row: (-row["total_us"], row["name"]))
+    return rows
+
+
+def _by_node(table: _NodeTable, grand_total: int) -> tuple[list[dict], np.ndarray]:
+    """Every node, largest total first, and the rank of each node id."""
+    order = np.lexsort((np.arange(table.total.size), -table.total))
+    rows = []
+    for i in order:
+        total, count = int(table.total[i]), int(table.count[i])
+        rows.append({"name": table.names[i], "op_type": table.ops[i], "provider": table.providers[i],
+                     "total_us": total, "count": count,
+                     "avg_us": _steady_average(int(table.steady_total[i]), int(table.steady_count[i]),
+                                               total, count),
+                     "avg_all_us": _average(total, count),
+                     "percent": 100.0 * total / grand_total if grand_total else 0.0,
+                     "input_shapes": shape_texts(table.args[i].get("input_type_shape")),
+                     "output_shapes": shape_texts(table.args[i].get("output_type_shape"))})
+    rank = np.empty(order.size, np.int32)
+    rank[order] = np.arange(order.size, dtype=np.int32)
+    return rows, rank
+
+
+def _kernels(trace: TraceData) -> list[dict]:
+    kernel_ids = [i for i, k in enumerate(trace.keys) if k.category == "Kernel"]
+    if not kernel_ids:
+        return []
+    mask = np.isin(trace.key, kernel_ids)
+    totals = np.bincount(trace.key[mask], weights=trace.dur[mask], minlength=len(trace.keys))
+    counts = np.bincount(trace.key[mask], minlength=len(trace.keys))
+    all_kernels = float(trace.dur[mask].sum()) or 1.0
+    rows = [{"name": trace.keys[i].name, "op_type": trace.keys[i].op_type or UNKNOWN_OP,
+             "total_us": int(round(totals[i])), "count": int(counts[i]), "percent": 100.0 * totals[i] / all_kernels}
+            for i in kernel_ids]
+    return sorted(rows, key=lambda row: -row["total_us"])
+
+
+def summarize(trace: TraceData, include_first_run: bool = False, with_timeline: bool = False) -> dict:
+    """The profile of one trace (JSON-able; with_timeline adds numpy columns for the window)."""
+    run_start, run_dur = _runs(trace)
+    table = _NodeTable(trace, run_start, run_dur, include_first_run)
+    grand_total = int(table.total.sum())
+    by_node, rank = _by_node(table, grand_total)
+    by_op_type = [{"op_type": row.pop("name"), **row} for row in _group(table, table.ops, grand_total)]
+    shares: dict[str, dict[str, int]] = {}
+    for node in by_node:
+        share = shares.setdefault(node["op_type"], {})
+        share[node["provider"]] = share.get(node["provider"], 0) + node["total_us"]
+    for row in by_op_type:
+        row["providers"] = sorted(shares[row["op_type"]], key=lambda name: -shares[row["op_type"]][name])
+        row["provider"] = row["providers"][0]
+    providers = [{"provider": row.pop("name"), **row} for row in _group(table, table.providers, grand_total)]
+    tids = trace.tid[table.events]
+    lanes, lane_of_event = np.unique(tids, return_inverse=True)
+    lane_totals = _sums(lane_of_event, trace.dur[table.events], lanes.size)
+    result = {
+        "trace": str(trace.path), "trace_bytes": trace.size_bytes, "events": int(trace.ts.size),
+        "node_events": int(table.events.size), "total_node_us": grand_total, "runs": int(run_start.size),
+        "warmup_excluded": table.first_excluded, "percent_of": PERCENT_OF,
+        "by_op_type": by_op_type, "by_node": by_node,
+        "by_provider": {row["provider"]: row["total_us"] for row in providers}, "providers": providers,
+        "phases": {"model_loading_us": _phase_us(trace, LOADING_PHASES),
+                   "session_initialization_us": _phase_us(trace, ("session_initialization",)),
+                   "run_us": [int(d) for d in run_dur], **_run_stats(run_dur, table.first_excluded)},
+        "threads": [{"tid": int(t), "node_events": int(n), "total_us": int(s)}
+                    for t, n, s in zip(lanes, np.bincount(lane_of_event, minlength=lanes.size), lane_totals)],
+        "kernels": _kernels(trace),
+        "truncated": trace.truncated, "warnings": [trace.problem] if trace.problem else [],
+    }
+    if not table.events.size:
+        result["warnings"].append(f"{trace.path.name} holds no node events: no run was profiled, or profiling "
+                                  "stopped before the first one")
+    if with_timeline:
+        result["timeline"] = {"ts": trace.ts[table.events], "dur": trace.dur[table.events], "tid": tids,
+                              "node": rank[table.inverse], "run": table.run,
+                              "run_start": run_start, "run_dur": run_dur}
+    return result
+
+
+def diff_profiles(before: dict, after: dict) -> dict:
+    """Per operator type, time and calls per run of `after` against `before` (steady runs).
+
+    Op types present on one side only (fused away, or made by fusion) are kept, with 0 on the other."""
+    rows_before = {row["op_type"]: row for row in before["by_op_type"]}
+    rows_after = {row["op_type"]: row for row in after["by_op_type"]}
+    rows = []
+    for op_type in sorted(set(rows_before) | set(rows_after)):
+        one, two = rows_before.get(op_type), rows_after.get(op_type)
+        before_us = one["per_run_us"] if one else 0.0
+        after_us = two["per_run_us"] if two else 0.0
+        before_count = one["per_run_count"] if one else 0.0
+        after_count = two["per_run_count"] if two else 0.0
+        rows.append({"op_type": op_type, "before_us": before_us, "after_us": after_us,
+                     "delta_us": after_us - before_us, "before_count": before_count, "after_count": after_count,
+                     "delta_count": after_count - before_count,
+                     "speedup": before_us / after_us if after_us and before_us else None,
+                     "only_in": None if one and two else ("before" if one else "after")})
+    rows.sort(key=lambda row: (-abs(row["delta_us"]), row["op_type"]))
+    node_before = sum(row["before_us"] for row in rows)
+    node_after = sum(row["after_us"] for row in rows)
+    run_before = (before["phases"]["steady_run_us"] or {}).get("mean")
+    run_after = (after["phases"]["steady_run_us"] or {}).get("mean")
+    return {
+        "before": before["trace"], "after": after["trace"],
+        "node_us_per_run": {"before": node_before, "after": node_after},
+        "speedup": node_before / node_after if node_after else None,
+        "run_us": {"before": run_before, "after": run_after},
+        "run_speedup": run_before / run_after if run_before and run_after else None,
+        "by_op_type": rows,
+    }
+
+
+# jobs ---------------------------------------------------------------------------------------
+
+
+def _read(path: str, ctx: JobContext, start: float, span: float, label: str) -> TraceData:
+    def progress(fraction: float) -> None:
+        ctx.check_cancel()
+        ctx.progress(start + span * fraction, f"reading {label}")
+
+    return read_trace(path, progress)
+
+
+def read_trace_job(params: dict, ctx: JobContext) -> dict:
+    """params: trace, include_first_run, with_timeline."""
+    trace = _read(params["trace"], ctx, 0.0, 0.9, Path(params["trace"]).name)
+    ctx.progress(0.95, "adding up")
+    result = summarize(trace, bool(params.get("include_first_run")), bool(params.get("with_timeline")))
+    for warning in result["warnings"]:
+        ctx.log(warning, "warning")
+    ctx.progress(1.0, "done")
+    return result
+
+
+def diff_traces_job(params: dict, ctx: JobContext) -> dict:
+    """params: before, after (trace paths), include_first_run."""
+    include = bool(params.get("include_first_run"))
+    profiles = []
+    for i, side in enumerate(("before", "after")):
+        trace = _read(params[side], ctx, 0.5 * i, 0.45, Path(params[side]).name)
+        profiles.append(summarize(trace, include))
+        for warning in profiles[-1]["warnings"]:
+            ctx.log(warning, "warning")
+    result = diff_profiles(*profiles)
+    result["warnings"] = profiles[0]["warnings"] + profiles[1]["warnings"]
+    ctx.progress(1.0, "done")
+    return result
+
+
+def copy_trace_job(params: dict, ctx: JobContext) -> dict:
+    """Copy a trace as ORT wrote it (for Perfetto or chrome://tracing). params: source, target."""
+    source, target = Path(params["source"]), Path(params["target"])
+    if not source.is_file():
+        raise UserError("not-found", f"{source}: the trace file is gone")
+    partial = target.with_name(f".{target.name}.part")
+    try:
+        shutil.copyfile(source, partial)
+        partial.replace(target)
+    except OSError as exc:
+        partial.unlink(missing_ok=True)
+        raise UserError("not-writable", f"{target}: cannot write the trace ({exc.strerror})") from None
+    return {"path": str(target), "bytes": target.stat().st_size}

@@ -1,0 +1,223 @@
+"""Which execution providers this ORT build has, and which really start here.
+
+`get_available_providers()` only says what the build was compiled with: an
+onnxruntime-gpu wheel lists CUDA and TensorRT on a machine without CUDA libraries, and
+a session asked for CUDA then silently runs on the CPU. So every listed provider is
+tried on a tiny model while ORT's log is captured, and `get_providers()` of that
+session is the proof. The probe can crash in native code: run it in a child process.
+"""
+
+from __future__ import annotations
+
+import ctypes
+import platform
+import re
+import sys
+
+from app.core.jobs.protocol import JobContext
+from app.core.jobs.stdio import capture_output
+
+# short name used on the command line -> ORT's provider name
+SHORT_NAMES = {
+    "cpu": "CPUExecutionProvider",
+    "cuda": "CUDAExecutionProvider",
+    "tensorrt": "TensorrtExecutionProvider",
+    "dml": "DmlExecutionProvider",
+    "openvino": "OpenVINOExecutionProvider",
+    "coreml": "CoreMLExecutionProvider",
+    "rocm": "ROCMExecutionProvider",
+    "migraphx": "MIGraphXExecutionProvider",
+    "qnn": "QNNExecutionProvider",
+    "xnnpack": "XnnpackExecutionProvider",
+    "webgpu": "WebGpuExecutionProvider",
+}
+LONG_TO_SHORT = {v: k for k, v in SHORT_NAMES.items()}
+#: the providers always listed, available or not, so the user learns how to get them
+FEATURED = ["CPUExecutionProvider", "CUDAExecutionProvider", "TensorrtExecutionProvider",
+            "DmlExecutionProvider", "OpenVINOExecutionProvider"]
+ORT_PACKAGES = ["onnxruntime-gpu", "onnxruntime-directml", "onnxruntime-openvino",
+                "onnxruntime-qnn", "onnxruntime"]
+GPU_PROVIDERS = {"CUDAExecutionProvider", "TensorrtExecutionProvider", "DmlExecutionProvider",
+                 "ROCMExecutionProvider", "MIGraphXExecutionProvider", "WebGpuExecutionProvider"}
+
+
+def provider_name(text: str) -> str:
+    """Accept 'cuda', 'CUDA' or 'CUDAExecutionProvider'; return ORT's name (or the text)."""
+    key = text.strip()
+    return SHORT_NAMES.get(key.lower(), key)
+
+
+def installed_ort_package() -> str:
+    import importlib.metadata  # on first use: it costs a job process 20 ms to import
+
+    for name in ORT_PACKAGES:
+        try:
+            return f"{name} {importlib.metadata.version(name)}"
+        except importlib.metadata.PackageNotFoundError:
+            continue
+    return "onnxruntime (unknown package)"
+
+
+def nvidia_driver_present() -> bool:
+    names = ["nvcuda.dll"] if sys.platform == "win32" else ["libcuda.so.1", "libcuda.so"]
+    for name in names:
+        try:
+            ctypes.CDLL(name)
+            return True
+        except OSError:
+            continue
+    return False
+
+
+def not_in_build_reason(name: str, package: str) -> str:
+    os_name = platform.system()
+    if name == "DmlExecutionProvider":
+        if os_name != "Windows":
+            return "DirectML runs only on Windows, with the onnxruntime-directml package."
+        return f"This installation has {package}; DirectML needs the onnxruntime-directml package instead."
+    if name == "CUDAExecutionProvider":
+        return (f"This installation has {package}, built without CUDA; CUDA needs the onnxruntime-gpu package, "
+                "an NVIDIA driver and the CUDA and cuDNN libraries.")
+    if name == "TensorrtExecutionProvider":
+        return (f"This installation has {package}, built without TensorRT; TensorRT needs the onnxruntime-gpu "
+                "package, an NVIDIA GPU and the TensorRT libraries.")
+    if name == "OpenVINOExecutionProvider":
+        return f"This installation has {package}; OpenVINO needs the onnxruntime-openvino package and an Intel device."
+    if name == "CoreMLExecutionProvider":
+        return "CoreML runs only on macOS and iOS."
+    return f"Not part of this ONNX Runtime build ({package})."
+
+
+_LIB_RE = re.compile(r"Failed to load library (\S+) with error: ([^\n]+?)(?:\x1b|\n|$)")
+_REQUIRE_RE = re.compile(r"Require ([^.\n]*(?:\.\*)?(?: and [^.\n]*\.\*)?)")
+
+
+def explain_failed_start(name: str, log: str, error: str = "") -> str:
+    """One sentence saying why a provider in the build did not start, from ORT's own log."""
+    short = {"CUDAExecutionProvider": "CUDA", "TensorrtExecutionProvider": "TensorRT"}.get(name, name)
+    details = []
+    match = _LIB_RE.search(log)
+    if match:
+        missing = re.search(r"(lib[\w.+-]+\.so[\w.]*|[\w.-]+\.dll)", match.group(2))
+        details.append(f"the library {missing.group(1) if missing else match.group(2).strip()} could not be loaded")
+    requirement = _REQUIRE_RE.search(log)
+    if name in ("CUDAExecutionProvider", "TensorrtExecutionProvider") and not nvidia_driver_present():
+        details.insert(0, "no NVIDIA driver was found (libcuda is missing)")
+    if name == "TensorrtExecutionProvider" and ("TensorRT" in log or "nvinfer" in log or "TensorRT" in error):
+        details.append("the TensorRT libraries are not installed or not on the library path")
+    if not details and error:
+        details.append(error.strip().splitlines()[0][:200])
+    if not details:
+        details.append("the session fell back to the CPU without saying why")
+    sentence = f"{short} is in this build but cannot start here: " + "; ".join(details)
+    if requirement:
+        sentence += f" (this build needs {requirement.group(1).strip()})"
+    return sentence + "."
+
+
+def _tiny_model_bytes() -> bytes:
+    import onnx
+    from onnx import TensorProto, helper
+    graph = helper.make_graph(
+        [helper.make_node("Add", ["x", "x"], ["y"])], "probe",
+        [helper.make_tensor_value_info("x", TensorProto.FLOAT, [1, 4])],
+        [helper.make_tensor_value_info("y", TensorProto.FLOAT, [1, 4])])
+    model = helper.make_model(graph, opset_imports=[helper.make_opsetid("", 13)])
+    model.ir_version = 7
+    return model.SerializeToString()
+
+
+_preloaded = False
+
+
+def preload_cuda_libraries() -> None:
+    """Load CUDA/cuDNN from the nvidia-* wheels when they are installed (pip install
+    onnxruntime-gpu[cuda,cudnn]); without this ORT only finds system-wide libraries."""
+    global _preloaded
+    import onnxruntime as ort
+
+    if _preloaded or not hasattr(ort, "preload_dlls"):
+        return
+    _preloaded = True
+    if "CUDAExecutionProvider" not in ort.get_available_providers():
+        return
+    with capture_output():
+        try:
+            ort.preload_dlls()
+        except Exception:  # missing libraries are reported later, by the provider that needs them
+            pass
+
+
+def try_provider(name: str, model_bytes: bytes) -> tuple[bool, str]:
+    """Start a session on `name`; (True, "") if it really runs there, else (False, why)."""
+    import numpy as np
+    import onnxruntime as ort
+
+    if name in ("CUDAExecutionProvider", "TensorrtExecutionProvider"):
+        preload_cuda_libraries()
+    options = ort.SessionOptions()
+    options.log_severity_level = 2
+    error = ""
+    with capture_output() as captured:
+        try:
+            session = ort.InferenceSession(model_bytes, options, providers=[name, "CPUExecutionProvider"])
+            session.run(None, {"x": np.ones((1, 4), np.float32)})
+            used = session.get_providers()
+        except Exception as exc:  # ORT raises plain RuntimeError/Fail for a provider that cannot start
+            used, error = [], str(exc)
+    if name in used:
+        return True, ""
+    return False, explain_failed_start(name, captured.text, error)
+
+
+def list_devices() -> list[dict]:
+    """Hardware devices as ORT's device-enumeration API (1.22+) reports them."""
+    import onnxruntime as ort
+
+    if not hasattr(ort, "get_ep_devices"):
+        return []
+    devices = []
+    try:
+        for ep_device in ort.get_ep_devices():
+            device = ep_device.device
+            devices.append({
+                "provider": ep_device.ep_name,
+                "provider_vendor": ep_device.ep_vendor,
+                "type": str(device.type).rsplit(".", 1)[-1],
+                "vendor": device.vendor,
+                "vendor_id": int(device.vendor_id),
+                "device_id": int(device.device_id),
+                "metadata": dict(device.metadata),
+            })
+    except Exception:  # an old or partial API: enumeration is a bonus, never a failure
+        return devices
+    return devices
+
+
+def probe_providers(ctx: JobContext | None = None) -> dict:
+    import onnxruntime as ort
+
+    ctx = ctx or JobContext()
+    package = installed_ort_package()
+    in_build = list(ort.get_available_providers())
+    names = list(dict.fromkeys(FEATURED + in_build))
+    model_bytes = _tiny_model_bytes()
+    providers = []
+    for index, name in enumerate(names):
+        ctx.check_cancel()
+        ctx.progress(index / len(names), f"trying {name}")
+        if name not in in_build:
+            available, reason = False, not_in_build_reason(name, package)
+        elif name == "CPUExecutionProvider":
+            available, reason = True, ""
+        else:
+            available, reason = try_provider(name, model_bytes)
+        providers.append({"name": name, "short": LONG_TO_SHORT.get(name, name), "in_build": name in in_build,
+                          "available": available, "reason": reason, "gpu": name in GPU_PROVIDERS})
+    ctx.progress(1.0, "done")
+    return {"ort_version": ort.__version__, "package": package, "platform": platform.platform(),
+            "providers": providers, "devices": list_devices()}
+
+
+def probe_job(params: dict, ctx: JobContext) -> dict:
+    return probe_providers(ctx)

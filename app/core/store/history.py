@@ -1,0 +1,171 @@
+"""The results history: every benchmark, comparison and sweep, kept in SQLite.
+
+Each entry holds what is needed to trust and repeat it: the model (path and content
+hash), the variant, the full session preset and run settings, the report, the ORT
+version, the machine, the time, and the latencies themselves (for the chart)."""
+
+from __future__ import annotations
+
+import contextlib
+import hashlib
+import json
+import os
+import sqlite3
+import time
+from pathlib import Path
+
+from app.core.store.paths import data_dir
+
+SCHEMA_VERSION = 1
+MAX_STORED_SAMPLES = 1_000_000   # beyond this, every n-th sample is kept for the chart
+KINDS = ("bench", "compare", "sweep")
+
+_SCHEMA = """
+CREATE TABLE IF NOT EXISTS results (
+    id INTEGER PRIMARY KEY AUTOINCREMENT,
+    kind TEXT NOT NULL,
+    created REAL NOT NULL,
+    model_path TEXT NOT NULL,
+    model_sha256 TEXT NOT NULL,
+    variant TEXT NOT NULL DEFAULT '',
+    providers TEXT NOT NULL DEFAULT '',
+    p50_ms REAL,
+    p99_ms REAL,
+    throughput_per_s REAL,
+    session_json TEXT NOT NULL,
+    run_json TEXT NOT NULL,
+    report_json TEXT NOT NULL,
+    ort_version TEXT NOT NULL,
+    machine_json TEXT NOT NULL,
+    warmup BLOB,
+    samples BLOB
+);
+CREATE INDEX IF NOT EXISTS results_model ON results (model_path);
+CREATE TABLE IF NOT EXISTS model_hashes (
+    path TEXT PRIMARY KEY, size INTEGER NOT NULL, mtime_ns INTEGER NOT NULL, sha256 TEXT NOT NULL
+);
+"""
+_SUMMARY = ("id", "kind", "created", "model_path", "model_sha256", "variant", "providers", "p50_ms", "p99_ms",
+            "throughput_per_s", "ort_version")
+
+
+def history_path() -> Path:
+    return data_dir() / "history.sqlite"
+
+
+def _sha256(path: Path) -> str:
+    digest = hashlib.sha256()
+    with open(path, "rb") as handle:
+        for block in iter(lambda: handle.read(1 << 20), b""):
+            digest.update(block)
+    return digest.hexdigest()
+
+
+def _as_blob(values) -> bytes | None:
+    if values is None:
+        return None
+    import numpy as np
+    data = np.asarray(values, dtype=np.float32)
+    if data.size > MAX_STORED_SAMPLES:
+        data = data[:: -(-data.size // MAX_STORED_SAMPLES)]
+    return data.tobytes()
+
+
+def _from_blob(blob: bytes | None):
+    import numpy as np
+    return np.frombuffer(blob, dtype=np.float32).astype(np.float64) if blob else np.zeros(0)
+
+
+class History:
+    def __init__(self, path: str | os.PathLike | None = None):
+        self.path = Path(path) if path is not None else history_path()
+
+    @contextlib.contextmanager
+    def _connect(self):
+        self.path.parent.mkdir(parents=True, exist_ok=True)
+        connection = sqlite3.connect(self.path, timeout=30)
+        connection.row_factory = sqlite3.Row
+        try:
+            if connection.execute("PRAGMA user_version").fetchone()[0] != SCHEMA_VERSION:
+                connection.execute("PRAGMA journal_mode=WAL")
+                connection.executescript(_SCHEMA)
+                connection.execute(f"PRAGMA user_version = {SCHEMA_VERSION}")
+            with connection:
+                yield connection
+        finally:
+            connection.close()
+
+    # model identity -----------------------------------------------------------
+    def model_identity(self, path: str | os.PathLike) -> dict:
+        """{path, sha256, size_bytes}; the hash is cached per (path, size, mtime)."""
+        path = Path(path).resolve()
+        info = path.stat()
+        with self._connect() as db:
+            row = db.execute("SELECT sha256 FROM model_hashes WHERE path = ? AND size = ? AND mtime_ns = ?",
+                             (str(path), info.st_size, info.st_mtime_ns)).fetchone()
+            if row is not None:
+                return {"path": str(path), "sha256": row[0], "size_bytes": info.st_size}
+        digest = _sha256(path)
+        with self._connect() as db:
+            db.execute("INSERT OR REPLACE INTO model_hashes VALUES (?, ?, ?, ?)",
+                       (str(path), info.st_size, info.st_mtime_ns, digest))
+        return {"path": str(path), "sha256": digest, "size_bytes": info.st_size}
+
+    # writing ------------------------------------------------------------------
+    def record(self, kind: str, report: dict, warmup_ms=None, samples_ms=None) -> int:
+        """Store one result; `report` holds model, session, run, ort_version and machine."""
+        if kind not in KINDS:
+            raise ValueError(f"unknown result kind {kind!r}")
+        model = report["model"]
+        summary = report.get("summary", report)
+        latency = summary.get("latency_ms") or {}
+        row = (kind, report.get("created", time.time()), model["path"], model["sha256"],
+               report.get("variant", ""), ", ".join(report.get("providers", [])),
+               latency.get("p50"), latency.get("p99"), summary.get("throughput_per_s"),
+               json.dumps(report["session"]), json.dumps(report.get("run", {})), json.dumps(report),
+               report.get("ort_version", ""), json.dumps(report.get("machine", {})),
+               _as_blob(warmup_ms), _as_blob(samples_ms))
+        with self._connect() as db:
+            cursor = db.execute(
+                "INSERT INTO results (kind, created, model_path, model_sha256, variant, providers, p50_ms, p99_ms,"
+                " throughput_per_s, session_json, run_json, report_json, ort_version, machine_json, warmup, samples)"
+                " VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)", row)
+            return int(cursor.lastrowid)
+
+    def delete(self, entry_id: int) -> None:
+        with self._connect() as db:
+            db.execute("DELETE FROM results WHERE id = ?", (entry_id,))
+
+    # reading ------------------------------------------------------------------
+    def entries(self, model: str | None = None, kind: str | None = None, limit: int = 500) -> list[dict]:
+        """Newest first; `model` matches a path (or part of one)."""
+        where, args = [], []
+        if model:
+            where.append("model_path LIKE ?")
+            args.append(f"%{model}%")
+        if kind:
+            where.append("kind = ?")
+            args.append(kind)
+        sql = f"SELECT {', '.join(_SUMMARY)} FROM results"
+        if where:
+            sql += " WHERE " + " AND ".join(where)
+        sql += " ORDER BY created DESC, id DESC LIMIT ?"
+        with self._connect() as db:
+            return [dict(row) for row in db.execute(sql, (*args, limit))]
+
+    def models(self) -> list[str]:
+        with self._connect() as db:
+            return [row[0] for row in db.execute("SELECT DISTINCT model_path FROM results ORDER BY model_path")]
+
+    def get(self, entry_id: int) -> dict:
+        """The whole entry: report, session, run, machine, and the latencies as arrays."""
+        with self._connect() as db:
+            row = db.execute("SELECT * FROM results WHERE id = ?", (entry_id,)).fetchone()
+        if row is None:
+            from app.core.jobs.errors import UserError
+            raise UserError("not-found", f"there is no stored result number {entry_id}")
+        entry = {key: row[key] for key in _SUMMARY}
+        entry.update(session=json.loads(row["session_json"]), run=json.loads(row["run_json"]),
+                     report=json.loads(row["report_json"]), machine=json.loads(row["machine_json"]),
+                     warmup_ms=_from_blob(row["warmup"]), samples_ms=_from_blob(row["samples"]))
+        return entry

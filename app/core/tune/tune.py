@@ -1,0 +1,257 @@
+"""Auto-tuning session settings: a noise-aware race instead of one mean per setting.
+
+Every measurement of a contender is a block of `block_runs` timed runs, taken right
+after a block of the user's own session (the pacer). The block's score is the ratio of
+the two medians, so a slow spell of a shared machine, which slows both alike, cancels
+out. Rounds measure all live contenders in a shuffled order; after each round the
+clearly worse (confidence interval above the leader's) are dropped, then successive
+halving keeps the best 1/eta. Depth grows as the field shrinks, so most of the budget
+goes to the close contenders. The whole race runs in one child process that builds a
+session per contender: no process start-up per trial.
+
+A trial is one block of one contender. `strategy="grid"` measures every contender the
+same number of blocks: the exhaustive baseline the race is judged against."""
+
+from __future__ import annotations
+
+import math
+import os
+import random
+import time
+
+import numpy as np
+
+from app.core.jobs.errors import JobCancelled, UserError
+from app.core.session.inputs import make_feeds, session_inputs
+from app.core.jobs.protocol import JobContext
+from app.core.session.config import SessionConfig
+from app.core.bench.stats import mean_ci
+from app.core.tune.space import SearchLimits, apply_candidate, build_space, describe
+
+class Contender:
+    def __init__(self, index: int, label: str, config: SessionConfig):
+        self.index, self.label, self.config = index, label, config
+        self.ratios: list[float] = []      # contender median / pacer median, per block
+        self.alive = True
+        self.eliminated_in_round: int | None = None
+        self.error: str | None = None
+
+    @property
+    def score(self) -> float:
+        """Latency relative to the user's session (below 1: faster)."""
+        return float(np.mean(self.ratios)) if self.ratios else math.inf
+
+    def interval(self) -> tuple[float, float]:
+        _, low, high = mean_ci(self.ratios)
+        return low, high
+
+    def entry(self, pacer_ms: float) -> dict:
+        low, high = self.interval() if len(self.ratios) > 1 else (None, None)
+        return {"label": self.label, "session": self.config.to_dict(),
+                "latency_ms": self.score * pacer_ms if self.ratios else None,
+                "relative": self.score if self.ratios else None,
+                "ci_ms": [low * pacer_ms, high * pacer_ms] if low is not None else None,
+                "blocks": len(self.ratios), "alive": self.alive,
+                "eliminated_in_round": self.eliminated_in_round, "error": self.error}
+
+
+class SessionPool:
+    """Sessions of live contenders, kept between rounds while memory allows."""
+
+    def __init__(self, path: str, feeds: dict, keep: int, warmup: int, ctx: JobContext):
+        self.path, self.feeds, self.keep, self.warmup, self.ctx = path, feeds, keep, warmup, ctx
+        self.runners: dict[int, object] = {}
+
+    def runner(self, key: int, config: SessionConfig):
+        if key in self.runners:
+            return self.runners[key]
+        from app.core.session.create import create_session, idle_threads_sleep
+
+        runner = make_runner(create_session(self.path, idle_threads_sleep(config)), self.feeds, config, self.ctx)
+        for _ in range(self.warmup):
+            runner()
+        if len(self.runners) < self.keep:
+            self.runners[key] = runner
+        return runner
+
+    def drop(self, key: int) -> None:
+        self.runners.pop(key, None)
+
+
+def make_runner(session, feeds: dict, config: SessionConfig, ctx: JobContext):
+    """A no-argument function doing one inference the way the preset says (IO binding or not)."""
+    import onnxruntime as ort
+    from app.core.bench.bench import make_run
+
+    run_options = ort.RunOptions()
+    ctx.on_cancel(lambda: setattr(run_options, "terminate", True))
+    binds = config.io_binding and config.providers[0].name != "CPUExecutionProvider"
+    return make_run(session, feeds, run_options, io_binding=binds)
+
+
+def measure_block(runner, runs: int, ctx: JobContext) -> float:
+    """Median latency (ms) of `runs` timed inferences."""
+    samples = []
+    for _ in range(runs):
+        start = time.perf_counter_ns()
+        try:
+            runner()
+        except Exception:
+            if ctx.cancelled:
+                raise JobCancelled() from None
+            raise
+        samples.append((time.perf_counter_ns() - start) / 1e6)
+    return float(np.median(samples))
+
+
+def prune(contenders: list[Contender], round_index: int, eta: int) -> None:
+    """Drop the clearly worse (CI test), then keep the best 1/eta of the rest."""
+    field = [c for c in contenders if c.alive]
+    if len(field) <= 1:
+        return
+    leader = min(field, key=lambda c: c.score)
+    if len(leader.ratios) > 1:
+        leader_high = leader.interval()[1]
+        for contender in field:
+            if contender is not leader and len(contender.ratios) > 1 and contender.interval()[0] > leader_high:
+                contender.alive, contender.eliminated_in_round = False, round_index
+    field = sorted((c for c in field if c.alive), key=lambda c: c.score)
+    for contender in field[max(1, math.ceil(len(field) / eta)):]:
+        contender.alive, contender.eliminated_in_round = False, round_index
+
+
+class _BudgetSpent(Exception):
+    pass
+
+
+class Race:
+    def __init__(self, params: dict, ctx: JobContext):
+        self.ctx = ctx
+        self.started = time.monotonic()
+        self.path = params["path"]
+        self.base = SessionConfig.from_dict(params.get("session") or {})
+        self.strategy = params.get("strategy", "race")
+        if self.strategy not in ("race", "grid"):
+            raise UserError("bad-option", f"strategy must be race or grid, not {self.strategy!r}")
+        self.block_runs = int(params.get("block_runs", 10))
+        self.eta = max(2, int(params.get("eta", 4)))
+        self.grid_blocks = int(params.get("grid_blocks", 6))
+        self.final_blocks = int(params.get("final_blocks", 4))
+        self.budget_trials = params.get("budget_trials")
+        self.budget_seconds = params.get("budget_seconds")
+        self.rng = random.Random(int(params.get("seed", 0)))
+        candidates = params.get("candidates")
+        if candidates is None:
+            import psutil
+            cores = psutil.cpu_count(logical=False) or psutil.cpu_count() or 1
+            candidates = build_space(SearchLimits(**(params.get("limits") or {})), cores)
+        if not candidates:
+            raise UserError("bad-option", "the search space is empty: loosen the limits")
+        self.contenders = [Contender(i, describe(c), apply_candidate(self.base, c)) for i, c in enumerate(candidates)]
+        self.pacer_ms: list[float] = []
+        self.trials = 0
+        self.rounds = 0
+        from app.core.session.create import create_session
+        probe = create_session(self.path, self.base)
+        self.feeds, self.feed_info = make_feeds(session_inputs(probe), self.base.inputs)
+        del probe
+        keep = max(4, int(3e9 // (3 * max(os.path.getsize(self.path), 1))))
+        self.pool = SessionPool(self.path, self.feeds, keep, int(params.get("warmup", 3)), ctx)
+        self.pacer = self.pool.runner(-1, self.base)
+
+    def over_budget(self) -> bool:
+        if self.budget_trials is not None and self.trials >= int(self.budget_trials):
+            return True
+        return self.budget_seconds is not None and time.monotonic() - self.started >= float(self.budget_seconds)
+
+    def measure(self, contender: Contender) -> None:
+        if self.over_budget():
+            raise _BudgetSpent()
+        self.ctx.check_cancel()
+        try:
+            runner = self.pool.runner(contender.index, contender.config)
+            pacer = measure_block(self.pacer, self.block_runs, self.ctx)
+            own = measure_block(runner, self.block_runs, self.ctx)
+        except JobCancelled:
+            raise
+        except Exception as exc:  # a setting ORT refuses: that contender is out, the race goes on
+            contender.alive, contender.eliminated_in_round = False, self.rounds
+            contender.error = getattr(exc, "message", None) or str(exc).splitlines()[0][:200]
+            self.pool.drop(contender.index)
+        else:
+            self.pacer_ms.append(pacer)
+            contender.ratios.append(own / pacer)
+        self.trials += 1
+
+    def finished(self) -> bool:
+        field = [c for c in self.contenders if c.alive]
+        if self.strategy == "grid":
+            return self.rounds >= self.grid_blocks
+        return not field or (len(field) == 1 and len(field[0].ratios) >= self.final_blocks)
+
+    def run(self) -> dict:
+        cancelled = False
+        try:
+            while not self.finished():
+                # One block each while screening; the few left get more.
+                depth = 1 if self.strategy == "grid" or self.rounds < 2 else 2 ** (self.rounds - 1)
+                for _ in range(depth):
+                    order = [c for c in self.contenders if c.alive]
+                    self.rng.shuffle(order)
+                    for contender in order:
+                        self.measure(contender)
+                    self.report()
+                if self.strategy == "race":
+                    prune(self.contenders, self.rounds, self.eta)
+                    for contender in self.contenders:
+                        if not contender.alive:
+                            self.pool.drop(contender.index)
+                self.rounds += 1
+        except _BudgetSpent:
+            pass
+        except JobCancelled:
+            cancelled = True
+        self.report()
+        return self.result(cancelled)
+
+    def reference_ms(self) -> float:
+        return float(np.median(self.pacer_ms)) if self.pacer_ms else math.nan
+
+    def report(self) -> None:
+        fraction = None
+        if self.budget_trials:
+            fraction = min(1.0, self.trials / int(self.budget_trials))
+        elif self.budget_seconds:
+            fraction = min(1.0, (time.monotonic() - self.started) / float(self.budget_seconds))
+        alive = sum(c.alive for c in self.contenders)
+        self.ctx.progress(fraction, f"round {self.rounds + 1}: {alive} left after {self.trials} trials")
+        ranked = sorted(self.contenders, key=lambda c: (not c.alive, c.score))
+        reference = self.reference_ms()
+        self.ctx.data("leaderboard", {"round": self.rounds, "trials": self.trials, "default_ms": reference,
+                                      "rows": [c.entry(reference) for c in ranked if c.ratios or c.error]})
+
+    def result(self, cancelled: bool) -> dict:
+        measured = [c for c in self.contenders if c.ratios]
+        if not measured:
+            first_error = next((c.error for c in self.contenders if c.error), "")
+            raise UserError("tuning-failed", "no setting could be measured" + (f": {first_error}" if first_error else ""))
+        best = min([c for c in measured if c.alive] or measured, key=lambda c: c.score)
+        reference = self.reference_ms()
+        default = {"label": "default (your session settings)", "session": self.base.to_dict(),
+                   "latency_ms": reference, "relative": 1.0, "blocks": len(self.pacer_ms)}
+        winner = best.entry(reference)
+        if best.score >= 1.0:
+            # Nothing beat the user's own settings: recommending a change would be noise.
+            winner = dict(default, label="default (no setting was faster)")
+        # Faster beyond doubt: the whole 95% interval of its ratio to your settings lies below 1.
+        clearly_faster = best.score < 1.0 and len(best.ratios) > 1 and best.interval()[1] < 1.0
+        return {"strategy": self.strategy, "default": default, "best": winner, "clearly_faster": clearly_faster,
+                "speedup": max(1.0, 1.0 / best.score) if best.score > 0 else None,
+                "trials": [c.entry(reference) for c in sorted(measured, key=lambda c: c.score)],
+                "failed": [{"label": c.label, "error": c.error} for c in self.contenders if c.error],
+                "trials_used": self.trials, "space_size": len(self.contenders), "rounds": self.rounds,
+                "cancelled": cancelled, "seconds": time.monotonic() - self.started, "inputs": self.feed_info}
+
+
+def tune_job(params: dict, ctx: JobContext) -> dict:
+    return Race(params, ctx).run()

@@ -1,0 +1,1 @@
+"""The Benchmark tab: live latency of one model, and the Sweep page over a grid."""

@@ -1,0 +1,158 @@
+"""Benchmark tab: run the current model with the Session tab's settings in a child
+process, draw every run live, and show the figures; a Sweep page measures a grid."""
+
+from __future__ import annotations
+
+from PySide6.QtCore import Qt
+from PySide6.QtWidgets import (QGridLayout, QGroupBox, QHBoxLayout, QLabel,
+                               QPushButton, QSizePolicy, QTabWidget, QVBoxLayout, QWidget)
+
+from app.core.units import human_bytes
+from app.gui.panels.bench.run_form import RunSettingsForm, ms_text
+from app.gui.shell.panel import OneJobView, Panel
+
+LIVE_KEYS = ["mean", "p50", "p90", "p95", "p99", "p999", "min", "max", "std"]
+STATS_EVERY = 5           # live figures refresh every 5th redraw (about 6 times a second)
+
+
+class BenchmarkPanel(OneJobView, Panel):
+    title = "Benchmark"
+
+    def build(self) -> None:
+        from app.gui.widgets.live_plot import LatencyView
+        from app.gui.panels.bench.sweep import SweepView
+
+        self.job = None
+        self.report: dict | None = None
+        self._ticks = 0
+        self.tabs = QTabWidget()
+        self.layout_.addWidget(self.tabs)
+        live = QWidget()
+        self.tabs.addTab(live, "Live")
+        self.sweep = SweepView(self)
+        self.tabs.addTab(self.sweep, "Sweep")
+
+        self.run_form = RunSettingsForm()
+        self.start_button = QPushButton("Start")
+        self.start_button.clicked.connect(lambda: self.start())
+        self.cancel_button = QPushButton("Cancel")
+        self.cancel_button.setEnabled(False)
+        self.cancel_button.clicked.connect(self.cancel)
+        self.status = QLabel()
+        self.status.setWordWrap(True)
+        # A fixed box: the text changes several times a second and must not re-lay out the tab.
+        self.status.setSizePolicy(QSizePolicy.Policy.Ignored, QSizePolicy.Policy.Fixed)
+        self.status.setFixedHeight(3 * self.status.fontMetrics().lineSpacing())
+        buttons = QHBoxLayout()
+        buttons.addWidget(self.start_button)
+        buttons.addWidget(self.cancel_button)
+        left = QVBoxLayout()
+        left.addWidget(self.run_form)
+        left.addLayout(buttons)
+        left.addWidget(self.status)
+        left.addStretch()
+
+        stats_box = QGroupBox("Figures")
+        grid = QGridLayout(stats_box)
+        self.values: dict[str, QLabel] = {}
+        names = LIVE_KEYS + ["throughput", "runs", "session creation", "first run", "peak RSS", "GPU memory"]
+        for index, name in enumerate(names):
+            label = QLabel("–")
+            label.setMinimumWidth(label.fontMetrics().horizontalAdvance("0,000,000.0 /s"))
+            label.setTextInteractionFlags(Qt.TextInteractionFlag.TextSelectableByMouse)
+            self.values[name] = label
+            grid.addWidget(QLabel(name + ":"), index % 5, 2 * (index // 5))
+            grid.addWidget(label, index % 5, 2 * (index // 5) + 1)
+        self.stats_note = QLabel("")
+        grid.addWidget(self.stats_note, 5, 0, 1, 8)
+        top = QHBoxLayout()
+        top.addLayout(left)
+        top.addWidget(stats_box, 1)
+        self.view = LatencyView()
+        self.view.redrawn.connect(self._redrawn)
+        layout = QVBoxLayout(live)
+        layout.addLayout(top)
+        layout.addWidget(self.view, 1)
+
+    def model_changed(self, model) -> None:
+        if self.job is None:
+            self.status.setText("Open a model to benchmark it." if model is None else
+                                f"Ready: {model.label} with the Session tab's settings.")
+        self.sweep.model_changed(model)
+
+    # running -------------------------------------------------------------------
+    def start(self, path: str | None = None, config=None, run: dict | None = None, label: str = "") -> None:
+        """Benchmark `path` (default: the current model) with `config` (default: the Session tab's)."""
+        from app.core.jobs.errors import UserError
+
+        self.ensure_built()
+        model = self.window.current_model()
+        if path is None:
+            if model is None:
+                self.window.show_error("Benchmark", "Open a model first.")
+                return
+            path, label = model.path, model.label
+        try:
+            config = config or self.window.session_config()
+        except UserError as exc:
+            self.window.show_error("Benchmark", exc.message)
+            return
+        if run is not None:
+            self.run_form.set_settings(run)
+        run = self.run_form.settings()
+        label = label or path
+        self.report = None
+        self.view.reset(run["concurrency"])
+        self.view.start()
+        for value in self.values.values():
+            value.setText("–")
+        self.stats_note.setText("live figures are read from the histogram (within about 1 %); exact ones follow")
+        self.start_button.setEnabled(False)
+        self.cancel_button.setEnabled(True)
+        self.status.setText(f"Measuring {label}…")
+        self.job = self.jobs.start(f"Benchmark {label}", "app.core.bench.bench:bench_job",
+                                   {"path": path, "session": config.to_dict(), "run": run, "variant": label},
+                                   on_data=self._on_data, on_result=self._on_result, on_error=self._on_error,
+                                   on_progress=lambda _f, message: self.status.setText(f"{label}: {message}"))
+
+    def cancel(self) -> None:
+        if self.job is not None:
+            self.job.cancel()
+
+    def _on_data(self, kind: str, payload) -> None:
+        if kind == "latency":
+            self.view.add_batch(payload["phase"], payload["ns"])
+
+    def _finished(self) -> None:
+        super()._finished()
+        self.view.stop()
+
+    def show_result(self, report: dict) -> None:
+        self.report = report
+        self.show_report(report)
+        self.status.setText(f"Done: {report['iterations']:,} runs on {', '.join(report['providers'])}"
+                            + (f" — stored as result {report['history_id']}" if report.get("history_id") else ""))
+
+    def show_report(self, report: dict) -> None:
+        """The exact figures of a finished (or stored) benchmark."""
+        for key in LIVE_KEYS:
+            self.values[key].setText(ms_text(report["latency_ms"][key]))
+        self.values["throughput"].setText(f"{report['throughput_per_s']:,.1f} /s")
+        self.values["runs"].setText(f"{report['iterations']:,} (+{report['warmup']} warm-up)")
+        self.values["session creation"].setText(ms_text(report["session_create_ms"]))
+        self.values["first run"].setText(ms_text(report["first_run_ms"]))
+        self.values["peak RSS"].setText(human_bytes(report["peak_rss_bytes"]))
+        gpu = report.get("gpu_memory_bytes")
+        self.values["GPU memory"].setText("–" if gpu is None else human_bytes(gpu))
+        self.stats_note.setText("exact figures from all measured runs")
+
+    def _redrawn(self) -> None:
+        self._ticks += 1
+        if self.job is None or self._ticks % STATS_EVERY:
+            return
+        stats = self.view.series.stats()
+        if stats["count"]:
+            for key in LIVE_KEYS:
+                self.values[key].setText(ms_text(stats[key]))
+            self.values["throughput"].setText(f"≈ {stats['throughput_per_s']:,.1f} /s")
+            self.values["runs"].setText(f"{stats['count']:,}")

@@ -1,0 +1,191 @@
+"""Sweep page of the Benchmark tab: a symbolic dimension's values × concurrency levels,
+each cell in a fresh process; a table, a throughput heat map and line charts, with
+the best throughput under a latency limit outlined."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+from PySide6.QtWidgets import (QComboBox, QDoubleSpinBox, QFormLayout, QGroupBox, QHBoxLayout, QLabel, QLineEdit,
+                               QPushButton, QSplitter, QTabWidget, QVBoxLayout, QWidget)
+from PySide6.QtCore import Qt
+
+from app.gui.shell.panel import OneJobView
+
+NO_DIM = "(none: concurrency only)"
+
+
+class SweepView(OneJobView, QWidget):
+    def __init__(self, panel):
+        from app.gui.panels.bench.run_form import RunSettingsForm
+        from app.gui.widgets.charts import HeatMap, LineChart
+        from app.gui.widgets.table import DataTable
+
+        super().__init__()
+        self.panel = panel
+        self.job = None
+        self.result: dict | None = None
+        self.cells: list[dict] = []
+        grid_box = QGroupBox("Grid")
+        form = QFormLayout(grid_box)
+        self.dim = QComboBox()
+        self.dim.setEditable(True)
+        self.dim.setToolTip("A symbolic dimension of the model's inputs, e.g. batch.")
+        self.dim_values = QLineEdit("1,2,4,8")
+        self.concurrency_values = QLineEdit("1")
+        self.concurrency_values.setToolTip("Threads sharing the session, e.g. 1,2,4 (like streams in other tools).")
+        self.limit = QDoubleSpinBox()
+        self.limit.setRange(0, 1e6)
+        self.limit.setDecimals(3)
+        self.limit.setSpecialValueText("none")
+        self.limit.setSuffix(" ms")
+        self.limit.setToolTip("The highest latency you can accept; the best throughput within it is outlined.")
+        self.percentile = QComboBox()
+        self.percentile.addItems(["p99", "p95", "p90", "p50"])
+        form.addRow("Dimension:", self.dim)
+        form.addRow("Its values:", self.dim_values)
+        form.addRow("Concurrency:", self.concurrency_values)
+        form.addRow("Latency limit:", self.limit)
+        form.addRow("Limit applies to:", self.percentile)
+        self.run_form = RunSettingsForm("Each cell")
+        self.start_button = QPushButton("Start sweep")
+        self.start_button.clicked.connect(lambda: self.start())
+        self.cancel_button = QPushButton("Cancel")
+        self.cancel_button.setEnabled(False)
+        self.cancel_button.clicked.connect(lambda: self.job and self.job.cancel())
+        self.status = QLabel()
+        self.status.setWordWrap(True)
+        buttons = QHBoxLayout()
+        buttons.addWidget(self.start_button)
+        buttons.addWidget(self.cancel_button)
+        left = QVBoxLayout()
+        left.addWidget(grid_box)
+        left.addWidget(self.run_form)
+        left.addLayout(buttons)
+        left.addWidget(self.status)
+        left.addStretch()
+
+        self.table = DataTable()
+        self.table.decimals = 4
+        self.heat = HeatMap("Throughput (runs/s)")
+        self.latency_chart = LineChart("Latency")
+        self.throughput_chart = LineChart("Throughput")
+        charts = QTabWidget()
+        charts.addTab(self.heat, "Heat map")
+        charts.addTab(self.latency_chart, "Latency")
+        charts.addTab(self.throughput_chart, "Throughput")
+        right = QSplitter(Qt.Orientation.Vertical)
+        right.addWidget(self.table)
+        right.addWidget(charts)
+        right.setSizes([200, 400])
+        layout = QHBoxLayout(self)
+        layout.addLayout(left)
+        layout.addWidget(right, 1)
+
+    def model_changed(self, model) -> None:
+        names = []
+        if model is not None and model.summary is not None:
+            for item in model.summary["inputs"]:
+                names += [d for d in (item["shape"] or []) if isinstance(d, str) and d not in ("", "?")]
+        current = self.dim.currentText()
+        self.dim.clear()
+        self.dim.addItems(list(dict.fromkeys(names)) + [NO_DIM])
+        if current and current in names:
+            self.dim.setCurrentText(current)
+
+    # running -------------------------------------------------------------------
+    def params(self) -> dict:
+        """The sweep the form describes (raises UserError on bad values)."""
+        from app.core.bench.sweep import parse_values
+
+        dim = self.dim.currentText().strip()
+        dim = None if dim in ("", NO_DIM) else dim
+        return {"dim": dim, "dim_values": parse_values(self.dim_values.text(), dim) if dim else [],
+                "concurrency_values": parse_values(self.concurrency_values.text(), "concurrency"),
+                "latency_limit_ms": self.limit.value() or None, "limit_percentile": self.percentile.currentText()}
+
+    def start(self, path: str | None = None, config=None, run: dict | None = None, sweep: dict | None = None) -> None:
+        from app.core.jobs.errors import UserError
+
+        window = self.panel.window
+        model = window.current_model()
+        if path is None and model is None:
+            window.show_error("Sweep", "Open a model first.")
+            return
+        path = path or model.path
+        try:
+            config = config or window.session_config()
+            params = sweep or self.params()
+        except UserError as exc:
+            window.show_error("Sweep", exc.message)
+            return
+        if run is not None:
+            self.run_form.set_settings(run)
+        self.cells, self.result = [], None
+        self.show_cells()
+        self.start_button.setEnabled(False)
+        self.cancel_button.setEnabled(True)
+        name = Path(path).name
+        self.job = window.jobs.start(
+            f"Sweep {name}", "app.core.bench.sweep:sweep_job",
+            {"path": path, "session": config.to_dict(), "run": self.run_form.settings(), **params},
+            isolate=False, on_data=self._on_data, on_result=self._on_result, on_error=self._on_error,
+            on_progress=lambda _f, message: self.status.setText(message))
+
+    def _on_data(self, kind: str, payload) -> None:
+        if kind == "sweep-cell":
+            self.cells.append(payload)
+            self.show_cells()
+
+    # showing -------------------------------------------------------------------
+    def show_result(self, result: dict) -> None:
+        self.result = result
+        self.cells = list(result["cells"])
+        self.show_cells(result.get("dim"), result["best"])
+        best = result["best"]
+        if result["latency_limit_ms"] is not None and best is None:
+            self.status.setText(f"No cell keeps {result['limit_percentile']} within {result['latency_limit_ms']} ms.")
+        elif best is not None:
+            where = (f"{result['dim']}={best['dim_value']}, " if result["dim"] else "") + f"concurrency {best['concurrency']}"
+            unit = f"{result['dim']} items/s" if result["dim"] else "runs/s"
+            self.status.setText(f"Best throughput{' within the limit' if result['latency_limit_ms'] else ''}: "
+                                f"{best['items_per_s']:,.1f} {unit} at {where}.")
+
+    def show_cells(self, dim: str | None = None, best: dict | None = None) -> None:
+        import math
+
+        dim = dim if dim is not None else (self.result or {}).get("dim") or self._current_dim()
+        headers = ([dim] if dim else []) + ["concurrency", "p50 ms", "p90 ms", "p99 ms", "runs/s"] + (
+            [f"{dim} items/s"] if dim else []) + ["best"]
+        self.table.set_rows([([c["dim_value"]] if dim else []) + [
+            c["concurrency"], c["latency_ms"]["p50"], c["latency_ms"]["p90"], c["latency_ms"]["p99"],
+            c["throughput_per_s"]] + ([c["items_per_s"]] if dim else []) + [c == best] for c in self.cells], headers)
+        if not self.cells:
+            return
+        dim_values = list(dict.fromkeys(c["dim_value"] for c in self.cells))
+        levels = list(dict.fromkeys(c["concurrency"] for c in self.cells))
+        lookup = {(c["dim_value"], c["concurrency"]): c for c in self.cells}
+        grid = [[lookup[(v, k)]["items_per_s"] if (v, k) in lookup else math.nan for k in levels]
+                for v in dim_values]
+        highlight = (dim_values.index(best["dim_value"]), levels.index(best["concurrency"])) if best else None
+        self.heat.set_title(f"Throughput ({dim} items/s)" if dim else "Throughput (runs/s)")
+        self.heat.set_grid([v if dim else "–" for v in dim_values], levels, grid, highlight,
+                           row_title=dim or "", column_title="concurrency")
+        if dim:
+            x, key_of, series_names = dim_values, (lambda k, v: (v, k)), [f"concurrency {k}" for k in levels]
+            groups = levels
+        else:
+            x, key_of, series_names, groups = levels, (lambda _g, k: (None, k)), ["all"], [None]
+        latency, throughput = [], []
+        for name, group in zip(series_names, groups):
+            cells = [lookup.get(key_of(group, value)) for value in x]
+            latency.append((f"p50, {name}", [c["latency_ms"]["p50"] if c else math.nan for c in cells]))
+            latency.append((f"p99, {name}", [c["latency_ms"]["p99"] if c else math.nan for c in cells]))
+            throughput.append((name, [c["items_per_s"] if c else math.nan for c in cells]))
+        x_label = dim or "concurrency"
+        self.latency_chart.set_lines(x, latency, x_label, "latency (ms)")
+        self.throughput_chart.set_lines(x, throughput, x_label, f"{dim} items/s" if dim else "runs/s")
+
+    def _current_dim(self) -> str | None:
+        text = self.dim.currentText().strip()
+        return None if text in ("", NO_DIM) else text

@@ -1,0 +1,260 @@
+"""Convert tab: make a variant of the current model, as a background job, and show what it
+did and how faithful it is. The variant joins the model list under its source."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+from PySide6.QtWidgets import (QCheckBox, QComboBox, QFormLayout, QGroupBox, QHBoxLayout, QLabel, QLineEdit,
+                               QMessageBox, QProgressBar, QPushButton, QScrollArea, QSplitter, QVBoxLayout, QWidget)
+from PySide6.QtCore import Qt
+
+from app.core.convert.options import KINDS, default_output, kind_info, unavailable_reason
+from app.gui.panels.convert.parts import OptionsForm, PathEdit, ResultCard
+from app.gui.shell.panel import Panel
+
+JOB = "app.core.convert.convert:convert_job"
+DETECT_JOB = "app.core.convert.kinds:detect_transformer_job"
+
+
+class ConvertPanel(Panel):
+    title = "Convert"
+
+    def build(self) -> None:
+        self.job = None
+        self.output_edited = False
+        self.heading = QLabel()
+        self.heading.setWordWrap(True)
+        self.layout_.addWidget(self.heading)
+
+        self.kind_box = QComboBox()
+        self.kind_box.setSizeAdjustPolicy(QComboBox.SizeAdjustPolicy.AdjustToMinimumContentsLengthWithIcon)
+        self.kind_box.setMinimumContentsLength(24)
+        for kind in KINDS.values():
+            self.kind_box.addItem(f"{kind.name} — {kind.title}", kind.name)
+        self.kind_box.currentIndexChanged.connect(self._kind_changed)
+        self.kind_note = QLabel()
+        self.kind_note.setWordWrap(True)
+        self.options = OptionsForm()
+        options_box = QGroupBox("Options")
+        QVBoxLayout(options_box).addWidget(self.options)
+
+        self.output = PathEdit(save=True, filter_text="Models (*.onnx *.ort)")
+        self.output.edit.textEdited.connect(lambda _: setattr(self, "output_edited", True))
+        self.fidelity = QCheckBox("Check fidelity against the source")
+        self.fidelity.setChecked(True)
+        self.fidelity.setToolTip("Run the source and the variant on the same inputs and compare every output.")
+        self.atol, self.rtol, self.cosine = QLineEdit(), QLineEdit(), QLineEdit()
+        self.atol.setToolTip("Absolute tolerance per element.")
+        self.rtol.setToolTip("Relative tolerance per element (times the source's value).")
+        self.cosine.setToolTip("The lowest cosine similarity between source and variant outputs that passes.")
+        self.dims = QLineEdit()
+        self.dims.setToolTip("Values of the symbolic dimensions in the generated inputs, e.g. batch=1, sequence=128.")
+        self.inputs = PathEdit(filter_text="Arrays (*.npz *.npy)")
+        self.inputs.setToolTip("Your own inputs: an .npz with one array per input (or an .npy for a one-input "
+                               "model). Empty: seeded random inputs.")
+        tolerance = QHBoxLayout()
+        for label, edit in (("abs", self.atol), ("rel", self.rtol), ("cosine ≥", self.cosine)):
+            edit.setMinimumWidth(64)
+            tolerance.addWidget(QLabel(label))
+            tolerance.addWidget(edit, 1)
+        check_box = QGroupBox("Output and fidelity")
+        form = QFormLayout(check_box)
+        form.addRow("Save as:", self.output)
+        form.addRow(self.fidelity)
+        form.addRow("Tolerance:", tolerance)
+        form.addRow("Dimensions:", self.dims)
+        form.addRow("Inputs:", self.inputs)
+
+        self.run_button = QPushButton("Convert")
+        self.run_button.clicked.connect(self.start)
+        self.cancel_button = QPushButton("Cancel")
+        self.cancel_button.setEnabled(False)
+        self.cancel_button.clicked.connect(self.cancel)
+        self.progress = QProgressBar()
+        self.progress.setTextVisible(True)
+        self.status = QLabel()
+        self.status.setWordWrap(True)
+        buttons = QHBoxLayout()
+        for widget in (self.run_button, self.cancel_button, self.progress):
+            buttons.addWidget(widget)
+
+        settings = QWidget()
+        column = QVBoxLayout(settings)
+        column.addWidget(QLabel("Kind:"))
+        column.addWidget(self.kind_box)
+        column.addWidget(self.kind_note)
+        column.addWidget(options_box)
+        column.addWidget(check_box)
+        column.addLayout(buttons)
+        column.addWidget(self.status)
+        column.addStretch(1)
+        scroll = QScrollArea()
+        scroll.setWidgetResizable(True)
+        scroll.setHorizontalScrollBarPolicy(Qt.ScrollBarPolicy.ScrollBarAlwaysOff)
+        scroll.setWidget(settings)
+        scroll.setMinimumWidth(settings.minimumSizeHint().width() + scroll.verticalScrollBar().sizeHint().width() + 4)
+        self.card = ResultCard()
+        body = QSplitter(Qt.Orientation.Horizontal)
+        body.addWidget(scroll)
+        body.addWidget(self.card)
+        body.setSizes([500, 700])
+        self.layout_.addWidget(body, 1)
+        self.window.providers_ready.connect(lambda _info: self._update_availability())
+        self._kind_changed()
+
+    # kinds and options -------------------------------------------------------
+    def kind(self) -> str:
+        return self.kind_box.currentData()
+
+    def select_kind(self, kind: str) -> None:
+        self.kind_box.setCurrentIndex(self.kind_box.findData(kind))
+
+    def _update_availability(self) -> None:
+        model = self.kind_box.model()
+        for row in range(self.kind_box.count()):
+            kind = self.kind_box.itemData(row)
+            reason = unavailable_reason(kind, self.window.providers_info)
+            item = model.item(row)
+            item.setEnabled(not reason)
+            item.setToolTip(reason or kind_info(kind).summary)
+        self._refresh_state()
+
+    def _kind_changed(self) -> None:
+        info = kind_info(self.kind())
+        self.kind_note.setText(info.summary)
+        self.options.set_options(info.options)
+        self.atol.setText(f"{info.tolerance['atol']:g}")
+        self.rtol.setText(f"{info.tolerance['rtol']:g}")
+        self.cosine.setText(f"{info.tolerance['min_cosine']:g}")
+        self._suggest_output()
+        self.status.setText("")
+        self._update_availability()
+        if info.name == "transformers":
+            self._detect_transformer_shape()
+
+    def _suggest_output(self) -> None:
+        if self.model is not None and not self.output_edited:
+            self.output.setText(str(default_output(self.model.path, self.kind())))
+
+    def _detect_transformer_shape(self) -> None:
+        if self.model is None or self.model.summary is None or self.model.summary["format"] != "onnx":
+            return
+        model = self.model
+
+        def detected(shape: dict) -> None:
+            if self.model is model and self.kind() == "transformers":
+                for name in ("num_heads", "hidden_size"):
+                    if shape[name]:
+                        self.options.set_value(name, shape[name])
+
+        self.jobs.start(f"Detect heads of {model.label}", DETECT_JOB, {"path": model.path}, on_result=detected)
+
+    def _refresh_state(self) -> None:
+        running = self.job is not None
+        reason = unavailable_reason(self.kind(), self.window.providers_info)
+        ready = self.model is not None and self.model.summary is not None and self.model.summary["format"] == "onnx"
+        self.run_button.setEnabled(ready and not running and not reason)
+        self.cancel_button.setEnabled(running)
+        if reason:
+            self.status.setText(reason)
+        elif self.model is not None and self.model.summary is not None and not ready:
+            self.status.setText("ORT-format models cannot be converted; convert the .onnx model they came from.")
+
+    def model_changed(self, model) -> None:
+        self.output_edited = False
+        if model is None:
+            self.heading.setText("Open a model to convert it.")
+        else:
+            self.heading.setText(f"<b>Convert {model.label}</b>" + ("" if model.kind == "source"
+                                                                     else f" ({model.kind} variant)"))
+            self._suggest_output()
+            if model.summary is not None:
+                self.dims.setText(self._default_dims(model.summary))
+        self.card.show_report((model.extra or {}).get("conversion") if model is not None else None)
+        if model is not None and self.kind() == "transformers":
+            self._detect_transformer_shape()
+        self._refresh_state()
+
+    @staticmethod
+    def _default_dims(summary: dict) -> str:
+        from app.core.session.inputs import default_dim
+
+        names = []
+        for value in summary["inputs"]:
+            for dim in value["shape"] or []:
+                if isinstance(dim, str) and dim not in ("?", "") and dim not in names:
+                    names.append(dim)
+        return ", ".join(f"{name}={default_dim(name)}" for name in names)
+
+    # running -------------------------------------------------------------------
+    def params(self, force: bool = False) -> dict:
+        config = self.window.session_config()
+        feeds = config.inputs
+        for part in self.dims.text().split(","):
+            name, sep, value = part.partition("=")
+            if sep and name.strip():
+                feeds.dims[name.strip()] = int(value) if value.strip().isdigit() else value.strip()
+        if self.inputs.text().strip():
+            feeds.files = {"*": self.inputs.text().strip()}
+            feeds.mode = "files"
+        tolerance = {}
+        for key, edit in (("atol", self.atol), ("rtol", self.rtol), ("min_cosine", self.cosine)):
+            try:
+                tolerance[key] = float(edit.text())
+            except ValueError:
+                tolerance[key] = edit.text()
+        return {"kind": self.kind(), "input": self.model.path, "output": self.output.text().strip(),
+                "force": force, "options": self.options.values(), "fidelity": self.fidelity.isChecked(),
+                "tolerance": tolerance, "session": config.to_dict()}
+
+    def confirm_overwrite(self, path: Path) -> bool:
+        answer = QMessageBox.question(self, "Replace the file?", f"{path} already exists. Replace it?",
+                                      QMessageBox.StandardButton.Yes | QMessageBox.StandardButton.No,
+                                      QMessageBox.StandardButton.No)
+        return answer == QMessageBox.StandardButton.Yes
+
+    def start(self) -> None:
+        if self.model is None or self.job is not None:
+            return
+        target = Path(self.output.text().strip()).expanduser()
+        force = False
+        if target.exists():
+            if not self.confirm_overwrite(target):
+                return
+            force = True
+        source = self.model
+        kind = self.kind()
+        self.progress.setValue(0)
+        self.status.setText("converting…")
+
+        def done(report: dict) -> None:
+            stale = self.window.model_list.find(report["output"])
+            if stale is not None:          # replaced on disk: read it again
+                self.window.model_list.remove(stale)
+            self.window.open_model(report["output"], parent=source, kind=kind, extra={"conversion": report})
+            self.card.show_report(report)
+
+        self.job = self.jobs.start(f"Convert {source.label} to {kind}", JOB, self.params(force), on_result=done,
+                                   on_progress=self._progressed)
+        self.jobs.job_finished.connect(self._finished)
+        self._refresh_state()
+
+    def _progressed(self, fraction, message: str) -> None:
+        if fraction is not None:
+            self.progress.setValue(int(fraction * 100))
+        self.status.setText(message)
+
+    def _finished(self, job) -> None:
+        if job is not self.job:
+            return
+        self.jobs.job_finished.disconnect(self._finished)
+        self.job = None
+        self.progress.setValue(100 if job.state == "done" else 0)
+        self.status.setText({"done": "done", "cancelled": "cancelled", "failed": "failed: see the message"}
+                            .get(job.state, job.state))
+        self._refresh_state()
+
+    def cancel(self) -> None:
+        if self.job is not None:
+            self.job.cancel()

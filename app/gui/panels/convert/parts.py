@@ -1,0 +1,186 @@
+"""The Convert panel's parts: a form built from a kind's option table, and the result
+card that shows what a conversion did and how faithful the variant is."""
+
+from __future__ import annotations
+
+from html import escape
+
+from PySide6.QtCore import Qt, Signal
+from PySide6.QtWidgets import (QCheckBox, QComboBox, QFileDialog, QFormLayout, QGroupBox, QHBoxLayout, QLabel,
+                               QLineEdit, QPushButton, QSpinBox, QVBoxLayout, QWidget)
+
+from app.core.convert.options import Option
+from app.core.units import human_bytes
+
+
+class OptionsForm(QWidget):
+    """One editor per option, each with the option's help as its tooltip."""
+
+    changed = Signal()
+
+    def __init__(self, parent: QWidget | None = None):
+        super().__init__(parent)
+        self.form = QFormLayout(self)
+        self.form.setContentsMargins(0, 0, 0, 0)
+        self.editors: dict[str, tuple[Option, QWidget]] = {}
+
+    def set_options(self, options: tuple[Option, ...]) -> None:
+        while self.form.rowCount():
+            self.form.removeRow(0)
+        self.editors = {}
+        for option in options:
+            editor = self._editor(option)
+            editor.setToolTip(option.help)
+            label = QLabel(option.title + ":")
+            label.setToolTip(option.help)
+            self.form.addRow(label, editor)
+            self.editors[option.name] = (option, editor)
+
+    def _editor(self, option: Option) -> QWidget:
+        if option.kind == "bool":
+            editor = QCheckBox()
+            editor.setChecked(bool(option.default))
+            editor.toggled.connect(self.changed)
+        elif option.kind == "choice":
+            editor = QComboBox()
+            editor.addItems(list(option.choices))
+            editor.setCurrentText(str(option.default))
+            editor.currentTextChanged.connect(self.changed)
+        elif option.kind == "int":
+            editor = QSpinBox()
+            editor.setRange(int(option.minimum or 0), 1 << 30)
+            editor.setValue(int(option.default))
+            editor.valueChanged.connect(self.changed)
+        elif option.kind == "path":
+            editor = PathEdit(folder=True)
+        else:
+            editor = QLineEdit(",".join(option.default) if option.kind == "list" else f"{option.default:g}"
+                               if option.kind == "float" else str(option.default))
+            if option.kind == "list" and option.choices:
+                editor.setPlaceholderText(", ".join(option.choices))
+            editor.textChanged.connect(self.changed)
+        return editor
+
+    def values(self) -> dict:
+        """The options as the job takes them (it checks them and names what is wrong)."""
+        values = {}
+        for name, (option, editor) in self.editors.items():
+            if isinstance(editor, QCheckBox):
+                values[name] = editor.isChecked()
+            elif isinstance(editor, QComboBox):
+                values[name] = editor.currentText()
+            elif isinstance(editor, QSpinBox):
+                values[name] = editor.value()
+            else:
+                values[name] = editor.text().strip()
+        return values
+
+    def set_value(self, name: str, value) -> None:
+        option, editor = self.editors[name]
+        if isinstance(editor, QSpinBox):
+            editor.setValue(int(value))
+        elif isinstance(editor, QCheckBox):
+            editor.setChecked(bool(value))
+        elif isinstance(editor, QComboBox):
+            editor.setCurrentText(str(value))
+        else:
+            editor.setText(str(value))
+
+
+class PathEdit(QWidget):
+    """A line edit with a Browse… button, for a file or a folder."""
+
+    def __init__(self, folder: bool = False, save: bool = False, filter_text: str = "", parent=None):
+        super().__init__(parent)
+        self.folder, self.save, self.filter_text = folder, save, filter_text
+        self.edit = QLineEdit()
+        button = QPushButton("Browse…")
+        button.clicked.connect(self.browse)
+        layout = QHBoxLayout(self)
+        layout.setContentsMargins(0, 0, 0, 0)
+        layout.addWidget(self.edit, 1)
+        layout.addWidget(button)
+
+    def text(self) -> str:
+        return self.edit.text()
+
+    def setText(self, text: str) -> None:  # noqa: N802  (Qt's naming)
+        self.edit.setText(text)
+
+    def browse(self) -> None:
+        if self.folder:
+            path = QFileDialog.getExistingDirectory(self, "Choose a folder", self.text())
+        elif self.save:
+            path, _ = QFileDialog.getSaveFileName(self, "Save the variant as", self.text(), self.filter_text)
+        else:
+            path, _ = QFileDialog.getOpenFileName(self, "Choose a file", self.text(), self.filter_text)
+        if path:
+            self.setText(path)
+
+
+def _verdict(passed) -> str:
+    return {True: "pass", False: "FAIL", None: "not compared"}[passed]
+
+
+def fidelity_table():
+    """A DataTable that writes tiny differences as 1.2e-07 rather than 0.000000."""
+    from app.gui.widgets.table import DataTable
+
+    class FidelityTable(DataTable):
+        def format(self, value) -> str:
+            if isinstance(value, float) and not isinstance(value, bool):
+                return f"{value:.6f}" if 0.001 <= abs(value) < 1000 or value == 0 else f"{value:.3g}"
+            return super().format(value)
+
+    return FidelityTable(["Output", "Max abs diff", "Max rel diff", "Cosine", "NaN/Inf", "Result", "Why"])
+
+
+class ResultCard(QGroupBox):
+    """What a conversion made: sizes, time, operator changes, what stayed float32 and why,
+    and the fidelity table with its verdict."""
+
+    def __init__(self, parent: QWidget | None = None):
+        super().__init__("Result", parent)
+        self.summary = QLabel()
+        self.summary.setWordWrap(True)
+        self.summary.setTextFormat(Qt.TextFormat.RichText)
+        self.summary.setTextInteractionFlags(Qt.TextInteractionFlag.TextSelectableByMouse)
+        self.verdict = QLabel()
+        self.table = fidelity_table()
+        layout = QVBoxLayout(self)
+        layout.addWidget(self.summary)
+        layout.addWidget(self.verdict)
+        layout.addWidget(self.table, 1)
+        self.report: dict | None = None
+        self.show_report(None)
+
+    def show_report(self, report: dict | None) -> None:
+        self.report = report
+        if report is None:
+            self.summary.setText("Pick a kind, set its options and press Convert. The result appears here.")
+            self.verdict.setText("")
+            self.table.set_rows([])
+            return
+        ratio = report.get("size_ratio")
+        lines = [f"<b>{escape(report['kind'])}</b> → <code>{escape(report['output'])}</code>",
+                 f"Size: {human_bytes(report['input_bytes'])} → {human_bytes(report['output_bytes'])}"
+                 + (f" ({ratio:.2f}×)" if ratio else ""),
+                 f"Time: {report['seconds']:.2f} s",
+                 f"Operators: {escape(report['op_changes']['text'])}"]
+        lines += [f"Kept in float32: {escape(k['what'])} — <i>{escape(k['why'])}</i>" for k in report["kept_in_fp32"]]
+        lines += [f"Repaired: {escape(r['what'])} — <i>{escape(r['why'])}</i>" for r in report["repairs"]]
+        lines += [f"⚠ {escape(w)}" for w in report["warnings"]]
+        self.summary.setText("<br>".join(lines))
+        fidelity = report["fidelity"]
+        if fidelity.get("skipped"):
+            self.verdict.setText("Fidelity not checked.")
+            self.table.set_rows([])
+            return
+        dims = ", ".join(f"{k}={v}" for k, v in fidelity.get("dims_used", {}).items()) or "none needed"
+        tolerance = fidelity["tolerance"]
+        colour = "#2e8b3d" if fidelity["passed"] else "#c0392b"
+        self.verdict.setText(f"<b style='color:{colour}'>Fidelity {'passed' if fidelity['passed'] else 'FAILED'}"
+                             f"</b> — |diff| ≤ {tolerance['atol']:g} + {tolerance['rtol']:g}·|source|, cosine ≥ "
+                             f"{tolerance['min_cosine']:g}; dimensions used: {escape(dims)}")
+        self.table.set_rows([[o["name"], o["max_abs_diff"], o["max_rel_diff"], o["cosine"], o["nonfinite"],
+                              _verdict(o["passed"]), o["problem"]] for o in fidelity["outputs"]])

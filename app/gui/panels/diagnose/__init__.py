@@ -1,0 +1,1 @@
+"""The Diagnose tab: findings on why the current model is slow."""

@@ -1,0 +1,109 @@
+"""Diagnose tab: findings on why the current model is slow, with one-click fixes."""
+
+from __future__ import annotations
+
+from PySide6.QtCore import Qt
+from PySide6.QtWidgets import QHBoxLayout, QLabel, QPushButton, QSplitter, QTextBrowser
+
+from app.gui.shell.panel import Panel
+
+SEVERITY_MARK = {"high": "●●●", "medium": "●●", "low": "●", "info": "○"}
+
+
+class DiagnosePanel(Panel):
+    title = "Diagnose"
+
+    def build(self) -> None:
+        from app.gui.widgets.table import DataTable
+
+        self.job = None
+        self.result = None
+        top = QHBoxLayout()
+        self.run_button = QPushButton("Diagnose")
+        self.run_button.setToolTip("Profile the model with the Session tab's settings, time it, try fixed "
+                                   "dimensions and spinning, and explain what slows it down.")
+        self.run_button.clicked.connect(self.start)
+        self.status = QLabel("Pick a model and press Diagnose.")
+        self.status.setWordWrap(True)
+        top.addWidget(self.run_button)
+        top.addWidget(self.status, 1)
+        self.layout_.addLayout(top)
+        self.table = DataTable(["Severity", "Finding", "Id", "Likely cost"])
+        self.table.selectionModel().currentRowChanged.connect(lambda *_: self._show_selected())
+        self.details = QTextBrowser()
+        self.apply_button = QPushButton("Apply this setting to the Session tab")
+        self.apply_button.setEnabled(False)
+        self.apply_button.clicked.connect(self.apply_selected)
+        body = QSplitter(Qt.Orientation.Vertical)
+        body.addWidget(self.table)
+        body.addWidget(self.details)
+        body.setSizes([260, 300])
+        self.layout_.addWidget(body, 1)
+        self.layout_.addWidget(self.apply_button)
+
+    def model_changed(self, model) -> None:
+        self.run_button.setEnabled(model is not None and model.summary is not None and self.job is None)
+
+    def start(self) -> None:
+        if self.model is None or self.job is not None:
+            return
+        self.run_button.setEnabled(False)
+        self.status.setText("Profiling, timing and experimenting…")
+        params = {"path": self.model.path, "session": self.window.session_config().to_dict()}
+        self.job = self.jobs.start(f"Diagnose {self.model.label}", "app.core.diagnose.diagnose:diagnose_job", params,
+                                   on_result=self.show_result, on_error=lambda _e: self._done("Diagnosis failed."))
+
+    def _done(self, text: str) -> None:
+        self.job = None
+        self.status.setText(text)
+        self.run_button.setEnabled(self.model is not None)
+
+    def show_result(self, result: dict) -> None:
+        self.result = result
+        stats = result["evidence"]["latency_ms"]
+        self._done(f"{len(result['findings'])} finding(s). Latency p50 {stats['p50']:.3f} ms, p99 "
+                   f"{stats['p99']:.3f} ms over {stats['runs']} runs on {result['evidence']['cpu']}.")
+        self.table.set_rows([[f"{SEVERITY_MARK.get(f['severity'], '')} {f['severity']}", f["title"], f["id"],
+                              f["cost"]] for f in result["findings"]])
+        if result["findings"]:
+            self.table.selectRow(0)
+        else:
+            self.details.setHtml("<p>Nothing measured here points at a setting or a conversion to change.</p>")
+
+    def selected(self) -> dict | None:
+        if not self.result or not self.result["findings"]:
+            return None
+        index = self.table.currentIndex()
+        if not index.isValid():
+            return None
+        finding_id = self.table.proxy.index(index.row(), 2).data()
+        title = self.table.proxy.index(index.row(), 1).data()
+        return next((f for f in self.result["findings"] if f["id"] == finding_id and f["title"] == title), None)
+
+    def _show_selected(self) -> None:
+        finding = self.selected()
+        session_panel = self.window.panel("Session")
+        self.apply_button.setEnabled(bool(finding and finding.get("setting") and hasattr(session_panel, "set_config")))
+        if finding is None:
+            return
+        from html import escape
+        parts = [f"<h3>{escape(finding['title'])}</h3>", f"<p><b>Evidence:</b> {escape(finding['evidence'])}</p>"]
+        if finding["cost"]:
+            parts.append(f"<p><b>Likely cost:</b> {escape(finding['cost'])}</p>")
+        parts.append(f"<p><b>Fix:</b> {escape(finding['fix'])}</p>")
+        if finding.get("setting"):
+            parts.append("<p><b>Setting:</b> " + escape(", ".join(f"{k} = {v}" for k, v in finding["setting"].items()))
+                         + "</p>")
+        self.details.setHtml("".join(parts))
+
+    def apply_selected(self) -> None:
+        finding = self.selected()
+        panel = self.window.panel("Session")
+        if not finding or not finding.get("setting") or panel is None or not hasattr(panel, "set_config"):
+            return
+        from app.core.session.config import SessionConfig
+        data = self.window.session_config().to_dict()
+        for key, value in finding["setting"].items():
+            data[key] = {**data.get(key, {}), **value} if isinstance(value, dict) else value
+        panel.set_config(SessionConfig.from_dict(data))
+        self.window.statusBar().showMessage(f"Applied: {finding['title']}", 5000)

@@ -1,0 +1,1 @@
+"""The History tab: stored results, re-opened and re-run."""

@@ -1,0 +1,192 @@
+"""History tab: every stored benchmark, comparison and sweep; filter by model,
+re-open one (chart, figures and settings) and run it again with the same settings."""
+
+from __future__ import annotations
+
+import json
+import time
+from pathlib import Path
+
+from PySide6.QtCore import Qt
+from PySide6.QtWidgets import (QComboBox, QHBoxLayout, QLabel, QLineEdit, QPlainTextEdit, QPushButton, QSplitter,
+                               QTabWidget)
+
+from app.gui.shell.panel import Panel
+
+HEADERS = ["#", "Time", "Kind", "Model", "Variant", "Providers", "p50 ms", "p99 ms", "runs/s", "ORT"]
+ALL = "All models"
+
+
+class HistoryPanel(Panel):
+    title = "History"
+
+    def build(self) -> None:
+        from app.gui.widgets.live_plot import LatencyView
+        from app.gui.widgets.table import DataTable
+
+        self.entry: dict | None = None
+        self.model_filter = QComboBox()
+        self.model_filter.setMinimumWidth(300)
+        self.kind_filter = QComboBox()
+        self.kind_filter.addItems(["all kinds", "bench", "compare", "sweep"])
+        self.text_filter = QLineEdit()
+        self.text_filter.setPlaceholderText("Filter rows…")
+        self.table = DataTable(HEADERS)
+        self.table.decimals = 4
+        self.table.doubleClicked.connect(lambda _index: self.open_selected())
+        buttons = QHBoxLayout()
+        buttons.addWidget(QLabel("Model:"))
+        buttons.addWidget(self.model_filter)
+        buttons.addWidget(self.kind_filter)
+        buttons.addWidget(self.text_filter, 1)
+        self.actions = {}
+        for text, slot in (("Open", self.open_selected), ("Run again", self.rerun_selected),
+                           ("Use its settings", self.use_settings), ("Delete", self.delete_selected),
+                           ("Refresh", self.refresh)):
+            button = QPushButton(text)
+            button.clicked.connect(lambda _checked=False, s=slot: s())
+            buttons.addWidget(button)
+            self.actions[text] = button
+        self.detail_title = QLabel("Select a result and press Open (or double-click it).")
+        self.detail_title.setWordWrap(True)
+        self.detail_title.setTextInteractionFlags(Qt.TextInteractionFlag.TextSelectableByMouse)
+        self.chart = LatencyView()
+        self.settings_text = QPlainTextEdit()
+        self.settings_text.setReadOnly(True)
+        details = QTabWidget()
+        details.addTab(self.chart, "Chart")
+        details.addTab(self.settings_text, "Settings and figures")
+        split = QSplitter(Qt.Orientation.Vertical)
+        split.addWidget(self.table)
+        split.addWidget(details)
+        split.setSizes([250, 400])
+        self.layout_.addLayout(buttons)
+        self.layout_.addWidget(self.detail_title)
+        self.layout_.addWidget(split, 1)
+        self.model_filter.currentIndexChanged.connect(lambda _i: self.refresh())
+        self.kind_filter.currentIndexChanged.connect(lambda _i: self.refresh())
+        self.text_filter.textChanged.connect(self.table.set_filter)
+        self.refresh()
+
+    def showEvent(self, event) -> None:
+        super().showEvent(event)
+        if self.built:
+            self.refresh()
+
+    # the list ------------------------------------------------------------------
+    def refresh(self) -> None:
+        from app.core.store.history import History
+
+        if not self.built:
+            return
+        history = History()
+        chosen = self.model_filter.currentData()
+        models = history.models()
+        self.model_filter.blockSignals(True)
+        self.model_filter.clear()
+        self.model_filter.addItem(ALL, None)
+        for path in models:
+            self.model_filter.addItem(path, path)
+        if chosen in models:
+            self.model_filter.setCurrentIndex(models.index(chosen) + 1)
+        self.model_filter.blockSignals(False)
+        kind = self.kind_filter.currentText()
+        entries = history.entries(model=self.model_filter.currentData(), kind=None if kind == "all kinds" else kind)
+        self.table.set_rows([[e["id"], time.strftime("%Y-%m-%d %H:%M:%S", time.localtime(e["created"])), e["kind"],
+                              Path(e["model_path"]).name, e["variant"], e["providers"], e["p50_ms"], e["p99_ms"],
+                              e["throughput_per_s"], e["ort_version"]] for e in entries])
+
+    def selected_id(self) -> int | None:
+        rows = self.table.selectionModel().selectedRows()
+        if not rows:
+            return None
+        from app.gui.widgets.table import SORT_ROLE
+        return int(rows[0].data(SORT_ROLE))
+
+    def _selected_entry(self) -> dict | None:
+        from app.core.jobs.errors import UserError
+        from app.core.store.history import History
+
+        entry_id = self.selected_id()
+        if entry_id is None:
+            self.window.show_error("History", "Select a result first.")
+            return None
+        try:
+            return History().get(entry_id)
+        except UserError as exc:
+            self.window.show_error("History", exc.message)
+            return None
+
+    # actions -------------------------------------------------------------------
+    def open_selected(self) -> None:
+        entry = self._selected_entry()
+        if entry is not None:
+            self.open_entry(entry)
+
+    def open_entry(self, entry: dict) -> None:
+        """Bench results open here; comparisons and sweeps open in their own tabs."""
+        from app.core.session.machine import machine_text
+
+        self.entry = entry
+        report = entry["report"]
+        when = time.strftime("%Y-%m-%d %H:%M:%S", time.localtime(entry["created"]))
+        self.detail_title.setText(f"<b>#{entry['id']} {entry['kind']}</b> of {entry['model_path']} "
+                                  f"(sha256 {entry['model_sha256'][:12]}…) — {when}, ONNX Runtime "
+                                  f"{entry['ort_version']}, {machine_text(entry['machine'])}")
+        self.settings_text.setPlainText(json.dumps({k: v for k, v in report.items() if k != "warmup_ms"}, indent=2))
+        if entry["kind"] == "bench":
+            self.chart.set_samples(entry["warmup_ms"], entry["samples_ms"], report.get("concurrency", 1))
+        elif entry["kind"] == "compare":
+            self._show_in(self.window.panel("Compare"), lambda panel: panel.show_result(report))
+        else:
+            self._show_in(self.window.panel("Benchmark"), lambda panel: (panel.tabs.setCurrentWidget(panel.sweep),
+                                                                        panel.sweep.show_result(report)))
+
+    def _show_in(self, panel, show) -> None:
+        panel.ensure_built()
+        show(panel)
+        self.window.tabs.setCurrentWidget(panel)
+
+    def rerun_selected(self) -> None:
+        from app.core.session.config import SessionConfig
+
+        entry = self._selected_entry()
+        if entry is None:
+            return
+        report = entry["report"]
+        config = SessionConfig.from_dict(entry["session"])
+        if entry["kind"] == "bench":
+            panel = self.window.panel("Benchmark")
+            self._show_in(panel, lambda p: p.tabs.setCurrentIndex(0))
+            panel.start(entry["model_path"], config, entry["run"], label=entry["variant"] or "")
+        elif entry["kind"] == "compare":
+            panel = self.window.panel("Compare")
+            self._show_in(panel, lambda p: None)
+            panel.start([{"path": r["path"], "label": r["label"]} for r in report["models"]], config, entry["run"])
+        else:
+            panel = self.window.panel("Benchmark")
+            self._show_in(panel, lambda p: p.tabs.setCurrentWidget(p.sweep))
+            sweep = {key: report[key] for key in ("dim", "dim_values", "concurrency_values", "latency_limit_ms",
+                                                  "limit_percentile")}
+            panel.sweep.start(entry["model_path"], config, entry["run"], sweep)
+
+    def use_settings(self) -> None:
+        from app.core.session.config import SessionConfig
+
+        entry = self._selected_entry()
+        if entry is not None:
+            session = self.window.panel("Session")
+            session.set_config(SessionConfig.from_dict(entry["session"]))
+            self.detail_title.setText(f"The Session tab now holds the settings of result #{entry['id']}.")
+
+    def delete_selected(self) -> None:
+        from PySide6.QtWidgets import QMessageBox
+        from app.core.store.history import History
+
+        entry_id = self.selected_id()
+        if entry_id is None:
+            return
+        answer = QMessageBox.question(self, "Delete result", f"Delete stored result #{entry_id}?")
+        if answer == QMessageBox.StandardButton.Yes:
+            History().delete(entry_id)
+            self.refresh()

@@ -1,0 +1,1 @@
+"""The IO Binding tab: plain runs against IO binding with device tensors."""

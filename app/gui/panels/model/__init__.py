@@ -1,0 +1,1 @@
+"""The Overview tab: what is inside the current model."""

@@ -1,0 +1,102 @@
+"""Overview tab: what is inside the current model."""
+
+from __future__ import annotations
+
+from PySide6.QtCore import Qt
+from PySide6.QtWidgets import QFormLayout, QGroupBox, QLabel, QSplitter, QVBoxLayout, QWidget
+
+from app.core.units import human_bytes, shape_text
+from app.gui.shell.panel import Panel
+
+
+class OverviewPanel(Panel):
+    title = "Overview"
+
+    def build(self) -> None:
+        from app.gui.widgets.chart_base import BarChart
+        from app.gui.widgets.table import DataTable
+
+        self.heading = QLabel()
+        self.heading.setTextInteractionFlags(Qt.TextInteractionFlag.TextSelectableByMouse)
+        self.heading.setWordWrap(True)
+        self.layout_.addWidget(self.heading)
+
+        facts_box = QGroupBox("Model")
+        self.facts = QFormLayout(facts_box)
+        self.fact_labels: dict[str, QLabel] = {}
+        for key in ("Format", "Size", "IR version", "Opsets", "Producer", "Nodes", "Parameters",
+                    "Weights", "External data", "Metadata"):
+            label = QLabel("–")
+            label.setTextInteractionFlags(Qt.TextInteractionFlag.TextSelectableByMouse)
+            label.setWordWrap(True)
+            self.fact_labels[key] = label
+            self.facts.addRow(key + ":", label)
+
+        self.io_table = DataTable(["", "Name", "Type", "Shape"])
+        io_box = QGroupBox("Inputs and outputs")
+        QVBoxLayout(io_box).addWidget(self.io_table)
+
+        top = QSplitter(Qt.Orientation.Horizontal)
+        top.addWidget(facts_box)
+        top.addWidget(io_box)
+        top.setSizes([350, 550])
+
+        self.op_table = DataTable(["Operator", "Count", "Share %"])
+        self.op_chart = BarChart("Operators")
+        ops = QSplitter(Qt.Orientation.Horizontal)
+        ops.addWidget(self.op_table)
+        ops.addWidget(self.op_chart)
+        ops.setSizes([300, 600])
+
+        body = QSplitter(Qt.Orientation.Vertical)
+        body.addWidget(top)
+        body.addWidget(ops)
+        body.setSizes([260, 400])
+        self.layout_.addWidget(body, 1)
+
+    def model_changed(self, model) -> None:
+        if model is None:
+            self.heading.setText("Open a model: drop a .onnx or .ort file on the window, or use File › Open.")
+            self._clear()
+            return
+        if model.summary is None:
+            self.heading.setText(f"<b>{model.label}</b> — reading…")
+            self._clear()
+            return
+        info = model.summary
+        self.heading.setText(f"<b>{model.label}</b><br><small>{info['path']}</small>")
+        size = human_bytes(info["size_bytes"])
+        if info["external_data"]:
+            size += f" (+ external data: {human_bytes(info['total_bytes'])} in all)"
+        nodes = f"{info['node_count']:,}"
+        if info["subgraph_count"]:
+            nodes += f" ({info['top_level_node_count']:,} in the main graph, {info['subgraph_count']} subgraphs)"
+        values = {
+            "Format": "ONNX" if info["format"] == "onnx" else "ORT format",
+            "Size": size,
+            "IR version": str(info["ir_version"]),
+            "Opsets": ", ".join(f"{d} {v}" for d, v in info["opsets"].items()),
+            "Producer": f"{info['producer']} {info['producer_version']}".strip() or "–",
+            "Nodes": nodes,
+            "Parameters": f"{info['parameters']:,}",
+            "Weights": human_bytes(info["initializer_bytes"]),
+            "External data": ", ".join(info["external_data_files"]) if info["external_data"] else "no",
+            "Metadata": "; ".join(f"{k}: {v}" for k, v in info.get("metadata", {}).items()) or "–",
+        }
+        for key, text in values.items():
+            self.fact_labels[key].setText(text)
+        rows = [["input", v["name"], v["dtype"], shape_text(v["shape"])] for v in info["inputs"]]
+        rows += [["output", v["name"], v["dtype"], shape_text(v["shape"])] for v in info["outputs"]]
+        self.io_table.set_rows(rows)
+        total = max(1, info["node_count"])
+        ops = list(info["op_counts"].items())
+        self.op_table.set_rows([[op, n, round(100 * n / total, 1)] for op, n in ops])
+        shown = ops[:40]
+        self.op_chart.set_bars([op for op, _ in shown], [n for _, n in shown], value_name="count")
+
+    def _clear(self) -> None:
+        for label in self.fact_labels.values():
+            label.setText("–")
+        self.io_table.set_rows([])
+        self.op_table.set_rows([])
+        self.op_chart.set_bars([], [])

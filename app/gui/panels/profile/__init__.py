@@ -1,0 +1,1 @@
+"""The Profile tab: run with ONNX Runtime's profiler or open a trace, and read or compare it."""

@@ -1,0 +1,189 @@
+"""Profile tab: run the current model with ONNX Runtime's profiler, or open a trace (also by
+dropping a .json on the window), and read it per operator type, node, provider and run, and
+on a timeline; compare any two profiles of the session (before/after an optimisation).
+
+Reading a trace is a job in a child process, like running a model: decoding hundreds of MB
+holds Python's interpreter lock for seconds and needs memory in proportion to the events,
+and the window's process should pay for neither. Only the totals and compact columns for
+the timeline come back."""
+
+from __future__ import annotations
+
+import time
+from pathlib import Path
+
+from PySide6.QtWidgets import (QCheckBox, QComboBox, QFileDialog, QHBoxLayout, QLabel, QPushButton, QSpinBox,
+                               QTabWidget)
+
+from app.gui.shell.panel import Panel
+
+TRACE_FILTER = "Profiling traces (*.json);;All files (*)"
+DEFAULT_RUNS = 10
+
+
+class ProfilePanel(Panel):
+    title = "Profile"
+
+    def __init__(self, window):
+        super().__init__(window)
+        self.profiles: list[tuple[str, dict]] = []
+
+    def build(self) -> None:
+        from app.gui.panels.profile.views import (CompareView, NodesView, OperatorsView, ProvidersView, RunsView,
+                                           TimelineTab)
+
+        self.profile_button = QPushButton("Profile current model")
+        self.profile_button.setToolTip("Run the current model with the Session tab's settings and the profiler on")
+        self.profile_button.clicked.connect(self.profile_model)
+        self.runs = QSpinBox()
+        self.runs.setRange(1, 100_000)
+        self.runs.setValue(DEFAULT_RUNS)
+        self.runs.setSuffix(" runs")
+        self.runs.setToolTip("Profiled runs, the first (warm-up) one included")
+        open_button = QPushButton("Open trace…")
+        open_button.clicked.connect(self.open_dialog)
+        self.export_button = QPushButton("Export for Perfetto…")
+        self.export_button.setToolTip("Save the trace as ONNX Runtime wrote it, for ui.perfetto.dev or "
+                                      "chrome://tracing")
+        self.export_button.clicked.connect(self.export_dialog)
+        self.include_first = QCheckBox("Include the first (warm-up) run in averages")
+        self.include_first.toggled.connect(lambda _: self.show_current())
+        self.shown = QComboBox()
+        self.shown.setMinimumContentsLength(30)
+        self.shown.currentIndexChanged.connect(lambda _: self.show_current())
+        bar = QHBoxLayout()
+        for widget in (self.profile_button, self.runs, open_button, self.export_button):
+            bar.addWidget(widget)
+        bar.addSpacing(12)
+        bar.addWidget(QLabel("Showing:"))
+        bar.addWidget(self.shown, 1)
+        bar.addWidget(self.include_first)
+        self.layout_.addLayout(bar)
+        self.heading = QLabel()
+        self.heading.setWordWrap(True)
+        self.warning = QLabel()
+        self.warning.setWordWrap(True)
+        self.warning.setStyleSheet("color: #c0392b;")
+        self.warning.hide()
+        self.layout_.addWidget(self.heading)
+        self.layout_.addWidget(self.warning)
+
+        self.operators, self.nodes, self.providers = OperatorsView(), NodesView(), ProvidersView()
+        self.runs_view, self.timeline, self.compare = RunsView(), TimelineTab(), CompareView()
+        self.views = QTabWidget()
+        for view, title in ((self.operators, "Operators"), (self.nodes, "Nodes"), (self.providers, "Providers"),
+                            (self.runs_view, "Runs"), (self.timeline, "Timeline"), (self.compare, "Compare")):
+            self.views.addTab(view, title)
+        self.layout_.addWidget(self.views, 1)
+        self.compare.before.currentIndexChanged.connect(lambda _: self.update_compare())
+        self.compare.after.currentIndexChanged.connect(lambda _: self.update_compare())
+        self._list_profiles()     # some may have arrived before the tab was first shown
+
+    def model_changed(self, model) -> None:
+        ready = model is not None and model.summary is not None
+        self.profile_button.setEnabled(ready)
+        self.profile_button.setText(f"Profile {model.label}" if model is not None else "Profile current model")
+        if not self.profiles:
+            self.heading.setText("Profile the current model, or open a trace .json written by ONNX Runtime "
+                                 "(dropping it on the window works too)." if ready or model is None
+                                 else f"{model.label}: reading…")
+
+    # starting work -----------------------------------------------------------------------------
+    def profile_model(self) -> None:
+        model = self.window.current_model()
+        if model is None:
+            return
+        config = self.window.session_config()
+        providers = ", ".join(p.name.replace("ExecutionProvider", "") for p in config.providers)
+        label = f"{model.label} · {providers} · {time.strftime('%H:%M:%S')}"
+        params = {"model": model.path, "session": config.to_dict(), "runs": self.runs.value(),
+                  "with_timeline": True}
+        self.jobs.start(f"Profile {model.label}", "app.core.profile.profile:profile_model_job", params,
+                        on_result=lambda info: self.add_profile(label, info))
+
+    def open_dialog(self) -> None:
+        path, _ = QFileDialog.getOpenFileName(self, "Open a profiling trace", self.window.settings.last_open_dir,
+                                              TRACE_FILTER)
+        if path:
+            self.open_trace(path)
+
+    def open_dropped_trace(self, path: str) -> None:
+        self.window.tabs.setCurrentWidget(self)
+        self.ensure_built()
+        self.open_trace(path)
+
+    def open_trace(self, path: str) -> None:
+        name = Path(path).name
+        self.jobs.start(f"Read trace {name}", "app.core.profile.traces:read_trace_job",
+                        {"trace": str(path), "with_timeline": True},
+                        on_result=lambda info: self.add_profile(name, info))
+
+    def export_dialog(self) -> None:
+        info = self.current()
+        if info is None:
+            return
+        target, _ = QFileDialog.getSaveFileName(self, "Export the trace for Perfetto or chrome://tracing",
+                                                Path(info["trace"]).name, "Chrome trace JSON (*.json)")
+        if target:
+            self.export_trace(target)
+
+    def export_trace(self, target: str):
+        """Copy the shown profile's trace, as ORT wrote it, to `target` (the dialog asked about replacing)."""
+        info = self.current()
+        if info is None or Path(target).resolve() == Path(info["trace"]).resolve():
+            return None
+        return self.jobs.start(f"Export {Path(target).name}", "app.core.profile.traces:copy_trace_job",
+                               {"source": info["trace"], "target": target}, isolate=False,
+                               on_result=lambda done: self.window.statusBar().showMessage(
+                                   f"Trace saved: {done['path']}", 8000))
+
+    # showing -----------------------------------------------------------------------------------
+    def add_profile(self, label: str, info: dict) -> None:
+        self.profiles.append((label, info))
+        if self.built:
+            self._list_profiles()
+
+    def _list_profiles(self) -> None:
+        """Offer every profile and show the newest; compare it with the one before."""
+        labels = [name for name, _ in self.profiles]
+        self.shown.blockSignals(True)
+        self.shown.clear()
+        self.shown.addItems(labels)
+        self.shown.setCurrentIndex(len(labels) - 1)
+        self.shown.blockSignals(False)
+        self.show_current()
+        self.compare.set_choices(labels)
+        self.update_compare()
+
+    def current(self) -> dict | None:
+        index = self.shown.currentIndex() if self.built else -1
+        return self.profiles[index][1] if 0 <= index < len(self.profiles) else None
+
+    def show_current(self) -> None:
+        info = self.current()
+        self.export_button.setEnabled(info is not None)
+        self.views.setEnabled(info is not None)
+        if info is None:
+            return
+        include = self.include_first.isChecked()
+        averaged = ("all runs" if include or not info["warmup_excluded"]
+                    else "the steady runs (the first, warm-up run left out)")
+        source = f"{info['model']}<br>trace: {info['trace']}" if info.get("model") else info["trace"]
+        self.heading.setText(
+            f"<b>{self.profiles[self.shown.currentIndex()][0]}</b><br><small>{source}</small><br>"
+            f"{info['runs']} run(s) · {info['node_events']:,} node events · total node time "
+            f"<b>{info['total_node_us'] / 1000:,.3f} ms</b> — every % is a share of this total; "
+            f"averages are over {averaged}.")
+        self.warning.setText("<br>".join(info["warnings"]))
+        self.warning.setVisible(bool(info["warnings"]))
+        for view in (self.operators, self.nodes, self.providers, self.runs_view, self.timeline):
+            view.show_profile(info, include)
+
+    def update_compare(self) -> None:
+        from app.core.profile.traces import diff_profiles
+
+        before, after = self.compare.before.currentIndex(), self.compare.after.currentIndex()
+        if len(self.profiles) < 2 or before < 0 or after < 0:
+            self.compare.show_diff(None)
+            return
+        self.compare.show_diff(diff_profiles(self.profiles[before][1], self.profiles[after][1]))

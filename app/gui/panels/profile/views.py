@@ -1,0 +1,314 @@
+"""The views of one profile (operator types, nodes, providers, runs, timeline) and of the
+comparison of two. Each takes the plain dict a profiling job returns; none starts a job."""
+
+from __future__ import annotations
+
+from PySide6.QtCore import Qt
+from PySide6.QtWidgets import (QFormLayout, QHBoxLayout, QLabel, QLineEdit, QSpinBox, QSplitter, QVBoxLayout,
+                               QWidget)
+
+from app.gui.widgets.chart_base import BarChart
+from app.gui.widgets.table import DataTable
+
+CHART_BARS = 25
+RUN_TICKS = 12
+
+
+def _ms(us: float | None) -> float | None:
+    return None if us is None else us / 1000.0
+
+
+def _short(provider: str) -> str:
+    return provider.replace("ExecutionProvider", "")
+
+
+def _vbox(*widgets, stretch_last: bool = True) -> QWidget:
+    holder = QWidget()
+    layout = QVBoxLayout(holder)
+    layout.setContentsMargins(0, 0, 0, 0)
+    for widget in widgets:
+        layout.addWidget(widget)
+    if stretch_last:
+        layout.setStretch(len(widgets) - 1, 1)
+    return holder
+
+
+class OperatorsView(QSplitter):
+    """Per operator type: a sortable table and bar charts of time, calls and share."""
+
+    def __init__(self):
+        super().__init__(Qt.Orientation.Vertical)
+        self.table = DataTable()
+        charts = QSplitter(Qt.Orientation.Horizontal)
+        self.time_chart = BarChart("Total time (ms)")
+        self.count_chart = BarChart("Calls")
+        self.share_chart = BarChart("Share of total node time (%)")
+        for chart in (self.time_chart, self.count_chart, self.share_chart):
+            charts.addWidget(chart)
+        self.addWidget(self.table)
+        self.addWidget(charts)
+        self.setSizes([300, 320])
+
+    def show_profile(self, info: dict, include_first_run: bool) -> None:
+        average = "avg_all_us" if include_first_run else "avg_us"
+        self.table.set_rows(
+            [[r["op_type"], _ms(r["total_us"]), r["count"], r[average], r["percent"], _ms(r["per_run_us"]),
+              r["nodes"], ", ".join(_short(p) for p in r["providers"])] for r in info["by_op_type"]],
+            headers=["Op type", "Total ms", "Calls", "Avg µs per call", "% of node time", "ms per run",
+                     "Nodes", "Provider"])
+        shown = info["by_op_type"][:CHART_BARS]
+        labels = [r["op_type"] for r in shown]
+        self.time_chart.set_bars(labels, [r["total_us"] / 1000 for r in shown], "total_ms")
+        self.count_chart.set_bars(labels, [r["count"] for r in shown], "calls")
+        self.share_chart.set_bars(labels, [r["percent"] for r in shown], "percent_of_node_time")
+
+
+class NodesView(QWidget):
+    """The nodes taking the most time, with shapes and provider; search by name."""
+
+    def __init__(self):
+        super().__init__()
+        self.search = QLineEdit()
+        self.search.setPlaceholderText("Search node names…")
+        self.search.setClearButtonEnabled(True)
+        self.top = QSpinBox()
+        self.top.setRange(1, 1_000_000)
+        self.top.setValue(50)
+        self.top.setPrefix("Top ")
+        self.top.setSuffix(" nodes")
+        bar = QHBoxLayout()
+        bar.addWidget(self.search, 1)
+        bar.addWidget(self.top)
+        self.table = DataTable()
+        layout = QVBoxLayout(self)
+        layout.setContentsMargins(0, 0, 0, 0)
+        layout.addLayout(bar)
+        layout.addWidget(self.table, 1)
+        self.nodes: list[dict] = []
+        self.average = "avg_us"
+        self.search.textChanged.connect(self.refresh)
+        self.top.valueChanged.connect(self.refresh)
+
+    def show_profile(self, info: dict, include_first_run: bool) -> None:
+        self.nodes = info["by_node"]
+        self.average = "avg_all_us" if include_first_run else "avg_us"
+        self.refresh()
+
+    def refresh(self) -> None:
+        needle = self.search.text().strip().lower()
+        rows = []
+        for rank, node in enumerate(self.nodes, 1):
+            if needle and needle not in node["name"].lower():
+                continue
+            rows.append([rank, node["name"], node["op_type"], _ms(node["total_us"]), node["count"],
+                         node[self.average], node["percent"], _short(node["provider"]),
+                         "  ".join(node["input_shapes"]), "  ".join(node["output_shapes"])])
+            if len(rows) >= self.top.value():
+                break
+        self.table.set_rows(rows, headers=["#", "Node", "Op type", "Total ms", "Calls", "Avg µs per call",
+                                           "% of node time", "Provider", "Inputs", "Outputs"])
+
+
+class ProvidersView(QSplitter):
+    """Time and nodes per execution provider, so a CPU fallback is plain to see."""
+
+    def __init__(self):
+        super().__init__(Qt.Orientation.Horizontal)
+        self.note = QLabel()
+        self.note.setWordWrap(True)
+        self.table = DataTable()
+        self.chart = BarChart("Node time per provider (ms)")
+        self.addWidget(_vbox(self.note, self.table))
+        self.addWidget(self.chart)
+        self.setSizes([450, 450])
+
+    def show_profile(self, info: dict, include_first_run: bool) -> None:
+        rows = info["providers"]
+        self.table.set_rows([[r["provider"], _ms(r["total_us"]), r["percent"], r["nodes"], r["count"]]
+                             for r in rows], headers=["Provider", "Total ms", "% of node time", "Nodes", "Calls"])
+        self.chart.set_bars([_short(r["provider"]) for r in rows], [r["total_us"] / 1000 for r in rows], "total_ms")
+        cpu = next((r for r in rows if r["provider"] == "CPUExecutionProvider"), None)
+        if cpu is not None and len(rows) > 1:
+            self.note.setText(f"<b>{cpu['nodes']} node(s) ran on the CPU</b> ({cpu['percent']:.1f}% of the node "
+                              "time) although another provider was used: each one costs copies between devices.")
+        else:
+            self.note.setText("All node time on " + ", ".join(_short(r["provider"]) for r in rows) + ".")
+
+
+class RunsView(QSplitter):
+    """The session's phases, and each run's time (a slow run stands out in colour)."""
+
+    def __init__(self):
+        super().__init__(Qt.Orientation.Horizontal)
+        self.phases = DataTable(["Phase", "ms"])
+        self.chart = BarChart("Time per run (ms)", horizontal=False)
+        self.addWidget(self.phases)
+        self.addWidget(self.chart)
+        self.setSizes([300, 600])
+
+    def show_profile(self, info: dict, include_first_run: bool) -> None:
+        from app.gui.widgets.theme import plot_colors
+
+        phases = info["phases"]
+        steady = phases["steady_run_us"] or {}
+        label = "all runs" if not info["warmup_excluded"] else "steady runs"
+        rows = [["Model loading", _ms(phases["model_loading_us"])],
+                ["Session initialisation", _ms(phases["session_initialization_us"])],
+                ["First run", _ms(phases["first_run_us"])],
+                [f"Mean of {label}", _ms(steady.get("mean"))], [f"Median of {label}", _ms(steady.get("median"))],
+                [f"Fastest of {label}", _ms(steady.get("min"))], [f"Slowest of {label}", _ms(steady.get("max"))]]
+        rows += [[f"Slow run #{i + 1}", _ms(phases["run_us"][i])] for i in phases["slow_runs"]]
+        self.phases.set_rows(rows)
+        colors = plot_colors()
+        slow = set(phases["slow_runs"])
+        brushes = [colors["bad"] if i in slow else colors["muted"] if i == 0 and info["warmup_excluded"]
+                   else colors["accent"] for i in range(len(phases["run_us"]))]
+        count = len(phases["run_us"])
+        self.chart.set_bars([str(i + 1) for i in range(count)], [us / 1000 for us in phases["run_us"]], "run_ms",
+                            brushes=brushes)
+        step = max(1, count // RUN_TICKS)      # a label on every bar would pile up past a few dozen runs
+        self.chart.plot.getAxis("bottom").setTicks([[(i, str(i + 1)) for i in range(0, count, step)]])
+
+
+class TimelineTab(QWidget):
+    """One run at a time on the timeline."""
+
+    def __init__(self):
+        super().__init__()
+        from app.gui.widgets.timeline import TimelineView
+
+        self.run = QSpinBox()
+        self.run.setPrefix("Run ")
+        self.run.setMinimum(1)
+        self.caption = QLabel()
+        bar = QHBoxLayout()
+        bar.addWidget(self.run)
+        bar.addWidget(self.caption, 1)
+        self.view = TimelineView()
+        layout = QVBoxLayout(self)
+        layout.setContentsMargins(0, 0, 0, 0)
+        layout.addLayout(bar)
+        layout.addWidget(self.view, 1)
+        self.info: dict | None = None
+        self.run.valueChanged.connect(lambda _: self.show_run())
+
+    def show_profile(self, info: dict, include_first_run: bool) -> None:
+        first_time = self.info is not info
+        self.info = info
+        if not first_time:
+            return
+        runs = info["runs"]
+        self.run.blockSignals(True)
+        self.run.setEnabled(runs > 1)
+        self.run.setMaximum(max(1, runs))
+        self.run.setValue(self._typical_run(info) + 1)
+        self.run.blockSignals(False)
+        self.show_run()
+
+    @staticmethod
+    def _typical_run(info: dict) -> int:
+        """The steady run closest to the median: what a run usually looks like."""
+        steady = info["phases"]["steady_run_us"]
+        runs = info["phases"]["run_us"]
+        if not steady or not runs:
+            return 0
+        first = 1 if info["warmup_excluded"] else 0
+        return min(range(first, len(runs)), key=lambda i: (abs(runs[i] - steady["median"]), i))
+
+    def show_run(self) -> None:
+        import numpy as np
+
+        info, timeline = self.info, (self.info or {}).get("timeline")
+        if timeline is None:
+            self.view.clear()
+            self.caption.setText("No timeline for this profile.")
+            return
+        number = self.run.value() - 1
+        if info["runs"]:
+            mask = timeline["run"] == number
+            origin = int(timeline["run_start"][number])
+            what = f"run {number + 1} of {info['runs']}: {int(timeline['run_dur'][number]) / 1000:,.3f} ms"
+        else:
+            mask = np.ones(timeline["ts"].size, bool)
+            origin = int(timeline["ts"].min()) if timeline["ts"].size else 0
+            what = "the whole trace (it has no model_run events)"
+        tids = [t["tid"] for t in info["threads"]]
+        lane = np.searchsorted(np.array(tids), timeline["tid"][mask])
+        op_index = {r["op_type"]: i for i, r in enumerate(info["by_op_type"])}
+        node_colour = np.array([op_index[n["op_type"]] for n in info["by_node"]] or [0])
+        nodes, durations = timeline["node"][mask], timeline["dur"][mask]
+
+        def describe(index: int) -> str:
+            node = info["by_node"][int(nodes[index])]
+            shapes = " ".join(node["input_shapes"]) + " → " + " ".join(node["output_shapes"])
+            return (f"{node['name']}  ·  {node['op_type']}  ·  {int(durations[index]):,} µs  ·  "
+                    f"{_short(node['provider'])}  ·  {shapes}")
+
+        self.view.set_events([f"thread {t}" for t in tids], lane, (timeline["ts"][mask] - origin) / 1000.0,
+                             durations / 1000.0, node_colour[nodes], describe)
+        self.caption.setText(f"{what}, {int(mask.sum()):,} node events on {len(tids)} thread(s). "
+                             "Wheel zooms, drag pans, hover names a node.")
+
+
+class CompareView(QSplitter):
+    """Before/after per operator type: time and calls per run, and a diverging bar chart."""
+
+    def __init__(self):
+        super().__init__(Qt.Orientation.Vertical)
+        from PySide6.QtWidgets import QComboBox
+
+        self.before = QComboBox()
+        self.after = QComboBox()
+        self.summary = QLabel("Load two profiles (run or open traces) to compare them.")
+        self.summary.setWordWrap(True)
+        form = QFormLayout()
+        form.addRow("Before:", self.before)
+        form.addRow("After:", self.after)
+        top = QWidget()
+        top_layout = QVBoxLayout(top)
+        top_layout.setContentsMargins(0, 0, 0, 0)
+        top_layout.addLayout(form)
+        top_layout.addWidget(self.summary)
+        self.table = DataTable()
+        self.chart = BarChart("Change in ms per run (after − before)")
+        self.addWidget(_vbox(top, self.table))
+        self.addWidget(self.chart)
+        self.setSizes([360, 300])
+        self.result: dict | None = None
+
+    def set_choices(self, labels: list[str]) -> None:
+        """New profiles: compare the newest with the one before it."""
+        for combo, index in ((self.before, len(labels) - 2), (self.after, len(labels) - 1)):
+            combo.blockSignals(True)
+            combo.clear()
+            combo.addItems(labels)
+            combo.setCurrentIndex(max(0, index))
+            combo.blockSignals(False)
+
+    def show_diff(self, result: dict | None) -> None:
+        from app.gui.widgets.theme import plot_colors
+
+        self.result = result
+        if result is None:
+            self.table.set_rows([])
+            self.chart.set_bars([], [])
+            return
+        speedup = result["speedup"]
+        text = (f"Node time per run: {result['node_us_per_run']['before'] / 1000:,.3f} ms → "
+                f"{result['node_us_per_run']['after'] / 1000:,.3f} ms"
+                + (f" — <b>{speedup:.2f}× {'faster' if speedup >= 1 else 'slower'}</b>" if speedup else ""))
+        if result["run_speedup"]:
+            text += (f"<br>Whole run (steady mean): {result['run_us']['before'] / 1000:,.3f} ms → "
+                     f"{result['run_us']['after'] / 1000:,.3f} ms ({result['run_speedup']:.2f}×)")
+        self.summary.setText(text)
+        only = {"before": "only before (removed or fused)", "after": "only after (added, e.g. fused)"}
+        rows = result["by_op_type"]
+        self.table.set_rows(
+            [[r["op_type"], _ms(r["before_us"]), _ms(r["after_us"]), _ms(r["delta_us"]), r["before_count"],
+              r["after_count"], r["speedup"], only.get(r["only_in"], "")] for r in rows],
+            headers=["Op type", "Before ms/run", "After ms/run", "Change ms", "Calls before", "Calls after",
+                     "Speedup", "Note"])
+        colors = plot_colors()
+        shown = rows[:CHART_BARS]
+        self.chart.set_bars([r["op_type"] for r in shown], [r["delta_us"] / 1000 for r in shown], "change_ms",
+                            brushes=[colors["good"] if r["delta_us"] <= 0 else colors["bad"] for r in shown])

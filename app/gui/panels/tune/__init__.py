@@ -1,0 +1,1 @@
+"""The Tune tab: race session settings with a live leaderboard."""

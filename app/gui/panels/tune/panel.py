@@ -1,0 +1,224 @@
+"""Tune tab: race session settings against each other, with a live leaderboard."""
+
+from __future__ import annotations
+
+from PySide6.QtCore import Qt, QTimer
+from PySide6.QtWidgets import (QComboBox, QFileDialog, QFormLayout, QGroupBox, QHBoxLayout, QLabel, QPushButton,
+                               QSpinBox, QSplitter, QVBoxLayout, QWidget)
+
+from app.gui.shell.panel import Panel
+
+
+class TunePanel(Panel):
+    title = "Tune"
+
+    def build(self) -> None:
+        from app.gui.widgets.table import DataTable
+
+        self.job = None
+        self.result = None
+        self.pending = None
+        controls = QGroupBox("Search")
+        form = QFormLayout(controls)
+        self.budget_trials = QSpinBox(maximum=100000, value=0, specialValueText="no limit")
+        self.budget_trials.setToolTip("Stop after this many trials (one trial = one measured block of runs).")
+        self.budget_seconds = QSpinBox(maximum=86400, value=120, specialValueText="no limit", suffix=" s")
+        self.budget_seconds.setToolTip("Stop after this long; the best found so far is kept.")
+        self.max_threads = QSpinBox(maximum=512, value=0, specialValueText="all cores")
+        self.max_threads.setToolTip("Never try more intra-op threads than this (e.g. to leave cores for other work).")
+        self.strategy = QComboBox()
+        self.strategy.addItem("Race (noise-aware, fast)", "race")
+        self.strategy.addItem("Grid (every setting, slow)", "grid")
+        self.strategy.setToolTip("The race drops clearly worse settings early and spends its time on close "
+                                 "contenders; the grid measures everything equally (for comparison).")
+        form.addRow("Budget (trials):", self.budget_trials)
+        form.addRow("Budget (time):", self.budget_seconds)
+        form.addRow("Threads at most:", self.max_threads)
+        form.addRow("Strategy:", self.strategy)
+        self.note = QLabel("The session settings of the Session tab are the baseline; the providers listed "
+                           "there are the ones tried. Each setting is measured right after a block of the "
+                           "baseline, so a busy machine slows both and the comparison stays fair.")
+        self.note.setWordWrap(True)
+        form.addRow(self.note)
+        buttons = QHBoxLayout()
+        self.start_button = QPushButton("Start tuning")
+        self.start_button.clicked.connect(self.start)
+        self.cancel_button = QPushButton("Stop (keep the best so far)")
+        self.cancel_button.setEnabled(False)
+        self.cancel_button.clicked.connect(self.cancel)
+        buttons.addWidget(self.start_button)
+        buttons.addWidget(self.cancel_button)
+        form.addRow(buttons)
+
+        self.summary = QLabel("Pick a model and start.")
+        self.summary.setWordWrap(True)
+        self.summary.setTextInteractionFlags(Qt.TextInteractionFlag.TextSelectableByMouse)
+        actions = QHBoxLayout()
+        self.apply_button = QPushButton("Apply to Session tab")
+        self.apply_button.clicked.connect(self.apply_best)
+        self.save_button = QPushButton("Save as preset…")
+        self.save_button.clicked.connect(self.save_best)
+        self.copy_button = QPushButton("Copy as Python")
+        self.copy_button.clicked.connect(self.copy_best)
+        for button in (self.apply_button, self.save_button, self.copy_button):
+            button.setEnabled(False)
+            actions.addWidget(button)
+        left = QWidget()
+        left_layout = QVBoxLayout(left)
+        left_layout.addWidget(controls)
+        left_layout.addWidget(self.summary)
+        left_layout.addLayout(actions)
+        left_layout.addStretch(1)
+
+        self.table = DataTable(["Setting", "Latency ms", "95% low", "95% high", "Blocks", "Status"])
+        self.chart = LeaderboardChart()
+        right = QSplitter(Qt.Orientation.Vertical)
+        right.addWidget(self.table)
+        right.addWidget(self.chart)
+        body = QSplitter(Qt.Orientation.Horizontal)
+        body.addWidget(left)
+        body.addWidget(right)
+        body.setSizes([360, 800])
+        self.layout_.addWidget(body)
+        self.redraw = QTimer(self)
+        self.redraw.setInterval(200)        # the leaderboard changes a few times a second at most
+        self.redraw.timeout.connect(self._draw_pending)
+
+    def model_changed(self, model) -> None:
+        self.start_button.setEnabled(model is not None and model.summary is not None and self.job is None)
+
+    def params(self) -> dict:
+        config = self.window.session_config()
+        limits = {"providers": config.provider_names()}
+        if self.max_threads.value():
+            limits["max_threads"] = self.max_threads.value()
+        return {"path": self.model.path, "session": config.to_dict(), "limits": limits,
+                "strategy": self.strategy.currentData(),
+                "budget_trials": self.budget_trials.value() or None,
+                "budget_seconds": self.budget_seconds.value() or None}
+
+    def start(self) -> None:
+        if self.model is None or self.job is not None:
+            return
+        self.result = None
+        for button in (self.apply_button, self.save_button, self.copy_button):
+            button.setEnabled(False)
+        self.summary.setText("Measuring your settings, then racing the others…")
+        self.start_button.setEnabled(False)
+        self.cancel_button.setEnabled(True)
+        self.redraw.start()
+        self.job = self.jobs.start(f"Tune {self.model.label}", "app.core.tune.tune:tune_job", self.params(),
+                                   on_data=self._data, on_result=self._finished, on_error=self._failed)
+
+    def cancel(self) -> None:
+        if self.job is not None:
+            self.job.cancel()
+
+    def _data(self, kind: str, payload) -> None:
+        if kind == "leaderboard":
+            self.pending = payload
+
+    def _draw_pending(self) -> None:
+        if self.pending is not None:
+            self.show_board(self.pending["rows"], self.pending.get("default_ms"))
+            self.pending = None
+
+    def show_board(self, rows: list[dict], default_ms: float | None) -> None:
+        table_rows = []
+        for row in rows:
+            ci = row.get("ci_ms") or [None, None]
+            status = "racing" if row["alive"] else (
+                f"failed: {row['error']}" if row.get("error") else f"dropped in round {row['eliminated_in_round'] + 1}")
+            table_rows.append([row["label"], row["latency_ms"], ci[0], ci[1], row["blocks"], status])
+        self.table.set_rows(table_rows)
+        self.chart.show_rows([r for r in rows if r["latency_ms"] is not None][:20], default_ms)
+
+    def _finished(self, result: dict) -> None:
+        self._stop()
+        self.result = result
+        self.show_board(result["trials"], result["default"]["latency_ms"])
+        best, default = result["best"], result["default"]
+        self.summary.setText(
+            f"<b>Best: {best['label']}</b> — {best['latency_ms']:.3f} ms vs {default['latency_ms']:.3f} ms with "
+            f"your settings (×{result['speedup']:.2f}), after {result['trials_used']} trials over "
+            f"{result['space_size']} settings in {result['seconds']:.0f} s"
+            + (" (stopped early: the best so far)." if result["cancelled"] else ".")
+            + ("" if result["clearly_faster"] or result["speedup"] <= 1.0 else
+               " It is not clearly faster than your settings yet: a bigger budget measures it longer."))
+        for button in (self.apply_button, self.save_button, self.copy_button):
+            button.setEnabled(True)
+
+    def _failed(self, _exc) -> None:
+        self._stop()
+        self.summary.setText("Tuning failed; see the message.")
+
+    def _stop(self) -> None:
+        self.redraw.stop()
+        self._draw_pending()
+        self.job = None
+        self.cancel_button.setEnabled(False)
+        self.start_button.setEnabled(self.model is not None)
+
+    def best_config(self):
+        from app.core.session.config import SessionConfig
+        return SessionConfig.from_dict(self.result["best"]["session"])
+
+    def apply_best(self) -> None:
+        panel = self.window.panel("Session")
+        if panel is not None and hasattr(panel, "set_config"):
+            panel.set_config(self.best_config())
+            self.window.statusBar().showMessage("The best setting is now in the Session tab.", 5000)
+
+    def save_best(self, path: str | None = None) -> None:
+        if path is None:
+            path, _ = QFileDialog.getSaveFileName(self, "Save session preset", "tuned.json", "Presets (*.json)")
+        if path:
+            self.best_config().save(path)
+
+    def copy_best(self) -> None:
+        from PySide6.QtGui import QGuiApplication
+        from app.core.session.create import to_python
+        QGuiApplication.clipboard().setText(to_python(self.best_config(), self.model.path if self.model else "model.onnx"))
+
+
+class LeaderboardChart(QWidget):
+    """Latency of each contender with its confidence interval; the baseline as a line."""
+
+    def __init__(self):
+        super().__init__()
+        import pyqtgraph as pg
+        from app.gui.widgets.theme import plot_colors
+
+        self._pg = pg
+        colors = plot_colors()
+        self.plot = pg.PlotWidget()
+        self.plot.setBackground(colors["background"])
+        self.plot.setLabel("bottom", "latency (ms)")
+        self.plot.getViewBox().invertY(True)
+        self.plot.showGrid(x=True, alpha=0.25)
+        import numpy as np
+        empty = np.zeros(0)
+        self.bars = pg.BarGraphItem(x0=empty, y=empty, height=0.6, width=empty, brush=colors["accent"], pen=None)
+        self.errors = pg.ErrorBarItem(x=empty, y=empty, left=empty, right=empty, beam=0.2, pen=colors["foreground"])
+        self.baseline = pg.InfiniteLine(angle=90, pen=pg.mkPen(colors["second"], width=2, style=Qt.PenStyle.DashLine))
+        self.baseline.setVisible(False)        # until the baseline has been measured
+        for item in (self.bars, self.errors, self.baseline):
+            self.plot.addItem(item)
+        layout = QVBoxLayout(self)
+        layout.setContentsMargins(0, 0, 0, 0)
+        layout.addWidget(self.plot)
+
+    def show_rows(self, rows: list[dict], default_ms: float | None) -> None:
+        import numpy as np
+
+        y = np.arange(len(rows), dtype=float)
+        x = np.array([r["latency_ms"] for r in rows], dtype=float)
+        low = np.array([(r["ci_ms"] or [v, v])[0] for r, v in zip(rows, x)], dtype=float)
+        high = np.array([(r["ci_ms"] or [v, v])[1] for r, v in zip(rows, x)], dtype=float)
+        self.bars.setOpts(x0=np.zeros_like(x), y=y, width=x, height=0.6)
+        self.errors.setData(x=x, y=y, left=np.clip(x - low, 0, None), right=np.clip(high - x, 0, None))
+        self.plot.getAxis("left").setTicks([[(i, r["label"]) for i, r in enumerate(rows)]])
+        if default_ms is not None and np.isfinite(default_ms):
+            self.baseline.setValue(default_ms)
+            self.baseline.setVisible(True)
+        self.plot.autoRange()

@@ -1,0 +1,54 @@
+"""Starting the window."""
+
+from __future__ import annotations
+
+import os
+import sys
+import time
+
+from app.core.store.paths import demo_model_path
+
+
+def run_application(paths: list[str], demo: bool = False) -> int:
+    from PySide6.QtCore import QObject, QEvent
+    from PySide6.QtWidgets import QApplication
+
+    import app
+    from app.core.store.settings import load_settings
+    from app.gui.shell.main_window import MainWindow
+
+    qt_app = QApplication.instance() or QApplication(sys.argv[:1])
+    qt_app.setApplicationName(app.APP_NAME)
+    qt_app.setApplicationVersion(app.__version__)
+    qt_app.setDesktopFileName("ortune")
+    _set_icon(qt_app)
+    window = MainWindow(load_settings())
+
+    if os.environ.get("ORTUNE_STARTUP_PROBE"):
+        # benchmarks/startup.py: report when the window first paints, then leave.
+        class FirstPaint(QObject):
+            def eventFilter(self, obj, event):
+                if event.type() == QEvent.Type.Paint:
+                    print(f"painted {time.time():.6f}", flush=True)
+                    os._exit(0)
+                return False
+
+        probe = FirstPaint()
+        window.installEventFilter(probe)
+
+    window.show()
+    targets = list(paths)
+    if demo:
+        targets.append(str(demo_model_path()))
+    if targets:
+        window.after_first_paint(lambda: window.open_paths(targets))
+    return qt_app.exec()
+
+
+def _set_icon(qt_app) -> None:
+    from PySide6.QtGui import QIcon
+    from app.core.store.paths import resources_dir
+
+    icon = resources_dir() / "icons" / "ortune.svg"
+    if icon.exists():
+        qt_app.setWindowIcon(QIcon(str(icon)))

@@ -1,0 +1,393 @@
+"""The main window: open models on the left, one tab per job, Jobs and Log docks."""
+
+from __future__ import annotations
+
+import base64
+import importlib
+from pathlib import Path
+from typing import TYPE_CHECKING
+
+from PySide6.QtCore import QByteArray, QEvent, QTimer, Signal
+from PySide6.QtGui import QAction, QKeySequence
+from PySide6.QtWidgets import QDockWidget, QLabel, QMainWindow, QSplitter, QTabWidget, QWidget
+
+import app
+from app.core.jobs.errors import JobFailed, UserError
+from app.core.store.paths import demo_model_path, write_error_log
+from app.core.store.settings import Settings, save_settings
+from app.core.units import human_bytes
+from app.gui.shell.jobs import JobManager
+from app.gui.shell.tabs import DROP_TARGETS, PANELS
+
+if TYPE_CHECKING:
+    from app.gui.shell.open_model import OpenModel
+
+MODEL_FILTER = "Models (*.onnx *.ort);;All files (*)"
+
+
+class MainWindow(QMainWindow):
+    error_shown = Signal(str, str)        # title, message
+    model_opened = Signal(object)         # OpenModel, once its summary is read
+    providers_ready = Signal(object)      # the provider probe's result
+
+    def __init__(self, settings: Settings | None = None, probe_providers: bool = True):
+        self._painted = False
+        self._waiting_for_paint: list = []
+        super().__init__()
+        self.settings = settings or Settings()
+        self.providers_info: dict | None = None
+        self.last_error: tuple[str, str] | None = None
+        self.jobs = JobManager(self)
+        self.jobs.job_failed.connect(self._job_failed)
+        self.setWindowTitle(app.APP_NAME)
+        self.setAcceptDrops(True)
+        self.resize(1280, 820)
+
+        self._model_list = None
+        self.tabs = QTabWidget()
+        self.tabs.setDocumentMode(True)
+        # Tabs start as empty placeholders; a panel's module is imported when the tab is
+        # first shown or the panel is first asked for (start-up time).
+        self._built_panels: dict[str, object] = {}
+        self._panel_titles = [title for title, _, _ in PANELS]
+        for title in self._panel_titles:
+            self.tabs.addTab(QWidget(), title)
+        self.tabs.currentChanged.connect(lambda _: self._build_current_panel())
+        splitter = QSplitter()                 # horizontal
+        # The tree is built on first use (after the first paint): item views cost ~15 ms.
+        splitter.addWidget(QWidget())
+        splitter.addWidget(self.tabs)
+        splitter.setSizes([280, 1000])
+        splitter.setStretchFactor(1, 1)
+        self.splitter = splitter
+        self.setCentralWidget(splitter)
+
+        self._jobs_table = None
+        self.jobs_dock = self.log_dock = None
+        self.log_view = None
+        self._early_log: list[tuple[str, str, str]] = []
+        self.jobs.log.connect(self.log)
+        self.jobs.job_added.connect(lambda _job: self.jobs_table)
+        self.jobs.job_added.connect(lambda job: self.log(job.title, "info", "started"))
+        self.jobs.job_finished.connect(lambda job: self.log(job.title, "info", job.state))
+
+        self.ort_label = QLabel("ONNX Runtime: checking…")
+        self.providers_label = QLabel("")
+        self.model_label = QLabel("")
+        for label in (self.model_label, self.providers_label, self.ort_label):
+            self.statusBar().addPermanentWidget(label)
+        self._build_menus()
+        self._restore_geometry()
+        self._probe_providers = probe_providers
+
+    def _build_docks(self) -> None:
+        """The Jobs and Log docks, right after the first paint: docking pulls in Qt's
+        namespace enums, which cost ~25 ms of start-up, for two docks that start empty."""
+        if self.jobs_dock is not None:
+            return
+        from PySide6.QtCore import Qt  # Qt's namespace costs ~25 ms to load: never at start-up
+        from app.gui.shell.log_dock import LogView  # its fixed-width font loads the font database (~8 ms)
+        self.log_view = LogView()
+        for line in self._early_log:
+            self.log_view.add(*line)
+        self._early_log.clear()
+        self.jobs_dock = self._dock("Jobs", QWidget())
+        self.log_dock = self._dock("Log", self.log_view)
+        self.tabifyDockWidget(self.jobs_dock, self.log_dock)
+        self.jobs_dock.raise_()
+        self.resizeDocks([self.jobs_dock], [170], Qt.Orientation.Vertical)
+        self.view_menu.addAction(self.jobs_dock.toggleViewAction())
+        self.view_menu.addAction(self.log_dock.toggleViewAction())
+        if self.settings.window_state:
+            try:
+                self.restoreState(QByteArray(base64.b64decode(self.settings.window_state)))
+            except (ValueError, TypeError):
+                pass
+
+    def event(self, event) -> bool:
+        if not getattr(self, "_painted", True) and event.type() == QEvent.Type.Paint:
+            # Heavy work (pyqtgraph, the provider probe) waits until the window is on screen.
+            self._painted = True
+            QTimer.singleShot(0, self._after_first_paint)
+        return super().event(event)
+
+    def log(self, source: str, level: str, message: str) -> None:
+        """A line in the Log dock (kept until the dock exists)."""
+        if self.log_view is None:
+            self._early_log.append((source, level, message))
+        else:
+            self.log_view.add(source, level, message)
+
+    @property
+    def model_list(self):
+        if self._model_list is None:
+            from app.gui.shell.model_list import ModelList
+            self._model_list = ModelList()
+            self._model_list.current_changed.connect(self._current_changed)
+            self.splitter.replaceWidget(0, self._model_list)
+        return self._model_list
+
+    @property
+    def jobs_table(self):
+        if self._jobs_table is None:
+            self._build_docks()
+            from app.gui.shell.jobs_dock import JobsTable
+            self._jobs_table = JobsTable(self.jobs)
+            self.jobs_dock.setWidget(self._jobs_table)
+        return self._jobs_table
+
+    def _after_first_paint(self) -> None:
+        self.model_list
+        self._build_docks()
+        self.jobs_table
+        self._build_current_panel()
+        if self._probe_providers:
+            self.check_providers()
+        for work in self._waiting_for_paint:
+            work()
+        self._waiting_for_paint.clear()
+
+    def after_first_paint(self, work) -> None:
+        """Run `work` once the window is on screen (at once if it already is)."""
+        if self._painted:
+            work()
+        else:
+            self._waiting_for_paint.append(work)
+
+    # layout ----------------------------------------------------------------
+    def _dock(self, title: str, widget) -> QDockWidget:
+        from PySide6.QtCore import Qt
+        dock = QDockWidget(title, self)
+        dock.setObjectName(f"{title}Dock")
+        dock.setWidget(widget)
+        self.addDockWidget(Qt.DockWidgetArea.BottomDockWidgetArea, dock)
+        return dock
+
+    def _build_menus(self) -> None:
+        file_menu = self.menuBar().addMenu("&File")
+        # Shortcuts as text: the StandardKey enum alone costs ~10 ms of start-up.
+        self._action(file_menu, "&Open…", self.open_dialog, QKeySequence("Ctrl+O"))
+        self.recent_menu = file_menu.addMenu("Open &Recent")
+        self.recent_menu.aboutToShow.connect(self._fill_recent)
+        self._action(file_menu, "Open &Demo Model", lambda: self.open_model(demo_model_path()))
+        self._action(file_menu, "&Close Model", self.close_current, QKeySequence("Ctrl+W"))
+        file_menu.addSeparator()
+        self._action(file_menu, "&Quit", self.close, QKeySequence("Ctrl+Q"))
+        jobs_menu = self.menuBar().addMenu("&Jobs")
+        self._action(jobs_menu, "&Cancel Focused Job", self.cancel_focused_job, QKeySequence("Esc"))
+        self._action(jobs_menu, "Cancel &All Jobs", self.jobs.cancel_all)
+        self.view_menu = self.menuBar().addMenu("&View")
+        help_menu = self.menuBar().addMenu("&Help")
+        self._action(help_menu, "&Execution Providers…", self.show_providers)
+        self._action(help_menu, "&About ORTune", self.show_about)
+
+    def _action(self, menu, text, slot, shortcut=None) -> QAction:
+        action = QAction(text, self)
+        if shortcut is not None:
+            action.setShortcut(shortcut)
+        action.triggered.connect(slot)
+        menu.addAction(action)
+        return action
+
+    def _restore_geometry(self) -> None:
+        try:
+            if self.settings.window_geometry:
+                self.restoreGeometry(QByteArray(base64.b64decode(self.settings.window_geometry)))
+        except (ValueError, TypeError):
+            pass
+
+    # panels ----------------------------------------------------------------
+    def _build_current_panel(self) -> None:
+        index = self.tabs.currentIndex()
+        if index >= 0:
+            self.panel(self._panel_titles[index]).ensure_built()
+
+    @property
+    def panels(self) -> list:
+        return list(self._built_panels.values())
+
+    def panel(self, title: str):
+        """The panel of a tab (created on first request), or None for an unknown title."""
+        if title in self._built_panels:
+            return self._built_panels[title]
+        entry = next((e for e in PANELS if e[0] == title), None)
+        if entry is None:
+            return None
+        _, module_name, class_name = entry
+        panel = getattr(importlib.import_module(module_name), class_name)(self)
+        self._built_panels[title] = panel
+        index = self._panel_titles.index(title)
+        current = self.tabs.currentIndex()
+        self.tabs.blockSignals(True)
+        placeholder = self.tabs.widget(index)
+        self.tabs.removeTab(index)
+        self.tabs.insertTab(index, panel, title)
+        self.tabs.setCurrentIndex(current)
+        self.tabs.blockSignals(False)
+        placeholder.deleteLater()
+        panel.set_model(self.model_list.current() if self._model_list is not None else None)
+        return panel
+
+    def session_config(self):
+        """The session setup every model job uses: the Session panel's, or ORT's defaults."""
+        panel = self.panel("Session")
+        if panel is not None and hasattr(panel, "config"):
+            return panel.config()
+        from app.core.session.config import SessionConfig
+        return SessionConfig()
+
+    def current_model(self) -> OpenModel | None:
+        return self.model_list.current()
+
+    def _current_changed(self, model: OpenModel | None) -> None:
+        for panel in self.panels:
+            panel.set_model(model)
+        self._update_model_label(model)
+
+    def _update_model_label(self, model: OpenModel | None) -> None:
+        if model is None or model.summary is None:
+            self.model_label.setText("" if model is None else f"{model.label}: reading…")
+        else:
+            self.model_label.setText(f"{model.label}: {human_bytes(model.summary['total_bytes'])}")
+
+    # opening models ----------------------------------------------------------
+    def open_dialog(self) -> None:
+        from PySide6.QtWidgets import QFileDialog
+        paths, _ = QFileDialog.getOpenFileNames(self, "Open models", self.settings.last_open_dir, MODEL_FILTER)
+        for path in paths:
+            self.open_model(path)
+
+    def open_paths(self, paths) -> None:
+        for path in paths:
+            target = DROP_TARGETS.get(Path(path).suffix.lower())
+            if target is None:
+                self.open_model(path)
+                continue
+            title, method = target
+            panel = self.panel(title)
+            self.tabs.setCurrentWidget(panel)
+            getattr(panel, method)(str(path))
+
+    def open_model(self, path, parent: OpenModel | None = None, kind: str = "source",
+                   label: str = "", extra: dict | None = None) -> OpenModel:
+        """Add a model to the list (or select it if it is open) and read it in the background."""
+        existing = self.model_list.find(str(path))
+        if existing is not None:
+            self.model_list.select(existing)
+            return existing
+        from app.gui.shell.open_model import OpenModel
+        model = OpenModel(str(path), label=label, kind=kind, parent=parent, extra=dict(extra or {}))
+        self.model_list.add(model)
+        self.model_list.select(model)
+
+        def done(summary: dict) -> None:
+            model.summary = summary
+            self.model_list.refresh(model)
+            if self.model_list.current() is model:
+                self._current_changed(model)
+            if model.kind == "source":
+                self.settings.add_recent(model.path)
+                self.settings.last_open_dir = str(Path(model.path).parent)
+            self.model_opened.emit(model)
+
+        def failed(_exc) -> None:
+            self.model_list.remove(model)
+
+        self.jobs.start(f"Read {model.label}", "app.core.model.inspect:inspect_job", {"path": model.path},
+                        on_result=done, on_error=failed)
+        return model
+
+    def close_current(self) -> None:
+        model = self.current_model()
+        if model is not None:
+            self.model_list.remove(model)
+
+    def _fill_recent(self) -> None:
+        self.recent_menu.clear()
+        if not self.settings.recent_files:
+            self.recent_menu.addAction("(none yet)").setEnabled(False)
+        for path in self.settings.recent_files:
+            self.recent_menu.addAction(path, lambda p=path: self.open_model(p))
+
+    # drag and drop -----------------------------------------------------------
+    def dragEnterEvent(self, event) -> None:
+        if event.mimeData().hasUrls() and any(u.isLocalFile() for u in event.mimeData().urls()):
+            event.acceptProposedAction()
+
+    def dragMoveEvent(self, event) -> None:
+        if event.mimeData().hasUrls():
+            event.acceptProposedAction()
+
+    def dropEvent(self, event) -> None:
+        paths = [u.toLocalFile() for u in event.mimeData().urls() if u.isLocalFile()]
+        if paths:
+            event.acceptProposedAction()
+            self.open_paths(paths)
+
+    # jobs and errors -----------------------------------------------------------
+    def cancel_focused_job(self) -> None:
+        job = self.jobs_table.focused_job()
+        if job is not None:
+            job.cancel()
+
+    def _job_failed(self, job, exc) -> None:
+        if isinstance(exc, UserError):
+            self.show_error(job.title, exc.message)
+        elif isinstance(exc, JobFailed) and exc.kind in ("crashed", "out-of-memory"):
+            self.show_error(job.title, exc.message)
+        else:
+            text = getattr(exc, "traceback", "") or repr(exc)
+            try:
+                where = f"\n\nThe details are in {write_error_log(text)}"
+            except OSError:
+                where = ""
+            self.show_error(job.title, f"Internal error: {getattr(exc, 'message', exc)}{where}")
+
+    def show_error(self, title: str, message: str) -> None:
+        """The one place errors reach the user: a message that never blocks the window."""
+        self.last_error = (title, message)
+        self.log(title, "error", message)
+        self.statusBar().showMessage(f"{title}: {message}", 15000)
+        from PySide6.QtWidgets import QMessageBox
+        box = QMessageBox(QMessageBox.Icon.Warning, title, message, QMessageBox.StandardButton.Ok, self)
+        from PySide6.QtCore import Qt
+        box.setAttribute(Qt.WidgetAttribute.WA_DeleteOnClose)
+        box.open()
+        self.error_shown.emit(title, message)
+
+    # providers ---------------------------------------------------------------
+    def check_providers(self) -> None:
+        self.jobs.start("Check execution providers", "app.core.session.providers:probe_job", {},
+                        on_result=self._providers_checked)
+
+    def _providers_checked(self, info: dict) -> None:
+        self.providers_info = info
+        usable = [p["short"] for p in info["providers"] if p["available"]]
+        self.ort_label.setText(f"ONNX Runtime {info['ort_version']} ({info['package'].split()[0]})")
+        self.providers_label.setText("Providers: " + ", ".join(usable))
+        unusable = [f"{p['name']}: {p['reason']}" for p in info["providers"] if not p["available"]]
+        self.providers_label.setToolTip("\n".join(unusable))
+        self.providers_ready.emit(info)
+
+    def show_providers(self) -> None:
+        from app.gui.shell.providers_dialog import ProvidersDialog
+        from PySide6.QtCore import Qt
+        dialog = ProvidersDialog(self.providers_info, self)
+        dialog.setAttribute(Qt.WidgetAttribute.WA_DeleteOnClose)
+        self.providers_ready.connect(dialog.set_info)
+        dialog.open()
+
+    def show_about(self) -> None:
+        from app.gui.shell.providers_dialog import show_about
+        show_about(self, self.providers_info)
+
+    # closing -------------------------------------------------------------------
+    def closeEvent(self, event) -> None:
+        self.settings.window_geometry = base64.b64encode(bytes(self.saveGeometry())).decode()
+        self.settings.window_state = base64.b64encode(bytes(self.saveState())).decode()
+        try:
+            save_settings(self.settings)
+        except OSError as exc:
+            self.log("Settings", "warning", f"could not save settings: {exc}")
+        self.jobs.shutdown()
+        super().closeEvent(event)

@@ -1,0 +1,87 @@
+"""The open models: each source model with its variants (fp16, int8, .ort …) under it."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+from app.core.units import human_bytes
+from app.gui.shell.open_model import OpenModel
+
+from PySide6.QtCore import Qt, Signal
+from PySide6.QtWidgets import QAbstractItemView, QTreeWidget, QTreeWidgetItem
+
+ROLE = Qt.ItemDataRole.UserRole
+
+
+class ModelList(QTreeWidget):
+    current_changed = Signal(object)     # OpenModel or None
+
+    def __init__(self, parent=None):
+        super().__init__(parent)
+        self.setHeaderLabels(["Model", "Size"])
+        self.setColumnWidth(0, 220)
+        self.setSelectionMode(QAbstractItemView.SelectionMode.ExtendedSelection)
+        self.setUniformRowHeights(True)
+        self.currentItemChanged.connect(lambda item, _old: self.current_changed.emit(self.model_of(item)))
+
+    @staticmethod
+    def model_of(item: QTreeWidgetItem | None) -> OpenModel | None:
+        return item.data(0, ROLE) if item is not None else None
+
+    def _items(self):
+        stack = [self.topLevelItem(i) for i in range(self.topLevelItemCount())]
+        while stack:
+            item = stack.pop(0)
+            yield item
+            stack[0:0] = [item.child(i) for i in range(item.childCount())]
+
+    def models(self) -> list[OpenModel]:
+        return [self.model_of(item) for item in self._items()]
+
+    def item_for(self, model: OpenModel) -> QTreeWidgetItem | None:
+        return next((item for item in self._items() if self.model_of(item) is model), None)
+
+    def find(self, path: str) -> OpenModel | None:
+        resolved = str(Path(path).resolve())
+        return next((m for m in self.models() if m.path == resolved), None)
+
+    def add(self, model: OpenModel) -> QTreeWidgetItem:
+        item = QTreeWidgetItem([model.label, "reading…"])
+        item.setData(0, ROLE, model)
+        item.setToolTip(0, model.path)
+        parent_item = self.item_for(model.parent) if model.parent is not None else None
+        if parent_item is not None:
+            parent_item.addChild(item)
+            parent_item.setExpanded(True)
+        else:
+            self.addTopLevelItem(item)
+        return item
+
+    def refresh(self, model: OpenModel) -> None:
+        item = self.item_for(model)
+        if item is None:
+            return
+        kind = "" if model.kind == "source" else f" [{model.kind}]"
+        item.setText(0, model.label + kind)
+        item.setText(1, "reading…" if model.summary is None else human_bytes(model.summary.get("total_bytes")))
+
+    def remove(self, model: OpenModel) -> None:
+        item = self.item_for(model)
+        if item is None:
+            return
+        parent = item.parent()
+        if parent is not None:
+            parent.removeChild(item)
+        else:
+            self.takeTopLevelItem(self.indexOfTopLevelItem(item))
+
+    def select(self, model: OpenModel) -> None:
+        item = self.item_for(model)
+        if item is not None:
+            self.setCurrentItem(item)
+
+    def current(self) -> OpenModel | None:
+        return self.model_of(self.currentItem())
+
+    def selected(self) -> list[OpenModel]:
+        return [self.model_of(item) for item in self.selectedItems()]

@@ -1,0 +1,65 @@
+"""Help › Execution providers (which providers this ORT build has, which really start
+here, and for each one that does not, why) and Help › About."""
+
+from __future__ import annotations
+
+from PySide6.QtWidgets import QDialog, QDialogButtonBox, QLabel, QVBoxLayout
+
+from app.gui.widgets.table import DataTable
+
+
+class ProvidersDialog(QDialog):
+    def __init__(self, info: dict | None, parent=None):
+        super().__init__(parent)
+        self.setWindowTitle("Execution providers")
+        self.resize(900, 420)
+        layout = QVBoxLayout(self)
+        self.summary = QLabel()
+        self.summary.setWordWrap(True)
+        layout.addWidget(self.summary)
+        self.table = DataTable(["Provider", "In this build", "Usable here", "Why not"])
+        layout.addWidget(self.table, 1)
+        self.devices = DataTable(["Device", "Type", "Vendor", "Provider"])
+        self.devices.setMaximumHeight(140)
+        layout.addWidget(self.devices)
+        buttons = QDialogButtonBox(QDialogButtonBox.StandardButton.Close)
+        buttons.rejected.connect(self.reject)
+        layout.addWidget(buttons)
+        self.set_info(info)
+
+    def set_info(self, info: dict | None) -> None:
+        if info is None:
+            self.summary.setText("Checking which execution providers start on this machine…")
+            return
+        usable = [p["short"] for p in info["providers"] if p["available"]]
+        self.summary.setText(
+            f"ONNX Runtime {info['ort_version']} from the package {info['package']}. "
+            f"Each provider of the build was tried on a tiny model; usable here: {', '.join(usable)}.")
+        self.table.set_rows([[p["name"], p["in_build"], p["available"], p["reason"]] for p in info["providers"]])
+        self.devices.set_rows([[f"{d['vendor_id']:04x}:{d['device_id']:04x}", d["type"], d["vendor"], d["provider"]]
+                               for d in info.get("devices", [])])
+
+
+def show_about(parent, providers_info: dict | None) -> None:
+    """Help › About: the versions of ORTune, Qt, ONNX Runtime, onnx and Python."""
+    import importlib.metadata as metadata
+    import platform
+
+    from PySide6 import __version__ as pyside_version
+    from PySide6.QtCore import qVersion
+    from PySide6.QtWidgets import QMessageBox
+
+    import app
+
+    def version(name: str) -> str:
+        try:
+            return metadata.version(name)
+        except metadata.PackageNotFoundError:
+            return "not installed"
+
+    ort = providers_info["package"] if providers_info else "checking…"
+    QMessageBox.about(parent, f"About {app.APP_NAME}",
+                      f"<b>{app.APP_NAME} {app.__version__}</b><br>"
+                      "A workbench for making ONNX models run fast on ONNX Runtime.<br><br>"
+                      f"Qt {qVersion()} (PySide6 {pyside_version})<br>ONNX Runtime: {ort}<br>"
+                      f"onnx {version('onnx')}<br>Python {platform.python_version()}")

@@ -1,0 +1,21 @@
+"""The tabs of the window, in the order a user works: (title, module of app.gui,
+Panel class). Titles are listed here so the window can show its tabs without importing
+a single panel module."""
+
+PANELS = [
+    ("Overview", "app.gui.panels.model.overview", "OverviewPanel"),
+    ("Convert", "app.gui.panels.convert.panel", "ConvertPanel"),
+    ("Session", "app.gui.panels.session.panel", "SessionPanel"),
+    ("Benchmark", "app.gui.panels.bench.panel", "BenchmarkPanel"),
+    ("Compare", "app.gui.panels.compare.panel", "ComparePanel"),
+    ("Profile", "app.gui.panels.profile.panel", "ProfilePanel"),
+    ("IO Binding", "app.gui.panels.iobinding.panel", "IOBindingPanel"),
+    ("Tune", "app.gui.panels.tune.panel", "TunePanel"),
+    ("Diagnose", "app.gui.panels.diagnose.panel", "DiagnosePanel"),
+    ("History", "app.gui.panels.history.panel", "HistoryPanel"),
+]
+
+#: files that are not models, dropped on the window: suffix -> (tab title, panel method(path))
+DROP_TARGETS = {
+    ".json": ("Profile", "open_dropped_trace"),
+}

@@ -1,0 +1,120 @@
+"""A table that sorts, filters, copies and exports CSV: every table of the window is one."""
+
+from __future__ import annotations
+
+import csv
+import io
+from typing import Any, Sequence
+
+from PySide6.QtCore import QSortFilterProxyModel, Qt
+from PySide6.QtGui import QAction, QGuiApplication, QKeySequence, QStandardItem, QStandardItemModel
+from PySide6.QtWidgets import QAbstractItemView, QFileDialog, QHeaderView, QMenu, QTableView, QWidget
+
+SORT_ROLE = Qt.ItemDataRole.UserRole + 1
+
+
+def rows_to_csv(headers: Sequence[str], rows: Sequence[Sequence[Any]]) -> str:
+    buffer = io.StringIO()
+    writer = csv.writer(buffer, lineterminator="\n")
+    writer.writerow(headers)
+    writer.writerows(rows)
+    return buffer.getvalue()
+
+
+class DataTable(QTableView):
+    """A sortable, filterable table of plain rows. Ctrl+C copies the selection as TSV;
+    the context menu copies everything or exports CSV."""
+
+    def __init__(self, headers: Sequence[str] = (), parent: QWidget | None = None):
+        super().__init__(parent)
+        self.source = QStandardItemModel(0, len(headers), self)
+        self.source.setHorizontalHeaderLabels(list(headers))
+        self.proxy = QSortFilterProxyModel(self)
+        self.proxy.setSourceModel(self.source)
+        self.proxy.setSortRole(SORT_ROLE)
+        self.proxy.setFilterCaseSensitivity(Qt.CaseSensitivity.CaseInsensitive)
+        self.proxy.setFilterKeyColumn(-1)
+        self.setModel(self.proxy)
+        self.setSortingEnabled(True)
+        self.setSelectionBehavior(QAbstractItemView.SelectionBehavior.SelectRows)
+        self.setEditTriggers(QAbstractItemView.EditTrigger.NoEditTriggers)
+        self.setAlternatingRowColors(True)
+        self.verticalHeader().setVisible(False)
+        self.horizontalHeader().setSectionResizeMode(QHeaderView.ResizeMode.Interactive)
+        self.horizontalHeader().setStretchLastSection(True)
+        self.setContextMenuPolicy(Qt.ContextMenuPolicy.CustomContextMenu)
+        self.customContextMenuRequested.connect(self._menu)
+        copy = QAction("Copy", self, shortcut=QKeySequence.StandardKey.Copy)
+        copy.setShortcutContext(Qt.ShortcutContext.WidgetShortcut)
+        copy.triggered.connect(self.copy_selection)
+        self.addAction(copy)
+        self.headers = list(headers)
+        self.rows: list[list[Any]] = []
+        self.decimals = 2
+        self.sortByColumn(-1, Qt.SortOrder.AscendingOrder)   # insertion order until a header is clicked
+
+    def set_rows(self, rows: Sequence[Sequence[Any]], headers: Sequence[str] | None = None) -> None:
+        if headers is not None:
+            self.headers = list(headers)
+        self.rows = [list(r) for r in rows]
+        self.setSortingEnabled(False)
+        self.source.clear()
+        self.source.setColumnCount(len(self.headers))
+        self.source.setHorizontalHeaderLabels(self.headers)
+        for row in self.rows:
+            items = []
+            for value in row:
+                item = QStandardItem(self.format(value))
+                item.setData(value if isinstance(value, (int, float)) and not isinstance(value, bool)
+                             else self.format(value), SORT_ROLE)
+                if isinstance(value, (int, float)):
+                    item.setTextAlignment(Qt.AlignmentFlag.AlignRight | Qt.AlignmentFlag.AlignVCenter)
+                items.append(item)
+            self.source.appendRow(items)
+        self.setSortingEnabled(True)
+        self.resizeColumnsToContents()
+
+    def format(self, value: Any) -> str:
+        if isinstance(value, bool) or value is None:
+            return "" if value is None else ("yes" if value else "no")
+        if isinstance(value, int):
+            return f"{value:,}"
+        if isinstance(value, float):
+            return f"{value:,.{self.decimals}f}" if abs(value) < 1000 else f"{value:,.1f}"
+        return str(value)
+
+    def set_filter(self, text: str) -> None:
+        self.proxy.setFilterFixedString(text)
+
+    def visible_rows(self) -> list[list[Any]]:
+        """The rows in their current sort order and filter, with their raw values."""
+        rows = []
+        for r in range(self.proxy.rowCount()):
+            rows.append([self.proxy.index(r, c).data(SORT_ROLE) for c in range(self.proxy.columnCount())])
+        return rows
+
+    def copy_selection(self) -> None:
+        indexes = sorted(self.selectionModel().selectedIndexes(), key=lambda i: (i.row(), i.column()))
+        lines: dict[int, list[str]] = {}
+        for index in indexes:
+            lines.setdefault(index.row(), []).append(str(index.data()))
+        QGuiApplication.clipboard().setText("\n".join("\t".join(v) for v in lines.values()))
+
+    def copy_all(self) -> None:
+        QGuiApplication.clipboard().setText(rows_to_csv(self.headers, self.visible_rows()).replace(",", "\t"))
+
+    def export_csv(self, path: str | None = None) -> str | None:
+        if path is None:
+            path, _ = QFileDialog.getSaveFileName(self, "Export table as CSV", "table.csv", "CSV files (*.csv)")
+        if not path:
+            return None
+        with open(path, "w", newline="", encoding="utf-8") as handle:
+            handle.write(rows_to_csv(self.headers, self.visible_rows()))
+        return path
+
+    def _menu(self, position) -> None:
+        menu = QMenu(self)
+        menu.addAction("Copy selection", self.copy_selection)
+        menu.addAction("Copy whole table", self.copy_all)
+        menu.addAction("Export CSV…", self.export_csv)
+        menu.exec(self.viewport().mapToGlobal(position))

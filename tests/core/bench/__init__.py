@@ -1,0 +1,1 @@
+"""Measuring latency: the one timing loop, statistics, live latency series, sweeps over a grid and comparisons of several models."""

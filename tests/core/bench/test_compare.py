@@ -1,0 +1,54 @@
+"""Compare: same inputs and session for every variant, fidelity against the first."""
+
+import numpy as np
+import pytest
+
+from app.core.bench.compare import compare_job, output_fidelity
+from app.core.jobs.errors import UserError
+from app.core.store.history import History
+from app.core.jobs.protocol import JobContext
+from tests import models
+
+
+def test_fidelity_of_known_arrays():
+    reference = {"y": np.array([1.0, 2.0, 3.0, 4.0], np.float32), "ids": np.array([1, 2], np.int64)}
+    outputs = {"y": np.array([1.0, 2.5, 3.0, np.nan], np.float32), "ids": np.array([1, 2], np.int64)}
+    result = output_fidelity(reference, outputs)
+    y = result["outputs"][0]
+    assert y["max_abs_diff"] == pytest.approx(0.5)
+    assert y["max_rel_diff"] == pytest.approx(0.25)
+    a, b = np.array([1, 2, 3.0]), np.array([1, 2.5, 3.0])
+    assert y["cosine"] == pytest.approx(a @ b / np.linalg.norm(a) / np.linalg.norm(b))
+    assert y["nonfinite"] == 1 and result["nonfinite"] == 1
+    assert result["outputs"][1]["max_abs_diff"] == 0.0
+    assert result["passed"] is False                       # a NaN where the source had a number
+    assert output_fidelity(reference, {"y": np.zeros(3)})["outputs"][0]["problem"].startswith("shape")
+    assert output_fidelity(reference, dict(reference))["passed"] is True
+
+
+def test_compare_two_variants(tmp_path):
+    from onnxconverter_common import float16
+
+    source = models.mlp()
+    first = models.save(source, tmp_path / "mlp.onnx")
+    second = models.save(float16.convert_float_to_float16(source, keep_io_types=False), tmp_path / "mlp16.onnx")
+    progress = []
+    ctx = JobContext(lambda kind, payload: progress.append(payload) if kind == "progress" else None)
+    result = compare_job({"models": [{"path": str(first), "label": "fp32"}, {"path": str(second), "label": "fp16"}],
+                          "run": {"warmup": 2, "iterations": 100}}, ctx)
+    reference, variant = result["models"]
+    assert [reference["label"], variant["label"]] == ["fp32", "fp16"]
+    assert reference["speedup"] == 1.0 and reference["fidelity"] is None
+    assert variant["speedup"] == pytest.approx(reference["latency_ms"]["p50"] / variant["latency_ms"]["p50"])
+    assert variant["size_bytes"] < reference["size_bytes"]
+    fidelity = variant["fidelity"]
+    # fp16 weights drift a little, so the same inputs give close but not equal outputs
+    assert 0 < fidelity["max_abs_diff"] < 0.05 and fidelity["min_cosine"] > 0.999
+    assert any("fp16" in p["message"] for p in progress)
+    stored = History().get(result["history_id"])
+    assert stored["kind"] == "compare" and stored["report"]["models"][1]["label"] == "fp16"
+
+
+def test_compare_needs_two_models(tmp_path):
+    with pytest.raises(UserError, match="at least two"):
+        compare_job({"models": [{"path": str(tmp_path / "a.onnx")}]}, JobContext())

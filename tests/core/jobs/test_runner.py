@@ -1,0 +1,93 @@
+import os
+import time
+
+import pytest
+
+from app.core.jobs.errors import JobCancelled, JobFailed, UserError
+from app.core.jobs.protocol import JobContext
+from app.core.jobs.runner import JobHandle, run_job
+
+
+def test_result_and_events_come_from_a_child_process():
+    events = []
+    result = run_job("tests.sample_jobs:echo", {"value": 42}, on_event=lambda k, p: events.append((k, p)))
+    assert result["echo"] == 42
+    assert result["pid"] != os.getpid()
+    kinds = [k for k, _ in events]
+    assert kinds.count("progress") == 3 and "log" in kinds
+    assert ("data", {"kind": "numbers", "payload": [1, 2, 3]}) in events
+
+
+@pytest.mark.parametrize("isolate", [True, False])
+def test_user_error_keeps_its_kind_and_message(isolate):
+    with pytest.raises(UserError) as info:
+        run_job("tests.sample_jobs:user_error", isolate=isolate)
+    assert info.value.kind == "bad-option"
+    assert info.value.message == "the value is wrong"
+
+
+def test_internal_error_carries_the_traceback():
+    with pytest.raises(JobFailed) as info:
+        run_job("tests.sample_jobs:internal_error")
+    assert info.value.kind == "internal"
+    assert "ZeroDivisionError" in info.value.message
+    assert "sample_jobs.py" in info.value.traceback
+
+
+def test_a_crashing_child_becomes_a_clear_error():
+    with pytest.raises(JobFailed) as info:
+        run_job("tests.sample_jobs:abort")
+    assert info.value.kind == "crashed"
+    assert "SIGABRT" in info.value.message
+
+
+def test_an_unexpected_exit_code_is_reported():
+    with pytest.raises(JobFailed) as info:
+        run_job("tests.sample_jobs:exit_code", {"code": 7})
+    assert "exit code 7" in info.value.message
+
+
+@pytest.mark.parametrize("isolate", [True, False])
+def test_cooperative_cancel(isolate):
+    handle = JobHandle("tests.sample_jobs:cooperative", isolate=isolate).start()
+    started = time.monotonic()
+    for kind, _ in handle.events():
+        if kind == "progress":
+            handle.cancel()
+    assert isinstance(handle.error, JobCancelled)
+    assert time.monotonic() - started < 10
+
+
+def test_a_child_that_ignores_cancel_is_ended():
+    handle = JobHandle("tests.sample_jobs:stubborn").start()
+    for kind, _ in handle.events():
+        if kind == "progress":
+            handle.cancel()
+    assert isinstance(handle.error, JobCancelled)
+    assert not handle._process.is_alive()
+
+
+def test_unknown_job_reference_is_an_internal_error():
+    with pytest.raises(JobFailed):
+        run_job("tests.sample_jobs:no_such_job")
+
+
+def test_cancel_hooks_run_once_when_cancelled():
+    ctx = JobContext()
+    calls = []
+    remove = ctx.on_cancel(lambda: calls.append(1))
+    ctx.cancel()
+    assert calls == [1]
+    remove()
+    with pytest.raises(JobCancelled):
+        ctx.check_cancel()
+
+
+def test_onnx_runtime_refusals_are_user_errors(tmp_path):
+    from tests import models
+    path = models.save(models.tiny_add(), tmp_path / "tiny.onnx")
+    with pytest.raises(UserError) as info:
+        run_job("tests.sample_jobs:runtime_refusal", {"path": str(path)})
+    assert info.value.kind == "runtime-error"
+    assert info.value.message.startswith("tiny.onnx: ONNX Runtime refused to run it: ")
+    assert "INVALID_ARGUMENT" not in info.value.message

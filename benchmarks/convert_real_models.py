@@ -26,6 +26,7 @@ sys.path.insert(0, str(ROOT))
 from app.core.convert.options import KINDS, kind_info  # noqa: E402
 from app.core.jobs.errors import JobCancelled, JobFailed, UserError  # noqa: E402
 from app.core.jobs.runner import run_job  # noqa: E402
+from app.core.convert.jobs import CONVERT
 
 LOCAL_KINDS = [k for k in KINDS if not KINDS[k].needs_gpu]
 
@@ -35,7 +36,7 @@ def convert_one(model: Path, kind: str, folder: Path, feeds: dict) -> dict:
     params = {"kind": kind, "input": str(model), "output": str(output), "force": True,
               "session": {"inputs": feeds} if feeds else None}
     try:
-        result = run_job("app.core.convert.convert:convert_job", params)
+        result = run_job(CONVERT, params)
     except (UserError, JobFailed, JobCancelled) as exc:
         return {"made": False, "why": exc.message}
     fidelity = result["fidelity"]

@@ -15,6 +15,7 @@ import json
 import sys
 import tempfile
 from pathlib import Path
+from app.core.iobinding.jobs import IOBINDING
 
 ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT))
@@ -39,8 +40,8 @@ def main() -> None:
         config = SessionConfig()
         config.inputs.dims["batch"] = args.batch
         try:
-            info = run_job("app.core.iobinding.iobinding:iobinding_job",
-                           {"path": str(path), "config": config.to_dict(), "provider": args.provider,
+            info = run_job(IOBINDING,
+                           {"path": str(path), "session": config.to_dict(), "provider": args.provider,
                             "iterations": args.iterations, "warmup": args.warmup})
         except (UserError, JobFailed) as exc:
             print(json.dumps({"benchmark": "iobinding", "provider": args.provider, "error": exc.to_dict()}))

@@ -23,6 +23,7 @@ sys.path.insert(0, str(ROOT))
 
 from app.core.jobs.runner import run_job  # noqa: E402
 from tests import models  # noqa: E402
+from app.core.tune.jobs import TUNE
 
 
 def model_set(folder: Path, quick: bool) -> list[tuple[str, Path, dict]]:
@@ -36,7 +37,7 @@ def model_set(folder: Path, quick: bool) -> list[tuple[str, Path, dict]]:
 
 
 def tune(path: Path, dims: dict, **extra) -> dict:
-    return run_job("app.core.tune.tune:tune_job", {"path": str(path), "session": {"inputs": {"dims": dims}}, **extra})
+    return run_job(TUNE, {"path": str(path), "session": {"inputs": {"dims": dims}}, **extra})
 
 
 def candidate_of(entry: dict) -> dict:

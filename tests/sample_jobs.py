@@ -4,8 +4,20 @@ from __future__ import annotations
 
 import os
 import time
+from dataclasses import dataclass
+from typing import Any
 
+from app.core.jobs.entry import Job
 from app.core.jobs.errors import UserError
+from app.core.jobs.params import Params
+
+
+@dataclass
+class SampleParams(Params):
+    value: Any = None
+    code: int = 7
+    path: str = ""
+    module: str = ""
 
 
 def echo(params, ctx):
@@ -13,7 +25,7 @@ def echo(params, ctx):
         ctx.progress(i / 3, f"step {i}")
     ctx.log("hello from the child")
     ctx.data("numbers", [1, 2, 3])
-    return {"echo": params.get("value"), "pid": os.getpid()}
+    return {"echo": params.value, "pid": os.getpid()}
 
 
 def user_error(params, ctx):
@@ -47,18 +59,29 @@ def stubborn(params, ctx):
 
 
 def exit_code(params, ctx):
-    os._exit(int(params.get("code", 7)))
+    os._exit(params.code)
 
 
 def runtime_refusal(params, ctx):
     """Run a model with an input of the wrong rank: ONNX Runtime raises its own error."""
     import numpy as np
     import onnxruntime as ort
-    session = ort.InferenceSession(params["path"])
+    session = ort.InferenceSession(params.path)
     session.run(None, {"x": np.zeros((2, 3, 4), np.float32)})
 
 
 def has_module(params, ctx):
     """Whether the job's process has a module loaded (a forked child shares the parent's)."""
     import sys
-    return params["module"] in sys.modules
+    return params.module in sys.modules
+
+
+ECHO = Job("echo", echo, SampleParams)
+USER_ERROR = Job("user-error", user_error, SampleParams)
+INTERNAL_ERROR = Job("internal-error", internal_error, SampleParams)
+ABORT = Job("abort", abort, SampleParams)
+COOPERATIVE = Job("cooperative", cooperative, SampleParams)
+STUBBORN = Job("stubborn", stubborn, SampleParams)
+EXIT_CODE = Job("exit-code", exit_code, SampleParams)
+RUNTIME_REFUSAL = Job("runtime-refusal", runtime_refusal, SampleParams)
+HAS_MODULE = Job("has-module", has_module, SampleParams)

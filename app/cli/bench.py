@@ -7,6 +7,7 @@ from pathlib import Path
 from app.cli.common import add_json_flag, format_table, human_bytes, output, run_job_cli
 from app.cli.session_args import add_run_arguments, add_session_arguments, run_settings_from_args, session_config_from_args
 from app.core.jobs.errors import UserError
+from app.core.bench.jobs import BENCH, SWEEP
 
 ORDER = 30
 STAT_KEYS = ["mean", "p50", "p90", "p95", "p99", "p999", "min", "max", "std"]
@@ -83,9 +84,9 @@ def run(args) -> int:
     sweep = _sweep_params(args)
     params = {"path": args.model, "session": config.to_dict(), "run": settings, "record": not args.no_history}
     if sweep is None:
-        return output(args, run_job_cli("app.core.bench.bench:bench_job", params), render)
+        return output(args, run_job_cli(BENCH, params), render)
     sweep["concurrency_values"] = sweep["concurrency_values"] or [settings["concurrency"]]
-    result = run_job_cli("app.core.bench.sweep:sweep_job", {**params, **sweep}, isolate=False)
+    result = run_job_cli(SWEEP, {**params, **sweep})
     return output(args, result, render_sweep)
 
 

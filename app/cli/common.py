@@ -11,6 +11,7 @@ from typing import Any, Callable
 
 from app.core.jobs.errors import JobCancelled, JobFailed, UserError
 from app.cli.parser import CommandParser  # noqa: F401  (re-exported)
+from app.core.jobs.entry import Job
 from app.core.jobs.runner import JobHandle
 from app.core.units import human_bytes  # noqa: F401  (re-exported for the sub-commands)
 
@@ -51,11 +52,10 @@ class ProgressLine:
             self._shown = False
 
 
-def run_job_cli(ref: str, params: dict, on_event: Callable[[str, dict], None] | None = None,
-                isolate: bool = True) -> Any:
+def run_job_cli(job: Job, params, on_event: Callable[[str, dict], None] | None = None) -> Any:
     """Run a job with a progress line; Ctrl+C cancels it (and exits 3)."""
     progress = ProgressLine()
-    handle = JobHandle(ref, params, isolate=isolate, fork=True).start()
+    handle = JobHandle(job, params, fork=True).start()
 
     def forward(kind: str, payload: dict) -> None:
         progress(kind, payload)

@@ -7,6 +7,7 @@ from pathlib import Path
 from app.cli.bench import ms
 from app.cli.common import add_json_flag, format_table, human_bytes, output, run_job_cli
 from app.cli.session_args import add_run_arguments, add_session_arguments, run_settings_from_args, session_config_from_args
+from app.core.bench.jobs import COMPARE
 
 ORDER = 31
 
@@ -45,7 +46,7 @@ def run(args) -> int:
     config = session_config_from_args(args)
     params = {"models": [{"path": p, "label": label} for p, label in zip(args.models, labels_for(args.models))],
               "session": config.to_dict(), "run": run_settings_from_args(args), "record": not args.no_history}
-    return output(args, run_job_cli("app.core.bench.compare:compare_job", params, isolate=False), render)
+    return output(args, run_job_cli(COMPARE, params), render)
 
 
 def register(subparsers) -> None:

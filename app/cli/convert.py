@@ -9,6 +9,7 @@ from app.cli.session_args import add_session_arguments, session_config_from_args
 from app.core.convert.options import KINDS, options_for_flags
 from app.core.jobs.errors import UserError
 from app.core.units import human_bytes
+from app.core.convert.jobs import CONVERT
 
 ORDER = 30
 
@@ -97,7 +98,7 @@ def run(args) -> int:
     params = {"kind": args.kind, "input": args.model, "output": args.output, "force": args.force,
               "options": _given_options(args, args.kind), "fidelity": not args.no_fidelity,
               "tolerance": _tolerance(args), "session": session_config_from_args(args).to_dict()}
-    result = run_job_cli("app.core.convert.convert:convert_job", params)
+    result = run_job_cli(CONVERT, params)
     return output(args, result, render)
 
 

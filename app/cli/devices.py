@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 from app.cli.common import add_json_flag, format_table, output, run_job_cli
+from app.core.session.jobs import PROBE_PROVIDERS
 
 ORDER = 20
 
@@ -20,7 +21,7 @@ def render(info: dict) -> str:
 
 
 def run(args) -> int:
-    return output(args, run_job_cli("app.core.session.providers:probe_job", {}), render)
+    return output(args, run_job_cli(PROBE_PROVIDERS, {}), render)
 
 
 def register(subparsers) -> None:

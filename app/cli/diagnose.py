@@ -6,6 +6,7 @@ import textwrap
 
 from app.cli.common import add_json_flag, output, run_job_cli
 from app.cli.session_args import add_session_arguments, session_config_from_args, whole_number
+from app.core.diagnose.jobs import DIAGNOSE
 
 ORDER = 80
 
@@ -33,7 +34,7 @@ def render(result: dict) -> str:
 def run(args) -> int:
     config = session_config_from_args(args)
     params = {"path": args.model, "session": config.to_dict(), "trace": args.trace, "runs": whole_number(args.runs, "--runs", 1)}
-    return output(args, run_job_cli("app.core.diagnose.diagnose:diagnose_job", params), render)
+    return output(args, run_job_cli(DIAGNOSE, params), render)
 
 
 def register(subparsers) -> None:

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 from app.cli.common import add_json_flag, format_table, output, run_job_cli
 from app.core.units import human_bytes, shape_text
+from app.core.model.jobs import INSPECT
 
 ORDER = 10
 
@@ -32,7 +33,7 @@ def render(info: dict) -> str:
 
 
 def run(args) -> int:
-    result = run_job_cli("app.core.model.inspect:inspect_job", {"path": args.model})
+    result = run_job_cli(INSPECT, {"path": args.model})
     return output(args, result, render)
 
 

@@ -7,6 +7,7 @@ import textwrap
 from app.cli.common import add_json_flag, format_table, human_bytes, output, run_job_cli
 from app.cli.session_args import add_session_arguments, run_settings_from_args, session_config_from_args
 from app.core.iobinding.modes import DEFAULT_ITERATIONS, DEFAULT_WARMUP
+from app.core.iobinding.jobs import IOBINDING
 
 ORDER = 70
 
@@ -55,9 +56,9 @@ def render(info: dict) -> str:
 def run(args) -> int:
     config = session_config_from_args(args)
     settings = run_settings_from_args(args, iterations=DEFAULT_ITERATIONS)
-    params = {"path": args.model, "config": config.to_dict(), "provider": config.providers[0].name,
+    params = {"path": args.model, "session": config.to_dict(), "provider": config.providers[0].name,
               "iterations": settings["iterations"], "warmup": settings["warmup"]}
-    return output(args, run_job_cli("app.core.iobinding.iobinding:iobinding_job", params), render)
+    return output(args, run_job_cli(IOBINDING, params), render)
 
 
 def register(subparsers) -> None:

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 from app.cli.common import add_json_flag, format_table, output, run_job_cli
 from app.cli.session_args import add_session_arguments, session_config_from_args
+from app.core.session.jobs import PLACEMENT
 
 ORDER = 33
 MAX_LISTED = 40
@@ -28,7 +29,7 @@ def render(result: dict) -> str:
 
 def run(args) -> int:
     params = {"path": args.model, "session": session_config_from_args(args).to_dict(), "method": args.method}
-    return output(args, run_job_cli("app.core.session.placement:placement_job", params), render)
+    return output(args, run_job_cli(PLACEMENT, params), render)
 
 
 def register(subparsers) -> None:

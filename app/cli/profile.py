@@ -8,6 +8,7 @@ from pathlib import Path
 from app.cli.common import add_json_flag, format_table, output, run_job_cli
 from app.cli.session_args import add_session_arguments, session_config_from_args
 from app.core.jobs.errors import UserError
+from app.core.profile.jobs import DIFF_TRACES, PROFILE, READ_TRACE
 
 ORDER = 60
 DEFAULT_TOP = 15
@@ -88,10 +89,10 @@ def run_profile(args) -> int:
             raise UserError("bad-option", f"{source.name} is a trace: --runs, --out and session options only "
                                           "apply when profiling a model")
         # Reading a trace touches no model: it runs in this process, which has nothing else to do.
-        result = run_job_cli("app.core.profile.traces:read_trace_job",
-                             {"trace": str(source), "include_first_run": args.include_first_run}, isolate=False)
+        result = run_job_cli(READ_TRACE,
+                             {"trace": str(source), "include_first_run": args.include_first_run})
     else:
-        result = run_job_cli("app.core.profile.profile:profile_model_job", {
+        result = run_job_cli(PROFILE, {
             "model": str(source), "session": session_config_from_args(args).to_dict(), "runs": args.runs,
             "out": args.out, "force": args.force, "include_first_run": args.include_first_run})
     if args.json and args.top is not None:
@@ -100,9 +101,8 @@ def run_profile(args) -> int:
 
 
 def run_diff(args) -> int:
-    result = run_job_cli("app.core.profile.traces:diff_traces_job",
-                         {"before": args.before, "after": args.after, "include_first_run": args.include_first_run},
-                         isolate=False)
+    result = run_job_cli(DIFF_TRACES,
+                         {"before": args.before, "after": args.after, "include_first_run": args.include_first_run})
     return output(args, result, render_diff)
 
 

@@ -9,16 +9,20 @@ import tempfile
 import time
 
 from app.core.store.paths import demo_model_path
+from app.core.bench.jobs import BENCH
+from app.core.convert.jobs import CONVERT
+from app.core.model.jobs import INSPECT
+from app.core.session.jobs import PROBE_PROVIDERS, SMOKE_RUN
 
 
 def _steps(demo: str, scratch: str) -> list[tuple[str, str, dict]]:
     return [
-        ("read the demo model", "app.core.model.inspect:inspect_job", {"path": demo}),
-        ("check execution providers", "app.core.session.providers:probe_job", {}),
-        ("run the demo model", "app.core.session.create:smoke_run_job", {"path": demo}),
-        ("benchmark the demo model", "app.core.bench.bench:bench_job",
+        ("read the demo model", INSPECT, {"path": demo}),
+        ("check execution providers", PROBE_PROVIDERS, {}),
+        ("run the demo model", SMOKE_RUN, {"path": demo}),
+        ("benchmark the demo model", BENCH,
          {"path": demo, "run": {"warmup": 2, "iterations": 20}, "record": False}),
-        ("convert the demo model to fp16 and check it", "app.core.convert.convert:convert_job",
+        ("convert the demo model to fp16 and check it", CONVERT,
          {"kind": "fp16", "input": demo, "output": os.path.join(scratch, "demo_fp16.onnx")}),
     ]
 

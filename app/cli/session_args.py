@@ -27,17 +27,6 @@ def whole_number(text: str, flag: str, minimum: int = 0) -> int:
     return value
 
 
-def seconds(text: str, flag: str) -> float:
-    """A flag's duration in seconds (more than 0), or a UserError naming the flag."""
-    try:
-        value = float(text)
-    except ValueError:
-        raise UserError("bad-option", f"{flag} expects seconds, not {text!r}") from None
-    if not value > 0:
-        raise UserError("bad-option", f"{flag} must be more than 0 seconds")
-    return value
-
-
 OPT_LEVEL_NAMES = ["disable", "basic", "extended", "all"]   # as in app.core.session.config (kept light: no numpy)
 
 
@@ -78,12 +67,13 @@ def add_run_arguments(parser: argparse.ArgumentParser, iterations: int = 200) ->
 
 
 def run_settings_from_args(args, iterations: int = 200) -> dict:
-    settings = {"warmup": whole_number(args.warmup, "--warmup"),
-                "iterations": whole_number(args.iterations, "--iterations", 1) if args.iterations else iterations,
-                "duration_s": None, "concurrency": whole_number(args.concurrency, "--concurrency", 1)}
+    """The measurement flags as run settings, checked once, by RunSettings itself."""
+    from app.core.bench.bench import RunSettings
+
+    given = {"warmup": args.warmup, "iterations": args.iterations or iterations, "concurrency": args.concurrency}
     if args.duration:
-        settings["duration_s"] = seconds(args.duration, "--duration")
-    return settings
+        given["duration_s"] = args.duration
+    return RunSettings.from_dict(given, text=True).to_dict()
 
 
 def session_config_from_args(args):

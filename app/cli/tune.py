@@ -3,7 +3,8 @@
 from __future__ import annotations
 
 from app.cli.common import add_json_flag, format_table, output, run_job_cli
-from app.cli.session_args import add_session_arguments, seconds, session_config_from_args, whole_number
+from app.cli.session_args import add_session_arguments, session_config_from_args, whole_number
+from app.core.tune.jobs import TUNE
 
 ORDER = 70
 
@@ -36,11 +37,11 @@ def run(args) -> int:
     limits = {"providers": config.provider_names()}
     if args.max_threads is not None:
         limits["max_threads"] = whole_number(args.max_threads, "--max-threads", 1)
-    params = {"path": args.model, "session": config.to_dict(), "limits": limits, "strategy": args.strategy,
-              "budget_trials": whole_number(args.budget_trials, "--budget-trials", 1) if args.budget_trials else None,
-              "budget_seconds": seconds(args.budget_seconds, "--budget-seconds") if args.budget_seconds else None,
-              "block_runs": whole_number(args.block_runs, "--block-runs", 1) if args.block_runs else 10}
-    result = run_job_cli("app.core.tune.tune:tune_job", params)
+    given = {"path": args.model, "session": config, "limits": limits, "strategy": args.strategy,
+             "budget_trials": args.budget_trials, "budget_seconds": args.budget_seconds}
+    if args.block_runs:
+        given["block_runs"] = args.block_runs
+    result = run_job_cli(TUNE, TUNE.params.from_dict(given, text=True))
     if args.save_best:
         from app.core.session.config import SessionConfig
         SessionConfig.from_dict(result["best"]["session"]).save(args.save_best)

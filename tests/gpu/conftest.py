@@ -8,6 +8,7 @@ import functools
 import pytest
 
 from tests.cli.conftest import ortune  # noqa: F401  (the command-line fixture, shared)
+from app.core.session.jobs import PROBE_PROVIDERS
 
 
 @functools.lru_cache(maxsize=1)
@@ -23,7 +24,7 @@ def cuda_problem() -> str:
         return f"this ONNX Runtime build has no CUDA provider ({installed_ort_package()})"
     from app.core.jobs.runner import run_job
 
-    info = run_job("app.core.session.providers:probe_job", {})
+    info = run_job(PROBE_PROVIDERS, {})
     cuda = next(p for p in info["providers"] if p["name"] == "CUDAExecutionProvider")
     return "" if cuda["available"] else cuda["reason"]
 

@@ -9,6 +9,7 @@ import pytest
 
 from app.core.session.config import ProviderSpec, SessionConfig
 from tests import models
+from app.core.iobinding.jobs import IOBINDING
 
 pytestmark = [pytest.mark.gpu, pytest.mark.usefixtures("cuda")]
 MODE_NAMES = ["plain", "bind-inputs-each-run", "device-inputs", "preallocated-outputs", "cuda-graph"]
@@ -104,7 +105,7 @@ def test_the_demo_measures_all_five_modes_on_cuda(cnn_path):
 
     config = cuda_config()
     config.inputs.dims["batch"] = 8
-    result = run_job("app.core.iobinding.iobinding:iobinding_job", {"path": str(cnn_path), "config": config.to_dict(),
+    result = run_job(IOBINDING, {"path": str(cnn_path), "session": config.to_dict(),
                                                          "provider": "cuda", "iterations": 30, "warmup": 3})
     modes = {m["name"]: m for m in result["modes"]}
     assert list(modes) == MODE_NAMES
@@ -133,8 +134,8 @@ def test_gpu_memory_is_released_when_the_measuring_process_ends(cnn_path):
             pynvml.nvmlShutdown()
 
     before = used()
-    handle = JobHandle("app.core.iobinding.iobinding:iobinding_job",
-                       {"path": str(cnn_path), "config": cuda_config().to_dict(), "provider": "cuda",
+    handle = JobHandle(IOBINDING,
+                       {"path": str(cnn_path), "session": cuda_config().to_dict(), "provider": "cuda",
                         "iterations": 10, "warmup": 1}).start()
     result = handle.wait()
     during = result["device_memory"]["used_bytes"]

@@ -3,6 +3,7 @@ from PySide6.QtGui import QDropEvent
 
 from app.core.jobs.errors import JobCancelled, JobFailed
 from tests import bad_models, models
+from tests.sample_jobs import ABORT, COOPERATIVE, INTERNAL_ERROR, STUBBORN
 
 
 def drop_files(window, paths):
@@ -57,7 +58,7 @@ def test_a_bad_file_shows_one_message_and_the_window_stays_usable(qtbot, window,
 def test_a_job_can_be_cancelled(qtbot, window):
     errors = []
     with qtbot.waitSignal(window.jobs.job_finished, timeout=30000):
-        job = window.jobs.start("wait", "tests.sample_jobs:cooperative", on_error=errors.append,
+        job = window.jobs.start("wait", COOPERATIVE, on_error=errors.append,
                                 on_progress=lambda *_: job.cancel())
     assert job.state == "cancelled"
     assert isinstance(errors[0], JobCancelled)
@@ -66,7 +67,7 @@ def test_a_job_can_be_cancelled(qtbot, window):
 
 def test_escape_cancels_the_focused_job(qtbot, window):
     with qtbot.waitSignal(window.jobs.job_finished, timeout=30000):
-        job = window.jobs.start("wait", "tests.sample_jobs:stubborn")
+        job = window.jobs.start("wait", STUBBORN)
         qtbot.waitUntil(lambda: job.message == "stuck", timeout=20000)
         qtbot.keyClick(window, Qt.Key.Key_Escape)
     assert job.state == "cancelled"
@@ -74,7 +75,7 @@ def test_escape_cancels_the_focused_job(qtbot, window):
 
 def test_a_crashing_child_leaves_the_window_alive_with_a_message(qtbot, window, tmp_path):
     with qtbot.waitSignal(window.error_shown, timeout=30000) as shown:
-        job = window.jobs.start("crash test", "tests.sample_jobs:abort")
+        job = window.jobs.start("crash test", ABORT)
     assert job.state == "failed"
     assert isinstance(job.error, JobFailed)
     assert "crashed" in shown.args[1] and "SIGABRT" in shown.args[1]
@@ -85,7 +86,7 @@ def test_a_crashing_child_leaves_the_window_alive_with_a_message(qtbot, window, 
 
 def test_internal_errors_name_a_log_file(qtbot, window):
     with qtbot.waitSignal(window.error_shown, timeout=30000) as shown:
-        window.jobs.start("broken", "tests.sample_jobs:internal_error")
+        window.jobs.start("broken", INTERNAL_ERROR)
     message = shown.args[1]
     assert "ZeroDivisionError" in message and ".log" in message
 

@@ -13,11 +13,12 @@ import itertools
 import threading
 import time
 from array import array
-from dataclasses import asdict, dataclass
+from dataclasses import dataclass
 from pathlib import Path
 from typing import Callable
 
 from app.core.jobs.errors import JobCancelled, UserError
+from app.core.jobs.params import Params, setting
 from app.core.jobs.protocol import JobContext
 from app.core.session.providers import GPU_PROVIDERS
 
@@ -27,32 +28,12 @@ OnBatch = Callable[[str, bytes], None]   # phase ("warmup" | "measure"), int64 n
 
 
 @dataclass
-class RunSettings:
-    warmup: int = 10
-    iterations: int = 200
-    duration_s: float | None = None     # when set, measure for this long instead of a count
-    concurrency: int = 1
-
-    def to_dict(self) -> dict:
-        return asdict(self)
-
-    @classmethod
-    def from_dict(cls, data: dict | None) -> "RunSettings":
-        data = dict(data or {})
-        unknown = set(data) - set(cls.__dataclass_fields__)
-        if unknown:
-            raise UserError("bad-option", f"unknown run setting(s): {', '.join(sorted(unknown))}")
-        settings = cls(**data)
-        settings.validate()
-        return settings
-
-    def validate(self) -> None:
-        for name, minimum in (("warmup", 0), ("iterations", 1), ("concurrency", 1)):
-            value = getattr(self, name)
-            if not isinstance(value, int) or isinstance(value, bool) or value < minimum:
-                raise UserError("bad-option", f"{name} must be a whole number ≥ {minimum}, not {value!r}")
-        if self.duration_s is not None and not (isinstance(self.duration_s, (int, float)) and self.duration_s > 0):
-            raise UserError("bad-option", f"the duration must be more than 0 seconds, not {self.duration_s!r}")
+class RunSettings(Params):
+    """How a benchmark runs: warm-up, then a count of runs or a duration, on K threads."""
+    warmup: int = setting(10, minimum=0, flag="--warmup")
+    iterations: int = setting(200, minimum=1, flag="--iterations")
+    duration_s: float | None = setting(None, minimum=0.001, flag="--duration")   # measure this long instead
+    concurrency: int = setting(1, minimum=1, flag="--concurrency")
 
 
 @dataclass
@@ -330,39 +311,3 @@ def benchmark(path, config, settings: RunSettings, ctx: JobContext | None = None
         **extra,
     }
     return report, measurement
-
-
-def bench_job(params: dict, ctx: JobContext) -> dict:
-    """params: path, session (preset), run (RunSettings), variant, record (default True),
-    require_dims. Streams ("latency", {"phase", "ns"}) data batches."""
-    from app.core.store.history import History
-    from app.core.session.config import SessionConfig
-
-    config = SessionConfig.from_dict(params.get("session") or {})
-    settings = RunSettings.from_dict(params.get("run"))
-
-    def on_batch(phase: str, ns: bytes) -> None:
-        ctx.data("latency", {"phase": phase, "ns": ns})
-
-    report, measurement = benchmark(params["path"], config, settings, ctx, on_batch=on_batch,
-                                    require_dims=tuple(params.get("require_dims", ())))
-    report["variant"] = params.get("variant", "")
-    if params.get("record", True):
-        history = History()
-        report["model"] = history.model_identity(report["model"]["path"]) | {"size_bytes": report["model"]["size_bytes"]}
-        report["history_id"] = history.record("bench", report, measurement.warmup_ms(), measurement.samples_ms())
-    return report
-
-
-def run_child(ref: str, params: dict, ctx: JobContext, on_event: Callable[[str, dict], None] | None = None):
-    """Run one job in a fresh process from a job that orchestrates several (compare, sweep).
-
-    Cancelling `ctx` cancels the child; its result is returned, its error raised."""
-    from app.core.jobs.runner import JobHandle
-
-    handle = JobHandle(ref, params).start()
-    remove = ctx.on_cancel(handle.cancel)
-    try:
-        return handle.wait(on_event)
-    finally:
-        remove()

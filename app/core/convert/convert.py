@@ -1,12 +1,7 @@
 """Making a variant of a model — fp16, mixed precision, int8, int4, ORT format, offline
 optimised, transformer-fused — with the real libraries, then proving it: the variant is
 loaded and run in ONNX Runtime, repaired and retried when that fails, and compared with
-the source on the same inputs.
-
-Parameters of `convert_job`:
-    kind, input, output, force (bool), options {name: value} (see convert_options),
-    fidelity (bool, default true), tolerance {atol, rtol, min_cosine},
-    session (a session preset dict: providers and the input feeds)."""
+the source on the same inputs. The job and its parameters are in app.core.convert.jobs."""
 
 from __future__ import annotations
 
@@ -41,9 +36,8 @@ def handler(kind: str) -> Handler:
     raise UserError("bad-option", f"unknown conversion {kind!r}; choose one of {', '.join(KINDS)}")
 
 
-def _session_config(params: dict) -> SessionConfig:
-    data = params.get("session")
-    config = SessionConfig.from_dict(data) if data else SessionConfig()
+def _session_config(params) -> SessionConfig:
+    config = SessionConfig.from_dict(params.session.to_dict())
     # input files stay found while the libraries run in the staging folder
     config.inputs.files = {name: str(Path(path).expanduser().absolute()) for name, path in config.inputs.files.items()}
     return config
@@ -233,17 +227,18 @@ def failure_sentence(work: Work, problem: Problem) -> str:
     return f"{work.source.name}: no {work.kind} variant is possible — {problem.describe()}{tried}"
 
 
-def convert_model(params: dict, ctx: JobContext | None = None) -> dict:
+def convert_model(params, ctx: JobContext | None = None) -> dict:
+    """params: ConvertParams (app.core.convert.jobs)."""
     ctx = ctx or JobContext()
     started = time.perf_counter()
-    kind = str(params.get("kind", ""))
+    kind = params.kind
     kind_info(kind)
-    options = parse_options(kind, params.get("options"))
-    source = Path(params["input"])
-    output = Path(params["output"]).expanduser().absolute()
-    force = bool(params.get("force", False))
+    options = parse_options(kind, params.options)
+    source = Path(params.input)
+    output = Path(params.output).expanduser().absolute()
+    force = params.force
     config = _session_config(params)
-    tolerance = _tolerance(kind, params.get("tolerance"))
+    tolerance = _tolerance(kind, params.tolerance)
     if kind == "ort" and output.suffix.lower() != ".ort":
         raise UserError("bad-output", f"{output.name}: an ORT-format model is saved with the ending .ort")
     if kind != "ort" and output.suffix.lower() == ".ort":
@@ -257,7 +252,7 @@ def convert_model(params: dict, ctx: JobContext | None = None) -> dict:
         _require_gpu(kind, ctx)
     ctx.check_cancel()
     reference: Reference | None = None
-    if params.get("fidelity", True) or kind == "mixed":
+    if params.fidelity or kind == "mixed":
         ctx.progress(0.08, "running the source model on the fidelity inputs")
         try:
             reference = reference_run(source, config.inputs, config, ctx)
@@ -329,7 +324,3 @@ def _fidelity(reference: Reference | None, outputs: dict | None, tolerance: Tole
     if outputs is None:
         return failed_report(reference, tolerance, "the variant did not run")
     return compare(reference, outputs, tolerance)
-
-
-def convert_job(params: dict, ctx: JobContext) -> dict:
-    return convert_model(params, ctx)

@@ -16,7 +16,6 @@ from pathlib import Path
 
 from app.core.convert.work import Handler, Problem, Work, find_node, node_index
 from app.core.jobs.errors import UserError
-from app.core.jobs.protocol import JobContext
 from app.core.model.output import data_file_name, load_model, op_counts_of, save_model
 from app.core.session.providers import provider_name
 from app.core.session.config import ProviderSpec
@@ -351,10 +350,6 @@ def detect_transformer_shape(path: str | os.PathLike) -> dict:
     return {"num_heads": 0, "hidden_size": int(hidden)}
 
 
-def detect_transformer_job(params: dict, ctx: JobContext) -> dict:
-    return detect_transformer_shape(params["path"])
-
-
 HANDLERS = {
     "fp16": Handler(produce_fp16, repair_fp16),
     "mixed": Handler(produce_mixed, _no_repair),
@@ -362,4 +357,3 @@ HANDLERS = {
     "optimize": Handler(produce_optimize, _no_repair),
     "transformers": Handler(produce_transformers, repair_transformers),
 }
-

@@ -92,27 +92,28 @@ def profile_for(path: str, config: SessionConfig, trace: str | None, runs: int, 
 
     if trace:
         return summarize(read_trace(trace))
-    from app.core.profile.profile import profile_model_job
+    from app.core.profile.jobs import PROFILE
     with tempfile.TemporaryDirectory() as folder:
-        return profile_model_job({"model": path, "session": config.to_dict(), "runs": runs,
-                                  "out": os.path.join(folder, "trace.json")}, ctx)
+        return PROFILE({"model": path, "session": config, "runs": runs, "out": os.path.join(folder, "trace.json")},
+                       ctx)
 
 
-def diagnose(params: dict, ctx: JobContext) -> dict:
+def diagnose(params, ctx: JobContext) -> dict:
+    """params: DiagnoseParams (app.core.diagnose.jobs)."""
     import psutil
 
-    path = params["path"]
-    config = SessionConfig.from_dict(params.get("session") or {})
+    path = params.path
+    config = params.session
     providers = config.provider_names()
     ctx.progress(0.05, "reading the model")
     summary = inspect_model(path)
     ctx.progress(0.15, "profiling")
-    profile = profile_for(path, config, params.get("trace"), int(params.get("runs", 20)), ctx)
+    profile = profile_for(path, config, params.trace, params.runs, ctx)
     ctx.progress(0.45, "timing runs")
     session = create_session(path, config)
     feeds, feed_info = make_feeds(session_inputs(session), config.inputs)
     time_runs(session, feeds, 5, 2.0)
-    samples = time_runs(session, feeds, int(params.get("timing_runs", 200)), float(params.get("timing_s", 3.0)))
+    samples = time_runs(session, feeds, params.timing_runs, params.timing_s)
     stats = {**latency_stats(samples), "runs": len(samples)}
     intra_threads = config.intra_op_num_threads or (psutil.cpu_count(logical=False) or 1)
     del session
@@ -143,7 +144,3 @@ def diagnose(params: dict, ctx: JobContext) -> dict:
                          "profile": {k: profile[k] for k in ("trace", "runs", "total_node_us", "by_provider")
                                      if k in profile},
                          "top_op_types": profile["by_op_type"][:10], "probes": probes, "inputs": feed_info}}
-
-
-def diagnose_job(params: dict, ctx: JobContext) -> dict:
-    return diagnose(params, ctx)

@@ -310,10 +310,3 @@ def run_iobinding(path: str, config: SessionConfig, provider: str | None = None,
         "device_memory": device_memory(plans[0].device_id) if device == "cuda" else None,
         "session": effective_settings(session, base_config),
     }
-
-
-def iobinding_job(params: dict, ctx: JobContext) -> dict:
-    """params: path, config (a session preset), provider, iterations, warmup."""
-    return run_iobinding(params["path"], SessionConfig.from_dict(params.get("config") or {}),
-                         params.get("provider"), int(params.get("iterations", DEFAULT_ITERATIONS)),
-                         int(params.get("warmup", DEFAULT_WARMUP)), ctx)

@@ -1,6 +1,7 @@
 """The job protocol shared by the window, the command line and the tests.
 
-A job is a plain function `job(params: dict, ctx: JobContext) -> dict`. It reports
+A job is a plain function `job(params, ctx: JobContext) -> dict`, started through its
+entry (app.core.jobs.entry.Job) with its typed parameters. It reports
 through `ctx` (progress, log lines, data batches) and checks `ctx.check_cancel()`
 between steps. Work that can be interrupted from outside (an ORT run) registers a
 hook with `ctx.on_cancel`, e.g. one that sets `RunOptions.terminate`.
@@ -8,7 +9,6 @@ hook with `ctx.on_cancel`, e.g. one that sets `RunOptions.terminate`.
 
 from __future__ import annotations
 
-import importlib
 import threading
 import time
 from typing import Any, Callable
@@ -69,12 +69,3 @@ class JobContext:
             hooks = list(self._cancel_hooks)
         for hook in hooks:
             hook()
-
-
-def resolve_job(ref: str) -> Callable[[dict, JobContext], Any]:
-    """Turn "package.module:function" into the function."""
-    module_name, _, func_name = ref.partition(":")
-    if not module_name or not func_name:
-        raise ValueError(f"a job reference looks like 'package.module:function', not {ref!r}")
-    module = importlib.import_module(module_name)
-    return getattr(module, func_name)

@@ -31,8 +31,9 @@ import time
 import traceback
 from typing import Any, Callable, Iterator
 
+from app.core.jobs.entry import Job
 from app.core.jobs.errors import JobCancelled, JobFailed, UserError, error_from_dict
-from app.core.jobs.protocol import JobContext, resolve_job
+from app.core.jobs.protocol import JobContext
 
 #: seconds a child gets to stop by itself after a cancel before it is ended
 CANCEL_GRACE_S = 3.0
@@ -66,12 +67,12 @@ def _is_runtime_error(exc: BaseException) -> bool:
     return type(exc).__module__.startswith("onnxruntime")
 
 
-def _error_info(exc: BaseException, params: dict | None = None) -> dict:
+def _error_info(exc: BaseException, params=None) -> dict:
     if _is_runtime_error(exc):
         from app.core.model.intake import first_line
         where = ""
-        named = next((params[key] for key in ("path", "input", "model") if isinstance((params or {}).get(key), str)),
-                     None)
+        named = next((getattr(params, key) for key in ("path", "input", "model")
+                      if isinstance(getattr(params, key, None), str)), None)
         if named:
             where = os.path.basename(named) + ": "
         text = re.sub(r"^(\[ONNXRuntimeError\] : )?\d+ : [A-Z_]+ : ", "", first_line(str(exc), 400))
@@ -89,14 +90,14 @@ def _error_info(exc: BaseException, params: dict | None = None) -> dict:
             "traceback": traceback.format_exc()}
 
 
-def _run_in_context(ref: str, params: dict, ctx: JobContext) -> tuple:
+def _run_in_context(job: Job, params, ctx: JobContext) -> tuple:
     try:
-        return ("result", resolve_job(ref)(params, ctx))
+        return ("result", job.func(params, ctx))
     except BaseException as exc:  # every failure becomes a message; nothing escapes
         return ("error", _error_info(exc, params))
 
 
-def _child_main(ref: str, params: dict, events_conn, control_conn, parent_ends=()) -> None:
+def _child_main(job: Job, params, events_conn, control_conn, parent_ends=()) -> None:
     for conn in parent_ends:  # a forked child holds copies of the parent's ends too
         conn.close()
     _quiet_native_output()
@@ -119,7 +120,7 @@ def _child_main(ref: str, params: dict, events_conn, control_conn, parent_ends=(
                 ctx.cancel()
 
     threading.Thread(target=listen, name="ortune-control", daemon=True).start()
-    outcome = _run_in_context(ref, params, ctx)
+    outcome = _run_in_context(job, params, ctx)
     try:
         send(outcome)
     except Exception as exc:  # a result that does not pickle is a bug worth naming
@@ -148,8 +149,8 @@ def fork_is_safe() -> bool:
 def _main_module_hidden():
     """Keep multiprocessing from re-running the caller's __main__ in the child.
 
-    Jobs are named by module path, so the child never needs the parent's main
-    script; re-importing it would run any unguarded top-level code (a test script,
+    A job's function is pickled by its module path, so the child never needs the
+    parent's main script; re-importing it would run any unguarded top-level code (a test script,
     an embedding application) a second time."""
     main = sys.modules.get("__main__")
     if main is None or getattr(sys, "frozen", False):
@@ -189,12 +190,13 @@ def _quiet_native_output() -> None:
 class JobHandle:
     """One running job. Iterate `events()` to drive it; `result` holds the outcome."""
 
-    def __init__(self, ref: str, params: dict | None = None, isolate: bool = True, fork: bool = False):
-        """`fork`: start the child by forking where that is safe (see fork_is_safe), which
-        saves starting a second interpreter and importing ORTune again in it."""
-        self.ref = ref
-        self.params = dict(params or {})
-        self.isolate = isolate
+    def __init__(self, job: Job, params=None, isolate: bool | None = None, fork: bool = False):
+        """`params`: the job's Params, or a dict read into them; wrong ones end the job at
+        once with the UserError that says why. `isolate`: in a child process (the entry's
+        choice unless a test asks otherwise). `fork`: start the child by forking where that
+        is safe (see fork_is_safe), which saves starting a second interpreter."""
+        self.job = job
+        self.isolate = job.child if isolate is None else isolate
         self.fork = fork
         self.result: Any = None
         self.error: Exception | None = None
@@ -205,9 +207,16 @@ class JobHandle:
         self._control_conn = None
         self._queue: queue.Queue | None = None
         self._ctx: JobContext | None = None
+        try:
+            self.params = job.make_params(params)
+        except UserError as exc:
+            self.params = None
+            self._finish(error=exc)
 
     # starting --------------------------------------------------------------
     def start(self) -> "JobHandle":
+        if self.done:
+            return self
         if self.isolate:
             forking = self.fork and fork_is_safe()
             ctx = mp.get_context("fork" if forking else "spawn")
@@ -215,8 +224,8 @@ class JobHandle:
             control_recv, control_send = ctx.Pipe(duplex=False)
             parent_ends = (events_recv, control_send) if forking else ()
             self._process = ctx.Process(
-                target=_child_main, args=(self.ref, self.params, events_send, control_recv, parent_ends),
-                name=f"ortune-job {self.ref}", daemon=True)
+                target=_child_main, args=(self.job, self.params, events_send, control_recv, parent_ends),
+                name=f"ortune-job {self.job.name}", daemon=True)
             with _START_LOCK, _main_module_hidden():
                 self._process.start()
             events_send.close()
@@ -227,8 +236,8 @@ class JobHandle:
             self._queue = queue.Queue()
             self._ctx = JobContext(lambda kind, payload: self._queue.put(("event", kind, payload)))
             threading.Thread(target=lambda: self._queue.put(
-                _run_in_context(self.ref, self.params, self._ctx)),
-                name=f"ortune-job {self.ref}", daemon=True).start()
+                _run_in_context(self.job, self.params, self._ctx)),
+                name=f"ortune-job {self.job.name}", daemon=True).start()
         return self
 
     @property
@@ -322,7 +331,7 @@ class JobHandle:
         return self.result
 
 
-def run_job(ref: str, params: dict | None = None,
-            on_event: Callable[[str, dict], None] | None = None, isolate: bool = True) -> Any:
+def run_job(job: Job, params=None, on_event: Callable[[str, dict], None] | None = None,
+            isolate: bool | None = None) -> Any:
     """Run a job to its end and return its result (raises UserError/JobCancelled/JobFailed)."""
-    return JobHandle(ref, params, isolate=isolate).start().wait(on_event)
+    return JobHandle(job, params, isolate=isolate).start().wait(on_event)

@@ -123,7 +123,3 @@ def inspect_model(path: str | os.PathLike, ctx: JobContext | None = None) -> dic
     external_bytes = sum((path.parent / f).stat().st_size for f in summary["external_data_files"])
     ctx.progress(1.0, "done")
     return {"path": str(path.resolve()), "size_bytes": size, "total_bytes": size + external_bytes, **summary}
-
-
-def inspect_job(params: dict, ctx: JobContext) -> dict:
-    return inspect_model(params["path"], ctx)

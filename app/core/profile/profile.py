@@ -93,16 +93,16 @@ def _remove_partial(prefix: Path) -> None:
         stray.unlink(missing_ok=True)
 
 
-def profile_model_job(params: dict, ctx: JobContext) -> dict:
-    """params: model, session (a preset dict), runs, out (None: the traces folder), force,
-    include_first_run, with_timeline. Returns the trace's profile plus the session it ran with."""
-    model = check_readable(params["model"])
-    config = SessionConfig.from_dict(params.get("session") or SessionConfig().to_dict())
-    runs = DEFAULT_RUNS if params.get("runs") is None else int(params["runs"])
+def profile_model_job(params, ctx: JobContext) -> dict:
+    """params: ProfileParams (app.core.profile.jobs). Returns the trace's profile plus the
+    session it ran with."""
+    model = check_readable(params.model)
+    config = params.session
+    runs = DEFAULT_RUNS if params.runs is None else params.runs
     if not 1 <= runs <= MAX_RUNS:
         raise UserError("bad-option", f"the number of profiled runs must be 1 to {MAX_RUNS:,}, not {runs}")
-    out = Path(params["out"]).absolute() if params.get("out") else default_trace_path(model)
-    check_target(out, bool(params.get("force")))
+    out = Path(params.out).absolute() if params.out else default_trace_path(model)
+    check_target(out, params.force)
     try:
         out.parent.mkdir(parents=True, exist_ok=True)
     except OSError as exc:
@@ -122,8 +122,7 @@ def profile_model_job(params: dict, ctx: JobContext) -> dict:
         ctx.check_cancel()
         ctx.progress(0.8 + 0.18 * fraction, "reading the trace")
 
-    result = summarize(read_trace(out, progress), bool(params.get("include_first_run")),
-                       bool(params.get("with_timeline")))
+    result = summarize(read_trace(out, progress), params.include_first_run, params.with_timeline)
     result.update({"model": str(model), **facts})
     for warning in result["warnings"]:
         ctx.log(warning, "warning")

@@ -7,12 +7,9 @@ and only when there is a second run to average. Shares are of the total node tim
 
 from __future__ import annotations
 
-import shutil
-from pathlib import Path
 
 import numpy as np
 
-from app.core.jobs.errors import UserError
 from app.core.jobs.protocol import JobContext
 from app.core.profile.trace_reader import TraceData, read_trace
 
@@ -238,50 +235,9 @@ def diff_profiles(before: dict, after: dict) -> dict:
 # jobs ---------------------------------------------------------------------------------------
 
 
-def _read(path: str, ctx: JobContext, start: float, span: float, label: str) -> TraceData:
+def read_reporting(path: str, ctx: JobContext, start: float, span: float, label: str) -> TraceData:
     def progress(fraction: float) -> None:
         ctx.check_cancel()
         ctx.progress(start + span * fraction, f"reading {label}")
 
     return read_trace(path, progress)
-
-
-def read_trace_job(params: dict, ctx: JobContext) -> dict:
-    """params: trace, include_first_run, with_timeline."""
-    trace = _read(params["trace"], ctx, 0.0, 0.9, Path(params["trace"]).name)
-    ctx.progress(0.95, "adding up")
-    result = summarize(trace, bool(params.get("include_first_run")), bool(params.get("with_timeline")))
-    for warning in result["warnings"]:
-        ctx.log(warning, "warning")
-    ctx.progress(1.0, "done")
-    return result
-
-
-def diff_traces_job(params: dict, ctx: JobContext) -> dict:
-    """params: before, after (trace paths), include_first_run."""
-    include = bool(params.get("include_first_run"))
-    profiles = []
-    for i, side in enumerate(("before", "after")):
-        trace = _read(params[side], ctx, 0.5 * i, 0.45, Path(params[side]).name)
-        profiles.append(summarize(trace, include))
-        for warning in profiles[-1]["warnings"]:
-            ctx.log(warning, "warning")
-    result = diff_profiles(*profiles)
-    result["warnings"] = profiles[0]["warnings"] + profiles[1]["warnings"]
-    ctx.progress(1.0, "done")
-    return result
-
-
-def copy_trace_job(params: dict, ctx: JobContext) -> dict:
-    """Copy a trace as ORT wrote it (for Perfetto or chrome://tracing). params: source, target."""
-    source, target = Path(params["source"]), Path(params["target"])
-    if not source.is_file():
-        raise UserError("not-found", f"{source}: the trace file is gone")
-    partial = target.with_name(f".{target.name}.part")
-    try:
-        shutil.copyfile(source, partial)
-        partial.replace(target)
-    except OSError as exc:
-        partial.unlink(missing_ok=True)
-        raise UserError("not-writable", f"{target}: cannot write the trace ({exc.strerror})") from None
-    return {"path": str(target), "bytes": target.stat().st_size}

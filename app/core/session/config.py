@@ -234,9 +234,3 @@ def supported_config_keys() -> frozenset[str]:
         except (OSError, ValueError):
             continue
     return frozenset(keys)
-
-
-def capabilities_job(params: dict, ctx) -> dict:
-    """What this ORT offers that a session form may show: its version and config keys."""
-    import onnxruntime as ort
-    return {"ort_version": ort.__version__, "config_keys": sorted(supported_config_keys())}

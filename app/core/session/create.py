@@ -200,15 +200,3 @@ def to_python(config: SessionConfig, model_path: str = "model.onnx") -> str:
     lines.append("")
     lines.append(f"session = ort.InferenceSession({str(model_path)!r}, options, providers={providers!r})")
     return "\n".join(lines) + "\n"
-
-
-def smoke_run_job(params: dict, ctx) -> dict:
-    """Load a model with a preset and run it once: proves the runtime works end to end."""
-    from app.core.session.inputs import make_feeds, session_inputs
-
-    config = SessionConfig.from_dict(params.get("session") or {})
-    session = create_session(params["path"], config)
-    feeds, info = make_feeds(session_inputs(session), config.inputs)
-    outputs = session.run(None, feeds)
-    return {"providers": session.get_providers(), "dims": info["dims"],
-            "outputs": [{"name": o.name, "shape": list(v.shape)} for o, v in zip(session.get_outputs(), outputs)]}

@@ -127,11 +127,3 @@ def placement(path: str, config, ctx: JobContext | None = None, method: str = "a
     nodes = _from_assignment(summary["path"], config) if method == "assignment" else _from_profile(summary["path"], config)
     return {"path": summary["path"], "method": method, "providers": config.provider_names(), "nodes": nodes,
             "node_count": len(nodes), "ort_version": ort.__version__, **summarize(nodes, config.provider_names())}
-
-
-def placement_job(params: dict, ctx: JobContext) -> dict:
-    """params: path, session (preset), method."""
-    from app.core.session.config import SessionConfig
-
-    config = SessionConfig.from_dict(params.get("session") or {})
-    return placement(params["path"], config, ctx, params.get("method", "auto"))

@@ -217,7 +217,3 @@ def probe_providers(ctx: JobContext | None = None) -> dict:
     ctx.progress(1.0, "done")
     return {"ort_version": ort.__version__, "package": package, "platform": platform.platform(),
             "providers": providers, "devices": list_devices()}
-
-
-def probe_job(params: dict, ctx: JobContext) -> dict:
-    return probe_providers(ctx)

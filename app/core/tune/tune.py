@@ -125,26 +125,25 @@ class _BudgetSpent(Exception):
 
 
 class Race:
-    def __init__(self, params: dict, ctx: JobContext):
+    def __init__(self, params, ctx: JobContext):
+        """params: TuneParams (app.core.tune.jobs)."""
         self.ctx = ctx
         self.started = time.monotonic()
-        self.path = params["path"]
-        self.base = SessionConfig.from_dict(params.get("session") or {})
-        self.strategy = params.get("strategy", "race")
-        if self.strategy not in ("race", "grid"):
-            raise UserError("bad-option", f"strategy must be race or grid, not {self.strategy!r}")
-        self.block_runs = int(params.get("block_runs", 10))
-        self.eta = max(2, int(params.get("eta", 4)))
-        self.grid_blocks = int(params.get("grid_blocks", 6))
-        self.final_blocks = int(params.get("final_blocks", 4))
-        self.budget_trials = params.get("budget_trials")
-        self.budget_seconds = params.get("budget_seconds")
-        self.rng = random.Random(int(params.get("seed", 0)))
-        candidates = params.get("candidates")
+        self.path = params.path
+        self.base = params.session
+        self.strategy = params.strategy
+        self.block_runs = params.block_runs
+        self.eta = params.eta
+        self.grid_blocks = params.grid_blocks
+        self.final_blocks = params.final_blocks
+        self.budget_trials = params.budget_trials
+        self.budget_seconds = params.budget_seconds
+        self.rng = random.Random(params.seed)
+        candidates = params.candidates
         if candidates is None:
             import psutil
             cores = psutil.cpu_count(logical=False) or psutil.cpu_count() or 1
-            candidates = build_space(SearchLimits(**(params.get("limits") or {})), cores)
+            candidates = build_space(SearchLimits(**params.limits), cores)
         if not candidates:
             raise UserError("bad-option", "the search space is empty: loosen the limits")
         self.contenders = [Contender(i, describe(c), apply_candidate(self.base, c)) for i, c in enumerate(candidates)]
@@ -156,13 +155,13 @@ class Race:
         self.feeds, self.feed_info = make_feeds(session_inputs(probe), self.base.inputs)
         del probe
         keep = max(4, int(3e9 // (3 * max(os.path.getsize(self.path), 1))))
-        self.pool = SessionPool(self.path, self.feeds, keep, int(params.get("warmup", 3)), ctx)
+        self.pool = SessionPool(self.path, self.feeds, keep, params.warmup, ctx)
         self.pacer = self.pool.runner(-1, self.base)
 
     def over_budget(self) -> bool:
-        if self.budget_trials is not None and self.trials >= int(self.budget_trials):
+        if self.budget_trials is not None and self.trials >= self.budget_trials:
             return True
-        return self.budget_seconds is not None and time.monotonic() - self.started >= float(self.budget_seconds)
+        return self.budget_seconds is not None and time.monotonic() - self.started >= self.budget_seconds
 
     def measure(self, contender: Contender) -> None:
         if self.over_budget():
@@ -251,7 +250,3 @@ class Race:
                 "failed": [{"label": c.label, "error": c.error} for c in self.contenders if c.error],
                 "trials_used": self.trials, "space_size": len(self.contenders), "rounds": self.rounds,
                 "cancelled": cancelled, "seconds": time.monotonic() - self.started, "inputs": self.feed_info}
-
-
-def tune_job(params: dict, ctx: JobContext) -> dict:
-    return Race(params, ctx).run()

@@ -13,6 +13,7 @@ from typing import Any, Callable
 
 from PySide6.QtCore import QObject, QThread, Signal, Slot
 
+from app.core.jobs.entry import Job as CoreJob
 from app.core.jobs.errors import JobCancelled
 
 
@@ -25,10 +26,10 @@ class JobWorker(QObject):
     errored = Signal(object)           # the exception
     finished = Signal()
 
-    def __init__(self, ref: str, params: dict, isolate: bool = True):
+    def __init__(self, job, params):
         super().__init__()
         from app.core.jobs.runner import JobHandle   # multiprocessing is not needed before the first job
-        self.handle = JobHandle(ref, params, isolate=isolate)
+        self.handle = JobHandle(job, params)
 
     @Slot()
     def run(self) -> None:
@@ -61,7 +62,7 @@ _ids = itertools.count(1)
 @dataclass(eq=False)
 class Job:
     title: str
-    ref: str
+    entry: CoreJob                    # what runs (app.core.jobs.entry)
     worker: JobWorker
     thread: QThread
     id: int = field(default_factory=lambda: next(_ids))
@@ -144,16 +145,15 @@ class JobManager(QObject):
         super().__init__(parent)
         self.jobs: list[Job] = []
 
-    def start(self, title: str, ref: str, params: dict | None = None, *,
+    def start(self, title: str, entry: CoreJob, params=None, *,
               on_result: Callable[[Any], None] | None = None,
               on_data: Callable[[str, Any], None] | None = None,
               on_error: Callable[[Exception], None] | None = None,
-              on_progress: Callable[[float | None, str], None] | None = None,
-              isolate: bool = True) -> Job:
+              on_progress: Callable[[float | None, str], None] | None = None) -> Job:
         thread = QThread(self)
-        worker = JobWorker(ref, dict(params or {}), isolate=isolate)
+        worker = JobWorker(entry, params)
         worker.moveToThread(thread)
-        job = Job(title=title, ref=ref, worker=worker, thread=thread)
+        job = Job(title=title, entry=entry, worker=worker, thread=thread)
         relay = _JobRelay(self, job, {"on_result": on_result, "on_data": on_data,
                                       "on_error": on_error, "on_progress": on_progress})
         worker.progress.connect(relay.progressed)

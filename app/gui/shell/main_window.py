@@ -293,7 +293,8 @@ class MainWindow(QMainWindow):
         def failed(_exc) -> None:
             self.model_list.remove(model)
 
-        self.jobs.start(f"Read {model.label}", "app.core.model.inspect:inspect_job", {"path": model.path},
+        from app.core.model.jobs import INSPECT
+        self.jobs.start(f"Read {model.label}", INSPECT, {"path": model.path},
                         on_result=done, on_error=failed)
         return model
 
@@ -357,7 +358,8 @@ class MainWindow(QMainWindow):
 
     # providers ---------------------------------------------------------------
     def check_providers(self) -> None:
-        self.jobs.start("Check execution providers", "app.core.session.providers:probe_job", {},
+        from app.core.session.jobs import PROBE_PROVIDERS
+        self.jobs.start("Check execution providers", PROBE_PROVIDERS, {},
                         on_result=self._providers_checked)
 
     def _providers_checked(self, info: dict) -> None:

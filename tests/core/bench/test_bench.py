@@ -12,6 +12,7 @@ from app.core.jobs.runner import run_job
 from app.core.session.config import SessionConfig
 from app.core.bench.stats import latency_stats
 from tests import models
+from app.core.bench.jobs import BENCH
 
 
 @pytest.fixture(scope="module")
@@ -86,7 +87,7 @@ def test_bench_job_streams_batches_and_stores_the_result(tiny):
     from app.core.store.history import History
 
     events = []
-    report = run_job("app.core.bench.bench:bench_job",
+    report = run_job(BENCH,
                      {"path": str(tiny), "session": SessionConfig().to_dict(),
                       "run": {"warmup": 5, "iterations": 20000}},
                      on_event=lambda kind, payload: events.append((kind, payload)))

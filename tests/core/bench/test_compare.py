@@ -3,7 +3,8 @@
 import numpy as np
 import pytest
 
-from app.core.bench.compare import compare_job, output_fidelity
+from app.core.bench.compare import output_fidelity
+from app.core.bench.jobs import COMPARE
 from app.core.jobs.errors import UserError
 from app.core.store.history import History
 from app.core.jobs.protocol import JobContext
@@ -34,7 +35,7 @@ def test_compare_two_variants(tmp_path):
     second = models.save(float16.convert_float_to_float16(source, keep_io_types=False), tmp_path / "mlp16.onnx")
     progress = []
     ctx = JobContext(lambda kind, payload: progress.append(payload) if kind == "progress" else None)
-    result = compare_job({"models": [{"path": str(first), "label": "fp32"}, {"path": str(second), "label": "fp16"}],
+    result = COMPARE({"models": [{"path": str(first), "label": "fp32"}, {"path": str(second), "label": "fp16"}],
                           "run": {"warmup": 2, "iterations": 100}}, ctx)
     reference, variant = result["models"]
     assert [reference["label"], variant["label"]] == ["fp32", "fp16"]
@@ -51,4 +52,4 @@ def test_compare_two_variants(tmp_path):
 
 def test_compare_needs_two_models(tmp_path):
     with pytest.raises(UserError, match="at least two"):
-        compare_job({"models": [{"path": str(tmp_path / "a.onnx")}]}, JobContext())
+        COMPARE({"models": [{"path": str(tmp_path / "a.onnx")}]}, JobContext())

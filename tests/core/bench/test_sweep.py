@@ -4,7 +4,8 @@ import pytest
 
 from app.core.jobs.errors import UserError
 from app.core.jobs.protocol import JobContext
-from app.core.bench.sweep import best_cell, parse_values, sweep_job
+from app.core.bench.jobs import SWEEP
+from app.core.bench.sweep import best_cell, parse_values
 from tests import models
 
 
@@ -34,7 +35,7 @@ def test_sweep_over_batch(tmp_path):
     path = models.save(models.mlp(), tmp_path / "mlp.onnx")
     cells = []
     ctx = JobContext(lambda kind, payload: cells.append(payload["payload"]) if kind == "data" else None)
-    result = sweep_job({"path": str(path), "dim": "batch", "dim_values": [1, 3], "concurrency_values": [1],
+    result = SWEEP({"path": str(path), "dim": "batch", "dim_values": [1, 3], "concurrency_values": [1],
                         "run": {"warmup": 1, "iterations": 50}, "latency_limit_ms": 1e6, "record": False}, ctx)
     assert [(c["dim_value"], c["concurrency"]) for c in result["cells"]] == [(1, 1), (3, 1)]
     assert [c["input_shapes"]["x"] for c in result["cells"]] == [[1, 64], [3, 64]]
@@ -47,5 +48,5 @@ def test_sweep_over_batch(tmp_path):
 def test_sweep_of_a_missing_dimension_is_refused(tmp_path):
     path = models.save(models.mlp(), tmp_path / "mlp.onnx")
     with pytest.raises(UserError, match="no symbolic dimension named seq"):
-        sweep_job({"path": str(path), "dim": "seq", "dim_values": [1], "run": {"warmup": 0, "iterations": 1},
+        SWEEP({"path": str(path), "dim": "seq", "dim_values": [1], "run": {"warmup": 0, "iterations": 1},
                    "record": False}, JobContext())

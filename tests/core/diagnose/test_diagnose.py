@@ -1,7 +1,7 @@
 import psutil
 import pytest
 
-from app.core.diagnose.diagnose import diagnose
+from app.core.diagnose.jobs import DIAGNOSE
 from app.core.jobs.protocol import JobContext
 from app.core.session.machine_cpu import cpu_description, int8_acceleration
 from tests import models
@@ -18,7 +18,7 @@ def ids(result):
 
 def test_findings_have_stable_ids_and_evidence(tmp_path):
     path = models.save(models.mlp(width=64, depth=3), tmp_path / "mlp.onnx")
-    result = diagnose({"path": str(path), **QUICK}, JobContext())
+    result = DIAGNOSE({"path": str(path), **QUICK}, JobContext())
     assert ids(result) <= STABLE_IDS
     for finding in result["findings"]:
         assert finding["evidence"] and finding["fix"] and finding["title"]
@@ -30,14 +30,14 @@ def test_initializers_listed_as_inputs(tmp_path):
     model = models.mlp(width=16, depth=1)
     from onnx import helper
     model.graph.input.append(helper.make_tensor_value_info("w0", 1, [16, 16]))
-    result = diagnose({"path": str(models.save(model, tmp_path / "m.onnx")), **QUICK}, JobContext())
+    result = DIAGNOSE({"path": str(models.save(model, tmp_path / "m.onnx")), **QUICK}, JobContext())
     finding = next(f for f in result["findings"] if f["id"] == "initializers-as-inputs")
     assert "w0" in finding["evidence"]
 
 
 def test_fixed_dims_that_fold_the_graph_are_found(tmp_path):
     path = models.save(models.shape_dependent(), tmp_path / "shape.onnx")
-    result = diagnose({"path": str(path), **QUICK}, JobContext())
+    result = DIAGNOSE({"path": str(path), **QUICK}, JobContext())
     probe = result["evidence"]["probes"]["symbolic"]
     assert probe["nodes_fixed"] < probe["nodes_symbolic"]
     finding = next(f for f in result["findings"] if f["id"] == "symbolic-dims")
@@ -47,7 +47,7 @@ def test_fixed_dims_that_fold_the_graph_are_found(tmp_path):
 def test_threads_over_cores(tmp_path):
     path = models.save(models.tiny_add(), tmp_path / "tiny.onnx")
     cores = psutil.cpu_count(logical=False) or 1
-    result = diagnose({"path": str(path), "session": {"intra_op_num_threads": cores + 2}, **QUICK}, JobContext())
+    result = DIAGNOSE({"path": str(path), "session": {"intra_op_num_threads": cores + 2}, **QUICK}, JobContext())
     finding = next(f for f in result["findings"] if f["id"] == "threads-over-cores")
     assert finding["setting"] == {"intra_op_num_threads": cores}
 
@@ -55,7 +55,7 @@ def test_threads_over_cores(tmp_path):
 def test_fp16_model_on_cpu(tmp_path):
     from onnxconverter_common import float16
     model = float16.convert_float_to_float16(models.mlp(width=32, depth=2), keep_io_types=True)
-    result = diagnose({"path": str(models.save(model, tmp_path / "fp16.onnx")), **QUICK}, JobContext())
+    result = DIAGNOSE({"path": str(models.save(model, tmp_path / "fp16.onnx")), **QUICK}, JobContext())
     assert "fp16-on-cpu" in ids(result)
 
 
@@ -63,18 +63,18 @@ def test_int8_finding_follows_this_cpu(tmp_path):
     from onnxruntime.quantization import quantize_dynamic
     source = models.save(models.mlp(width=64, depth=2), tmp_path / "mlp.onnx")
     quantize_dynamic(str(source), str(tmp_path / "int8.onnx"))
-    result = diagnose({"path": str(tmp_path / "int8.onnx"), **QUICK}, JobContext())
+    result = DIAGNOSE({"path": str(tmp_path / "int8.onnx"), **QUICK}, JobContext())
     _, flags = cpu_description()
     expected = bool(flags) and not int8_acceleration(flags)
     assert ("int8-without-vnni" in ids(result)) == expected
 
 
 def test_a_given_trace_is_used_instead_of_profiling(tmp_path):
-    from app.core.profile.profile import profile_model_job
+    from app.core.profile.jobs import PROFILE
     path = models.save(models.cnn(), tmp_path / "cnn.onnx")
     trace = tmp_path / "t.json"
-    profile_model_job({"model": str(path), "runs": 4, "out": str(trace)}, JobContext())
-    result = diagnose({"path": str(path), "trace": str(trace), **QUICK}, JobContext())
+    PROFILE({"model": str(path), "runs": 4, "out": str(trace)}, JobContext())
+    result = DIAGNOSE({"path": str(path), "trace": str(trace), **QUICK}, JobContext())
     assert result["evidence"]["profile"]["trace"] == str(trace)
 
 
@@ -82,4 +82,4 @@ def test_a_given_trace_is_used_instead_of_profiling(tmp_path):
 def test_missing_model_is_a_user_error(tmp_path, bad):
     from app.core.jobs.errors import UserError
     with pytest.raises(UserError):
-        diagnose({"path": str(tmp_path / bad)}, JobContext())
+        DIAGNOSE({"path": str(tmp_path / bad)}, JobContext())

@@ -12,6 +12,7 @@ from app.core.iobinding.modes import (BIND_EACH_RUN, DEVICE_ONCE, NUMPY, PREALLO
 from app.core.jobs.protocol import JobContext
 from app.core.session.config import ProviderSpec, SessionConfig
 from tests import models
+from app.core.iobinding.jobs import IOBINDING
 
 NAMES = ["plain", "bind-inputs-each-run", "device-inputs", "preallocated-outputs", "cuda-graph"]
 
@@ -130,8 +131,8 @@ def test_the_job_runs_in_a_child_process(mlp_path):
     from app.core.jobs.runner import run_job
 
     events = []
-    result = run_job("app.core.iobinding.iobinding:iobinding_job",
-                     {"path": str(mlp_path), "config": SessionConfig().to_dict(), "provider": "cpu",
+    result = run_job(IOBINDING,
+                     {"path": str(mlp_path), "session": SessionConfig().to_dict(), "provider": "cpu",
                       "iterations": 5, "warmup": 0}, on_event=lambda kind, payload: events.append(kind))
     assert [m["status"] for m in result["modes"]] == ["measured"] * 4 + ["skipped"]
     assert "progress" in events

@@ -1,4 +1,5 @@
 import os
+import re
 import time
 
 import pytest
@@ -6,11 +7,12 @@ import pytest
 from app.core.jobs.errors import JobCancelled, JobFailed, UserError
 from app.core.jobs.protocol import JobContext
 from app.core.jobs.runner import JobHandle, run_job
+from tests.sample_jobs import ABORT, COOPERATIVE, ECHO, EXIT_CODE, INTERNAL_ERROR, RUNTIME_REFUSAL, STUBBORN, USER_ERROR
 
 
 def test_result_and_events_come_from_a_child_process():
     events = []
-    result = run_job("tests.sample_jobs:echo", {"value": 42}, on_event=lambda k, p: events.append((k, p)))
+    result = run_job(ECHO, {"value": 42}, on_event=lambda k, p: events.append((k, p)))
     assert result["echo"] == 42
     assert result["pid"] != os.getpid()
     kinds = [k for k, _ in events]
@@ -21,14 +23,14 @@ def test_result_and_events_come_from_a_child_process():
 @pytest.mark.parametrize("isolate", [True, False])
 def test_user_error_keeps_its_kind_and_message(isolate):
     with pytest.raises(UserError) as info:
-        run_job("tests.sample_jobs:user_error", isolate=isolate)
+        run_job(USER_ERROR, isolate=isolate)
     assert info.value.kind == "bad-option"
     assert info.value.message == "the value is wrong"
 
 
 def test_internal_error_carries_the_traceback():
     with pytest.raises(JobFailed) as info:
-        run_job("tests.sample_jobs:internal_error")
+        run_job(INTERNAL_ERROR)
     assert info.value.kind == "internal"
     assert "ZeroDivisionError" in info.value.message
     assert "sample_jobs.py" in info.value.traceback
@@ -36,20 +38,20 @@ def test_internal_error_carries_the_traceback():
 
 def test_a_crashing_child_becomes_a_clear_error():
     with pytest.raises(JobFailed) as info:
-        run_job("tests.sample_jobs:abort")
+        run_job(ABORT)
     assert info.value.kind == "crashed"
     assert "SIGABRT" in info.value.message
 
 
 def test_an_unexpected_exit_code_is_reported():
     with pytest.raises(JobFailed) as info:
-        run_job("tests.sample_jobs:exit_code", {"code": 7})
+        run_job(EXIT_CODE, {"code": 7})
     assert "exit code 7" in info.value.message
 
 
 @pytest.mark.parametrize("isolate", [True, False])
 def test_cooperative_cancel(isolate):
-    handle = JobHandle("tests.sample_jobs:cooperative", isolate=isolate).start()
+    handle = JobHandle(COOPERATIVE, isolate=isolate).start()
     started = time.monotonic()
     for kind, _ in handle.events():
         if kind == "progress":
@@ -59,7 +61,7 @@ def test_cooperative_cancel(isolate):
 
 
 def test_a_child_that_ignores_cancel_is_ended():
-    handle = JobHandle("tests.sample_jobs:stubborn").start()
+    handle = JobHandle(STUBBORN).start()
     for kind, _ in handle.events():
         if kind == "progress":
             handle.cancel()
@@ -67,9 +69,13 @@ def test_a_child_that_ignores_cancel_is_ended():
     assert not handle._process.is_alive()
 
 
-def test_unknown_job_reference_is_an_internal_error():
-    with pytest.raises(JobFailed):
-        run_job("tests.sample_jobs:no_such_job")
+@pytest.mark.parametrize("params, message", [({"code": "x"}, "code expects a whole number"),
+                                             ({"colour": 1}, "unknown setting(s): colour"), ([1], "expects an object")])
+def test_wrong_parameters_end_the_job_before_it_starts(params, message):
+    handle = JobHandle(ECHO, params).start()
+    assert handle.done and handle.pid is None
+    with pytest.raises(UserError, match=re.escape(message)):
+        handle.wait()
 
 
 def test_cancel_hooks_run_once_when_cancelled():
@@ -87,7 +93,7 @@ def test_onnx_runtime_refusals_are_user_errors(tmp_path):
     from tests import models
     path = models.save(models.tiny_add(), tmp_path / "tiny.onnx")
     with pytest.raises(UserError) as info:
-        run_job("tests.sample_jobs:runtime_refusal", {"path": str(path)})
+        run_job(RUNTIME_REFUSAL, {"path": str(path)})
     assert info.value.kind == "runtime-error"
     assert info.value.message.startswith("tiny.onnx: ONNX Runtime refused to run it: ")
     assert "INVALID_ARGUMENT" not in info.value.message

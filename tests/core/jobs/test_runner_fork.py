@@ -34,8 +34,9 @@ def test_a_forked_child_shares_what_the_parent_loaded(fork, shared):
     out = run_script(f"""
 import app.cli.parser
 from app.core.jobs.runner import JobHandle, fork_is_safe
+from tests.sample_jobs import HAS_MODULE
 assert fork_is_safe()
-print(JobHandle("tests.sample_jobs:has_module", {{"module": "app.cli.parser"}}, fork={fork}).start().wait())
+print(JobHandle(HAS_MODULE, {{"module": "app.cli.parser"}}, fork={fork}).start().wait())
 """)
     assert out == shared
 
@@ -46,12 +47,13 @@ def test_a_forked_child_runs_a_job_like_a_spawned_one():
 import os
 from app.core.jobs.errors import UserError
 from app.core.jobs.runner import JobHandle
+from tests.sample_jobs import COOPERATIVE, ECHO, HAS_MODULE, USER_ERROR
 events = []
-result = JobHandle("tests.sample_jobs:echo", {"value": 5}, fork=True).start().wait(lambda k, p: events.append(k))
+result = JobHandle(ECHO, {"value": 5}, fork=True).start().wait(lambda k, p: events.append(k))
 assert result["echo"] == 5 and result["pid"] != os.getpid(), result
 assert events.count("progress") == 3 and "log" in events, events
 try:
-    JobHandle("tests.sample_jobs:user_error", fork=True).start().wait()
+    JobHandle(USER_ERROR, fork=True).start().wait()
 except UserError as exc:
     print(exc.message)
 """)
@@ -63,7 +65,8 @@ def test_a_forked_child_ends_when_its_parent_dies():
     out = run_script("""
 import os
 from app.core.jobs.runner import JobHandle
-handle = JobHandle("tests.sample_jobs:cooperative", fork=True).start()
+from tests.sample_jobs import COOPERATIVE
+handle = JobHandle(COOPERATIVE, fork=True).start()
 next(handle.events())
 print(handle.pid, flush=True)
 os._exit(0)

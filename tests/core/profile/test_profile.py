@@ -13,6 +13,7 @@ from app.core.jobs.errors import UserError
 from app.core.jobs.runner import run_job
 from app.core.session.config import SessionConfig
 from tests import models
+from app.core.profile.jobs import PROFILE
 
 UNOPTIMISED = SessionConfig(graph_optimization_level="disable").to_dict()
 
@@ -26,7 +27,7 @@ def test_profile_of_a_real_run_matches_the_trace_it_wrote(tmp_path):
     model = models.save(models.mlp(), tmp_path / "mlp.onnx")
     out = tmp_path / "traces" / "mlp.json"
     runs = 4
-    profile = run_job("app.core.profile.profile:profile_model_job",
+    profile = run_job(PROFILE,
                       {"model": str(model), "session": UNOPTIMISED, "runs": runs, "out": str(out)})
     assert profile["trace"] == str(out) and out.is_file()
     assert profile["runs"] == runs
@@ -46,7 +47,7 @@ def test_profile_of_a_real_run_matches_the_trace_it_wrote(tmp_path):
 
 def test_counts_follow_what_ort_really_ran_after_fusion(tmp_path):
     model = models.save(models.cnn(), tmp_path / "cnn.onnx")
-    profile = run_job("app.core.profile.profile:profile_model_job",
+    profile = run_job(PROFILE,
                       {"model": str(model), "runs": 3, "out": str(tmp_path / "cnn.json")})
     events = node_events(tmp_path / "cnn.json")
     per_run = Counter(e["name"] for e in events)
@@ -60,9 +61,9 @@ def test_an_existing_trace_is_not_replaced_without_force(tmp_path):
     out = tmp_path / "t.json"
     out.write_text("keep me")
     with pytest.raises(UserError, match="already exists"):
-        run_job("app.core.profile.profile:profile_model_job", {"model": str(model), "runs": 1, "out": str(out)})
+        run_job(PROFILE, {"model": str(model), "runs": 1, "out": str(out)})
     assert out.read_text() == "keep me"
-    run_job("app.core.profile.profile:profile_model_job", {"model": str(model), "runs": 1, "out": str(out),
+    run_job(PROFILE, {"model": str(model), "runs": 1, "out": str(out),
                                                      "force": True})
     assert out.read_text().startswith("[")
 
@@ -82,7 +83,7 @@ def test_a_failing_run_says_so_and_leaves_no_file(tmp_path):
     out_dir = tmp_path / "out"
     out_dir.mkdir()
     with pytest.raises(UserError) as caught:
-        run_job("app.core.profile.profile:profile_model_job",
+        run_job(PROFILE,
                 {"model": str(model), "runs": 2, "out": str(out_dir / "bad.json")})
     assert caught.value.kind == "run-failed" and "bad.onnx" in caught.value.message
     assert list(out_dir.iterdir()) == []
@@ -90,10 +91,10 @@ def test_a_failing_run_says_so_and_leaves_no_file(tmp_path):
 
 def test_bad_requests_are_refused(tmp_path):
     model = models.save(models.tiny_add(), tmp_path / "tiny.onnx")
-    for params, words in (({"runs": 0}, "1 to"), ({"out": str(tmp_path / "t.txt")}, "ends in .json"),
+    for params, words in (({"runs": 0}, "at least 1"), ({"out": str(tmp_path / "t.txt")}, "ends in .json"),
                           ({"model": str(tmp_path / "missing.onnx")}, "no such file")):
         with pytest.raises(UserError, match=words):
-            run_job("app.core.profile.profile:profile_model_job", {"model": str(model), **params}, isolate=False)
+            run_job(PROFILE, {"model": str(model), **params}, isolate=False)
 
 
 def test_cancel_stops_the_runs_and_leaves_no_file(tmp_path):
@@ -103,7 +104,7 @@ def test_cancel_stops_the_runs_and_leaves_no_file(tmp_path):
     model = models.save(models.cnn(size=64), tmp_path / "cnn.onnx")
     out_dir = tmp_path / "out"
     out_dir.mkdir()
-    handle = JobHandle("app.core.profile.profile:profile_model_job",
+    handle = JobHandle(PROFILE,
                        {"model": str(model), "runs": 100_000, "out": str(out_dir / "cnn.json")}).start()
 
     def cancel_once_running(kind, payload):

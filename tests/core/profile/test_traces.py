@@ -8,7 +8,8 @@ import pytest
 from app.core.jobs.errors import UserError
 from app.core.jobs.protocol import JobContext
 from app.core.profile.trace_reader import read_trace
-from app.core.profile.traces import copy_trace_job, diff_profiles, read_trace_job, summarize
+from app.core.profile.jobs import COPY_TRACE, READ_TRACE
+from app.core.profile.traces import diff_profiles, summarize
 from tests.traces import Node, handmade_nodes, write_trace
 
 
@@ -170,13 +171,13 @@ def test_gpu_kernel_events_are_listed_apart(handmade):
 def test_jobs_report_progress_and_copy_traces_unchanged(handmade, tmp_path):
     events = []
     ctx = JobContext(lambda kind, payload: events.append((kind, payload)))
-    result = read_trace_job({"trace": str(handmade), "with_timeline": True}, ctx)
+    result = READ_TRACE({"trace": str(handmade), "with_timeline": True}, ctx)
     assert any(kind == "progress" for kind, _ in events)
     timeline = result["timeline"]
     assert timeline["ts"].size == 12 and set(timeline["run"].tolist()) == {0, 1, 2}
     assert result["by_node"][timeline["node"][0]]["name"] == "conv1"
     target = tmp_path / "export" / "copy.json"
     target.parent.mkdir()
-    copy_trace_job({"source": str(handmade), "target": str(target)}, ctx)
+    COPY_TRACE({"source": str(handmade), "target": str(target)}, ctx)
     assert target.read_bytes() == handmade.read_bytes()
     assert [p.name for p in target.parent.iterdir()] == ["copy.json"]

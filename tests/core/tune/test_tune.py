@@ -3,7 +3,8 @@ import pytest
 from app.core.jobs.errors import UserError
 from app.core.jobs.protocol import JobContext
 from app.core.session.config import SessionConfig
-from app.core.tune.tune import Contender, prune, tune_job
+from app.core.tune.jobs import TUNE
+from app.core.tune.tune import Contender, prune
 from app.core.tune.space import SearchLimits, apply_candidate, build_space, describe, thread_counts
 from tests import models
 
@@ -79,8 +80,8 @@ def _params(path, **extra):
 
 
 def test_race_spends_fewer_trials_than_the_grid(small_model):
-    grid = tune_job(_params(small_model, strategy="grid", grid_blocks=3), JobContext())
-    race = tune_job(_params(small_model, final_blocks=2), JobContext())
+    grid = TUNE(_params(small_model, strategy="grid", grid_blocks=3), JobContext())
+    race = TUNE(_params(small_model, final_blocks=2), JobContext())
     assert grid["space_size"] == race["space_size"] == 8
     assert grid["trials_used"] == 8 * 3
     assert all(t["blocks"] == 3 for t in grid["trials"])
@@ -97,7 +98,7 @@ def test_race_spends_fewer_trials_than_the_grid(small_model):
 
 
 def test_budget_in_trials_is_respected(small_model):
-    result = tune_job(_params(small_model, budget_trials=5), JobContext())
+    result = TUNE(_params(small_model, budget_trials=5), JobContext())
     assert result["trials_used"] == 5
 
 
@@ -112,7 +113,7 @@ def test_cancel_keeps_what_was_learned(small_model):
                 ctx.cancel()
 
     ctx._emit = emit
-    result = tune_job(_params(small_model, strategy="grid", grid_blocks=10), ctx)
+    result = TUNE(_params(small_model, strategy="grid", grid_blocks=10), ctx)
     assert result["cancelled"] is True
     assert 0 < result["trials_used"] < 80
     assert result["best"]["latency_ms"] > 0
@@ -127,7 +128,7 @@ def test_settings_that_cannot_start_are_dropped_not_fatal(small_model):
          "intra_op_num_threads": 1, "inter_op_num_threads": 0, "intra_op_allow_spinning": None,
          "dynamic_block_base": 0, "io_binding": False},
     ]
-    result = tune_job({"path": small_model, "candidates": candidates, "block_runs": 3, "strategy": "grid",
+    result = TUNE({"path": small_model, "candidates": candidates, "block_runs": 3, "strategy": "grid",
                        "grid_blocks": 2}, JobContext())
     assert [f["label"] for f in result["failed"]] == [describe(candidates[1])]
     assert "DirectML" in result["failed"][0]["error"] or "Dml" in result["failed"][0]["error"]
@@ -136,4 +137,4 @@ def test_settings_that_cannot_start_are_dropped_not_fatal(small_model):
 
 def test_empty_space_is_a_user_error(small_model):
     with pytest.raises(UserError):
-        tune_job({"path": small_model, "candidates": []}, JobContext())
+        TUNE({"path": small_model, "candidates": []}, JobContext())

@@ -10,6 +10,7 @@ from PySide6.QtWidgets import (QGridLayout, QGroupBox, QHBoxLayout, QLabel,
 from app.core.units import human_bytes
 from app.gui.panels.bench.run_form import RunSettingsForm, ms_text
 from app.gui.shell.panel import OneJobView, Panel
+from app.core.bench.jobs import BENCH
 
 LIVE_KEYS = ["mean", "p50", "p90", "p95", "p99", "p999", "min", "max", "std"]
 STATS_EVERY = 5           # live figures refresh every 5th redraw (about 6 times a second)
@@ -110,7 +111,7 @@ class BenchmarkPanel(OneJobView, Panel):
         self.start_button.setEnabled(False)
         self.cancel_button.setEnabled(True)
         self.status.setText(f"Measuring {label}…")
-        self.job = self.jobs.start(f"Benchmark {label}", "app.core.bench.bench:bench_job",
+        self.job = self.jobs.start(f"Benchmark {label}", BENCH,
                                    {"path": path, "session": config.to_dict(), "run": run, "variant": label},
                                    on_data=self._on_data, on_result=self._on_result, on_error=self._on_error,
                                    on_progress=lambda _f, message: self.status.setText(f"{label}: {message}"))

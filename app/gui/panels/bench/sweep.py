@@ -11,6 +11,7 @@ from PySide6.QtWidgets import (QComboBox, QDoubleSpinBox, QFormLayout, QGroupBox
 from PySide6.QtCore import Qt
 
 from app.gui.shell.panel import OneJobView
+from app.core.bench.jobs import SWEEP
 
 NO_DIM = "(none: concurrency only)"
 
@@ -127,9 +128,8 @@ class SweepView(OneJobView, QWidget):
         self.cancel_button.setEnabled(True)
         name = Path(path).name
         self.job = window.jobs.start(
-            f"Sweep {name}", "app.core.bench.sweep:sweep_job",
-            {"path": path, "session": config.to_dict(), "run": self.run_form.settings(), **params},
-            isolate=False, on_data=self._on_data, on_result=self._on_result, on_error=self._on_error,
+            f"Sweep {name}", SWEEP,
+            {"path": path, "session": config.to_dict(), "run": self.run_form.settings(), **params}, on_data=self._on_data, on_result=self._on_result, on_error=self._on_error,
             on_progress=lambda _f, message: self.status.setText(message))
 
     def _on_data(self, kind: str, payload) -> None:

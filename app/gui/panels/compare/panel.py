@@ -10,6 +10,7 @@ from PySide6.QtWidgets import QFileDialog, QHBoxLayout, QLabel, QPushButton, QSp
 
 from app.core.units import human_bytes
 from app.gui.shell.panel import OneJobView, Panel
+from app.core.bench.jobs import COMPARE
 
 HEADERS = ["Model", "Size", "p50 ms", "p90 ms", "p99 ms", "runs/s", "Speedup", "max |Δ|", "Cosine", "Providers"]
 
@@ -89,8 +90,8 @@ class ComparePanel(OneJobView, Panel):
         self.cancel_button.setEnabled(True)
         self.status.setText(f"Comparing {len(models)} models…")
         self.job = self.jobs.start(
-            f"Compare {', '.join(m['label'] for m in models)}", "app.core.bench.compare:compare_job",
-            {"models": models, "session": config.to_dict(), "run": self.run_form.settings()}, isolate=False,
+            f"Compare {', '.join(m['label'] for m in models)}", COMPARE,
+            {"models": models, "session": config.to_dict(), "run": self.run_form.settings()},
             on_result=self._on_result, on_error=self._on_error,
             on_progress=lambda _f, message: self.status.setText(message))
 

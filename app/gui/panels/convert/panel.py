@@ -10,11 +10,10 @@ from PySide6.QtWidgets import (QCheckBox, QComboBox, QFormLayout, QGroupBox, QHB
 from PySide6.QtCore import Qt
 
 from app.core.convert.options import KINDS, default_output, kind_info, unavailable_reason
+from app.core.convert.jobs import CONVERT, DETECT_TRANSFORMER
 from app.gui.panels.convert.parts import OptionsForm, PathEdit, ResultCard
 from app.gui.shell.panel import Panel
 
-JOB = "app.core.convert.convert:convert_job"
-DETECT_JOB = "app.core.convert.kinds:detect_transformer_job"
 
 
 class ConvertPanel(Panel):
@@ -148,7 +147,7 @@ class ConvertPanel(Panel):
                     if shape[name]:
                         self.options.set_value(name, shape[name])
 
-        self.jobs.start(f"Detect heads of {model.label}", DETECT_JOB, {"path": model.path}, on_result=detected)
+        self.jobs.start(f"Detect heads of {model.label}", DETECT_TRANSFORMER, {"path": model.path}, on_result=detected)
 
     def _refresh_state(self) -> None:
         running = self.job is not None
@@ -235,7 +234,7 @@ class ConvertPanel(Panel):
             self.window.open_model(report["output"], parent=source, kind=kind, extra={"conversion": report})
             self.card.show_report(report)
 
-        self.job = self.jobs.start(f"Convert {source.label} to {kind}", JOB, self.params(force), on_result=done,
+        self.job = self.jobs.start(f"Convert {source.label} to {kind}", CONVERT, self.params(force), on_result=done,
                                    on_progress=self._progressed)
         self.jobs.job_finished.connect(self._finished)
         self._refresh_state()

@@ -6,6 +6,7 @@ from PySide6.QtCore import Qt
 from PySide6.QtWidgets import QHBoxLayout, QLabel, QPushButton, QSplitter, QTextBrowser
 
 from app.gui.shell.panel import Panel
+from app.core.diagnose.jobs import DIAGNOSE
 
 SEVERITY_MARK = {"high": "●●●", "medium": "●●", "low": "●", "info": "○"}
 
@@ -50,7 +51,7 @@ class DiagnosePanel(Panel):
         self.run_button.setEnabled(False)
         self.status.setText("Profiling, timing and experimenting…")
         params = {"path": self.model.path, "session": self.window.session_config().to_dict()}
-        self.job = self.jobs.start(f"Diagnose {self.model.label}", "app.core.diagnose.diagnose:diagnose_job", params,
+        self.job = self.jobs.start(f"Diagnose {self.model.label}", DIAGNOSE, params,
                                    on_result=self.show_result, on_error=lambda _e: self._done("Diagnosis failed."))
 
     def _done(self, text: str) -> None:

@@ -10,6 +10,7 @@ from PySide6.QtWidgets import (QComboBox, QHBoxLayout, QLabel, QPushButton, QSpi
 
 from app.core.units import human_bytes
 from app.gui.shell.panel import Panel
+from app.core.iobinding.jobs import IOBINDING
 
 #: (short name, label, ORT provider) in the order the combo lists them
 PROVIDERS = [("cpu", "CPU", "CPUExecutionProvider"), ("cuda", "CUDA", "CUDAExecutionProvider"),
@@ -153,13 +154,13 @@ class IOBindingPanel(Panel):
         config = self.window.session_config()
         config.inputs.dims.update({name: spin.value() for name, spin in self.dim_spins.items()})
         provider = self.provider_combo.currentData()
-        params = {"path": model.path, "config": config.to_dict(), "provider": provider,
+        params = {"path": model.path, "session": config.to_dict(), "provider": provider,
                   "iterations": self.iterations.value(), "warmup": self.warmup.value()}
         self.run_button.setEnabled(False)
         self.cancel_button.setEnabled(True)
         self.status.setText("Starting…")
         self.job = self.jobs.start(f"IO binding: {model.label} on {self.provider_combo.currentText()}",
-                                   "app.core.iobinding.iobinding:iobinding_job", params,
+                                   IOBINDING, params,
                                    on_result=lambda result, path=model.path: self._finished(path, result),
                                    on_error=lambda _exc: self._finished(None, None),
                                    on_progress=lambda _fraction, message: self.status.setText(message))

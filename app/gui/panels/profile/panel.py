@@ -16,6 +16,7 @@ from PySide6.QtWidgets import (QCheckBox, QComboBox, QFileDialog, QHBoxLayout, Q
                                QTabWidget)
 
 from app.gui.shell.panel import Panel
+from app.core.profile.jobs import COPY_TRACE, PROFILE, READ_TRACE
 
 TRACE_FILTER = "Profiling traces (*.json);;All files (*)"
 DEFAULT_RUNS = 10
@@ -98,7 +99,7 @@ class ProfilePanel(Panel):
         label = f"{model.label} · {providers} · {time.strftime('%H:%M:%S')}"
         params = {"model": model.path, "session": config.to_dict(), "runs": self.runs.value(),
                   "with_timeline": True}
-        self.jobs.start(f"Profile {model.label}", "app.core.profile.profile:profile_model_job", params,
+        self.jobs.start(f"Profile {model.label}", PROFILE, params,
                         on_result=lambda info: self.add_profile(label, info))
 
     def open_dialog(self) -> None:
@@ -114,7 +115,7 @@ class ProfilePanel(Panel):
 
     def open_trace(self, path: str) -> None:
         name = Path(path).name
-        self.jobs.start(f"Read trace {name}", "app.core.profile.traces:read_trace_job",
+        self.jobs.start(f"Read trace {name}", READ_TRACE,
                         {"trace": str(path), "with_timeline": True},
                         on_result=lambda info: self.add_profile(name, info))
 
@@ -132,8 +133,8 @@ class ProfilePanel(Panel):
         info = self.current()
         if info is None or Path(target).resolve() == Path(info["trace"]).resolve():
             return None
-        return self.jobs.start(f"Export {Path(target).name}", "app.core.profile.traces:copy_trace_job",
-                               {"source": info["trace"], "target": target}, isolate=False,
+        return self.jobs.start(f"Export {Path(target).name}", COPY_TRACE,
+                               {"source": info["trace"], "target": target},
                                on_result=lambda done: self.window.statusBar().showMessage(
                                    f"Trace saved: {done['path']}", 8000))
 

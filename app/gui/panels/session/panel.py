@@ -9,6 +9,7 @@ from PySide6.QtWidgets import (QCheckBox, QComboBox, QFileDialog, QFormLayout, Q
                                QLabel, QLineEdit, QPushButton, QScrollArea, QSpinBox, QTabWidget, QVBoxLayout, QWidget)
 
 from app.gui.shell.panel import Panel
+from app.core.session.jobs import CAPABILITIES
 
 PRESET_FILTER = "Session presets (*.json);;All files (*)"
 TIPS = {
@@ -185,7 +186,7 @@ class SessionPanel(Panel):
         if self.window.providers_info:
             self.providers.set_availability(self.window.providers_info["providers"])
         self.window.providers_ready.connect(lambda info: self.providers.set_availability(info["providers"]))
-        self.jobs.start("Check session settings", "app.core.session.config:capabilities_job", {},
+        self.jobs.start("Check session settings", CAPABILITIES, {},
                         on_result=lambda info: self._set_spin_support(set(info["config_keys"])))
 
     @staticmethod

@@ -5,6 +5,7 @@ from __future__ import annotations
 
 from PySide6.QtWidgets import QHBoxLayout, QLabel, QPushButton, QSplitter, QVBoxLayout, QWidget
 from PySide6.QtCore import Qt
+from app.core.session.jobs import PLACEMENT
 
 
 class PlacementView(QWidget):
@@ -53,7 +54,7 @@ class PlacementView(QWidget):
             self.button.setEnabled(True)
             self.show_result(result)
 
-        window.jobs.start(f"Placement of {model.label}", "app.core.session.placement:placement_job",
+        window.jobs.start(f"Placement of {model.label}", PLACEMENT,
                           {"path": model.path, "session": config.to_dict()},
                           on_result=done, on_error=lambda _exc: self.button.setEnabled(True))
 

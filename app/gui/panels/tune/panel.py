@@ -7,6 +7,7 @@ from PySide6.QtWidgets import (QComboBox, QFileDialog, QFormLayout, QGroupBox, Q
                                QSpinBox, QSplitter, QVBoxLayout, QWidget)
 
 from app.gui.shell.panel import Panel
+from app.core.tune.jobs import TUNE
 
 
 class TunePanel(Panel):
@@ -107,7 +108,7 @@ class TunePanel(Panel):
         self.start_button.setEnabled(False)
         self.cancel_button.setEnabled(True)
         self.redraw.start()
-        self.job = self.jobs.start(f"Tune {self.model.label}", "app.core.tune.tune:tune_job", self.params(),
+        self.job = self.jobs.start(f"Tune {self.model.label}", TUNE, self.params(),
                                    on_data=self._data, on_result=self._finished, on_error=self._failed)
 
     def cancel(self) -> None:

@@ -1,0 +1,225 @@
+"""The measuring jobs: a benchmark; a comparison of several models, each in a fresh process
+with the same session and inputs; a sweep over a grid, each cell in a fresh process."""
+
+from __future__ import annotations
+
+import tempfile
+import time
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any, Callable
+
+from app.core.bench.bench import RunSettings, benchmark
+from app.core.bench.compare import FEEDS_FILE, OUTPUTS_FILE, compare_row, output_fidelity
+from app.core.bench.sweep import LIMIT_PERCENTILES, best_cell
+from app.core.jobs.entry import Job
+from app.core.jobs.errors import UserError
+from app.core.jobs.params import Params, setting
+from app.core.jobs.protocol import JobContext
+from app.core.session.config import SessionConfig
+
+
+@dataclass
+class BenchParams(Params):
+    path: str
+    session: SessionConfig = setting(factory=SessionConfig)
+    run: RunSettings = setting(factory=RunSettings)
+    variant: str = ""
+    record: bool = True                                    # keep the result in the history
+    require_dims: list[str] = setting(factory=list)        # dims that must be symbolic (a sweep's)
+
+
+@dataclass
+class MemberParams(BenchParams):
+    reference_dir: str = ""                                 # where the reference keeps feeds and outputs
+    is_reference: bool = False
+
+
+@dataclass
+class CompareParams(Params):
+    models: list[dict[str, str]]                            # [{path, label}], the first is the reference
+    session: SessionConfig = setting(factory=SessionConfig)
+    run: RunSettings = setting(factory=RunSettings)
+    record: bool = True
+
+    def validate(self) -> None:
+        if len(self.models) < 2:
+            raise UserError("bad-option", "a comparison needs at least two models")
+        if any("path" not in model for model in self.models):
+            raise UserError("bad-option", "each model of a comparison needs its path")
+
+
+@dataclass
+class SweepParams(Params):
+    path: str
+    session: SessionConfig = setting(factory=SessionConfig)
+    run: RunSettings = setting(factory=RunSettings)
+    dim: str | None = None                                  # the swept symbolic dimension, or none
+    dim_values: list[int] = setting(factory=list)
+    concurrency_values: list[int] = setting(factory=lambda: [1])
+    latency_limit_ms: float | None = setting(None, minimum=0, flag="--latency-limit")
+    limit_percentile: str = setting("p99", choices=LIMIT_PERCENTILES)
+    record: bool = True
+
+    def validate(self) -> None:
+        if self.dim and not self.dim_values:
+            raise UserError("bad-option", f"give the values of {self.dim} to sweep")
+        if any(v < 1 for v in self.dim_values + self.concurrency_values) or not self.concurrency_values:
+            raise UserError("bad-option", "swept values must be whole numbers ≥ 1")
+
+
+def bench_job(params: BenchParams, ctx: JobContext) -> dict:
+    """Streams ("latency", {"phase", "ns"}) data batches."""
+    from app.core.store.history import History
+
+    def on_batch(phase: str, ns: bytes) -> None:
+        ctx.data("latency", {"phase": phase, "ns": ns})
+
+    report, measurement = benchmark(params.path, params.session, params.run, ctx, on_batch=on_batch,
+                                    require_dims=tuple(params.require_dims))
+    report["variant"] = params.variant
+    if params.record:
+        history = History()
+        report["model"] = history.model_identity(report["model"]["path"]) | {"size_bytes": report["model"]["size_bytes"]}
+        report["history_id"] = history.record("bench", report, measurement.warmup_ms(), measurement.samples_ms())
+    return report
+
+
+def run_child(job: Job, params: Params, ctx: JobContext, on_event: Callable[[str, dict], None] | None = None) -> Any:
+    """Run one job in a fresh process from a job that orchestrates several (compare, sweep).
+
+    Cancelling `ctx` cancels the child; its result is returned, its error raised."""
+    from app.core.jobs.runner import JobHandle
+
+    handle = JobHandle(job, params).start()
+    remove = ctx.on_cancel(handle.cancel)
+    try:
+        return handle.wait(on_event)
+    finally:
+        remove()
+
+
+def member_job(params: MemberParams, ctx: JobContext) -> dict:
+    """One model of a comparison, in its own process. The reference saves its feeds and
+    outputs; every later member runs on those feeds and measures its outputs against them."""
+    import numpy as np
+
+    from app.core.session.input_spec import FeedSpec
+
+    folder = Path(params.reference_dir)
+    config = params.session
+    if params.is_reference:
+        def on_first_outputs(feeds: dict, outputs: dict) -> dict:
+            np.savez(folder / FEEDS_FILE, **feeds)
+            np.savez(folder / OUTPUTS_FILE, **{k: v for k, v in outputs.items() if isinstance(v, np.ndarray)})
+            return {}
+    else:
+        spec = config.inputs
+        config.inputs = FeedSpec(mode="files", files={"*": str(folder / FEEDS_FILE)}, seed=spec.seed,
+                                 vocab_size=spec.vocab_size)
+
+        def on_first_outputs(feeds: dict, outputs: dict) -> dict:
+            with np.load(folder / OUTPUTS_FILE, allow_pickle=False) as saved:
+                reference = {name: saved[name] for name in saved.files}
+            return {"fidelity": output_fidelity(reference, outputs)}
+
+    report, _ = benchmark(params.path, config, params.run, ctx, on_first_outputs=on_first_outputs)
+    report["variant"] = params.variant
+    return report
+
+
+def _forward(ctx: JobContext, index: int, count: int, label: str) -> Callable[[str, dict], None]:
+    """A child's events as the orchestrating job's: overall progress, labelled log lines."""
+    def forward(kind: str, payload: dict) -> None:
+        if kind == "progress":
+            ctx.progress((index + (payload.get("fraction") or 0.0)) / count, f"{label}: {payload.get('message', '')}")
+        elif kind == "log":
+            ctx.log(f"{label}: {payload['message']}", payload.get("level", "info"))
+    return forward
+
+
+def compare_job(params: CompareParams, ctx: JobContext) -> dict:
+    """Runs in the calling process (it only starts children); each model is measured
+    in a fresh child, one after another, so no two share a CPU or a GPU arena."""
+    from app.core.store.history import History
+
+    models, config, settings = params.models, params.session, params.run
+    reports = []
+    with tempfile.TemporaryDirectory(prefix="ortune-compare-") as folder:
+        for index, model in enumerate(models):
+            ctx.check_cancel()
+            label = model.get("label") or Path(model["path"]).name
+            member = MemberParams(path=model["path"], session=SessionConfig.from_dict(config.to_dict()),
+                                  run=settings, variant=label, reference_dir=folder, is_reference=index == 0)
+            reports.append(run_child(MEMBER, member, ctx, _forward(ctx, index, len(models), label)))
+    baseline = reports[0]
+    result = {
+        "baseline": baseline["variant"],
+        "models": [compare_row(report, baseline) for report in reports],
+        "session": config.to_dict(),
+        "run": settings.to_dict(),
+        "ort_version": baseline["ort_version"],
+        "machine": baseline["machine"],
+        "created": time.time(),
+    }
+    if params.record:
+        history = History()
+        result["model"] = history.model_identity(baseline["model"]["path"])
+        result["variant"] = " vs ".join(r["variant"] for r in reports)
+        result["providers"] = baseline["providers"]
+        result["history_id"] = history.record("compare", result)
+    return result
+
+
+def sweep_job(params: SweepParams, ctx: JobContext) -> dict:
+    """Runs in the calling process; every cell is a fresh child running the benchmark."""
+    from app.core.store.history import History
+
+    dim = params.dim or None
+    dim_values = list(params.dim_values) if dim else [None]
+    concurrency_values = list(params.concurrency_values)
+    percentile, limit = params.limit_percentile, params.latency_limit_ms
+    config, settings = params.session, params.run
+    grid = [(value, k) for value in dim_values for k in concurrency_values]
+    cells, last = [], None
+    for index, (value, concurrency) in enumerate(grid):
+        ctx.check_cancel()
+        cell_config = SessionConfig.from_dict(config.to_dict())
+        if dim:
+            cell_config.inputs.dims[dim] = value
+            if dim in cell_config.free_dimension_overrides:
+                cell_config.free_dimension_overrides[dim] = value
+        cell_run = RunSettings.from_dict({**settings.to_dict(), "concurrency": concurrency})
+        name = (f"{dim}={value}, " if dim else "") + f"concurrency {concurrency}"
+        cell_params = BenchParams(path=params.path, session=cell_config, run=cell_run, record=False,
+                                  require_dims=[dim] if dim else [])
+        last = run_child(BENCH, cell_params, ctx, _forward(ctx, index, len(grid), name))
+        cell = {"dim_value": value, "concurrency": concurrency, "latency_ms": last["latency_ms"],
+                "throughput_per_s": last["throughput_per_s"],
+                "items_per_s": last["throughput_per_s"] * (value if dim else 1), "iterations": last["iterations"],
+                "peak_rss_bytes": last["peak_rss_bytes"], "gpu_memory_bytes": last["gpu_memory_bytes"],
+                "input_shapes": last["inputs"]["shapes"]}
+        cells.append(cell)
+        ctx.data("sweep-cell", cell)
+    best = best_cell(cells, limit, percentile)
+    result = {
+        "dim": dim, "dim_values": dim_values if dim else [], "concurrency_values": concurrency_values,
+        "cells": cells, "latency_limit_ms": limit, "limit_percentile": percentile, "best": best,
+        "session": config.to_dict(), "run": settings.to_dict(), "providers": last["providers"],
+        "ort_version": last["ort_version"], "machine": last["machine"], "created": time.time(),
+    }
+    if params.record:
+        history = History()
+        result["model"] = history.model_identity(params.path)
+        result["variant"] = "sweep " + ((f"{dim} × " if dim else "") + "concurrency")
+        result["summary"] = best or {}
+        result["history_id"] = history.record("sweep", result)
+    else:
+        result["model"] = {"path": str(Path(params.path).resolve())}
+    return result
+
+
+BENCH = Job("bench", bench_job, BenchParams)
+MEMBER = Job("compare-member", member_job, MemberParams)
+COMPARE = Job("compare", compare_job, CompareParams, child=False)   # it only starts children
+SWEEP = Job("sweep", sweep_job, SweepParams, child=False)

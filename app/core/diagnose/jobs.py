@@ -1,0 +1,27 @@
+"""The diagnosis job: why this model is slow here."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+from app.core.jobs.entry import Job
+from app.core.jobs.params import Params, setting
+from app.core.session.config import SessionConfig
+
+
+@dataclass
+class DiagnoseParams(Params):
+    path: str
+    session: SessionConfig = setting(factory=SessionConfig)
+    trace: str | None = None                                # a profile trace to read instead of profiling
+    runs: int = setting(20, minimum=1, flag="--runs")       # profiled runs
+    timing_runs: int = setting(200, minimum=1)
+    timing_s: float = setting(3.0, minimum=0.001)
+
+
+def diagnose_job(params: DiagnoseParams, ctx) -> dict:
+    from app.core.diagnose.diagnose import diagnose
+    return diagnose(params, ctx)
+
+
+DIAGNOSE = Job("diagnose", diagnose_job, DiagnoseParams)

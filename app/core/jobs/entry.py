@@ -1,0 +1,34 @@
+"""A job's entry: what it runs, the parameters it takes, where it runs and what it returns.
+
+The window, the command line and the tests start a job through its entry, never by a
+name, so a reader can follow a click to the function it runs and a rename breaks at
+import, not in front of a user. Each room of app.core declares its entries in its
+`jobs` module; app.core.registry lists them all."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from typing import Any, Callable, Generic, TypeVar
+
+from app.core.jobs.params import Params
+
+P = TypeVar("P", bound=Params)
+
+
+@dataclass(frozen=True)
+class Job(Generic[P]):
+    name: str                                  # stable: shown in logs and the Jobs dock
+    func: Callable[[P, Any], Any]              # func(params, ctx) -> result
+    params: type[P]
+    child: bool = True                         # runs in a process of its own (see jobs.runner)
+    result: type = dict                        # what func returns (JSON-able)
+
+    def make_params(self, params: P | dict | None = None) -> P:
+        """The job's parameters, checked; a dict (JSON, a preset) is read into them."""
+        if isinstance(params, self.params):
+            params.validate()
+            return params
+        return self.params.from_dict(params)
+
+    def __call__(self, params: P | dict | None, ctx) -> Any:
+        return self.func(self.make_params(params), ctx)

@@ -1,0 +1,96 @@
+"""The profiling jobs: run a model with the profiler on, read a trace, compare two, copy one."""
+
+from __future__ import annotations
+
+import shutil
+from dataclasses import dataclass
+from pathlib import Path
+
+from app.core.jobs.entry import Job
+from app.core.jobs.errors import UserError
+from app.core.jobs.params import Params, setting
+from app.core.session.config import SessionConfig
+
+
+@dataclass
+class ProfileParams(Params):
+    model: str
+    session: SessionConfig = setting(factory=SessionConfig)
+    runs: int | None = setting(None, minimum=1, flag="--runs")      # None: the default number
+    out: str | None = None                                           # None: the traces folder
+    force: bool = False
+    include_first_run: bool = False
+    with_timeline: bool = False
+
+
+@dataclass
+class TraceParams(Params):
+    trace: str
+    include_first_run: bool = False
+    with_timeline: bool = False
+
+
+@dataclass
+class TraceDiffParams(Params):
+    before: str
+    after: str
+    include_first_run: bool = False
+
+
+@dataclass
+class CopyParams(Params):
+    source: str
+    target: str
+
+
+def profile_model_job(params: ProfileParams, ctx) -> dict:
+    from app.core.profile import profile
+    return profile.profile_model_job(params, ctx)
+
+
+def read_trace_job(params: TraceParams, ctx) -> dict:
+    from app.core.profile.traces import read_reporting, summarize
+
+    trace = read_reporting(params.trace, ctx, 0.0, 0.9, Path(params.trace).name)
+    ctx.progress(0.95, "adding up")
+    result = summarize(trace, params.include_first_run, params.with_timeline)
+    for warning in result["warnings"]:
+        ctx.log(warning, "warning")
+    ctx.progress(1.0, "done")
+    return result
+
+
+def diff_traces_job(params: TraceDiffParams, ctx) -> dict:
+    from app.core.profile.traces import diff_profiles, read_reporting, summarize
+
+    profiles = []
+    for i, path in enumerate((params.before, params.after)):
+        trace = read_reporting(path, ctx, 0.5 * i, 0.45, Path(path).name)
+        profiles.append(summarize(trace, params.include_first_run))
+        for warning in profiles[-1]["warnings"]:
+            ctx.log(warning, "warning")
+    result = diff_profiles(*profiles)
+    result["warnings"] = profiles[0]["warnings"] + profiles[1]["warnings"]
+    ctx.progress(1.0, "done")
+    return result
+
+
+def copy_trace_job(params: CopyParams, ctx) -> dict:
+    """Copy a trace as ORT wrote it (for Perfetto or chrome://tracing)."""
+    source, target = Path(params.source), Path(params.target)
+    if not source.is_file():
+        raise UserError("not-found", f"{source}: the trace file is gone")
+    partial = target.with_name(f".{target.name}.part")
+    try:
+        shutil.copyfile(source, partial)
+        partial.replace(target)
+    except OSError as exc:
+        partial.unlink(missing_ok=True)
+        raise UserError("not-writable", f"{target}: cannot write the trace ({exc.strerror})") from None
+    return {"path": str(target), "bytes": target.stat().st_size}
+
+
+PROFILE = Job("profile", profile_model_job, ProfileParams)
+READ_TRACE = Job("read-trace", read_trace_job, TraceParams)
+DIFF_TRACES = Job("diff-traces", diff_traces_job, TraceDiffParams)
+COPY_TRACE = Job("copy-trace", copy_trace_job, CopyParams, child=False)

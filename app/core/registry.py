@@ -1,0 +1,20 @@
+"""Every job a user can run, in one list: the window, the command line and the tests start
+each through its entry (see app.core.jobs.entry), and the tests check every entry here."""
+
+from __future__ import annotations
+
+from app.core.bench.jobs import BENCH, COMPARE, MEMBER, SWEEP
+from app.core.convert.jobs import CONVERT, DETECT_TRANSFORMER
+from app.core.diagnose.jobs import DIAGNOSE
+from app.core.iobinding.jobs import IOBINDING
+from app.core.jobs.entry import Job
+from app.core.model.jobs import INSPECT
+from app.core.profile.jobs import COPY_TRACE, DIFF_TRACES, PROFILE, READ_TRACE
+from app.core.session.jobs import CAPABILITIES, PLACEMENT, PROBE_PROVIDERS, SMOKE_RUN
+from app.core.tune.jobs import TUNE
+
+JOBS: tuple[Job, ...] = (
+    INSPECT, PROBE_PROVIDERS, CAPABILITIES, SMOKE_RUN, PLACEMENT, CONVERT, DETECT_TRANSFORMER,
+    BENCH, MEMBER, COMPARE, SWEEP, PROFILE, READ_TRACE, DIFF_TRACES, COPY_TRACE, IOBINDING, TUNE, DIAGNOSE,
+)
+

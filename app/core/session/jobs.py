@@ -1,0 +1,64 @@
+"""The session's jobs: which providers really start, what this ONNX Runtime offers a
+session form, one run of a model to prove the runtime works, and node placement."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+from app.core.jobs.entry import Job
+from app.core.jobs.params import Params, setting
+from app.core.session.config import SessionConfig
+
+PLACEMENT_METHODS = ("auto", "assignment", "profiling")
+
+
+@dataclass
+class NoParams(Params):
+    """For jobs that take nothing."""
+
+
+@dataclass
+class ModelSession(Params):
+    path: str
+    session: SessionConfig = setting(factory=SessionConfig)
+
+
+@dataclass
+class PlacementParams(ModelSession):
+    method: str = setting("auto", choices=PLACEMENT_METHODS, flag="--method")
+
+
+def probe_job(params: NoParams, ctx) -> dict:
+    from app.core.session.providers import probe_providers
+    return probe_providers(ctx)
+
+
+def capabilities_job(params: NoParams, ctx) -> dict:
+    """What this ORT offers that a session form may show: its version and config keys."""
+    import onnxruntime as ort
+
+    from app.core.session.config import supported_config_keys
+    return {"ort_version": ort.__version__, "config_keys": sorted(supported_config_keys())}
+
+
+def smoke_run_job(params: ModelSession, ctx) -> dict:
+    """Load a model with a preset and run it once: proves the runtime works end to end."""
+    from app.core.session.create import create_session
+    from app.core.session.inputs import make_feeds, session_inputs
+
+    session = create_session(params.path, params.session)
+    feeds, info = make_feeds(session_inputs(session), params.session.inputs)
+    outputs = session.run(None, feeds)
+    return {"providers": session.get_providers(), "dims": info["dims"],
+            "outputs": [{"name": o.name, "shape": list(v.shape)} for o, v in zip(session.get_outputs(), outputs)]}
+
+
+def placement_job(params: PlacementParams, ctx) -> dict:
+    from app.core.session.placement import placement
+    return placement(params.path, params.session, ctx, params.method)
+
+
+PROBE_PROVIDERS = Job("probe-providers", probe_job, NoParams)
+CAPABILITIES = Job("session-capabilities", capabilities_job, NoParams)
+SMOKE_RUN = Job("smoke-run", smoke_run_job, ModelSession)
+PLACEMENT = Job("placement", placement_job, PlacementParams)

@@ -1,0 +1,99 @@
+"""Every job is started through its entry: typed parameters that survive JSON, and no
+module that names a job by a string."""
+
+import dataclasses
+import json
+import pickle
+import re
+import typing
+from pathlib import Path
+
+import pytest
+
+from app.core.jobs.params import Params
+from app.core.registry import JOBS
+
+ROOT = Path(__file__).resolve().parents[3]
+#: "package.module:function": how jobs were named before the registry
+JOB_BY_NAME = re.compile(r"""["'](?:app|tests)(?:\.\w+)+:\w+["']""")
+
+
+def example(kind):
+    """A value of an annotated type that is not its field's default."""
+    origin = typing.get_origin(kind)
+    if origin in (typing.Union, getattr(__import__("types"), "UnionType")):
+        return example(next(k for k in typing.get_args(kind) if k is not type(None)))
+    if kind is str:
+        return "model.onnx"
+    if kind is bool:
+        return True
+    if kind is int:
+        return 3
+    if kind is float:
+        return 2.5
+    if origin is list:
+        item = typing.get_args(kind)[0]
+        return [example(item), example(item)]
+    if origin is dict or kind is dict:
+        return {"path": "a.onnx"} if typing.get_args(kind) == (str, str) else {}
+    if kind is typing.Any:
+        return "value"
+    if isinstance(kind, type) and issubclass(kind, Params):
+        return example_params(kind).to_dict()
+    return kind().to_dict()            # a preset type of its own (SessionConfig)
+
+
+def example_params(cls):
+    hints = typing.get_type_hints(cls)
+    data = {}
+    for field in dataclasses.fields(cls):
+        choices = field.metadata.get("choices")
+        data[field.name] = choices[-1] if choices else example(hints[field.name])
+    return cls.from_dict(data)
+
+
+def test_entries_have_unique_names_and_typed_parameters():
+    assert len({job.name for job in JOBS}) == len(JOBS) >= 18
+    for job in JOBS:
+        assert dataclasses.is_dataclass(job.params) and issubclass(job.params, Params), job.name
+        assert job.func.__qualname__ == job.func.__name__, f"{job.name}: a job function lives at module level"
+
+
+@pytest.mark.parametrize("job", JOBS, ids=lambda job: job.name)
+def test_parameters_round_trip_through_json_and_pickle(job):
+    params = example_params(job.params)
+    again = job.params.from_dict(json.loads(json.dumps(params.to_dict())))
+    assert again.to_dict() == params.to_dict()
+    assert pickle.loads(pickle.dumps((job, params)))[1].to_dict() == params.to_dict()
+
+
+@pytest.mark.parametrize("job", JOBS, ids=lambda job: job.name)
+def test_unknown_parameters_are_refused(job):
+    from app.core.jobs.errors import UserError
+
+    with pytest.raises(UserError, match="unknown setting"):
+        job.params.from_dict({**example_params(job.params).to_dict(), "no_such_setting": 1})
+
+
+def test_no_module_names_a_job_by_string():
+    offenders = []
+    for folder in ("app", "tests", "benchmarks"):
+        for path in (ROOT / folder).rglob("*.py"):
+            if path == Path(__file__):
+                continue
+            for number, line in enumerate(path.read_text(encoding="utf-8").splitlines(), 1):
+                if JOB_BY_NAME.search(line):
+                    offenders.append(f"{path.relative_to(ROOT)}:{number}")
+    assert not offenders
+
+
+def test_the_pattern_finds_a_job_named_by_string():
+    assert JOB_BY_NAME.search('run_job("app.core.bench.jobs:bench_job", {})')
+
+
+def test_callers_in_the_app_leave_the_process_choice_to_the_entry():
+    pattern = re.compile(r"\bisolate\s*=")
+    runner = ROOT / "app/core/jobs/runner.py"
+    offenders = [str(p.relative_to(ROOT)) for p in (ROOT / "app").rglob("*.py")
+                 if p != runner and pattern.search(p.read_text(encoding="utf-8"))]
+    assert not offenders

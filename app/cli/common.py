@@ -9,7 +9,8 @@ import math
 import sys
 from typing import Any, Callable
 
-from app.core.jobs.errors import JobCancelled, JobFailed, UserError
+from app.core.jobs.errors import JobCancelled
+from app.core.jobs.failure import describe_failure
 from app.cli.parser import CommandParser  # noqa: F401  (re-exported)
 from app.core.jobs.entry import Job
 from app.core.jobs.runner import JobHandle
@@ -107,26 +108,8 @@ def format_table(headers: list[str], rows: list[list[Any]]) -> str:
 
 def report_failure(exc: BaseException, as_json: bool) -> int:
     """Print one line (and the JSON error object when asked) and return the exit code."""
-    from app.core.store.paths import write_error_log
-
-    if isinstance(exc, (UserError, JobCancelled)):
-        info, code = exc.to_dict(), exc.exit_code
-        line = f"ortune: {exc.message}" if isinstance(exc, UserError) else "ortune: cancelled"
-    elif isinstance(exc, JobFailed) and exc.kind in ("crashed", "out-of-memory"):
-        info, code = exc.to_dict(), 1
-        line = f"ortune: {exc.message}"
-    else:
-        text = exc.traceback if isinstance(exc, JobFailed) and exc.traceback else None
-        try:
-            log = write_error_log(text)
-            where = f"; the details are in {log}"
-        except OSError:
-            where = ""
-        message = exc.message if isinstance(exc, JobFailed) else f"{type(exc).__name__}: {exc}"
-        info = {"kind": "internal", "message": message}
-        code = 1
-        line = f"ortune: internal error: {message}{where}"
+    failure = describe_failure(exc)
     if as_json:
-        print_json({"error": info})
-    sys.stderr.write(line + "\n")
-    return code
+        print_json({"error": failure.to_dict()})
+    sys.stderr.write(f"ortune: {failure.line}\n")
+    return failure.exit_code

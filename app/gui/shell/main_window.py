@@ -12,8 +12,7 @@ from PySide6.QtGui import QAction, QKeySequence
 from PySide6.QtWidgets import QDockWidget, QLabel, QMainWindow, QSplitter, QTabWidget, QWidget
 
 import app
-from app.core.jobs.errors import JobFailed, UserError
-from app.core.store.paths import demo_model_path, write_error_log
+from app.core.store.paths import demo_model_path
 from app.core.store.settings import Settings, save_settings
 from app.core.units import human_bytes
 from app.gui.shell.jobs import JobManager
@@ -332,17 +331,12 @@ class MainWindow(QMainWindow):
             job.cancel()
 
     def _job_failed(self, job, exc) -> None:
-        if isinstance(exc, UserError):
-            self.show_error(job.title, exc.message)
-        elif isinstance(exc, JobFailed) and exc.kind in ("crashed", "out-of-memory"):
-            self.show_error(job.title, exc.message)
-        else:
-            text = getattr(exc, "traceback", "") or repr(exc)
-            try:
-                where = f"\n\nThe details are in {write_error_log(text)}"
-            except OSError:
-                where = ""
-            self.show_error(job.title, f"Internal error: {getattr(exc, 'message', exc)}{where}")
+        from app.core.jobs.failure import describe_failure
+
+        failure = describe_failure(exc)
+        where = f"\n\nThe details are in {failure.log}" if failure.log else ""
+        self.show_error(job.title, (failure.line if failure.kind != "internal"
+                                    else f"Internal error: {failure.message}{where}"))
 
     def show_error(self, title: str, message: str) -> None:
         """The one place errors reach the user: a message that never blocks the window."""

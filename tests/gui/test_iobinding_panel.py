@@ -38,7 +38,7 @@ def test_providers_that_do_not_start_are_disabled_with_the_reason(qtbot, window,
 def test_input_size_comes_from_the_models_symbolic_dims(qtbot, window, tmp_path):
     panel = open_panel(qtbot, window, models.save(models.transformer_block(), tmp_path / "block.onnx"))
     assert list(panel.dim_spins) == ["batch", "sequence"]
-    assert panel.dim_spins["batch"].value() == 1 and panel.dim_spins["sequence"].value() == 32
+    assert panel.dim_spins["batch"].value() == 1 and panel.dim_spins["sequence"].value() == 128
 
 
 def test_running_on_the_cpu_fills_the_table_chart_and_explanation(qtbot, window, tmp_path):

@@ -258,7 +258,7 @@ def benchmark(path, config, settings: RunSettings, ctx: JobContext | None = None
     to add to the report; `require_dims` names symbolic dims the model must have."""
     import onnxruntime as ort
 
-    from app.core.session.inputs import make_feeds, session_inputs
+    from app.core.session.inputs import model_feeds
     from app.core.model.inspect import inspect_model
     from app.core.session.machine import describe_machine, gpu_memory_bytes, peak_rss_bytes
     from app.core.session.create import create_session, effective_settings
@@ -271,7 +271,7 @@ def benchmark(path, config, settings: RunSettings, ctx: JobContext | None = None
     session = create_session(summary["path"], config)
     create_ms = (time.perf_counter_ns() - started) / 1e6
     ctx.check_cancel()
-    feeds, feed_info = make_feeds(session_inputs(session), config.inputs)
+    feeds, feed_info = model_feeds(path, session, config.inputs)
     missing = [name for name in require_dims if name not in feed_info["dims"]]
     if missing:
         have = ", ".join(feed_info["dims"]) or "none"
@@ -304,7 +304,9 @@ def benchmark(path, config, settings: RunSettings, ctx: JobContext | None = None
         "providers": session.get_providers(),
         "session": preset,
         "run": settings.to_dict(),
-        "inputs": {"dims": feed_info["dims"], "shapes": feed_info["shapes"]},
+        "inputs": feed_info["inputs"],
+        "input_dims": feed_info["dims"],
+        "inputs_guessed": feed_info["guessed"],
         "ort_version": ort.__version__,
         "machine": describe_machine(),
         "created": time.time(),

@@ -198,7 +198,7 @@ def sweep_job(params: SweepParams, ctx: JobContext) -> dict:
                 "throughput_per_s": last["throughput_per_s"],
                 "items_per_s": last["throughput_per_s"] * (value if dim else 1), "iterations": last["iterations"],
                 "peak_rss_bytes": last["peak_rss_bytes"], "gpu_memory_bytes": last["gpu_memory_bytes"],
-                "input_shapes": last["inputs"]["shapes"]}
+                "input_shapes": {row["name"]: row["shape"] for row in last["inputs"]}, "inputs": last["inputs"]}
         cells.append(cell)
         ctx.data("sweep-cell", cell)
     best = best_cell(cells, limit, percentile)

@@ -17,7 +17,7 @@ from dataclasses import asdict, dataclass, field
 import numpy as np
 
 from app.core.jobs.errors import UserError
-from app.core.session.inputs import FeedSpec, make_feeds, numpy_dtype, session_inputs
+from app.core.session.inputs import FeedSpec, model_feeds, numpy_dtype
 from app.core.jobs.protocol import JobContext
 from app.core.model.intake import first_line
 from app.core.session.config import SessionConfig
@@ -128,7 +128,7 @@ def reference_run(source_path: str | os.PathLike, feed_spec: FeedSpec | None = N
     except RunFailed as exc:
         raise UserError("session-failed", f"the source model cannot be loaded for the fidelity check: "
                                           f"{exc.message}") from None
-    feeds, info = make_feeds(session_inputs(session), feed_spec or config.inputs)
+    feeds, info = model_feeds(source_path, session, feed_spec or config.inputs)
     try:
         outputs = _run(session, feeds, ctx)
     except RunFailed as exc:

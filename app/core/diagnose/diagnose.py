@@ -12,7 +12,7 @@ import numpy as np
 
 from app.core.diagnose import rules
 from app.core.bench.bench import time_runs
-from app.core.session.inputs import make_feeds, session_inputs
+from app.core.session.inputs import model_feeds
 from app.core.model.inspect import inspect_model
 from app.core.jobs.protocol import JobContext
 from app.core.session.machine_cpu import cpu_description, int8_acceleration
@@ -55,7 +55,7 @@ def symbolic_probe(path: str, config: SessionConfig, dims: dict, ctx: JobContext
             sessions[label] = create_session(
                 path, idle_threads_sleep(variant), customize=lambda options, t=target: setattr(options, "optimized_model_filepath", t))
             result[f"nodes_{label}"] = len(onnx.load(target, load_external_data=False).graph.node)
-        feeds, _ = make_feeds(session_inputs(sessions["symbolic"]), config.inputs)
+        feeds, _ = model_feeds(path, sessions["symbolic"], config.inputs)
         times = {"symbolic": [], "fixed": []}
         for _ in range(5):                       # alternate, so a busy spell hits both
             for label, session in sessions.items():
@@ -111,7 +111,7 @@ def diagnose(params, ctx: JobContext) -> dict:
     profile = profile_for(path, config, params.trace, params.runs, ctx)
     ctx.progress(0.45, "timing runs")
     session = create_session(path, config)
-    feeds, feed_info = make_feeds(session_inputs(session), config.inputs)
+    feeds, feed_info = model_feeds(path, session, config.inputs)
     time_runs(session, feeds, 5, 2.0)
     samples = time_runs(session, feeds, params.timing_runs, params.timing_s)
     stats = {**latency_stats(samples), "runs": len(samples)}
@@ -140,7 +140,8 @@ def diagnose(params, ctx: JobContext) -> dict:
     findings.sort(key=lambda f: SEVERITY_ORDER.get(f["severity"], 9))
     ctx.progress(1.0, "done")
     return {"model": str(Path(path).resolve()), "session": settings, "findings": findings,
+            "inputs": feed_info["inputs"],
             "evidence": {"latency_ms": stats, "cpu": cpu_name, "int8_instructions": int8_acceleration(flags),
                          "profile": {k: profile[k] for k in ("trace", "runs", "total_node_us", "by_provider")
                                      if k in profile},
-                         "top_op_types": profile["by_op_type"][:10], "probes": probes, "inputs": feed_info}}
+                         "top_op_types": profile["by_op_type"][:10], "probes": probes, "inputs": feed_info["inputs"]}}

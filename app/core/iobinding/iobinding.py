@@ -18,7 +18,7 @@ from dataclasses import dataclass, field
 from typing import Callable
 
 from app.core.jobs.errors import UserError
-from app.core.session.inputs import make_feeds, session_inputs
+from app.core.session.inputs import model_feeds
 from app.core.iobinding.modes import (DEFAULT_ITERATIONS, DEFAULT_WARMUP, DEVICE_ONCE, NUMPY, PREALLOCATED, BIND_EACH_RUN, ModePlan, bytes_per_run,
                                       copy_ms, device_id_of, plan_modes, provider_note, session_config_for)
 from app.core.jobs.protocol import JobContext
@@ -260,7 +260,7 @@ def run_iobinding(path: str, config: SessionConfig, provider: str | None = None,
     base_config = session_config_for(config, provider, plans[0])
     session = create_session(model_path, base_config)
     ctx.check_cancel()
-    feeds, feed_info = make_feeds(session_inputs(session), config.inputs)
+    feeds, feed_info = model_feeds(path, session, config.inputs)
     references = session.run(None, feeds)     # inputs ORT refuses end the job with its reason (the runner)
     outputs = dict(zip([o.name for o in session.get_outputs()], references))
     obstacle = binding_obstacle(session)
@@ -304,7 +304,8 @@ def run_iobinding(path: str, config: SessionConfig, provider: str | None = None,
         "model": str(model_path.resolve()), "provider": provider, "device": device,
         "device_id": plans[0].device_id, "ort_version": ort.__version__,
         "iterations": iterations, "warmup": warmup,
-        "inputs": _describe(feeds), "outputs": _describe(outputs), "feeds": feed_info,
+        "inputs": [{**plan, **described} for plan, described in zip(feed_info["inputs"], _describe(feeds))],
+        "outputs": _describe(outputs), "feeds": feed_info,
         "input_bytes": int(input_bytes), "output_bytes": int(output_bytes),
         "transfer": transfer, "modes": modes, "note": provider_note(provider),
         "device_memory": device_memory(plans[0].device_id) if device == "cuda" else None,

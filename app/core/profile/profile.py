@@ -55,7 +55,7 @@ def _run_profiled(model: Path, config: SessionConfig, runs: int, prefix: Path, c
     """Create the session, run it `runs` times; returns (ORT's trace file, session facts)."""
     import onnxruntime as ort
 
-    from app.core.session.inputs import make_feeds, session_inputs
+    from app.core.session.inputs import model_feeds
     from app.core.session.create import create_session, effective_settings
 
     def enable_profiling(options) -> None:
@@ -64,7 +64,7 @@ def _run_profiled(model: Path, config: SessionConfig, runs: int, prefix: Path, c
 
     ctx.progress(None, "creating the session")
     session = create_session(model, config, customize=enable_profiling)
-    feeds, feed_info = make_feeds(session_inputs(session), config.inputs)
+    feeds, feed_info = model_feeds(model, session, config.inputs)
     run_options = ort.RunOptions()
     run = _make_runner(session, feeds, config, run_options)
     remove_hook = ctx.on_cancel(lambda: setattr(run_options, "terminate", True))
@@ -84,7 +84,7 @@ def _run_profiled(model: Path, config: SessionConfig, runs: int, prefix: Path, c
     finally:
         remove_hook()
     facts = {"session": effective_settings(session, config), "session_providers": session.get_providers(),
-             "feeds": feed_info}
+             "feeds": feed_info, "inputs": feed_info["inputs"]}
     return session.end_profiling(), facts
 
 

@@ -1,23 +1,17 @@
-"""Input data for a model: seeded random, zeros, or the user's .npy/.npz files.
-
-Symbolic dimensions get the user's values, or defaults guessed from their names
-(1 for batch-like names); every feed reports which values it used."""
+"""Input data for a model: the user's .npy/.npz files, or the input plan's values
+(app.core.session.input_plan); every feed reports what it used and why."""
 
 from __future__ import annotations
 
-import re
 from pathlib import Path
 
 import numpy as np
 
 from app.core.jobs.errors import UserError
+from app.core.session.graph_hints import GraphHints, read_hints
+from app.core.session.input_plan import PlannedInput, default_dim, looks_like_audio, plan_input  # noqa: F401 (default_dim: re-exported)
 from app.core.session.input_spec import FeedSpec  # noqa: F401  (re-exported: the spec lives apart, free of numpy)
 
-_BATCH = re.compile(r"batch|^n$|^b$|num_?images|unk__", re.I)
-_SEQUENCE = re.compile(r"seq|sequence|length|len$|tokens|time|frames|steps|past|total", re.I)
-_SPATIAL = re.compile(r"height|width|^h$|^w$", re.I)
-DEFAULT_SEQUENCE = 32
-DEFAULT_SPATIAL = 224
 
 # ORT's type strings ('tensor(float)') and ONNX's names ('float') -> numpy
 _NUMPY_TYPES = {
@@ -36,55 +30,6 @@ def numpy_dtype(type_text: str):
         return np.dtype(_NUMPY_TYPES[name])
     except KeyError:
         raise UserError("unsupported-input", f"inputs of type {type_text} cannot be generated") from None
-
-
-def default_dim(name: str) -> int:
-    if _BATCH.search(name):
-        return 1
-    if _SEQUENCE.search(name):
-        return DEFAULT_SEQUENCE
-    if _SPATIAL.search(name):
-        return DEFAULT_SPATIAL
-    return 1
-
-
-def resolve_shape(name: str, shape, spec: FeedSpec, used: dict) -> list[int]:
-    """Concrete shape of one input; `used` collects the symbolic dims chosen."""
-    if name in spec.shapes:
-        return list(spec.shapes[name])
-    if shape is None:
-        raise UserError("missing-shape",
-                        f"input '{name}' has no declared shape; give it one with --shape {name}=D1,D2,...")
-    concrete = []
-    for index, dim in enumerate(shape):
-        if isinstance(dim, int) and dim >= 0:
-            concrete.append(dim)
-            continue
-        label = dim if isinstance(dim, str) and dim not in ("", "?") else f"{name}[{index}]"
-        value = spec.dims.get(label)
-        if value is None:
-            value = default_dim(label) if label != f"{name}[{index}]" else (1 if index == 0 else default_dim(name))
-        used[label] = value
-        concrete.append(value)
-    return concrete
-
-
-def _random_values(name: str, dtype, shape, rng, vocab: int):
-    lowered = name.lower()
-    if dtype == np.bool_:
-        return rng.random(shape) < 0.5
-    if dtype.kind in "iu":
-        if "mask" in lowered:
-            return np.ones(shape, dtype)
-        if "type" in lowered or "segment" in lowered:
-            return np.zeros(shape, dtype)
-        high = vocab
-        if dtype.kind == "u" or dtype.itemsize < 8:
-            high = min(high, int(np.iinfo(dtype).max))
-        return rng.integers(0, max(high, 1), size=shape, dtype=dtype)
-    if dtype.kind == "U":
-        return np.full(shape, "text", dtype=object)
-    return rng.standard_normal(shape).astype(dtype)
 
 
 def load_user_arrays(spec: FeedSpec, names: list[str]) -> dict[str, np.ndarray]:
@@ -116,46 +61,57 @@ def load_user_arrays(spec: FeedSpec, names: list[str]) -> dict[str, np.ndarray]:
     return arrays
 
 
-def make_feeds(inputs: list[dict], spec: FeedSpec | None = None) -> tuple[dict[str, np.ndarray], dict]:
-    """Build one feed per input. `inputs` holds {name, dtype, shape} (ORT or ONNX type names).
+def make_feeds(inputs: list[dict], spec: FeedSpec | None = None,
+               hints: GraphHints | None = None) -> tuple[dict[str, np.ndarray], dict]:
+    """Build one feed per input following the input plan. `inputs` holds {name, dtype,
+    shape} (ORT or ONNX type names); `hints` is what the graph says (see read_hints).
 
-    Returns (feeds, info) where info["dims"] lists the symbolic values used."""
+    Returns (feeds, info): info["inputs"] says per input its dtype, shape, source and
+    reason; info["dims"] the symbolic values used; info["guessed"] the dims chosen by default."""
     spec = spec or FeedSpec()
     spec.validate()
+    hints = hints or GraphHints()
     rng = np.random.default_rng(spec.seed)
     names = [i["name"] for i in inputs]
     given = load_user_arrays(spec, names) if spec.mode == "files" or spec.files else {}
-    used: dict[str, int] = {}
-    feeds = {}
+    chosen: dict[str, tuple] = {}
+    audio = looks_like_audio(inputs)
+    feeds, planned = {}, []
     for item in inputs:
         name = item["name"]
         dtype = numpy_dtype(item["dtype"])
         if name in given:
-            array = given[name]
-            if array.dtype != dtype:
-                try:
-                    array = array.astype(dtype, casting="same_kind")
-                except TypeError:
-                    raise UserError("bad-input-file", f"input '{name}' needs {dtype.name}, the file holds "
-                                                      f"{array.dtype.name}") from None
-            declared = item.get("shape")
-            if declared is not None and (len(declared) != array.ndim or any(
-                    isinstance(d, int) and d >= 0 and d != s for d, s in zip(declared, array.shape))):
-                raise UserError("bad-input-file", f"input '{name}' is declared {list(declared)}, "
-                                                  f"the file holds shape {list(array.shape)}")
-            feeds[name] = array
+            feeds[name] = _user_array(item, dtype, given[name])
+            planned.append(PlannedInput(name, feeds[name].dtype.name, list(feeds[name].shape), "file",
+                                        "your file", "yours"))
             continue
-        shape = resolve_shape(name, item.get("shape"), spec, used)
-        elements = int(np.prod(shape, dtype=np.int64)) if shape else 1
-        if elements * dtype.itemsize > 8 << 30:
-            raise UserError("bad-option", f"input '{name}' with shape {shape} would need "
-                                          f"{elements * dtype.itemsize / 2**30:.0f} GiB; choose smaller dimensions")
-        if spec.mode == "zeros":
-            feeds[name] = np.zeros(shape, dtype) if dtype.kind != "U" else np.full(shape, "", dtype=object)
-        else:
-            feeds[name] = _random_values(name, dtype, shape, rng, spec.vocab_size)
-    return feeds, {"dims": used, "shapes": {k: list(v.shape) for k, v in feeds.items()}, "mode": spec.mode,
-                   "seed": spec.seed}
+        feeds[name], plan = plan_input(item, dtype, spec, hints, chosen, audio, rng)
+        planned.append(plan)
+    return feeds, {"dims": {label: value for label, (value, _) in chosen.items()},
+                   "shapes": {k: list(v.shape) for k, v in feeds.items()}, "mode": spec.mode, "seed": spec.seed,
+                   "inputs": [p.to_dict() for p in planned],
+                   "guessed": sorted({label for p in planned for label in p.guessed})}
+
+
+def _user_array(item: dict, dtype, array: np.ndarray) -> np.ndarray:
+    name = item["name"]
+    if array.dtype != dtype:
+        try:
+            array = array.astype(dtype, casting="same_kind")
+        except TypeError:
+            raise UserError("bad-input-file", f"input '{name}' needs {dtype.name}, the file holds "
+                                              f"{array.dtype.name}") from None
+    declared = item.get("shape")
+    if declared is not None and (len(declared) != array.ndim or any(
+            isinstance(d, int) and d >= 0 and d != s for d, s in zip(declared, array.shape))):
+        raise UserError("bad-input-file", f"input '{name}' is declared {list(declared)}, "
+                                          f"the file holds shape {list(array.shape)}")
+    return array
+
+
+def model_feeds(path, session, spec: FeedSpec | None = None) -> tuple[dict[str, np.ndarray], dict]:
+    """The feeds of the model at `path`, loaded in `session`, with its graph's hints."""
+    return make_feeds(session_inputs(session), spec, read_hints(path))
 
 
 def session_inputs(session) -> list[dict]:

@@ -44,12 +44,12 @@ def capabilities_job(params: NoParams, ctx) -> dict:
 def smoke_run_job(params: ModelSession, ctx) -> dict:
     """Load a model with a preset and run it once: proves the runtime works end to end."""
     from app.core.session.create import create_session
-    from app.core.session.inputs import make_feeds, session_inputs
+    from app.core.session.inputs import model_feeds
 
     session = create_session(params.path, params.session)
-    feeds, info = make_feeds(session_inputs(session), params.session.inputs)
+    feeds, info = model_feeds(params.path, session, params.session.inputs)
     outputs = session.run(None, feeds)
-    return {"providers": session.get_providers(), "dims": info["dims"],
+    return {"providers": session.get_providers(), "dims": info["dims"], "inputs": info["inputs"],
             "outputs": [{"name": o.name, "shape": list(v.shape)} for o, v in zip(session.get_outputs(), outputs)]}
 
 

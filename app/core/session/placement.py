@@ -43,7 +43,7 @@ def _from_assignment(path: str, config) -> list[dict]:
 
 
 def _from_profile(path: str, config) -> list[dict]:
-    from app.core.session.inputs import make_feeds, session_inputs
+    from app.core.session.inputs import model_feeds
     from app.core.session.create import create_session
 
     with tempfile.TemporaryDirectory(prefix="ortune-placement-") as folder:
@@ -52,7 +52,7 @@ def _from_profile(path: str, config) -> list[dict]:
             options.profile_file_prefix = str(Path(folder) / "placement")
 
         session = create_session(path, config, customize=customize)
-        feeds, _ = make_feeds(session_inputs(session), config.inputs)
+        feeds, _ = model_feeds(path, session, config.inputs)
         session.run(None, feeds)
         trace = Path(session.end_profiling())
         events = json.loads(trace.read_text(encoding="utf-8"))

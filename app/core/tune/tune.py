@@ -22,7 +22,7 @@ import time
 import numpy as np
 
 from app.core.jobs.errors import JobCancelled, UserError
-from app.core.session.inputs import make_feeds, session_inputs
+from app.core.session.inputs import model_feeds
 from app.core.jobs.protocol import JobContext
 from app.core.session.config import SessionConfig
 from app.core.bench.stats import mean_ci
@@ -152,7 +152,7 @@ class Race:
         self.rounds = 0
         from app.core.session.create import create_session
         probe = create_session(self.path, self.base)
-        self.feeds, self.feed_info = make_feeds(session_inputs(probe), self.base.inputs)
+        self.feeds, self.feed_info = model_feeds(self.path, probe, self.base.inputs)
         del probe
         keep = max(4, int(3e9 // (3 * max(os.path.getsize(self.path), 1))))
         self.pool = SessionPool(self.path, self.feeds, keep, params.warmup, ctx)
@@ -249,4 +249,4 @@ class Race:
                 "trials": [c.entry(reference) for c in sorted(measured, key=lambda c: c.score)],
                 "failed": [{"label": c.label, "error": c.error} for c in self.contenders if c.error],
                 "trials_used": self.trials, "space_size": len(self.contenders), "rounds": self.rounds,
-                "cancelled": cancelled, "seconds": time.monotonic() - self.started, "inputs": self.feed_info}
+                "cancelled": cancelled, "seconds": time.monotonic() - self.started, "inputs": self.feed_info["inputs"], "input_dims": self.feed_info["dims"]}

@@ -110,7 +110,8 @@ def test_cpu_run_measures_four_modes_and_they_agree(mlp_path):
     config.inputs.dims["batch"] = 3
     result = run_iobinding(str(mlp_path), config, "cpu", iterations=12, warmup=1)
     assert result["provider"] == "CPUExecutionProvider" and result["device"] == "cpu"
-    assert result["inputs"] == [{"name": "x", "dtype": "float32", "shape": [3, 64], "bytes": 3 * 64 * 4}]
+    assert result["inputs"] == [{"name": "x", "dtype": "float32", "shape": [3, 64], "bytes": 3 * 64 * 4,
+                                 "source": "user", "reason": "your batch", "values": "random normal, seed 0"}]
     assert result["transfer"] is None and result["device_memory"] is None
     modes = {m["name"]: m for m in result["modes"]}
     assert list(modes) == NAMES

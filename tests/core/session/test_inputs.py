@@ -11,9 +11,14 @@ INPUTS = [{"name": "input_ids", "dtype": "tensor(int64)", "shape": ["batch", "se
 
 def test_symbolic_dims_get_named_defaults_and_are_reported():
     feeds, info = make_feeds(INPUTS, FeedSpec())
-    assert feeds["input_ids"].shape == (1, 32)
+    assert feeds["input_ids"].shape == (1, 128)
     assert feeds["pixels"].shape == (1, 3, 224, 224)
-    assert info["dims"] == {"batch": 1, "sequence": 32, "pixels[0]": 1, "height": 224, "width": 224}
+    assert info["dims"] == {"batch": 1, "sequence": 128, "pixels[0]": 1, "height": 224, "width": 224}
+    rows = {row["name"]: row for row in info["inputs"]}
+    assert rows["input_ids"] == {"name": "input_ids", "dtype": "int64", "shape": [1, 128], "source": "default",
+                                 "reason": "batch 1; length 128, a usual text length", "values": "random ids below 1,000"}
+    assert rows["attention_mask"]["values"] == "ones (a mask)"
+    assert info["guessed"] == ["batch", "height", "pixels[0]", "sequence", "width"]
 
 
 def test_user_dims_shapes_and_integer_ranges():

@@ -1,0 +1,100 @@
+"""What a model's graph says about the inputs it needs: which node slot each input feeds,
+the sizes of the axes it indexes, and the model's own metadata (such as an image size).
+
+Read from the model's structure without its weights; a model that cannot be read this way
+(an .ort file, say) simply gives no hints."""
+
+from __future__ import annotations
+
+import ast
+from dataclasses import dataclass, field
+from pathlib import Path
+
+
+@dataclass
+class Use:
+    """One place an input is read: node `op_type`, slot `slot`, in node `node`."""
+    op_type: str
+    slot: int
+    node: str
+    attributes: dict
+    others: list[str]          # the node's other inputs, by slot ("" where absent)
+
+
+@dataclass
+class GraphHints:
+    uses: dict[str, list[Use]] = field(default_factory=dict)          # input name -> where it is read
+    shapes: dict[str, list] = field(default_factory=dict)             # tensor name -> dims it is known to have
+    metadata: dict[str, str] = field(default_factory=dict)
+
+    def static_shape(self, name: str) -> list[int] | None:
+        dims = self.shapes.get(name)
+        if dims is None or not all(isinstance(d, int) and d >= 0 for d in dims):
+            return None
+        return dims
+
+    def image_size(self) -> tuple[int, int] | None:
+        """(height, width) the model was exported for, where its metadata says (Ultralytics' imgsz)."""
+        text = self.metadata.get("imgsz")
+        if not text:
+            return None
+        try:
+            value = ast.literal_eval(text)
+        except (ValueError, SyntaxError):
+            return None
+        if isinstance(value, int):
+            value = [value, value]
+        if (isinstance(value, (list, tuple)) and len(value) == 2 and all(isinstance(v, int) and 0 < v <= 8192
+                                                                           for v in value)):
+            return int(value[0]), int(value[1])
+        return None
+
+
+def _dims(value_type) -> list | None:
+    tensor = value_type.tensor_type
+    if not value_type.HasField("tensor_type") or not tensor.HasField("shape"):
+        return None
+    return [d.dim_value if d.HasField("dim_value") else (d.dim_param or "?") for d in tensor.shape.dim]
+
+
+def _attributes(node) -> dict:
+    from onnx import helper
+
+    values = {}
+    for attribute in node.attribute:
+        try:
+            value = helper.get_attribute_value(attribute)
+        except Exception:  # an attribute type this reader does not need
+            continue
+        if isinstance(value, (int, float, bytes, list)):
+            values[attribute.name] = value
+    return values
+
+
+def read_hints(path: str | Path) -> GraphHints:
+    """The hints of the model at `path` (empty when its graph cannot be read)."""
+    from app.core.model.proto_scan import ScanError, load_structure
+
+    try:
+        model = load_structure(Path(path))
+    except (ScanError, OSError, ValueError):
+        return GraphHints()
+    graph = model.graph
+    hints = GraphHints(metadata={p.key: p.value for p in model.metadata_props})
+    initializer_names = set()
+    for tensor in graph.initializer:
+        hints.shapes[tensor.name] = list(tensor.dims)
+        initializer_names.add(tensor.name)
+    for value in list(graph.input) + list(graph.value_info) + list(graph.output):
+        dims = _dims(value.type)
+        if dims is not None and value.name not in hints.shapes:
+            hints.shapes[value.name] = dims
+    inputs = {v.name for v in graph.input if v.name not in initializer_names}
+    for node in graph.node:
+        if node.op_type == "Constant":
+            continue
+        for slot, name in enumerate(node.input):
+            if name in inputs:
+                hints.uses.setdefault(name, []).append(
+                    Use(node.op_type, slot, node.name or node.op_type, _attributes(node), list(node.input)))
+    return hints

@@ -1,0 +1,82 @@
+"""The input plan reads the graph: values that feed shapes, sizes or indices are valid,
+never random; image sizes come from metadata; every input says where it came from."""
+
+import numpy as np
+import onnx
+import onnxruntime as ort
+from onnx import TensorProto, helper
+
+from app.core.session.inputs import FeedSpec, model_feeds
+from tests import models
+
+
+def _save(graph, tmp_path, metadata=None, opset=17):
+    model = helper.make_model(graph, opset_imports=[helper.make_opsetid("", opset)])
+    model.ir_version = 8
+    for key, value in (metadata or {}).items():
+        model.metadata_props.add(key=key, value=value)
+    return models.save(model, tmp_path / "m.onnx")
+
+
+def _run(path, spec=None):
+    session = ort.InferenceSession(str(path), providers=["CPUExecutionProvider"])
+    feeds, info = model_feeds(path, session, spec or FeedSpec())
+    session.run(None, feeds)       # the plan's inputs really run
+    return feeds, {row["name"]: row for row in info["inputs"]}
+
+
+def test_token_ids_stay_below_the_embedding_rows(tmp_path):
+    table = helper.make_tensor("table", TensorProto.FLOAT, [50, 4], np.ones(200, np.float32))
+    graph = helper.make_graph([helper.make_node("Gather", ["table", "ids"], ["y"])], "g",
+                              [helper.make_tensor_value_info("ids", TensorProto.INT64, ["batch", "sequence"])],
+                              [helper.make_tensor_value_info("y", TensorProto.FLOAT, None)], [table])
+    feeds, rows = _run(_save(graph, tmp_path), FeedSpec(vocab_size=100_000))
+    assert feeds["ids"].max() < 50 and feeds["ids"].shape == (1, 128)
+    assert rows["ids"]["values"] == "token ids below the 50 rows of table"
+
+
+def test_shape_and_size_inputs_get_valid_values(tmp_path):
+    nodes = [helper.make_node("Reshape", ["x", "shape"], ["r"]),
+             helper.make_node("Expand", ["r", "to"], ["e"]),
+             helper.make_node("TopK", ["e", "k"], ["v", "i"], axis=-1),
+             helper.make_node("Unsqueeze", ["v", "axes"], ["y"])]
+    inputs = [helper.make_tensor_value_info("x", TensorProto.FLOAT, [2, 3]),
+              helper.make_tensor_value_info("shape", TensorProto.INT64, [2]),
+              helper.make_tensor_value_info("to", TensorProto.INT64, ["n"]),
+              helper.make_tensor_value_info("k", TensorProto.INT64, [1]),
+              helper.make_tensor_value_info("axes", TensorProto.INT64, [1])]
+    graph = helper.make_graph(nodes, "g", inputs, [helper.make_tensor_value_info("y", TensorProto.FLOAT, None),
+                                                   helper.make_tensor_value_info("i", TensorProto.INT64, None)])
+    feeds, rows = _run(_save(graph, tmp_path), FeedSpec(vocab_size=10 ** 9))
+    assert feeds["shape"].tolist() == [2, 3] and feeds["k"].tolist() == [1] and feeds["axes"].tolist() == [0]
+    assert rows["shape"]["source"] == "graph" and "reshapes to" in rows["shape"]["values"]
+
+
+def test_image_size_comes_from_the_metadata(tmp_path):
+    graph = helper.make_graph([helper.make_node("Relu", ["images"], ["y"])], "g",
+                              [helper.make_tensor_value_info("images", TensorProto.FLOAT, ["?", 3, "?", "?"])],
+                              [helper.make_tensor_value_info("y", TensorProto.FLOAT, None)])
+    feeds, rows = _run(_save(graph, tmp_path, {"imgsz": "[320, 256]"}))
+    assert feeds["images"].shape == (1, 3, 320, 256)
+    assert rows["images"]["source"] == "default"        # the batch is still a guess
+    plain, plain_rows = _run(_save(graph, tmp_path))
+    assert plain["images"].shape == (1, 3, 224, 224)
+
+
+def test_sample_rate_and_audio_window(tmp_path):
+    nodes = [helper.make_node("Cast", ["sr"], ["f"], to=TensorProto.FLOAT),
+             helper.make_node("Mul", ["input", "f"], ["y"])]
+    graph = helper.make_graph(nodes, "g", [helper.make_tensor_value_info("input", TensorProto.FLOAT, ["?", "?"]),
+                                           helper.make_tensor_value_info("sr", TensorProto.INT64, [])],
+                              [helper.make_tensor_value_info("y", TensorProto.FLOAT, None)])
+    feeds, rows = _run(_save(graph, tmp_path))
+    assert feeds["input"].shape == (1, 512) and int(feeds["sr"]) == 16000
+    assert rows["sr"]["values"] == "16000 Hz" and rows["input"]["reason"] == "batch 1; 512 samples, one window at 16 kHz"
+
+
+def test_user_values_win_and_say_so(tmp_path):
+    graph = helper.make_graph([helper.make_node("Relu", ["x"], ["y"])], "g",
+                              [helper.make_tensor_value_info("x", TensorProto.FLOAT, ["batch", "sequence"])],
+                              [helper.make_tensor_value_info("y", TensorProto.FLOAT, None)])
+    feeds, rows = _run(_save(graph, tmp_path), FeedSpec(dims={"batch": 2, "sequence": 7}))
+    assert feeds["x"].shape == (2, 7) and rows["x"]["source"] == "user"

@@ -1,29 +1,26 @@
 """Latency benchmark: create the session, time the first run, warm up, then measure.
 
-`measure()` is the one timing loop every measuring job uses (bench, compare, sweep,
-tuning, IO binding): a monotonic nanosecond clock read right before and right after
-the run call and nothing else inside, samples kept in a flat array, and batches
-handed to `on_batch` about ten times a second, never once per run.
+`measure()` times the warm-up and the measured runs with `timing.time_loop`, the one
+timing loop every measuring job uses, and streams the samples to `on_batch` in the
+batches the loop hands out, about ten times a second, never once per run.
 """
 
 from __future__ import annotations
 
 import gc
-import itertools
-import threading
 import time
 from array import array
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Callable
 
-from app.core.jobs.errors import JobCancelled, UserError
+from app.core.bench.timing import time_loop
+from app.core.jobs.errors import UserError
 from app.core.jobs.params import Params, setting
 from app.core.jobs.protocol import JobContext
 from app.core.session.providers import GPU_PROVIDERS
 
-FLUSH_NS = 100_000_000          # hand out samples every 100 ms
-PROGRESS_NS = 250_000_000       # and say how far it is every 250 ms
+PROGRESS_NS = 250_000_000       # say how far it is every 250 ms
 OnBatch = Callable[[str, bytes], None]   # phase ("warmup" | "measure"), int64 ns as bytes
 
 
@@ -89,75 +86,44 @@ def make_run(session, feeds: dict, run_options, io_binding: bool = False, device
     return functools.partial(session.run_with_iobinding, binding, run_options)
 
 
-def _timed_loop(run, count: int | None, deadline_ns: int | None, stop: threading.Event,
-                samples: array, on_tick: Callable[[], None] | None = None) -> None:
-    """Run `count` times (or until the deadline); append each run's ns to `samples`.
-
-    Only the clock reads and the run call happen per iteration; everything else
-    (batches, progress, cancel) waits for the next tick, about every 100 ms."""
-    clock = time.perf_counter_ns
-    append = samples.append
-    next_tick = clock() + FLUSH_NS
-    if deadline_ns is not None:
-        next_tick = min(next_tick, deadline_ns)
-    for _ in (range(count) if count is not None else itertools.repeat(None)):
-        start = clock()
-        run()
-        end = clock()
-        append(end - start)
-        if end >= next_tick:
-            if on_tick is not None:
-                on_tick()
-            if stop.is_set() or (deadline_ns is not None and end >= deadline_ns):
-                return
-            next_tick = end + FLUSH_NS
-            if deadline_ns is not None:
-                next_tick = min(next_tick, deadline_ns)
-
-
-def time_runs(session, feeds: dict, count: int, budget_s: float) -> list[float]:
+def time_runs(session, feeds: dict, count: int, budget_s: float, ctx: JobContext | None = None) -> list[float]:
     """Milliseconds of up to `count` plain runs, cut short once `budget_s` has passed
-    (the quick timings of a diagnosis, without warm-up, streaming or cancel)."""
+    (the quick timings of a diagnosis, without warm-up or streaming); cancelling `ctx` stops them."""
     import onnxruntime as ort
 
-    samples = array("q")
-    _timed_loop(make_run(session, feeds, ort.RunOptions()), count, time.perf_counter_ns() + int(budget_s * 1e9),
-                threading.Event(), samples)
-    return [ns / 1e6 for ns in samples]
+    ctx = ctx or JobContext()
+    run_options = ort.RunOptions()
+    remove_hook = ctx.on_cancel(lambda: setattr(run_options, "terminate", True))
+    try:
+        return time_loop(make_run(session, feeds, run_options), count, budget_s,
+                         cancelled=lambda: ctx.cancelled).ms()
+    finally:
+        remove_hook()
 
 
 class _Streamer:
-    """Sends the samples gathered since the last call, and the progress."""
+    """Sends each batch of samples, and the progress."""
 
     def __init__(self, on_batch: OnBatch | None, ctx: JobContext, settings: RunSettings):
         self.on_batch, self.ctx, self.settings = on_batch, ctx, settings
-        self.sent: dict[tuple, int] = {}
-        self.started = time.perf_counter_ns()    # reset when measuring starts
+        self.done = 0
+        self.started = time.monotonic_ns()    # reset when measuring starts
         self.last_progress = 0
 
-    def __call__(self, phase: str, arrays: list[array], final: bool = False) -> None:
-        chunks, done = [], 0
-        for index, samples in enumerate(arrays):
-            count = len(samples)
-            done += count
-            start = self.sent.get((phase, index), 0)
-            if count > start:
-                chunks.append(samples[start:count].tobytes())
-                self.sent[(phase, index)] = count
-        if chunks and self.on_batch is not None:
-            self.on_batch(phase, b"".join(chunks))
-        now = time.perf_counter_ns()
-        if phase == "measure" and (final or now - self.last_progress >= PROGRESS_NS):
+    def __call__(self, phase: str, new: array, final: bool = False) -> None:
+        if len(new) and self.on_batch is not None:
+            self.on_batch(phase, new.tobytes())
+        if phase != "measure":
+            return
+        self.done += len(new)
+        now = time.monotonic_ns()
+        if final or now - self.last_progress >= PROGRESS_NS:
             self.last_progress = now
             if self.settings.duration_s:
                 fraction = (now - self.started) / 1e9 / self.settings.duration_s
             else:
-                fraction = done / self.settings.iterations
-            self.ctx.progress(min(fraction, 1.0), f"{done:,} runs")
-
-
-def _split(total: int, parts: int) -> list[int]:
-    return [total // parts + (1 if i < total % parts else 0) for i in range(parts)]
+                fraction = self.done / self.settings.iterations
+            self.ctx.progress(min(fraction, 1.0), f"{self.done:,} runs")
 
 
 def measure(session, feeds: dict, settings: RunSettings, ctx: JobContext | None = None,
@@ -170,82 +136,31 @@ def measure(session, feeds: dict, settings: RunSettings, ctx: JobContext | None 
     ctx = ctx or JobContext()
     settings.validate()
     run_options = ort.RunOptions()
-    stop = threading.Event()
-
-    def interrupt() -> None:
-        stop.set()
-        run_options.terminate = True
-
-    remove_hook = ctx.on_cancel(interrupt)
+    remove_hook = ctx.on_cancel(lambda: setattr(run_options, "terminate", True))
     stream = _Streamer(on_batch, ctx, settings)
+
+    def cancelled() -> bool:
+        return ctx.cancelled
+
     gc_was_enabled = gc.isenabled()
     # As timeit does: a collector pause is the harness's cost, not the model's.
     gc.collect()
     gc.disable()
     try:
-        warm = array("q")
-        run = make_run(session, feeds, run_options, io_binding, device_id)
+        runs = [make_run(session, feeds, run_options, io_binding, device_id) for _ in range(settings.concurrency)]
         ctx.progress(0.0, f"{settings.warmup} warm-up runs")
-        _timed_loop(run, settings.warmup, None, stop, warm, lambda: stream("warmup", [warm]))
-        stream("warmup", [warm])
-        ctx.check_cancel()
-        deadline = (time.perf_counter_ns() + int(settings.duration_s * 1e9)) if settings.duration_s else None
+        warm = time_loop(runs[0], settings.warmup, cancelled=cancelled,
+                         on_batch=lambda new: stream("warmup", new)).samples_ns
         count = None if settings.duration_s else settings.iterations
-        started = time.perf_counter()
-        stream.started = time.perf_counter_ns()
-        if settings.concurrency == 1:
-            samples = [array("q")]
-            _timed_loop(run, count, deadline, stop, samples[0], lambda: stream("measure", samples))
-        else:
-            samples = _measure_threads(session, feeds, run_options, settings, count, deadline, stop,
-                                       lambda arrays: stream("measure", arrays), io_binding, device_id)
-        wall = time.perf_counter() - started
-        stream("measure", samples, final=True)
-    except JobCancelled:
-        raise
-    except Exception:
-        if ctx.cancelled:
-            raise JobCancelled() from None
-        raise
+        stream.started = time.monotonic_ns()
+        timing = time_loop(runs, count, settings.duration_s, cancelled=cancelled,
+                           on_batch=lambda new: stream("measure", new))
+        stream("measure", array("q"), final=True)
     finally:
         if gc_was_enabled:
             gc.enable()
         remove_hook()
-    ctx.check_cancel()
-    merged = array("q")
-    for part in samples:
-        merged.extend(part)
-    return Measurement(warm, merged, wall, settings.concurrency)
-
-
-def _measure_threads(session, feeds, run_options, settings: RunSettings, count, deadline, stop,
-                     flush: Callable[[list], None], io_binding: bool, device_id: int) -> list[array]:
-    """K threads share the session; this thread only streams what they gather."""
-    counts = _split(count, settings.concurrency) if count is not None else [None] * settings.concurrency
-    samples = [array("q") for _ in counts]
-    runs = [make_run(session, feeds, run_options, io_binding, device_id) for _ in counts]
-    errors: list[BaseException] = []
-
-    def work(index: int) -> None:
-        try:
-            _timed_loop(runs[index], counts[index], deadline, stop, samples[index])
-        except BaseException as exc:  # handed to the measuring thread, which raises it
-            errors.append(exc)
-            stop.set()
-
-    threads = [threading.Thread(target=work, args=(i,), name=f"ortune-run-{i}", daemon=True)
-               for i in range(len(counts))]
-    for thread in threads:
-        thread.start()
-    while True:
-        alive = [t for t in threads if t.is_alive()]
-        if not alive:
-            break
-        alive[0].join(FLUSH_NS / 1e9)
-        flush(samples)
-    if errors:
-        raise errors[0]
-    return samples
+    return Measurement(warm, timing.samples_ns, timing.wall_s, settings.concurrency)
 
 
 def benchmark(path, config, settings: RunSettings, ctx: JobContext | None = None, *,

@@ -60,7 +60,7 @@ def symbolic_probe(path: str, config: SessionConfig, dims: dict, ctx: JobContext
         for _ in range(5):                       # alternate, so a busy spell hits both
             for label, session in sessions.items():
                 ctx.check_cancel()
-                times[label].append(float(np.median(time_runs(session, feeds, 10, 1.0))))
+                times[label].append(float(np.median(time_runs(session, feeds, 10, 1.0, ctx))))
     result["latency_symbolic_ms"] = float(np.median(times["symbolic"]))
     result["latency_fixed_ms"] = float(np.median(times["fixed"]))
     return result
@@ -74,11 +74,11 @@ def spinning_probe(path: str, config: SessionConfig, feeds: dict, ctx: JobContex
         variant.intra_op_allow_spinning = spin
         variant.inter_op_allow_spinning = spin
         session = create_session(path, variant)
-        time_runs(session, feeds, 3, 1.0)
+        time_runs(session, feeds, 3, 1.0, ctx)
         cpu_start, latencies = time.process_time(), []
         for _ in range(20):
             ctx.check_cancel()
-            latencies += time_runs(session, feeds, 1, 1.0)
+            latencies += time_runs(session, feeds, 1, 1.0, ctx)
             time.sleep(gap_s)
         result[f"cpu_ms_{label}"] = (time.process_time() - cpu_start) * 1000 / 20
         result[f"latency_{label}_ms"] = float(np.median(latencies))
@@ -112,8 +112,8 @@ def diagnose(params, ctx: JobContext) -> dict:
     ctx.progress(0.45, "timing runs")
     session = create_session(path, config)
     feeds, feed_info = model_feeds(path, session, config.inputs)
-    time_runs(session, feeds, 5, 2.0)
-    samples = time_runs(session, feeds, params.timing_runs, params.timing_s)
+    time_runs(session, feeds, 5, 2.0, ctx)
+    samples = time_runs(session, feeds, params.timing_runs, params.timing_s, ctx)
     stats = {**latency_stats(samples), "runs": len(samples)}
     intra_threads = config.intra_op_num_threads or (psutil.cpu_count(logical=False) or 1)
     del session

@@ -27,6 +27,7 @@ from app.core.session.providers import provider_name
 from app.core.session.config import SessionConfig
 from app.core.session.create import create_session, effective_settings
 from app.core.bench.stats import latency_stats
+from app.core.bench.timing import time_loop
 
 TRANSFER_REPEATS = 10
 PROGRESS_INTERVAL_S = 0.1
@@ -96,12 +97,7 @@ def measure_transfers(inputs: list, outputs: list, device: str, device_id: int =
     placed_outputs = [ort.OrtValue.ortvalue_from_numpy(a, device, device_id) for a in outputs]
 
     def median_ms(copy: Callable[[], None]) -> float:
-        times = []
-        for _ in range(repeats):
-            start = time.perf_counter()
-            copy()
-            times.append((time.perf_counter() - start) * 1000.0)
-        return statistics.median(times)
+        return statistics.median(time_loop(copy, repeats).ms())
 
     def upload() -> None:
         for value, array in zip(placed_inputs, inputs):
@@ -208,10 +204,7 @@ def measure(runs: list[ModeRun], iterations: int, ctx: JobContext, progress: _Pr
                 continue
 
             def timed(run=run) -> None:
-                for _ in range(count):
-                    start = time.perf_counter()
-                    run.step()
-                    run.samples.append((time.perf_counter() - start) * 1000.0)
+                run.samples.extend(time_loop(run.step, count, cancelled=lambda: ctx.cancelled).ms())
 
             _guarded(run, ctx, timed)
         done += count

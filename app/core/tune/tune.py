@@ -26,6 +26,7 @@ from app.core.session.inputs import model_feeds
 from app.core.jobs.protocol import JobContext
 from app.core.session.config import SessionConfig
 from app.core.bench.stats import mean_ci
+from app.core.bench.timing import time_loop
 from app.core.tune.space import SearchLimits, apply_candidate, build_space, describe
 
 class Contender:
@@ -91,17 +92,8 @@ def make_runner(session, feeds: dict, config: SessionConfig, ctx: JobContext):
 
 def measure_block(runner, runs: int, ctx: JobContext) -> float:
     """Median latency (ms) of `runs` timed inferences."""
-    samples = []
-    for _ in range(runs):
-        start = time.perf_counter_ns()
-        try:
-            runner()
-        except Exception:
-            if ctx.cancelled:
-                raise JobCancelled() from None
-            raise
-        samples.append((time.perf_counter_ns() - start) / 1e6)
-    return float(np.median(samples))
+    timing = time_loop(runner, runs, cancelled=lambda: ctx.cancelled)
+    return float(np.median(np.frombuffer(timing.samples_ns, np.int64))) / 1e6
 
 
 def prune(contenders: list[Contender], round_index: int, eta: int) -> None:

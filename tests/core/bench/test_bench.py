@@ -1,11 +1,12 @@
-"""The timing loop: counts, batching, concurrency, cancel, IO binding, and the job."""
+"""Bench's measure(): counts, batching, concurrency, cancel, IO binding, and the job."""
 
 import threading
 
 import numpy as np
 import pytest
 
-from app.core.bench.bench import FLUSH_NS, RunSettings, benchmark, measure, time_runs
+from app.core.bench.bench import RunSettings, benchmark, measure, time_runs
+from app.core.bench.timing import TICK_NS
 from app.core.jobs.errors import JobCancelled, UserError
 from app.core.jobs.protocol import JobContext
 from app.core.jobs.runner import run_job
@@ -39,7 +40,7 @@ def test_counts_and_batches(session):
     assert np.array_equal(measured, np.frombuffer(result.samples_ns, np.int64))
     assert np.array_equal(warm, np.frombuffer(result.warmup_ns, np.int64))
     # batched by time, never one message per run
-    assert len(batches) <= 2 + 2 * (result.wall_s * 1e9 / FLUSH_NS + 1)
+    assert len(batches) <= 2 + 2 * (result.wall_s * 1e9 / TICK_NS + 1)
     assert (measured > 0).all()
 
 
@@ -111,3 +112,10 @@ def test_quick_timings_stop_at_the_count_or_the_budget(session):
     assert len(counted) == 5 and all(ms > 0 for ms in counted)
     budgeted = time_runs(session, FEEDS, 10**9, 0.2)   # without the budget this would not end
     assert 0 < len(budgeted) < 10**9
+
+
+def test_cancel_stops_the_quick_timings(session):
+    ctx = JobContext()
+    threading.Timer(0.3, ctx.cancel).start()
+    with pytest.raises(JobCancelled):
+        time_runs(session, FEEDS, 10**9, 600.0, ctx)

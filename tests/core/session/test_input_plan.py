@@ -2,7 +2,6 @@
 never random; image sizes come from metadata; every input says where it came from."""
 
 import numpy as np
-import onnx
 import onnxruntime as ort
 from onnx import TensorProto, helper
 

@@ -62,3 +62,15 @@ def has_module(params, ctx):
     """Whether the job's process has a module loaded (a forked child shares the parent's)."""
     import sys
     return params["module"] in sys.modules
+
+
+class Payload:
+    """A result that can be watched with a weakref (a dict cannot)."""
+
+    def __init__(self, size: int):
+        self.blob = bytes(size)
+
+
+def payload(params, ctx):
+    """Returns a result of `kib` KiB: in-process, the caller gets this very object."""
+    return Payload(int(params.get("kib", 64)) * 1024)

@@ -39,7 +39,7 @@ class MainWindow(QMainWindow):
         self.settings = settings or Settings()
         self.providers_info: dict | None = None
         self.last_error: tuple[str, str] | None = None
-        self.jobs = JobManager(self)
+        self.jobs = JobManager(self, keep_finished=self.settings.finished_jobs_kept)
         self.jobs.job_failed.connect(self._job_failed)
         self.session = SessionState()          # the setup every model job runs with
         self.context = PanelContext(self, self.session)

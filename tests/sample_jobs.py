@@ -18,6 +18,7 @@ class SampleParams(Params):
     code: int = 7
     path: str = ""
     module: str = ""
+    kib: int = 64
 
 
 def echo(params, ctx):
@@ -76,6 +77,18 @@ def has_module(params, ctx):
     return params.module in sys.modules
 
 
+class Payload:
+    """A result that can be watched with a weakref (a dict cannot)."""
+
+    def __init__(self, size: int):
+        self.blob = bytes(size)
+
+
+def payload(params, ctx):
+    """Returns a result of `kib` KiB: in-process, the caller gets this very object."""
+    return Payload(params.kib * 1024)
+
+
 ECHO = Job("echo", echo, SampleParams)
 USER_ERROR = Job("user-error", user_error, SampleParams)
 INTERNAL_ERROR = Job("internal-error", internal_error, SampleParams)
@@ -85,3 +98,4 @@ STUBBORN = Job("stubborn", stubborn, SampleParams)
 EXIT_CODE = Job("exit-code", exit_code, SampleParams)
 RUNTIME_REFUSAL = Job("runtime-refusal", runtime_refusal, SampleParams)
 HAS_MODULE = Job("has-module", has_module, SampleParams)
+PAYLOAD = Job("payload", payload, SampleParams, child=False)

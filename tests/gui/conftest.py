@@ -1,4 +1,5 @@
 import pytest
+import shiboken6
 from PySide6.QtCore import QThread
 
 from app.core.store.settings import Settings
@@ -16,7 +17,7 @@ def no_dangling_qthreads(monkeypatch):
 
     monkeypatch.setattr(QThread, "start", recording_start)
     yield started
-    running = [t for t in started if t.isRunning()]
+    running = [t for t in started if shiboken6.isValid(t) and t.isRunning()]   # released ones are deleted
     for thread in running:
         thread.wait(10000)
     assert not running, f"{len(running)} QThread(s) left running"

@@ -54,7 +54,7 @@ def test_session_panel_round_trips_a_preset(qtbot, window, tmp_path):
     assert panel.config().to_dict() == SessionConfig().to_dict() | {"inputs": panel.config().inputs.to_dict()}
     panel.load_preset(str(tmp_path / "preset.json"))
     assert panel.config().to_dict() == config.to_dict()
-    assert window.session_config().to_dict() == config.to_dict()
+    assert window.session.config().to_dict() == config.to_dict()
     panel.copy_python()
     snippet = QGuiApplication.clipboard().text()
     assert "CUDAExecutionProvider" in snippet and "'use_tf32': '0'" in snippet
@@ -72,7 +72,7 @@ def test_unavailable_providers_are_greyed_with_the_reason(qtbot, window):
     assert not cuda.flags() & Qt.ItemFlag.ItemIsUserCheckable
     assert "Windows only" in panel.providers.unavailable.text()
     assert [p.name for p in panel.config().providers] == ["CPUExecutionProvider"]
-    panel.entries.setPlainText("not a pair")
+    panel.widgets["config_entries"].setPlainText("not a pair")
     assert panel._try_config() is None and "line 1" in window.last_error[1]
     qtbot.waitUntil(lambda: not any(j.state == "running" for j in window.jobs.jobs), timeout=30000)
 

@@ -20,4 +20,4 @@ def test_diagnose_panel_lists_findings_with_details(qtbot, window, tmp_path):
     assert "Evidence" in panel.details.toHtml()
     assert panel.apply_button.isEnabled()
     panel.apply_selected()
-    assert window.session_config().free_dimension_overrides == {"batch": 1}
+    assert window.session.config().free_dimension_overrides == {"batch": 1}

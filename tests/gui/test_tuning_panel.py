@@ -20,7 +20,7 @@ def test_tune_panel_races_and_offers_the_best(qtbot, window, tmp_path):
     assert panel.table.rows, "the leaderboard shows the contenders"
     assert "Best:" in panel.summary.text()
     panel.apply_best()
-    applied = window.session_config().to_dict()
+    applied = window.session.config().to_dict()
     best = panel.result["best"]["session"]
     for key in ("graph_optimization_level", "execution_mode", "intra_op_num_threads", "dynamic_block_base"):
         assert applied[key] == best[key]

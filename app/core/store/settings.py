@@ -11,6 +11,8 @@ from app.core.store.paths import config_dir
 
 SCHEMA_VERSION = 1
 MAX_RECENT = 10
+#: finished jobs the Jobs dock keeps (with their results); older ones are released
+FINISHED_JOBS_KEPT = 50
 
 
 @dataclass
@@ -20,6 +22,7 @@ class Settings:
     window_geometry: str = ""      # base64 of QMainWindow.saveGeometry()
     window_state: str = ""         # base64 of QMainWindow.saveState()
     last_open_dir: str = ""
+    finished_jobs_kept: int = FINISHED_JOBS_KEPT
 
     def add_recent(self, path: str | os.PathLike) -> None:
         text = str(Path(path).resolve())
@@ -50,6 +53,9 @@ def load_settings(path: Path | None = None) -> Settings:
     if not isinstance(settings.recent_files, list):
         settings.recent_files = []
     settings.recent_files = [p for p in settings.recent_files if isinstance(p, str)][:MAX_RECENT]
+    kept = settings.finished_jobs_kept
+    if not isinstance(kept, int) or isinstance(kept, bool) or kept < 1:
+        settings.finished_jobs_kept = FINISHED_JOBS_KEPT
     return settings
 
 

@@ -2,7 +2,10 @@
 
 The job itself runs in the core runner's child process; the worker only reads the
 runner's events and re-emits them as signals in the GUI thread. All jobs go through
-one JobManager, which is also the one place their errors are reported from."""
+one JobManager, which is also the one place their errors are reported from. It keeps
+the newest finished jobs for the Jobs dock and releases older ones (thread, worker and
+result), so a long session does not hold every result it ever made: a tab keeps its own
+reference to what it shows."""
 
 from __future__ import annotations
 
@@ -15,6 +18,7 @@ from PySide6.QtCore import QObject, QThread, Signal, Slot
 
 from app.core.jobs.entry import Job as CoreJob
 from app.core.jobs.errors import JobCancelled
+from app.core.store.settings import FINISHED_JOBS_KEPT
 
 
 class JobWorker(QObject):
@@ -50,6 +54,10 @@ class JobWorker(QObject):
                 self.errored.emit(self.handle.error)
             else:
                 self.returned.emit(self.handle.result)
+        # Back to the GUI thread, which owns the Python side and deletes the worker once the job
+        # is over: deleting it here, as the thread ends, would race the GUI thread's reference.
+        from PySide6.QtCore import QCoreApplication
+        self.moveToThread(QCoreApplication.instance().thread())
         self.finished.emit()
 
     def cancel(self) -> None:
@@ -63,8 +71,8 @@ _ids = itertools.count(1)
 class Job:
     title: str
     entry: CoreJob                    # what runs (app.core.jobs.entry)
-    worker: JobWorker
-    thread: QThread
+    worker: JobWorker | None          # None once its thread has finished
+    thread: QThread | None            # None once the job is released
     id: int = field(default_factory=lambda: next(_ids))
     state: str = "running"            # running | cancelling | done | failed | cancelled
     fraction: float | None = None
@@ -81,7 +89,7 @@ class Job:
         return elapsed * (1 - self.fraction) / self.fraction
 
     def cancel(self) -> None:
-        if self.state == "running":
+        if self.state == "running" and self.worker is not None:
             self.state = "cancelling"
             self.worker.cancel()
 
@@ -129,9 +137,10 @@ class _JobRelay(QObject):
     @Slot()
     def thread_done(self) -> None:
         self.job.ended_at = time.monotonic()
+        self.job.worker = None            # the last reference: the worker and its handle go
         self.manager.job_finished.emit(self.job)
-        self.job.worker.deleteLater()
         self.deleteLater()
+        self.manager.release_finished()
 
 
 class JobManager(QObject):
@@ -140,10 +149,12 @@ class JobManager(QObject):
     job_finished = Signal(object)
     job_failed = Signal(object, object)   # job, exception (not for cancels)
     log = Signal(str, str, str)           # job title, level, message
+    job_released = Signal(object)         # a finished job past the newest `keep_finished`
 
-    def __init__(self, parent: QObject | None = None):
+    def __init__(self, parent: QObject | None = None, keep_finished: int = FINISHED_JOBS_KEPT):
         super().__init__(parent)
         self.jobs: list[Job] = []
+        self.keep_finished = keep_finished
 
     def start(self, title: str, entry: CoreJob, params=None, *,
               on_result: Callable[[Any], None] | None = None,
@@ -171,6 +182,17 @@ class JobManager(QObject):
         self.job_added.emit(job)
         thread.start()
         return job
+
+    def release_finished(self) -> None:
+        """Forget all but the newest `keep_finished` finished jobs: delete their threads and drop
+        their results (a tab that shows a result holds its own reference to it)."""
+        finished = [job for job in self.jobs if job.ended_at is not None]
+        for job in finished[:max(0, len(finished) - self.keep_finished)]:
+            self.jobs.remove(job)
+            job.thread.deleteLater()
+            job.thread = None
+            job.result = None
+            self.job_released.emit(job)
 
     def running(self) -> list[Job]:
         return [j for j in self.jobs if j.state in ("running", "cancelling")]

@@ -27,6 +27,7 @@ class JobsTable(QTableWidget):
         manager.job_added.connect(self.add_job)
         manager.job_changed.connect(self.update_job)
         manager.job_finished.connect(self.update_job)
+        manager.job_released.connect(self.remove_job)
         self.timer = QTimer(self)
         self.timer.setInterval(500)
         self.timer.timeout.connect(self._tick)
@@ -53,6 +54,14 @@ class JobsTable(QTableWidget):
         for column in (1, 3, 4, 6):
             self.setItem(row, column, QTableWidgetItem(""))
         self.update_job(job)
+
+    def remove_job(self, job) -> None:
+        row = self.rows.pop(job.id, None)
+        if row is None:
+            return
+        del self.jobs[job.id]
+        self.removeRow(row)
+        self.rows = {jid: r - 1 if r > row else r for jid, r in self.rows.items()}
 
     def update_job(self, job) -> None:
         row = self.rows.get(job.id)

@@ -15,6 +15,8 @@ import app
 from app.core.store.paths import demo_model_path
 from app.core.store.settings import Settings, save_settings
 from app.core.units import human_bytes
+from app.core.session.state import SessionState
+from app.gui.shell.context import PanelContext
 from app.gui.shell.jobs import JobManager
 from app.gui.shell.tabs import DROP_TARGETS, PANELS
 
@@ -36,8 +38,11 @@ class MainWindow(QMainWindow):
         self.settings = settings or Settings()
         self.providers_info: dict | None = None
         self.last_error: tuple[str, str] | None = None
-        self.jobs = JobManager(self)
+        self.jobs = JobManager(self, keep_finished=self.settings.finished_jobs_kept)
         self.jobs.job_failed.connect(self._job_failed)
+        self.session = SessionState()          # the setup every model job runs with
+        self.context = PanelContext(self, self.session)
+        self.providers_ready.connect(self.context.providers_ready)
         self.setWindowTitle(app.APP_NAME)
         self.setAcceptDrops(True)
         self.resize(1280, 820)
@@ -213,7 +218,7 @@ class MainWindow(QMainWindow):
         if entry is None:
             return None
         _, module_name, class_name = entry
-        panel = getattr(importlib.import_module(module_name), class_name)(self)
+        panel = getattr(importlib.import_module(module_name), class_name)(self.context)
         self._built_panels[title] = panel
         index = self._panel_titles.index(title)
         current = self.tabs.currentIndex()
@@ -227,20 +232,11 @@ class MainWindow(QMainWindow):
         panel.set_model(self.model_list.current() if self._model_list is not None else None)
         return panel
 
-    def session_config(self):
-        """The session setup every model job uses: the Session panel's, or ORT's defaults."""
-        panel = self.panel("Session")
-        if panel is not None and hasattr(panel, "config"):
-            return panel.config()
-        from app.core.session.config import SessionConfig
-        return SessionConfig()
-
     def current_model(self) -> OpenModel | None:
         return self.model_list.current()
 
     def _current_changed(self, model: OpenModel | None) -> None:
-        for panel in self.panels:
-            panel.set_model(model)
+        self.context.model_changed.emit(model)
         self._update_model_label(model)
 
     def _update_model_label(self, model: OpenModel | None) -> None:

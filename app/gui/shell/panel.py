@@ -1,5 +1,6 @@
 """The base of every tab: it acts on the current model and builds its widgets
-lazily, so the window paints before pyqtgraph and friends are imported."""
+lazily, so the window paints before pyqtgraph and friends are imported. A tab knows
+the window only through its PanelContext (app.gui.shell.context)."""
 
 from __future__ import annotations
 
@@ -9,13 +10,14 @@ from PySide6.QtWidgets import QVBoxLayout, QWidget
 class Panel(QWidget):
     title = "Panel"
 
-    def __init__(self, window):
+    def __init__(self, context):
         super().__init__()
-        self.window = window
+        self.context = context
         self.model = None
         self.built = False
         self.layout_ = QVBoxLayout(self)
         self.layout_.setContentsMargins(6, 6, 6, 6)
+        context.model_changed.connect(self.set_model)
 
     def ensure_built(self) -> None:
         if not self.built:
@@ -35,10 +37,18 @@ class Panel(QWidget):
     def model_changed(self, model) -> None:
         """The current model changed, or its summary arrived."""
 
+    def open_result(self, kind: str, result: dict) -> None:
+        """Show a stored result of `kind` (for the kinds tabs.RESULT_TABS sends here)."""
+        raise NotImplementedError(f"{type(self).__name__} does not show {kind!r} results")
+
+    def run_again(self, kind: str, entry: dict) -> None:
+        """Start a stored run of `kind` again (a history entry: model, session, run settings)."""
+        raise NotImplementedError(f"{type(self).__name__} does not run {kind!r} again")
+
     # helpers -----------------------------------------------------------------
     @property
     def jobs(self):
-        return self.window.jobs
+        return self.context.jobs
 
 
 class OneJobView:

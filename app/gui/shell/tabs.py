@@ -19,3 +19,10 @@ PANELS = [
 DROP_TARGETS = {
     ".json": ("Profile", "open_dropped_trace"),
 }
+
+#: where each kind of stored result is shown and run again: kind -> tab title (see PanelContext.show_result)
+RESULT_TABS = {
+    "bench": "Benchmark",
+    "sweep": "Benchmark",
+    "compare": "Compare",
+}

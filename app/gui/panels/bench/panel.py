@@ -81,22 +81,45 @@ class BenchmarkPanel(OneJobView, Panel):
                                 f"Ready: {model.label} with the Session tab's settings.")
         self.sweep.model_changed(model)
 
+    # stored results ----------------------------------------------------------------
+    def open_result(self, kind: str, result: dict) -> None:
+        """A stored sweep opens on the Sweep page; a benchmark's figures on the first."""
+        if kind == "sweep":
+            self.tabs.setCurrentWidget(self.sweep)
+            self.sweep.show_result(result)
+        else:
+            self.tabs.setCurrentIndex(0)
+            self.show_report(result)
+
+    def run_again(self, kind: str, entry: dict) -> None:
+        from app.core.session.config import SessionConfig
+        config = SessionConfig.from_dict(entry["session"])
+        if kind == "sweep":
+            self.tabs.setCurrentWidget(self.sweep)
+            report = entry["report"]
+            sweep = {key: report[key] for key in ("dim", "dim_values", "concurrency_values", "latency_limit_ms",
+                                                  "limit_percentile")}
+            self.sweep.start(entry["model_path"], config, entry["run"], sweep)
+        else:
+            self.tabs.setCurrentIndex(0)
+            self.start(entry["model_path"], config, entry["run"], label=entry["variant"] or "")
+
     # running -------------------------------------------------------------------
     def start(self, path: str | None = None, config=None, run: dict | None = None, label: str = "") -> None:
         """Benchmark `path` (default: the current model) with `config` (default: the Session tab's)."""
         from app.core.jobs.errors import UserError
 
         self.ensure_built()
-        model = self.window.current_model()
+        model = self.context.current_model()
         if path is None:
             if model is None:
-                self.window.show_error("Benchmark", "Open a model first.")
+                self.context.show_error("Benchmark", "Open a model first.")
                 return
             path, label = model.path, model.label
         try:
-            config = config or self.window.session_config()
+            config = config or self.context.session.config()
         except UserError as exc:
-            self.window.show_error("Benchmark", exc.message)
+            self.context.show_error("Benchmark", exc.message)
             return
         if run is not None:
             self.run_form.set_settings(run)

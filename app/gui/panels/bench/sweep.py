@@ -108,17 +108,17 @@ class SweepView(OneJobView, QWidget):
     def start(self, path: str | None = None, config=None, run: dict | None = None, sweep: dict | None = None) -> None:
         from app.core.jobs.errors import UserError
 
-        window = self.panel.window
-        model = window.current_model()
+        context = self.panel.context
+        model = context.current_model()
         if path is None and model is None:
-            window.show_error("Sweep", "Open a model first.")
+            context.show_error("Sweep", "Open a model first.")
             return
         path = path or model.path
         try:
-            config = config or window.session_config()
+            config = config or context.session.config()
             params = sweep or self.params()
         except UserError as exc:
-            window.show_error("Sweep", exc.message)
+            context.show_error("Sweep", exc.message)
             return
         if run is not None:
             self.run_form.set_settings(run)
@@ -127,9 +127,10 @@ class SweepView(OneJobView, QWidget):
         self.start_button.setEnabled(False)
         self.cancel_button.setEnabled(True)
         name = Path(path).name
-        self.job = window.jobs.start(
+        self.job = context.jobs.start(
             f"Sweep {name}", SWEEP,
-            {"path": path, "session": config.to_dict(), "run": self.run_form.settings(), **params}, on_data=self._on_data, on_result=self._on_result, on_error=self._on_error,
+            {"path": path, "session": config.to_dict(), "run": self.run_form.settings(), **params},
+            on_data=self._on_data, on_result=self._on_result, on_error=self._on_error,
             on_progress=lambda _f, message: self.status.setText(message))
 
     def _on_data(self, kind: str, payload) -> None:

@@ -65,8 +65,15 @@ class ComparePanel(OneJobView, Panel):
         self.layout_.addLayout(layout)
 
     def selected_models(self) -> list:
-        chosen = self.window.model_list.selected()
-        return [m for m in self.window.model_list.models() if m in chosen]
+        return self.context.selected_models()
+
+    def open_result(self, kind: str, result: dict) -> None:
+        self.show_result(result)
+
+    def run_again(self, kind: str, entry: dict) -> None:
+        from app.core.session.config import SessionConfig
+        models = [{"path": r["path"], "label": r["label"]} for r in entry["report"]["models"]]
+        self.start(models, SessionConfig.from_dict(entry["session"]), entry["run"])
 
     def start(self, models: list[dict] | None = None, config=None, run: dict | None = None) -> None:
         """Compare `models` ([{path, label}], default: the selection) with `config` (default: the Session tab's)."""
@@ -77,12 +84,12 @@ class ComparePanel(OneJobView, Panel):
             models = [{"path": m.path, "label": m.label if m.kind == "source" else f"{m.label} [{m.kind}]"}
                       for m in self.selected_models()]
         if len(models) < 2:
-            self.window.show_error("Compare", "Select at least two models or variants in the list (Ctrl+click).")
+            self.context.show_error("Compare", "Select at least two models or variants in the list (Ctrl+click).")
             return
         try:
-            config = config or self.window.session_config()
+            config = config or self.context.session.config()
         except UserError as exc:
-            self.window.show_error("Compare", exc.message)
+            self.context.show_error("Compare", exc.message)
             return
         if run is not None:
             self.run_form.set_settings(run)

@@ -99,7 +99,7 @@ class ConvertPanel(Panel):
         body.addWidget(self.card)
         body.setSizes([500, 700])
         self.layout_.addWidget(body, 1)
-        self.window.providers_ready.connect(lambda _info: self._update_availability())
+        self.context.providers_ready.connect(lambda _info: self._update_availability())
         self._kind_changed()
 
     # kinds and options -------------------------------------------------------
@@ -113,7 +113,7 @@ class ConvertPanel(Panel):
         model = self.kind_box.model()
         for row in range(self.kind_box.count()):
             kind = self.kind_box.itemData(row)
-            reason = unavailable_reason(kind, self.window.providers_info)
+            reason = unavailable_reason(kind, self.context.providers_info)
             item = model.item(row)
             item.setEnabled(not reason)
             item.setToolTip(reason or kind_info(kind).summary)
@@ -151,7 +151,7 @@ class ConvertPanel(Panel):
 
     def _refresh_state(self) -> None:
         running = self.job is not None
-        reason = unavailable_reason(self.kind(), self.window.providers_info)
+        reason = unavailable_reason(self.kind(), self.context.providers_info)
         ready = self.model is not None and self.model.summary is not None and self.model.summary["format"] == "onnx"
         self.run_button.setEnabled(ready and not running and not reason)
         self.cancel_button.setEnabled(running)
@@ -188,7 +188,7 @@ class ConvertPanel(Panel):
 
     # running -------------------------------------------------------------------
     def params(self, force: bool = False) -> dict:
-        config = self.window.session_config()
+        config = self.context.session.config()
         feeds = config.inputs
         for part in self.dims.text().split(","):
             name, sep, value = part.partition("=")
@@ -228,10 +228,9 @@ class ConvertPanel(Panel):
         self.status.setText("converting…")
 
         def done(report: dict) -> None:
-            stale = self.window.model_list.find(report["output"])
-            if stale is not None:          # replaced on disk: read it again
-                self.window.model_list.remove(stale)
-            self.window.open_model(report["output"], parent=source, kind=kind, extra={"conversion": report})
+            # reread: a file replaced on disk is read again
+            self.context.open_model(report["output"], parent=source, kind=kind, extra={"conversion": report},
+                                    reread=True)
             self.card.show_report(report)
 
         self.job = self.jobs.start(f"Convert {source.label} to {kind}", CONVERT, self.params(force), on_result=done,

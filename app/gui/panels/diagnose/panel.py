@@ -50,7 +50,7 @@ class DiagnosePanel(Panel):
             return
         self.run_button.setEnabled(False)
         self.status.setText("Profiling, timing and experimenting…")
-        params = {"path": self.model.path, "session": self.window.session_config().to_dict()}
+        params = {"path": self.model.path, "session": self.context.session.config().to_dict()}
         self.job = self.jobs.start(f"Diagnose {self.model.label}", DIAGNOSE, params,
                                    on_result=self.show_result, on_error=lambda _e: self._done("Diagnosis failed."))
 
@@ -83,8 +83,7 @@ class DiagnosePanel(Panel):
 
     def _show_selected(self) -> None:
         finding = self.selected()
-        session_panel = self.window.panel("Session")
-        self.apply_button.setEnabled(bool(finding and finding.get("setting") and hasattr(session_panel, "set_config")))
+        self.apply_button.setEnabled(bool(finding and finding.get("setting")))
         if finding is None:
             return
         from html import escape
@@ -99,12 +98,11 @@ class DiagnosePanel(Panel):
 
     def apply_selected(self) -> None:
         finding = self.selected()
-        panel = self.window.panel("Session")
-        if not finding or not finding.get("setting") or panel is None or not hasattr(panel, "set_config"):
+        if not finding or not finding.get("setting"):
             return
         from app.core.session.config import SessionConfig
-        data = self.window.session_config().to_dict()
+        data = self.context.session.preset().to_dict()
         for key, value in finding["setting"].items():
             data[key] = {**data.get(key, {}), **value} if isinstance(value, dict) else value
-        panel.set_config(SessionConfig.from_dict(data))
-        self.window.statusBar().showMessage(f"Applied: {finding['title']}", 5000)
+        self.context.session.update(SessionConfig.from_dict(data))
+        self.context.show_status(f"Applied: {finding['title']}", 5000)

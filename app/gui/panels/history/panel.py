@@ -109,12 +109,12 @@ class HistoryPanel(Panel):
 
         entry_id = self.selected_id()
         if entry_id is None:
-            self.window.show_error("History", "Select a result first.")
+            self.context.show_error("History", "Select a result first.")
             return None
         try:
             return History().get(entry_id)
         except UserError as exc:
-            self.window.show_error("History", exc.message)
+            self.context.show_error("History", exc.message)
             return None
 
     # actions -------------------------------------------------------------------
@@ -136,47 +136,20 @@ class HistoryPanel(Panel):
         self.settings_text.setPlainText(json.dumps({k: v for k, v in report.items() if k != "warmup_ms"}, indent=2))
         if entry["kind"] == "bench":
             self.chart.set_samples(entry["warmup_ms"], entry["samples_ms"], report.get("concurrency", 1))
-        elif entry["kind"] == "compare":
-            self._show_in(self.window.panel("Compare"), lambda panel: panel.show_result(report))
         else:
-            self._show_in(self.window.panel("Benchmark"), lambda panel: (panel.tabs.setCurrentWidget(panel.sweep),
-                                                                        panel.sweep.show_result(report)))
-
-    def _show_in(self, panel, show) -> None:
-        panel.ensure_built()
-        show(panel)
-        self.window.tabs.setCurrentWidget(panel)
+            self.context.show_result(entry["kind"], report)
 
     def rerun_selected(self) -> None:
-        from app.core.session.config import SessionConfig
-
         entry = self._selected_entry()
-        if entry is None:
-            return
-        report = entry["report"]
-        config = SessionConfig.from_dict(entry["session"])
-        if entry["kind"] == "bench":
-            panel = self.window.panel("Benchmark")
-            self._show_in(panel, lambda p: p.tabs.setCurrentIndex(0))
-            panel.start(entry["model_path"], config, entry["run"], label=entry["variant"] or "")
-        elif entry["kind"] == "compare":
-            panel = self.window.panel("Compare")
-            self._show_in(panel, lambda p: None)
-            panel.start([{"path": r["path"], "label": r["label"]} for r in report["models"]], config, entry["run"])
-        else:
-            panel = self.window.panel("Benchmark")
-            self._show_in(panel, lambda p: p.tabs.setCurrentWidget(p.sweep))
-            sweep = {key: report[key] for key in ("dim", "dim_values", "concurrency_values", "latency_limit_ms",
-                                                  "limit_percentile")}
-            panel.sweep.start(entry["model_path"], config, entry["run"], sweep)
+        if entry is not None:
+            self.context.run_again(entry["kind"], entry)
 
     def use_settings(self) -> None:
         from app.core.session.config import SessionConfig
 
         entry = self._selected_entry()
         if entry is not None:
-            session = self.window.panel("Session")
-            session.set_config(SessionConfig.from_dict(entry["session"]))
+            self.context.session.update(SessionConfig.from_dict(entry["session"]))
             self.detail_title.setText(f"The Session tab now holds the settings of result #{entry['id']}.")
 
     def delete_selected(self) -> None:

@@ -76,8 +76,8 @@ class IOBindingPanel(Panel):
         body.setSizes([330, 260])
         self.layout_.addWidget(body, 1)
 
-        self.window.providers_ready.connect(self.set_providers)
-        self.set_providers(self.window.providers_info)
+        self.context.providers_ready.connect(self.set_providers)
+        self.set_providers(self.context.providers_info)
 
     # providers ---------------------------------------------------------------
     def set_providers(self, info: dict | None) -> None:
@@ -135,7 +135,7 @@ class IOBindingPanel(Panel):
         summary = model.summary if model is not None else None
         if summary is None:
             return
-        given = self.window.session_config().inputs.dims
+        given = self.context.session.config().inputs.dims
         names = [d for i in summary["inputs"] for d in (i["shape"] or []) if isinstance(d, str) and d != "?"]
         for name in dict.fromkeys(names):
             spin = QSpinBox(minimum=1, maximum=1_000_000, value=int(given.get(name, default_dim(name))))
@@ -148,10 +148,10 @@ class IOBindingPanel(Panel):
 
     # running -------------------------------------------------------------------
     def start(self) -> None:
-        model = self.window.current_model()
+        model = self.context.current_model()
         if model is None or self.job is not None:
             return
-        config = self.window.session_config()
+        config = self.context.session.config()
         config.inputs.dims.update({name: spin.value() for name, spin in self.dim_spins.items()})
         provider = self.provider_combo.currentData()
         params = {"path": model.path, "session": config.to_dict(), "provider": provider,
@@ -172,7 +172,7 @@ class IOBindingPanel(Panel):
     def _finished(self, path: str | None, result: dict | None) -> None:
         self.job = None
         self.cancel_button.setEnabled(False)
-        model = self.window.current_model()
+        model = self.context.current_model()
         self.run_button.setEnabled(model is not None and model.summary is not None)
         self.status.setText("" if result is not None else "Not finished.")
         if result is not None:

@@ -25,8 +25,8 @@ DEFAULT_RUNS = 10
 class ProfilePanel(Panel):
     title = "Profile"
 
-    def __init__(self, window):
-        super().__init__(window)
+    def __init__(self, context):
+        super().__init__(context)
         self.profiles: list[tuple[str, dict]] = []
 
     def build(self) -> None:
@@ -91,10 +91,10 @@ class ProfilePanel(Panel):
 
     # starting work -----------------------------------------------------------------------------
     def profile_model(self) -> None:
-        model = self.window.current_model()
+        model = self.context.current_model()
         if model is None:
             return
-        config = self.window.session_config()
+        config = self.context.session.config()
         providers = ", ".join(p.name.replace("ExecutionProvider", "") for p in config.providers)
         label = f"{model.label} · {providers} · {time.strftime('%H:%M:%S')}"
         params = {"model": model.path, "session": config.to_dict(), "runs": self.runs.value(),
@@ -103,13 +103,13 @@ class ProfilePanel(Panel):
                         on_result=lambda info: self.add_profile(label, info))
 
     def open_dialog(self) -> None:
-        path, _ = QFileDialog.getOpenFileName(self, "Open a profiling trace", self.window.settings.last_open_dir,
+        path, _ = QFileDialog.getOpenFileName(self, "Open a profiling trace", self.context.settings.last_open_dir,
                                               TRACE_FILTER)
         if path:
             self.open_trace(path)
 
     def open_dropped_trace(self, path: str) -> None:
-        self.window.tabs.setCurrentWidget(self)
+        self.context.show_tab(self)
         self.ensure_built()
         self.open_trace(path)
 
@@ -135,7 +135,7 @@ class ProfilePanel(Panel):
             return None
         return self.jobs.start(f"Export {Path(target).name}", COPY_TRACE,
                                {"source": info["trace"], "target": target},
-                               on_result=lambda done: self.window.statusBar().showMessage(
+                               on_result=lambda done: self.context.show_status(
                                    f"Trace saved: {done['path']}", 8000))
 
     # showing -----------------------------------------------------------------------------------

@@ -33,6 +33,8 @@ def short_provider(name: str) -> str:
 class _OptionsForm(QWidget):
     """The options of one provider, generated from PROVIDER_OPTIONS."""
 
+    changed = Signal()
+
     def __init__(self, name: str, schema: dict):
         super().__init__()
         self.name, self.schema, self.fields = name, schema, {}
@@ -43,13 +45,16 @@ class _OptionsForm(QWidget):
         for key, (kind, default, help_text) in schema.items():
             if kind is bool:
                 field = QCheckBox()
+                field.toggled.connect(self.changed)
             elif isinstance(kind, tuple):
                 field = QComboBox()
                 field.addItems(list(kind))
+                field.currentIndexChanged.connect(self.changed)
             else:
                 field = QLineEdit()
                 if kind is int:
                     field.setValidator(QRegularExpressionValidator(r"\d{0,19}"))
+                field.textChanged.connect(self.changed)
             field.setToolTip(help_text)
             self.fields[key] = field
             form.addRow(key + ":", field)
@@ -135,6 +140,7 @@ class ProviderEditor(QWidget):
         item.setToolTip(PROVIDER_HELP.get(name, name))
         self.list.addItem(item)
         page = _OptionsForm(name, schema)
+        page.changed.connect(self.changed)
         self.pages[name] = page
         self.forms.addWidget(page)
 
@@ -244,10 +250,14 @@ class KeyValueEdit(QPlainTextEdit):
 
 
 class DimsTable(QTableWidget):
-    """A value for every symbolic dimension of the model's inputs."""
+    """A value for every symbolic dimension of the model's inputs (`names`), and any other
+    dimension a preset gives a value."""
+
+    changed = Signal()
 
     def __init__(self):
         super().__init__(0, 2)
+        self.names: list[str] = []
         self.setHorizontalHeaderLabels(["Dimension", "Value"])
         self.verticalHeader().setVisible(False)
         self.horizontalHeader().setSectionResizeMode(0, QHeaderView.ResizeMode.Stretch)
@@ -255,9 +265,15 @@ class DimsTable(QTableWidget):
         self.setToolTip("Symbolic dimensions of the inputs (batch, sequence …) need a value to make inputs. "
                         "Batch-like names start at 1, sequence-like at 32, image sizes at 224.")
 
+    def set_names(self, names: list[str]) -> None:
+        """The model's dimensions: keep their values, give new ones a default, drop the others."""
+        current = self.dims()
+        self.set_dims(names, {k: v for k, v in current.items() if k in names})
+
     def set_dims(self, names: list[str], values: dict[str, int]) -> None:
         from app.core.session.inputs import default_dim
 
+        self.names = list(names)
         rows = list(dict.fromkeys(list(names) + list(values)))
         self.setRowCount(len(rows))
         for row, name in enumerate(rows):
@@ -267,6 +283,7 @@ class DimsTable(QTableWidget):
             spin = QSpinBox()
             spin.setRange(0, 1 << 30)
             spin.setValue(int(values.get(name, default_dim(name))))
+            spin.valueChanged.connect(self.changed)
             self.setCellWidget(row, 1, spin)
 
     def dims(self) -> dict[str, int]:

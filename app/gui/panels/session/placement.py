@@ -39,10 +39,10 @@ class PlacementView(QWidget):
         layout.addWidget(split, 1)
 
     def run(self) -> None:
-        window = self.panel.window
-        model = window.current_model()
+        context = self.panel.context
+        model = context.current_model()
         if model is None:
-            window.show_error("Node placement", "Open a model first.")
+            context.show_error("Node placement", "Open a model first.")
             return
         config = self.panel._try_config()
         if config is None:
@@ -54,7 +54,7 @@ class PlacementView(QWidget):
             self.button.setEnabled(True)
             self.show_result(result)
 
-        window.jobs.start(f"Placement of {model.label}", PLACEMENT,
+        context.jobs.start(f"Placement of {model.label}", PLACEMENT,
                           {"path": model.path, "session": config.to_dict()},
                           on_result=done, on_error=lambda _exc: self.button.setEnabled(True))
 

@@ -89,7 +89,7 @@ class TunePanel(Panel):
         self.start_button.setEnabled(model is not None and model.summary is not None and self.job is None)
 
     def params(self) -> dict:
-        config = self.window.session_config()
+        config = self.context.session.config()
         limits = {"providers": config.provider_names()}
         if self.max_threads.value():
             limits["max_threads"] = self.max_threads.value()
@@ -165,10 +165,8 @@ class TunePanel(Panel):
         return SessionConfig.from_dict(self.result["best"]["session"])
 
     def apply_best(self) -> None:
-        panel = self.window.panel("Session")
-        if panel is not None and hasattr(panel, "set_config"):
-            panel.set_config(self.best_config())
-            self.window.statusBar().showMessage("The best setting is now in the Session tab.", 5000)
+        self.context.session.update(self.best_config())
+        self.context.show_status("The best setting is now in the Session tab.", 5000)
 
     def save_best(self, path: str | None = None) -> None:
         if path is None:

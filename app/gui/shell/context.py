@@ -1,0 +1,82 @@
+"""What a tab may use of the window, and nothing more: the current model and the
+selection, the session state, the job manager, the one place errors go, and "show this
+result in its tab". Tabs never find each other (by title or otherwise) and never touch
+another tab's widgets; they ask the context, which knows where each kind of result lives."""
+
+from __future__ import annotations
+
+from typing import TYPE_CHECKING, Any
+
+from PySide6.QtCore import QObject, Signal
+
+from app.gui.shell.tabs import RESULT_TABS
+
+if TYPE_CHECKING:
+    from app.core.session.state import SessionState
+    from app.core.store.settings import Settings
+    from app.gui.shell.jobs import JobManager
+    from app.gui.shell.open_model import OpenModel
+
+
+class PanelContext(QObject):
+    model_changed = Signal(object)       # the current OpenModel (or None); again when its summary arrives
+    providers_ready = Signal(object)     # the provider probe's result
+
+    def __init__(self, window, session: SessionState):
+        super().__init__(window)
+        self._window = window
+        self.session = session
+        self.jobs: JobManager = window.jobs
+        self.settings: Settings = window.settings
+
+    # models ----------------------------------------------------------------------
+    def current_model(self) -> OpenModel | None:
+        return self._window.current_model()
+
+    def selected_models(self) -> list[OpenModel]:
+        """The models selected in the list, in the list's order."""
+        models = self._window.model_list
+        chosen = models.selected()
+        return [m for m in models.models() if m in chosen]
+
+    def open_model(self, path, *, parent: OpenModel | None = None, kind: str = "source",
+                   extra: dict | None = None, reread: bool = False) -> OpenModel:
+        """Open a model (or a variant under `parent`); `reread`: it changed on disk, read it again."""
+        if reread:
+            stale = self._window.model_list.find(str(path))
+            if stale is not None:
+                self._window.model_list.remove(stale)
+        return self._window.open_model(path, parent=parent, kind=kind, extra=extra)
+
+    @property
+    def providers_info(self) -> dict | None:
+        """The provider probe's result, or None before it arrives (see providers_ready)."""
+        return self._window.providers_info
+
+    # telling the user ------------------------------------------------------------
+    def show_error(self, title: str, message: str) -> None:
+        self._window.show_error(title, message)
+
+    def show_status(self, message: str, timeout_ms: int = 5000) -> None:
+        self._window.statusBar().showMessage(message, timeout_ms)
+
+    def show_tab(self, panel) -> None:
+        """Bring a panel's own tab to the front."""
+        self._window.tabs.setCurrentWidget(panel)
+
+    # results in their tabs -----------------------------------------------------------
+    def show_result(self, kind: str, result: dict) -> None:
+        """Show a result (e.g. a stored comparison or sweep) in the tab that makes that kind."""
+        self._tab_for(kind).open_result(kind, result)
+
+    def run_again(self, kind: str, entry: dict[str, Any]) -> None:
+        """Start a stored run (a history entry: model, session, run settings) again in its tab."""
+        self._tab_for(kind).run_again(kind, entry)
+
+    def _tab_for(self, kind: str):
+        if kind not in RESULT_TABS:
+            raise KeyError(f"no tab shows results of kind {kind!r}")
+        panel = self._window.panel(RESULT_TABS[kind])
+        panel.ensure_built()
+        self.show_tab(panel)
+        return panel

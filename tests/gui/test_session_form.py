@@ -1,0 +1,110 @@
+"""The Session tab's widgets and the window's SessionState, kept in step both ways."""
+
+import pytest
+
+from app.core.session.config import ProviderSpec, SessionConfig
+from app.gui.panels.session.fields import FIELDS, read_widget
+from app.gui.shell.model_list import OpenModel
+
+#: a value for every field that differs from the default, as a user could set it in the form
+SAMPLES = {
+    "providers": [ProviderSpec("CUDAExecutionProvider", {"device_id": "1"}), ProviderSpec("CPUExecutionProvider")],
+    "graph_optimization_level": "extended", "execution_mode": "parallel", "enable_mem_pattern": False,
+    "enable_cpu_mem_arena": False, "use_deterministic_compute": True, "io_binding": True, "log_severity_level": 0,
+    "intra_op_num_threads": 3, "inter_op_num_threads": 2, "intra_op_thread_affinities": "1;2",
+    "intra_op_allow_spinning": False, "inter_op_allow_spinning": True, "intra_op_spin_duration_us": 250,
+    "inter_op_spin_duration_us": 0, "intra_op_spin_backoff_max": 4, "inter_op_spin_backoff_max": 2,
+    "dynamic_block_base": 4, "free_dimension_overrides": {"batch": 2},
+    "config_entries": {"session.disable_prepacking": "1"}, "inputs.mode": "zeros", "inputs.seed": 5,
+    "inputs.vocab_size": 77, "inputs.files": {"x": "/data/x.npy"}, "inputs.dims": {"batch": 2},
+}
+
+
+@pytest.fixture
+def form(qtbot, window):
+    panel = window.panel("Session")
+    window.tabs.setCurrentWidget(panel)
+    panel.ensure_built()
+    heard = []
+    window.session.subscribe(lambda _state, changed: heard.append(changed))
+    yield panel, heard
+    qtbot.waitUntil(lambda: not any(j.state == "running" for j in window.jobs.jobs), timeout=30000)
+
+
+def test_the_table_covers_every_field_once():
+    from app.core.session.state import FIELD_NAMES
+    names = [f.name for f in FIELDS]
+    assert len(names) == len(set(names))
+    assert set(names) == set(FIELD_NAMES) - {"inputs.shapes"}, "whole shapes come only from presets"
+    assert set(SAMPLES) == set(names)
+
+
+def test_setting_the_state_redraws_the_widget_and_nothing_echoes(form, window, monkeypatch):
+    panel, heard = form
+    writes = []
+    original = window.session.set
+    monkeypatch.setattr(window.session, "set", lambda **values: writes.append(values) or original(**values))
+    for name, value in SAMPLES.items():
+        heard.clear()
+        writes.clear()
+        original(**{name: value})
+        assert read_widget(panel.binding.fields[name], panel.widgets[name]) == value, name
+        assert heard == [frozenset({name})], name
+        assert writes == [], f"redrawing {name} wrote the state back"
+
+
+def test_changing_widgets_sets_the_state_once_each(form, window):
+    panel, heard = form
+    panel.widgets["intra_op_num_threads"].setValue(3)
+    panel.widgets["intra_op_allow_spinning"].setCurrentIndex(2)
+    panel.widgets["intra_op_spin_duration_us"].setValue(-1)        # the lowest value: ORT's default
+    panel.widgets["enable_mem_pattern"].setChecked(False)
+    panel.widgets["inputs.mode"].setCurrentText("zeros")
+    panel.widgets["config_entries"].setPlainText("session.disable_prepacking=1")
+    assert heard == [frozenset({"intra_op_num_threads"}), frozenset({"intra_op_allow_spinning"}),
+                     frozenset({"enable_mem_pattern"}), frozenset({"inputs.mode"}), frozenset({"config_entries"})]
+    config = window.session.config()
+    assert config.intra_op_num_threads == 3 and config.intra_op_allow_spinning is False
+    assert config.intra_op_spin_duration_us is None and config.enable_mem_pattern is False
+    assert config.inputs.mode == "zeros" and config.config_entries == {"session.disable_prepacking": "1"}
+
+
+def test_a_provider_option_typed_in_its_form_reaches_the_state(form, window):
+    panel, _ = form
+    panel.providers.set_providers([ProviderSpec("CUDAExecutionProvider")])
+    window.session.set(providers=panel.providers.providers())
+    panel.providers.pages["CUDAExecutionProvider"].fields["device_id"].setText("1")
+    assert window.session.get("providers")[0].options == {"device_id": "1"}
+
+
+def test_text_the_form_cannot_read_stops_jobs_until_it_is_redrawn(form, window):
+    panel, heard = form
+    entries = panel.widgets["config_entries"]
+    entries.setPlainText("not a pair")
+    assert heard == [] and "line 1" in window.session.problems()["config_entries"]
+    assert panel._try_config() is None and "line 1" in window.last_error[1]
+    panel.reset()
+    assert entries.toPlainText() == "" and window.session.problems() == {}
+    assert window.session.config().to_dict() == SessionConfig().to_dict()
+
+
+def test_the_models_dims_reach_the_state(form, window):
+    panel, _ = form
+    summary = {"inputs": [{"name": "ids", "dtype": "int64", "shape": ["batch", "sequence"]}], "outputs": [],
+               "total_bytes": 1}
+    model = OpenModel("/m.onnx", summary=summary)
+    window.model_list.add(model)
+    window.model_list.select(model)
+    assert set(window.session.get("inputs.dims")) == {"batch", "sequence"}
+    spins = panel.widgets["inputs.dims"]
+    spins.cellWidget(0, 1).setValue(8)
+    assert window.session.get("inputs.dims")["batch"] == 8
+
+
+def test_the_state_is_there_before_the_tab_is_built(qtbot, window):
+    window.session.set(intra_op_num_threads=2)
+    panel = window.panel("Session")
+    window.tabs.setCurrentWidget(panel)
+    panel.ensure_built()
+    assert panel.widgets["intra_op_num_threads"].value() == 2
+    qtbot.waitUntil(lambda: not any(j.state == "running" for j in window.jobs.jobs), timeout=30000)

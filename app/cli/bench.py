@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from pathlib import Path
 
-from app.cli.common import add_json_flag, format_table, human_bytes, output, run_job_cli
+from app.cli.common import add_json_flag, format_table, human_bytes, output, render_inputs, run_job_cli
 from app.cli.session_args import add_run_arguments, add_session_arguments, run_settings_from_args, session_config_from_args
 from app.core.jobs.errors import UserError
 from app.core.bench.jobs import BENCH, SWEEP
@@ -27,7 +27,8 @@ def render(report: dict) -> str:
              "",
              f"throughput {report['throughput_per_s']:,.1f} runs/s (concurrency {report['concurrency']})",
              f"peak RSS {human_bytes(report['peak_rss_bytes'])}"
-             + (f", GPU memory {human_bytes(report['gpu_memory_bytes'])}" if report.get("gpu_memory_bytes") else "")]
+             + (f", GPU memory {human_bytes(report['gpu_memory_bytes'])}" if report.get("gpu_memory_bytes") else ""),
+             ""] + render_inputs(report.get("inputs", []))
     if report.get("history_id"):
         lines.append(f"stored as result {report['history_id']} (see `ortune history`)")
     return "\n".join(lines)

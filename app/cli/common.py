@@ -106,6 +106,20 @@ def format_table(headers: list[str], rows: list[list[Any]]) -> str:
     return "\n".join(lines)
 
 
+def render_inputs(inputs: list[dict]) -> list[str]:
+    """The inputs a result ran on, as lines: a table, and a warning where they were guessed."""
+    if not inputs:
+        return []
+    rows = [[i["name"], i["dtype"], "×".join(map(str, i["shape"])) or "scalar", i["source"], i["reason"]]
+            for i in inputs]
+    lines = ["inputs:", format_table(["input", "dtype", "shape", "from", "why"], rows)]
+    guessed = [i["name"] for i in inputs if i["source"] == "default"]
+    if guessed:
+        lines.append(f"note: the shape of {', '.join(guessed)} was guessed; set it with --dim NAME=N or "
+                     "--shape INPUT=D1,D2 if the model is used with other sizes")
+    return lines
+
+
 def report_failure(exc: BaseException, as_json: bool) -> int:
     """Print one line (and the JSON error object when asked) and return the exit code."""
     failure = describe_failure(exc)

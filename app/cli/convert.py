@@ -12,6 +12,8 @@ from app.core.units import human_bytes
 from app.core.convert.jobs import CONVERT
 
 ORDER = 30
+#: exit code of a conversion that made its variant, but whose check failed or could not run
+CHECK_NOT_PASSED = 4
 
 
 def _number(value) -> str:
@@ -37,6 +39,10 @@ def render(result: dict) -> str:
     if fidelity.get("skipped"):
         lines.append("  fidelity    not checked (--no-fidelity)")
         return "\n".join(lines)
+    if result["check"] == "not-run":
+        lines.append(f"  fidelity    NOT CHECKED: {fidelity['problem']}")
+        lines.append("  (give the inputs with --dim/--shape/--input to check it; exit code 4)")
+        return "\n".join(lines)
     tolerance = fidelity["tolerance"]
     dims = ", ".join(f"{k}={v}" for k, v in fidelity.get("dims_used", {}).items()) or "none needed"
     lines += ["", f"fidelity: |diff| ≤ {tolerance['atol']:g} + {tolerance['rtol']:g}·|source|, cosine ≥ "
@@ -46,7 +52,10 @@ def render(result: dict) -> str:
              {True: "pass", False: "FAIL", None: "not compared"}[o["passed"]] + (f" ({o['problem']})" if o["problem"] else "")]
             for o in fidelity["outputs"]]
     lines.append(format_table(["output", "max abs diff", "max rel diff", "cosine", "NaN/Inf", "result"], rows))
-    lines.append("PASSED" if fidelity["passed"] else "FAILED: the variant's outputs are outside the tolerance")
+    lines.append("inputs: " + ", ".join(f"{i['name']} {'×'.join(map(str, i['shape'])) or 'scalar'} ({i['source']})"
+                                        for i in fidelity.get("inputs", [])))
+    lines.append("PASSED" if fidelity["passed"] else "FAILED: the variant's outputs are outside the tolerance "
+                                                    "(exit code 4)")
     return "\n".join(lines)
 
 
@@ -99,7 +108,8 @@ def run(args) -> int:
               "options": _given_options(args, args.kind), "fidelity": not args.no_fidelity,
               "tolerance": _tolerance(args), "session": session_config_from_args(args).to_dict()}
     result = run_job_cli(CONVERT, params)
-    return output(args, result, render)
+    code = output(args, result, render)
+    return CHECK_NOT_PASSED if result["check"] in ("failed", "not-run") else code
 
 
 def register(subparsers) -> None:
@@ -109,7 +119,9 @@ def register(subparsers) -> None:
         formatter_class=argparse.RawDescriptionHelpFormatter,
         description="Convert a model with ONNX Runtime's and onnxconverter-common's own tools, load the result in "
                     "ONNX Runtime (repairing and retrying when it refuses it), and compare its outputs with the "
-                    f"source's on the same inputs.\n\nKinds:\n{kinds}")
+                    f"source's on the same inputs.\n\nKinds:\n{kinds}\n\nExit codes: 0 the variant is made and "
+                    f"passed its check (or --no-fidelity), {CHECK_NOT_PASSED} it is made but its check failed or "
+                    "could not run, 2 bad input, 1 internal error, 3 cancelled.")
     parser.add_argument("kind", metavar="KIND", choices=list(KINDS), help=", ".join(KINDS))
     parser.add_argument("model", metavar="MODEL", help="the source .onnx model (never modified)")
     parser.add_argument("-o", "--output", required=True, metavar="OUT", help="the variant's file")

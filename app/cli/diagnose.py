@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import textwrap
 
-from app.cli.common import add_json_flag, output, run_job_cli
+from app.cli.common import add_json_flag, output, render_inputs, run_job_cli
 from app.cli.session_args import add_session_arguments, session_config_from_args, whole_number
 from app.core.diagnose.jobs import DIAGNOSE
 
@@ -28,6 +28,7 @@ def render(result: dict) -> str:
             flags = " ".join(f"{k}={v}" for k, v in finding["setting"].items())
             lines.append(f"    setting  {flags}")
         lines.append("")
+    lines += [""] + render_inputs(result.get("inputs", []))
     return "\n".join(lines)
 
 

@@ -5,7 +5,7 @@ from __future__ import annotations
 import argparse
 from pathlib import Path
 
-from app.cli.common import add_json_flag, format_table, output, run_job_cli
+from app.cli.common import add_json_flag, format_table, output, render_inputs, run_job_cli
 from app.cli.session_args import add_session_arguments, session_config_from_args
 from app.core.jobs.errors import UserError
 from app.core.profile.jobs import DIFF_TRACES, PROFILE, READ_TRACE
@@ -40,6 +40,7 @@ def render_profile(info: dict, top: int = DEFAULT_TOP) -> str:
         lines.append("  slow runs      " + ", ".join(f"#{i + 1} ({_ms(phases['run_us'][i])} ms)"
                                                   for i in phases["slow_runs"]))
     lines += [f"  warning: {w}" for w in info["warnings"]]
+    lines += [f"  {line}" for line in render_inputs(info.get("inputs", []))]
     lines += ["", f"Per operator type (share of {info['percent_of']}; averages over {averaged})",
               format_table(["op type", "total ms", "calls", "avg µs", "share %", "provider"],
                            [[r["op_type"], _ms(r["total_us"]), r["count"], f"{r['avg_us']:,.1f}",

@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from app.cli.common import add_json_flag, format_table, output, run_job_cli
+from app.cli.common import add_json_flag, format_table, output, render_inputs, run_job_cli
 from app.cli.session_args import add_session_arguments, session_config_from_args, whole_number
 from app.core.tune.jobs import TUNE
 
@@ -29,6 +29,7 @@ def render(result: dict) -> str:
         lines += ["", f"{len(result['failed'])} setting(s) could not run, e.g. {result['failed'][0]['label']}: "
                       f"{result['failed'][0]['error']}"]
     lines += ["", "Save the best as a preset with --save-best FILE.json; reuse it with --config FILE.json."]
+    lines += [""] + render_inputs(result.get("inputs", []))
     return "\n".join(lines)
 
 

@@ -84,3 +84,39 @@ def test_ctrl_c_cancels_and_leaves_nothing(tmp_path):
     assert err.strip().splitlines()[-1] == "ortune: cancelled"
     assert sorted(p.name for p in tmp_path.iterdir()) == ["mlp.onnx"]
     assert job and not any(p.is_running() and p.status() != psutil.STATUS_ZOMBIE for p in job)
+
+
+def _needs_21_values(path):
+    """A model that runs only on an input of exactly 21 values: no default or plan finds that."""
+    import numpy as np
+    from onnx import TensorProto, helper
+
+    shape = helper.make_tensor("shape", TensorProto.INT64, [2], np.array([3, 7], np.int64))
+    graph = helper.make_graph([helper.make_node("Reshape", ["x", "shape"], ["y"])], "g",
+                              [helper.make_tensor_value_info("x", TensorProto.FLOAT, [1, "n"])],
+                              [helper.make_tensor_value_info("y", TensorProto.FLOAT, [3, 7])], [shape])
+    model = helper.make_model(graph, opset_imports=[helper.make_opsetid("", 17)])
+    model.ir_version = 8
+    return models.save(model, path)
+
+
+def test_a_variant_whose_check_cannot_run_is_made_and_exits_4(ortune, tmp_path):
+    source = _needs_21_values(tmp_path / "fixed.onnx")
+    output = tmp_path / "fixed.fp16.onnx"
+    done = ortune("convert", "fp16", source, "-o", output, "--json")
+    assert done.code == 4, done.stderr
+    report = done.json()
+    assert report["check"] == "not-run" and output.is_file()
+    assert "could not run on the check's inputs" in report["fidelity"]["problem"]
+    text = ortune("convert", "fp16", source, "-o", output, "--force")
+    assert text.code == 4 and "NOT CHECKED" in text.stdout
+    given = ortune("convert", "fp16", source, "-o", output, "--force", "--dim", "n=21", "--json")
+    assert given.code == 0 and given.json()["check"] == "passed"
+
+
+def test_a_failed_check_exits_4(ortune, tmp_path):
+    source = models.save(models.mlp(), tmp_path / "mlp.onnx")
+    done = ortune("convert", "int8-dynamic", source, "-o", tmp_path / "q.onnx", "--tol-abs", "0", "--tol-rel", "0",
+                  "--tol-cosine", "1.0", "--json")
+    assert done.code == 4 and done.json()["check"] == "failed"
+    assert done.json()["fidelity"]["inputs"][0]["name"] == "x"

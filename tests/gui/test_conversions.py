@@ -82,3 +82,18 @@ def test_a_conversion_can_be_cancelled(qtbot, window, tmp_path):
     assert panel.status.text() == "cancelled"
     assert not Path(panel.output.text()).exists()
     assert [p.name for p in tmp_path.iterdir()] == ["block.onnx"]
+
+
+def test_a_variant_that_could_not_be_checked_says_so(qtbot):
+    from app.gui.panels.convert.parts import ResultCard
+
+    card = ResultCard()
+    qtbot.addWidget(card)
+    report = {"kind": "fp16", "output": "m.fp16.onnx", "input_bytes": 100, "output_bytes": 50, "size_ratio": 0.5,
+              "seconds": 0.1, "op_changes": {"text": "no change"}, "kept_in_fp32": [], "repairs": [],
+              "warnings": [], "check": "not-run",
+              "fidelity": {"skipped": False, "passed": None, "outputs": [],
+                           "problem": "the source could not run on the check's inputs: Reshape refused"}}
+    card.show_report(report)
+    assert "NOT CHECKED" in card.verdict.text() and "Reshape refused" in card.verdict.text()
+    assert "passed" not in card.verdict.text()

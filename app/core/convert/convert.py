@@ -252,25 +252,31 @@ def convert_model(params, ctx: JobContext | None = None) -> dict:
         _require_gpu(kind, ctx)
     ctx.check_cancel()
     reference: Reference | None = None
+    unchecked = ""          # why the fidelity check could not run
     if params.fidelity or kind == "mixed":
         ctx.progress(0.08, "running the source model on the fidelity inputs")
         try:
             reference = reference_run(source, config.inputs, config, ctx)
-        except UserError:
+        except UserError as exc:
             source_is_invalid(source, summary)
-            raise
+            if kind == "mixed":          # mixed precision decides per node from the source's outputs
+                raise
+            unchecked = exc.message
     with Staging(output) as stage:
         work = Work(kind=kind, source=source, target=stage.path, options=options, summary=summary, ctx=ctx,
                     config=config, large=summary["external_data"] or summary["total_bytes"] > PROTOBUF_LIMIT,
                     reference=reference, preloaded=model)
         del model
         work.warnings.extend(known_traps(kind, options, config))
+        if unchecked:
+            work.warnings.append(f"the variant's outputs were not checked: the source could not run on the "
+                                 f"check's inputs ({unchecked})")
         convert_started = time.perf_counter()
         outputs = produce_checked(work)
         convert_seconds = time.perf_counter() - convert_started
         ctx.progress(0.85, "comparing the variant with the source")
         stage.companions = [stage.folder / name for name in work.companions]
-        fidelity = _fidelity(reference, outputs, tolerance)
+        fidelity = _fidelity(reference, outputs, tolerance, unchecked)
         work.warnings.extend(advice(kind, fidelity))
         changes = op_changes(summary["op_counts"], work.ops_after or op_counts(stage.path))
         output_bytes = sum(p.stat().st_size for p in stage.files())
@@ -295,6 +301,7 @@ def convert_model(params, ctx: JobContext | None = None) -> dict:
         "repairs": work.repairs,
         "warnings": work.warnings,
         "fidelity": fidelity,
+        "check": check_outcome(fidelity),
         "dims_used": fidelity.get("dims_used", {}),
         "external_data": any(p.name.endswith(".data") for p in published),
         **work.details,
@@ -317,10 +324,22 @@ def advice(kind: str, fidelity: dict) -> list[str]:
     }.get(kind, "The variant's outputs differ from the source's beyond the tolerance.")]
 
 
-def _fidelity(reference: Reference | None, outputs: dict | None, tolerance: Tolerance) -> dict:
+def _fidelity(reference: Reference | None, outputs: dict | None, tolerance: Tolerance, unchecked: str = "") -> dict:
     if reference is None:
-        return {"skipped": True, "outputs": [], "max_abs_diff": None, "passed": None,
-                "tolerance": tolerance.to_dict()}
+        report = {"skipped": not unchecked, "outputs": [], "max_abs_diff": None, "passed": None,
+                  "tolerance": tolerance.to_dict()}
+        if unchecked:
+            report["problem"] = f"the source could not run on the check's inputs: {unchecked}"
+        return report
     if outputs is None:
         return failed_report(reference, tolerance, "the variant did not run")
     return compare(reference, outputs, tolerance)
+
+
+def check_outcome(fidelity: dict) -> str:
+    """passed, failed, not-run (the source could not run on the inputs) or skipped (asked)."""
+    if fidelity.get("skipped"):
+        return "skipped"
+    if fidelity["passed"] is None:
+        return "not-run"
+    return "passed" if fidelity["passed"] else "failed"

@@ -246,6 +246,7 @@ def compare(reference: Reference, outputs: dict, tolerance: Tolerance) -> dict:
         "passed": bool(verdicts) and all(verdicts),
         "tolerance": tolerance.to_dict(),
         "dims_used": dict(reference.info.get("dims", {})),
+        "inputs": list(reference.info.get("inputs", [])),
         "input_shapes": dict(reference.info.get("shapes", {})),
         "feed_mode": reference.info.get("mode"),
         "seed": reference.info.get("seed"),

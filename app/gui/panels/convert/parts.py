@@ -176,11 +176,17 @@ class ResultCard(QGroupBox):
             self.verdict.setText("Fidelity not checked.")
             self.table.set_rows([])
             return
-        dims = ", ".join(f"{k}={v}" for k, v in fidelity.get("dims_used", {}).items()) or "none needed"
+        if report.get("check") == "not-run":
+            self.verdict.setText(f"<b style='color:#c0392b'>Fidelity NOT CHECKED</b> — {escape(fidelity['problem'])}. "
+                                 "Set the inputs in the Session tab to check it.")
+            self.table.set_rows([])
+            return
+        dims = ", ".join(f"{i['name']} {'×'.join(map(str, i['shape'])) or 'scalar'} ({i['source']})"
+                         for i in fidelity.get("inputs", [])) or "none needed"
         tolerance = fidelity["tolerance"]
         colour = "#2e8b3d" if fidelity["passed"] else "#c0392b"
         self.verdict.setText(f"<b style='color:{colour}'>Fidelity {'passed' if fidelity['passed'] else 'FAILED'}"
                              f"</b> — |diff| ≤ {tolerance['atol']:g} + {tolerance['rtol']:g}·|source|, cosine ≥ "
-                             f"{tolerance['min_cosine']:g}; dimensions used: {escape(dims)}")
+                             f"{tolerance['min_cosine']:g}; inputs: {escape(dims)}")
         self.table.set_rows([[o["name"], o["max_abs_diff"], o["max_rel_diff"], o["cosine"], o["nonfinite"],
                               _verdict(o["passed"]), o["problem"]] for o in fidelity["outputs"]])

@@ -1,10 +1,22 @@
 """Test setup shared by every suite: Qt offscreen, and settings/data folders that are
-temporary, so no test ever touches a user's real ones (child processes inherit these)."""
+temporary, so no test ever touches a user's real ones (child processes inherit these).
+
+ORTUNE_BLOCK_QT=1 makes PySide6, shiboken6 and pyqtgraph unimportable here and in the
+processes the tests start (tests/qt_blocked/sitecustomize.py); pytest-qt needs Qt, so:
+`ORTUNE_BLOCK_QT=1 python -m pytest -p no:pytest-qt tests/core`."""
 
 from __future__ import annotations
 
+import importlib.util
 import os
 import tempfile
+
+if os.environ.get("ORTUNE_BLOCK_QT") == "1":
+    _BLOCKER = os.path.join(os.path.dirname(__file__), "qt_blocked", "sitecustomize.py")
+    _spec = importlib.util.spec_from_file_location("tests_qt_blocker", _BLOCKER)
+    _spec.loader.exec_module(importlib.util.module_from_spec(_spec))
+    os.environ["PYTHONPATH"] = os.pathsep.join(
+        filter(None, [os.path.dirname(_BLOCKER), os.environ.get("PYTHONPATH")]))
 
 os.environ.setdefault("QT_QPA_PLATFORM", "offscreen")
 _ROOT = tempfile.mkdtemp(prefix="ortune-tests-")

@@ -25,7 +25,7 @@ sys.path.insert(0, str(ROOT))
 
 from app.core.convert.options import KINDS, kind_info  # noqa: E402
 from app.core.jobs.errors import JobCancelled, JobFailed, UserError  # noqa: E402
-from app.core.jobs.runner import run_job  # noqa: E402
+from app.core.runner.process import run_job  # noqa: E402
 from app.core.convert.jobs import CONVERT
 
 LOCAL_KINDS = [k for k in KINDS if not KINDS[k].needs_gpu]

@@ -23,7 +23,7 @@ sys.path.insert(0, str(ROOT))
 
 def main() -> None:
     from app.core.jobs.errors import JobFailed, UserError
-    from app.core.jobs.runner import run_job
+    from app.core.runner.process import run_job
     from app.core.session.config import SessionConfig
     from tests import models
 

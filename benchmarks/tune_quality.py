@@ -21,7 +21,7 @@ from pathlib import Path
 ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT))
 
-from app.core.jobs.runner import run_job  # noqa: E402
+from app.core.runner.process import run_job  # noqa: E402
 from tests import models  # noqa: E402
 from app.core.tune.jobs import TUNE
 

@@ -10,10 +10,10 @@ import sys
 from typing import Any, Callable
 
 from app.core.jobs.errors import JobCancelled
-from app.core.jobs.failure import describe_failure
+from app.core.runner.failure import describe_failure
 from app.cli.parser import CommandParser  # noqa: F401  (re-exported)
 from app.core.jobs.entry import Job
-from app.core.jobs.runner import JobHandle
+from app.core.runner.process import JobHandle
 from app.core.units import human_bytes  # noqa: F401  (re-exported for the sub-commands)
 
 

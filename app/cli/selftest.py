@@ -28,7 +28,7 @@ def _steps(demo: str, scratch: str) -> list[tuple[str, str, dict]]:
 
 
 def run_self_test() -> int:
-    from app.core.jobs.runner import run_job
+    from app.core.runner.process import run_job
 
     demo = str(demo_model_path())
     failures = 0

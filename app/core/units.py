@@ -1,4 +1,4 @@
-"""Numbers as people read them."""
+"""Numbers and messages as people read them."""
 
 from __future__ import annotations
 
@@ -18,3 +18,9 @@ def shape_text(shape) -> str:
     if shape is None:
         return "(unknown rank)"
     return "[" + ", ".join(str(d) for d in shape) + "]"
+
+
+def first_line(text: str, limit: int = 300) -> str:
+    """The first line of a message, its spaces collapsed, at most `limit` characters."""
+    line = " ".join(str(text).strip().split("\n")[0].split())
+    return line if len(line) <= limit else line[: limit - 1] + "…"

@@ -22,7 +22,7 @@ def cuda_problem() -> str:
         return "no NVIDIA driver (libcuda) on this machine"
     if "CUDAExecutionProvider" not in ort.get_available_providers():
         return f"this ONNX Runtime build has no CUDA provider ({installed_ort_package()})"
-    from app.core.jobs.runner import run_job
+    from app.core.runner.process import run_job
 
     info = run_job(PROBE_PROVIDERS, {})
     cuda = next(p for p in info["providers"] if p["name"] == "CUDAExecutionProvider")

@@ -101,7 +101,7 @@ def test_a_cuda_graph_replays_with_inputs_updated_in_place(cnn_path, cuda_sessio
 
 
 def test_the_demo_measures_all_five_modes_on_cuda(cnn_path):
-    from app.core.jobs.runner import run_job
+    from app.core.runner.process import run_job
 
     config = cuda_config()
     config.inputs.dims["batch"] = 8
@@ -124,7 +124,7 @@ def test_the_demo_measures_all_five_modes_on_cuda(cnn_path):
 
 def test_gpu_memory_is_released_when_the_measuring_process_ends(cnn_path):
     pynvml = pytest.importorskip("pynvml")
-    from app.core.jobs.runner import JobHandle
+    from app.core.runner.process import JobHandle
 
     def used() -> int:
         pynvml.nvmlInit()

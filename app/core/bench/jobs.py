@@ -89,7 +89,7 @@ def run_child(job: Job, params: Params, ctx: JobContext, on_event: Callable[[str
     """Run one job in a fresh process from a job that orchestrates several (compare, sweep).
 
     Cancelling `ctx` cancels the child; its result is returned, its error raised."""
-    from app.core.jobs.runner import JobHandle
+    from app.core.runner.process import JobHandle
 
     handle = JobHandle(job, params).start()
     remove = ctx.on_cancel(handle.cancel)

@@ -19,7 +19,7 @@ import numpy as np
 from app.core.jobs.errors import UserError
 from app.core.session.inputs import FeedSpec, model_feeds, numpy_dtype
 from app.core.jobs.protocol import JobContext
-from app.core.model.intake import first_line
+from app.core.units import first_line
 from app.core.session.config import SessionConfig
 
 #: elements smaller than this share of an output's largest magnitude are left out of

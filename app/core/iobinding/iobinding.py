@@ -22,7 +22,8 @@ from app.core.session.inputs import model_feeds
 from app.core.iobinding.modes import (DEFAULT_ITERATIONS, DEFAULT_WARMUP, DEVICE_ONCE, NUMPY, PREALLOCATED, BIND_EACH_RUN, ModePlan, bytes_per_run,
                                       copy_ms, device_id_of, plan_modes, provider_note, session_config_for)
 from app.core.jobs.protocol import JobContext
-from app.core.model.intake import check_readable, first_line, sniff
+from app.core.model.intake import check_readable, sniff
+from app.core.units import first_line
 from app.core.session.providers import provider_name
 from app.core.session.config import SessionConfig
 from app.core.session.create import create_session, effective_settings

@@ -10,6 +10,7 @@ import re
 from pathlib import Path
 
 from app.core.jobs.errors import UserError
+from app.core.units import first_line
 
 ORT_FORMAT_MAGIC = b"ORTM"       # flatbuffer file identifier at offset 4
 MIN_IR_VERSION = 3               # ONNX Runtime refuses older models
@@ -29,11 +30,6 @@ _SIGNATURES = [
 
 def _problem(path: Path, kind: str, text: str) -> UserError:
     return UserError(kind, f"{path.name}: {text}")
-
-
-def first_line(text: str, limit: int = 300) -> str:
-    line = " ".join(str(text).strip().split("\n")[0].split())
-    return line if len(line) <= limit else line[: limit - 1] + "…"
 
 
 def check_readable(path: str | os.PathLike) -> Path:

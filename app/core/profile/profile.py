@@ -15,7 +15,8 @@ from pathlib import Path
 
 from app.core.jobs.errors import UserError
 from app.core.jobs.protocol import JobContext
-from app.core.model.intake import check_readable, first_line
+from app.core.model.intake import check_readable
+from app.core.units import first_line
 from app.core.store.paths import data_dir
 from app.core.session.config import SessionConfig
 from app.core.profile.trace_reader import read_trace

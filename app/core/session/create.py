@@ -9,7 +9,7 @@ import os
 from typing import Callable
 
 from app.core.jobs.errors import UserError
-from app.core.model.intake import first_line
+from app.core.units import first_line
 from app.core.session.providers import (explain_failed_start, installed_ort_package, not_in_build_reason,
                                  preload_cuda_libraries)
 from app.core.session.config import (EXECUTION_MODES, OPT_LEVELS, PROVIDER_OPTIONS, TYPED_ENTRIES, ProviderSpec,

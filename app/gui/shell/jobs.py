@@ -32,7 +32,7 @@ class JobWorker(QObject):
 
     def __init__(self, job, params):
         super().__init__()
-        from app.core.jobs.runner import JobHandle   # multiprocessing is not needed before the first job
+        from app.core.runner.process import JobHandle   # multiprocessing is not needed before the first job
         self.handle = JobHandle(job, params)
 
     @Slot()

@@ -327,7 +327,7 @@ class MainWindow(QMainWindow):
             job.cancel()
 
     def _job_failed(self, job, exc) -> None:
-        from app.core.jobs.failure import describe_failure
+        from app.core.runner.failure import describe_failure
 
         failure = describe_failure(exc)
         where = f"\n\nThe details are in {failure.log}" if failure.log else ""

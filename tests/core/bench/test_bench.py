@@ -9,7 +9,7 @@ from app.core.bench.bench import RunSettings, benchmark, measure, time_runs
 from app.core.bench.timing import TICK_NS
 from app.core.jobs.errors import JobCancelled, UserError
 from app.core.jobs.protocol import JobContext
-from app.core.jobs.runner import run_job
+from app.core.runner.process import run_job
 from app.core.session.config import SessionConfig
 from app.core.bench.stats import latency_stats
 from tests import models

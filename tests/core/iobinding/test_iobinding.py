@@ -129,7 +129,7 @@ def test_cpu_run_measures_four_modes_and_they_agree(mlp_path):
 
 
 def test_the_job_runs_in_a_child_process(mlp_path):
-    from app.core.jobs.runner import run_job
+    from app.core.runner.process import run_job
 
     events = []
     result = run_job(IOBINDING,

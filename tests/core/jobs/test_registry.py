@@ -93,7 +93,7 @@ def test_the_pattern_finds_a_job_named_by_string():
 
 def test_callers_in_the_app_leave_the_process_choice_to_the_entry():
     pattern = re.compile(r"\bisolate\s*=")
-    runner = ROOT / "app/core/jobs/runner.py"
+    runner = ROOT / "app/core/runner/process.py"
     offenders = [str(p.relative_to(ROOT)) for p in (ROOT / "app").rglob("*.py")
                  if p != runner and pattern.search(p.read_text(encoding="utf-8"))]
     assert not offenders

@@ -10,7 +10,7 @@ import pytest
 from onnx import TensorProto, helper, numpy_helper
 
 from app.core.jobs.errors import UserError
-from app.core.jobs.runner import run_job
+from app.core.runner.process import run_job
 from app.core.session.config import SessionConfig
 from tests import models
 from app.core.profile.jobs import PROFILE
@@ -99,7 +99,7 @@ def test_bad_requests_are_refused(tmp_path):
 
 def test_cancel_stops_the_runs_and_leaves_no_file(tmp_path):
     from app.core.jobs.errors import JobCancelled
-    from app.core.jobs.runner import JobHandle
+    from app.core.runner.process import JobHandle
 
     model = models.save(models.cnn(size=64), tmp_path / "cnn.onnx")
     out_dir = tmp_path / "out"

@@ -8,7 +8,7 @@ from PySide6.QtWidgets import (QGridLayout, QGroupBox, QHBoxLayout, QLabel,
                                QPushButton, QSizePolicy, QTabWidget, QVBoxLayout, QWidget)
 
 from app.core.units import human_bytes
-from app.gui.panels.bench.run_form import RunSettingsForm, ms_text
+from app.gui.widgets.run_form import RunSettingsForm, ms_text
 from app.gui.shell.panel import OneJobView, Panel
 from app.core.bench.jobs import BENCH
 

@@ -18,7 +18,7 @@ NO_DIM = "(none: concurrency only)"
 
 class SweepView(OneJobView, QWidget):
     def __init__(self, panel):
-        from app.gui.panels.bench.run_form import RunSettingsForm
+        from app.gui.widgets.run_form import RunSettingsForm
         from app.gui.widgets.charts import HeatMap, LineChart
         from app.gui.widgets.table import DataTable
 

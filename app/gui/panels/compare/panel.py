@@ -19,7 +19,7 @@ class ComparePanel(OneJobView, Panel):
     title = "Compare"
 
     def build(self) -> None:
-        from app.gui.panels.bench.run_form import RunSettingsForm
+        from app.gui.widgets.run_form import RunSettingsForm
         from app.gui.widgets.charts import GroupedBarChart
         from app.gui.widgets.chart_base import BarChart
         from app.gui.widgets.table import DataTable

@@ -3,8 +3,8 @@
 import pytest
 
 from app.core.jobs.errors import JobCancelled, JobFailed, UserError
-from app.core.jobs.failure import describe_failure
-from app.core.jobs.runner import run_job
+from app.core.runner.failure import describe_failure
+from app.core.runner.process import run_job
 from tests.sample_jobs import ABORT, INTERNAL_ERROR
 
 

@@ -9,7 +9,7 @@ from pathlib import Path
 
 import pytest
 
-from app.core.jobs.runner import fork_is_safe
+from app.core.runner.process import fork_is_safe
 
 ROOT = Path(__file__).resolve().parents[3]
 linux_only = pytest.mark.skipif(not sys.platform.startswith("linux"), reason="fork is used on Linux only")
@@ -33,7 +33,7 @@ def test_a_process_with_threaded_libraries_does_not_fork():
 def test_a_forked_child_shares_what_the_parent_loaded(fork, shared):
     out = run_script(f"""
 import app.cli.parser
-from app.core.jobs.runner import JobHandle, fork_is_safe
+from app.core.runner.process import JobHandle, fork_is_safe
 from tests.sample_jobs import HAS_MODULE
 assert fork_is_safe()
 print(JobHandle(HAS_MODULE, {{"module": "app.cli.parser"}}, fork={fork}).start().wait())
@@ -46,7 +46,7 @@ def test_a_forked_child_runs_a_job_like_a_spawned_one():
     out = run_script("""
 import os
 from app.core.jobs.errors import UserError
-from app.core.jobs.runner import JobHandle
+from app.core.runner.process import JobHandle
 from tests.sample_jobs import COOPERATIVE, ECHO, HAS_MODULE, USER_ERROR
 events = []
 result = JobHandle(ECHO, {"value": 5}, fork=True).start().wait(lambda k, p: events.append(k))
@@ -64,7 +64,7 @@ except UserError as exc:
 def test_a_forked_child_ends_when_its_parent_dies():
     out = run_script("""
 import os
-from app.core.jobs.runner import JobHandle
+from app.core.runner.process import JobHandle
 from tests.sample_jobs import COOPERATIVE
 handle = JobHandle(COOPERATIVE, fork=True).start()
 next(handle.events())

@@ -69,7 +69,7 @@ def _is_runtime_error(exc: BaseException) -> bool:
 
 def _error_info(exc: BaseException, params=None) -> dict:
     if _is_runtime_error(exc):
-        from app.core.model.intake import first_line
+        from app.core.units import first_line
         where = ""
         named = next((getattr(params, key) for key in ("path", "input", "model")
                       if isinstance(getattr(params, key, None), str)), None)

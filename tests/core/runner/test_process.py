@@ -6,7 +6,7 @@ import pytest
 
 from app.core.jobs.errors import JobCancelled, JobFailed, UserError
 from app.core.jobs.protocol import JobContext
-from app.core.jobs.runner import JobHandle, run_job
+from app.core.runner.process import JobHandle, run_job
 from tests.sample_jobs import ABORT, COOPERATIVE, ECHO, EXIT_CODE, INTERNAL_ERROR, RUNTIME_REFUSAL, STUBBORN, USER_ERROR
 
 

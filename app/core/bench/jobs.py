@@ -16,6 +16,7 @@ from app.core.jobs.entry import Job
 from app.core.jobs.errors import UserError
 from app.core.jobs.params import Params, setting
 from app.core.jobs.protocol import JobContext
+from app.core.jobs.results import BenchResult, CompareResult
 from app.core.session.config import SessionConfig
 
 
@@ -219,7 +220,7 @@ def sweep_job(params: SweepParams, ctx: JobContext) -> dict:
     return result
 
 
-BENCH = Job("bench", bench_job, BenchParams)
-MEMBER = Job("compare-member", member_job, MemberParams)
-COMPARE = Job("compare", compare_job, CompareParams, child=False)   # it only starts children
+BENCH = Job("bench", bench_job, BenchParams, result=BenchResult)
+MEMBER = Job("compare-member", member_job, MemberParams, result=BenchResult)
+COMPARE = Job("compare", compare_job, CompareParams, child=False, result=CompareResult)   # it only starts children
 SWEEP = Job("sweep", sweep_job, SweepParams, child=False)

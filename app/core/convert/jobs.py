@@ -7,6 +7,7 @@ from typing import Any
 
 from app.core.jobs.entry import Job
 from app.core.jobs.params import Params, setting
+from app.core.jobs.results import ConvertResult
 from app.core.model.jobs import ModelPath
 from app.core.session.config import SessionConfig
 
@@ -33,5 +34,5 @@ def detect_transformer_job(params: ModelPath, ctx) -> dict:
     return detect_transformer_shape(params.path)
 
 
-CONVERT = Job("convert", convert_job, ConvertParams)
+CONVERT = Job("convert", convert_job, ConvertParams, result=ConvertResult)
 DETECT_TRANSFORMER = Job("detect-transformer", detect_transformer_job, ModelPath)

@@ -6,6 +6,7 @@ from dataclasses import dataclass
 
 from app.core.jobs.entry import Job
 from app.core.jobs.params import Params, setting
+from app.core.jobs.results import DiagnoseResult
 from app.core.session.config import SessionConfig
 
 
@@ -24,4 +25,4 @@ def diagnose_job(params: DiagnoseParams, ctx) -> dict:
     return diagnose(params, ctx)
 
 
-DIAGNOSE = Job("diagnose", diagnose_job, DiagnoseParams)
+DIAGNOSE = Job("diagnose", diagnose_job, DiagnoseParams, result=DiagnoseResult)

@@ -7,6 +7,7 @@ from dataclasses import dataclass
 from app.core.iobinding.modes import DEFAULT_ITERATIONS, DEFAULT_WARMUP
 from app.core.jobs.entry import Job
 from app.core.jobs.params import Params, setting
+from app.core.jobs.results import IOBindingResult
 from app.core.session.config import SessionConfig
 
 
@@ -24,4 +25,4 @@ def iobinding_job(params: IOBindingParams, ctx) -> dict:
     return run_iobinding(params.path, params.session, params.provider, params.iterations, params.warmup, ctx)
 
 
-IOBINDING = Job("iobinding", iobinding_job, IOBindingParams)
+IOBINDING = Job("iobinding", iobinding_job, IOBindingParams, result=IOBindingResult)

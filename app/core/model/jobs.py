@@ -6,6 +6,7 @@ from dataclasses import dataclass
 
 from app.core.jobs.entry import Job
 from app.core.jobs.params import Params
+from app.core.jobs.results import InspectResult
 
 
 @dataclass
@@ -18,4 +19,4 @@ def inspect_job(params: ModelPath, ctx) -> dict:
     return inspect_model(params.path, ctx)
 
 
-INSPECT = Job("inspect", inspect_job, ModelPath)
+INSPECT = Job("inspect", inspect_job, ModelPath, result=InspectResult)

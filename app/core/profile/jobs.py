@@ -9,6 +9,7 @@ from pathlib import Path
 from app.core.jobs.entry import Job
 from app.core.jobs.errors import UserError
 from app.core.jobs.params import Params, setting
+from app.core.jobs.results import ProfileResult
 from app.core.session.config import SessionConfig
 
 
@@ -90,7 +91,7 @@ def copy_trace_job(params: CopyParams, ctx) -> dict:
     return {"path": str(target), "bytes": target.stat().st_size}
 
 
-PROFILE = Job("profile", profile_model_job, ProfileParams)
-READ_TRACE = Job("read-trace", read_trace_job, TraceParams)
+PROFILE = Job("profile", profile_model_job, ProfileParams, result=ProfileResult)
+READ_TRACE = Job("read-trace", read_trace_job, TraceParams, result=ProfileResult)
 DIFF_TRACES = Job("diff-traces", diff_traces_job, TraceDiffParams)
 COPY_TRACE = Job("copy-trace", copy_trace_job, CopyParams, child=False)

@@ -7,6 +7,7 @@ from dataclasses import dataclass
 
 from app.core.jobs.entry import Job
 from app.core.jobs.params import Params, setting
+from app.core.jobs.results import DevicesResult
 from app.core.session.config import SessionConfig
 
 PLACEMENT_METHODS = ("auto", "assignment", "profiling")
@@ -58,7 +59,7 @@ def placement_job(params: PlacementParams, ctx) -> dict:
     return placement(params.path, params.session, ctx, params.method)
 
 
-PROBE_PROVIDERS = Job("probe-providers", probe_job, NoParams)
+PROBE_PROVIDERS = Job("probe-providers", probe_job, NoParams, result=DevicesResult)
 CAPABILITIES = Job("session-capabilities", capabilities_job, NoParams)
 SMOKE_RUN = Job("smoke-run", smoke_run_job, ModelSession)
 PLACEMENT = Job("placement", placement_job, PlacementParams)

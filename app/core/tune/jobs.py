@@ -7,6 +7,7 @@ from typing import Any
 
 from app.core.jobs.entry import Job
 from app.core.jobs.params import Params, setting
+from app.core.jobs.results import TuneResult
 from app.core.session.config import SessionConfig
 
 
@@ -40,4 +41,4 @@ def tune_job(params: TuneParams, ctx) -> dict:
     return Race(params, ctx).run()
 
 
-TUNE = Job("tune", tune_job, TuneParams)
+TUNE = Job("tune", tune_job, TuneParams, result=TuneResult)

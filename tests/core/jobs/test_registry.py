@@ -97,3 +97,42 @@ def test_callers_in_the_app_leave_the_process_choice_to_the_entry():
     offenders = [str(p.relative_to(ROOT)) for p in (ROOT / "app").rglob("*.py")
                  if p != runner and pattern.search(p.read_text(encoding="utf-8"))]
     assert not offenders
+
+
+def test_every_result_type_is_a_dict_or_a_typed_contract():
+    for job in JOBS:
+        assert job.result is dict or typing.is_typeddict(job.result), job.name
+
+
+def _quick_params(job, tmp_path):
+    from tests import models
+
+    mlp = str(models.save(models.mlp(width=8, depth=1), tmp_path / "mlp.onnx"))
+    quick = {"path": mlp, "session": {"intra_op_num_threads": 1}}
+    return {
+        "inspect": {"path": mlp},
+        "probe-providers": {},
+        "bench": {**quick, "run": {"warmup": 1, "iterations": 5}, "record": False},
+        "compare": {"models": [{"path": mlp}, {"path": mlp}], "session": quick["session"],
+                    "run": {"warmup": 1, "iterations": 5}, "record": False},
+        "convert": {"kind": "fp16", "input": mlp, "output": str(tmp_path / "half.onnx")},
+        "profile": {"model": mlp, "runs": 2, "out": str(tmp_path / "trace.json")},
+        "tune": {**quick, "limits": {"max_threads": 1, "opt_levels": ["basic", "all"], "execution_modes": ["sequential"],
+                                     "try_spinning": False, "try_dynamic_block_base": False, "try_io_binding": False,
+                                     "try_cuda_graph": False},
+                 "block_runs": 2, "final_blocks": 1, "grid_blocks": 1, "strategy": "grid", "warmup": 1},
+        "diagnose": {**quick, "runs": 2, "timing_runs": 5, "timing_s": 0.2},
+        "iobinding": {**quick, "provider": "cpu", "iterations": 3, "warmup": 1},
+    }.get(job.name)
+
+
+@pytest.mark.parametrize("job", [j for j in JOBS if typing.is_typeddict(j.result) and j.name not in
+                                 ("compare-member", "read-trace")], ids=lambda job: job.name)
+def test_real_results_carry_every_promised_field(job, tmp_path):
+    from app.core.runner.process import run_job
+
+    params = _quick_params(job, tmp_path)
+    assert params is not None, f"give {job.name} quick parameters here"
+    result = run_job(job, params)
+    missing = set(job.result.__required_keys__) - set(result)
+    assert not missing, f"{job.name} lacks {sorted(missing)}"

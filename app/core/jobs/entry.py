@@ -26,8 +26,7 @@ class Job(Generic[P]):
     def make_params(self, params: P | dict | None = None) -> P:
         """The job's parameters, checked; a dict (JSON, a preset) is read into them."""
         if isinstance(params, self.params):
-            params.validate()
-            return params
+            return params.checked()
         return self.params.from_dict(params)
 
     def __call__(self, params: P | dict | None, ctx) -> Any:

@@ -146,6 +146,10 @@ class Params:
     def validate(self) -> None:
         """Checks across fields; a field's own type and limits are checked in from_dict."""
 
+    def checked(self):
+        """A copy read back through from_dict: every field checked, as if it came as JSON."""
+        return type(self).from_dict(self.to_dict())
+
     def to_dict(self) -> dict:
         return {f.name: _plain(getattr(self, f.name)) for f in dataclasses.fields(self)}
 

@@ -8,11 +8,13 @@ from __future__ import annotations
 import json
 import mmap
 import os
-from dataclasses import asdict, dataclass, field
+from dataclasses import dataclass
 from functools import lru_cache
 from pathlib import Path
+from typing import Any
 
 from app.core.jobs.errors import UserError
+from app.core.jobs.params import LARGEST, Params, setting
 from app.core.session.input_spec import FeedSpec
 from app.core.session.providers import provider_name
 
@@ -69,74 +71,85 @@ TYPED_ENTRIES = {
 }
 
 
+#: thread counts past this many per core are a typo: ORT would start them all and stall the machine
+THREADS_PER_CORE_LIMIT = 64
+
+
 @dataclass
-class ProviderSpec:
+class ProviderSpec(Params):
     name: str
-    options: dict[str, str] = field(default_factory=dict)
+    options: dict[str, Any] = setting(factory=dict)
+
+    def validate(self) -> None:
+        self.name = provider_name(self.name)
+        for key, value in self.options.items():
+            if value is None or isinstance(value, (dict, list)):
+                raise UserError("bad-option", f"{self.name} option {key} must be a single value")
+        self.options = {key: str(value) for key, value in self.options.items()}
+
+
+def _thread_limit() -> int:
+    return THREADS_PER_CORE_LIMIT * (os.cpu_count() or 1)
 
 
 @dataclass
-class SessionConfig:
-    providers: list[ProviderSpec] = field(default_factory=lambda: [ProviderSpec("CPUExecutionProvider")])
-    graph_optimization_level: str = "all"
-    execution_mode: str = "sequential"
-    intra_op_num_threads: int = 0        # 0: ORT's default (one per physical core)
-    inter_op_num_threads: int = 0
+class SessionConfig(Params):
+    providers: list[ProviderSpec] = setting(factory=lambda: [ProviderSpec("CPUExecutionProvider")])
+    graph_optimization_level: str = setting("all", choices=tuple(OPT_LEVELS))
+    execution_mode: str = setting("sequential", choices=tuple(EXECUTION_MODES))
+    intra_op_num_threads: int = setting(0, minimum=0)        # 0: ORT's default (one per physical core)
+    inter_op_num_threads: int = setting(0, minimum=0)
     intra_op_thread_affinities: str = ""
     intra_op_allow_spinning: bool | None = None   # None: ORT's default (spin)
     inter_op_allow_spinning: bool | None = None
-    intra_op_spin_duration_us: int | None = None
-    inter_op_spin_duration_us: int | None = None
-    intra_op_spin_backoff_max: int | None = None
-    inter_op_spin_backoff_max: int | None = None
-    dynamic_block_base: int = 0
+    intra_op_spin_duration_us: int | None = setting(None, minimum=0)
+    inter_op_spin_duration_us: int | None = setting(None, minimum=0)
+    intra_op_spin_backoff_max: int | None = setting(None, minimum=1)
+    inter_op_spin_backoff_max: int | None = setting(None, minimum=1)
+    dynamic_block_base: int = setting(0, minimum=0)
     enable_mem_pattern: bool = True
     enable_cpu_mem_arena: bool = True
     use_deterministic_compute: bool = False
-    log_severity_level: int = 3
-    free_dimension_overrides: dict[str, int] = field(default_factory=dict)
-    config_entries: dict[str, str] = field(default_factory=dict)
+    log_severity_level: int = setting(3, choices=tuple(LOG_LEVELS.values()))
+    free_dimension_overrides: dict[str, int] = setting(factory=dict)
+    config_entries: dict[str, str] = setting(factory=dict)
     io_binding: bool = False
-    inputs: FeedSpec = field(default_factory=FeedSpec)
+    inputs: FeedSpec = setting(factory=FeedSpec)
 
     # presets ---------------------------------------------------------------
     def to_dict(self) -> dict:
-        data = asdict(self)
-        data["inputs"] = self.inputs.to_dict()
-        return {"schema": PRESET_SCHEMA, **data}
+        return {"schema": PRESET_SCHEMA, **super().to_dict()}
 
     @classmethod
-    def from_dict(cls, data: dict) -> "SessionConfig":
+    def from_dict(cls, data: Any = None, *, text: bool = False, prefix: str = "") -> "SessionConfig":
+        if data is None:
+            data = {}
+        if isinstance(data, cls):
+            return data
         if not isinstance(data, dict):
-            raise UserError("bad-config", "a session preset must be a JSON object")
+            raise UserError("bad-config", f"{prefix.rstrip('.') or 'a session preset'} must be a JSON object")
         data = dict(data)
         schema = data.pop("schema", PRESET_SCHEMA)
         if schema != PRESET_SCHEMA:
             raise UserError("bad-config", f"unknown preset schema {schema!r} (expected {PRESET_SCHEMA})")
-        unknown = set(data) - set(cls.__dataclass_fields__)
-        if unknown:
-            raise UserError("bad-config", f"unknown session setting(s): {', '.join(sorted(unknown))}")
-        providers = []
-        for item in data.pop("providers", None) or [{"name": "CPUExecutionProvider"}]:
-            if isinstance(item, str):
-                item = {"name": item}
-            providers.append(ProviderSpec(provider_name(item.get("name", "")),
-                                          {str(k): str(v) for k, v in (item.get("options") or {}).items()}))
-        inputs = FeedSpec.from_dict(data.pop("inputs", None))
-        try:
-            config = cls(providers=providers, inputs=inputs, **data)
-        except TypeError as exc:
-            raise UserError("bad-config", f"invalid session preset: {exc}") from None
-        config.validate()
-        return config
+        providers = data.get("providers")
+        if not providers and "providers" in data:
+            del data["providers"]                      # none given: the CPU, as by default
+        elif isinstance(providers, list):
+            data["providers"] = [{"name": item} if isinstance(item, str) else item for item in providers]
+        return super().from_dict(data, text=text, prefix=prefix)
 
     @classmethod
     def load(cls, path: str | os.PathLike) -> "SessionConfig":
         path = Path(path)
+        if path.exists() and not path.is_file():
+            raise UserError("bad-config", f"{path}: a preset is a JSON file, and this is not a regular file")
         try:
             return cls.from_dict(json.loads(path.read_text(encoding="utf-8")))
         except OSError as exc:
             raise UserError("not-found", f"{path}: cannot read the preset ({exc.strerror})") from None
+        except RecursionError:
+            raise UserError("bad-config", f"{path.name}: nested too deeply to be a preset") from None
         except ValueError as exc:
             raise UserError("bad-config", f"{path.name}: not valid JSON ({exc})") from None
 
@@ -147,25 +160,13 @@ class SessionConfig:
         os.replace(tmp, path)
 
     def validate(self) -> None:
-        if self.graph_optimization_level not in OPT_LEVELS:
-            raise UserError("bad-option", f"optimisation level must be one of {', '.join(OPT_LEVELS)}, "
-                                          f"not {self.graph_optimization_level!r}")
-        if self.execution_mode not in EXECUTION_MODES:
-            raise UserError("bad-option", f"execution mode must be sequential or parallel, not {self.execution_mode!r}")
-        for name in ("intra_op_num_threads", "inter_op_num_threads", "dynamic_block_base"):
+        """Checks across fields; each field's type and range is checked as it is read."""
+        limit = _thread_limit()
+        for name in ("intra_op_num_threads", "inter_op_num_threads"):
             value = getattr(self, name)
-            if not isinstance(value, int) or isinstance(value, bool) or value < 0:
-                raise UserError("bad-option", f"{name} must be a whole number ≥ 0, not {value!r}")
-        for name, minimum in (("intra_op_spin_duration_us", 0), ("inter_op_spin_duration_us", 0),
-                              ("intra_op_spin_backoff_max", 1), ("inter_op_spin_backoff_max", 1)):
-            value = getattr(self, name)
-            if value is not None and (not isinstance(value, int) or isinstance(value, bool) or value < minimum):
-                raise UserError("bad-option", f"{name} must be a whole number ≥ {minimum} or unset, not {value!r}")
-        for name in ("intra_op_allow_spinning", "inter_op_allow_spinning"):
-            if getattr(self, name) not in (None, True, False):
-                raise UserError("bad-option", f"{name} must be true, false or unset, not {getattr(self, name)!r}")
-        if self.log_severity_level not in LOG_LEVELS.values():
-            raise UserError("bad-option", "log severity must be 0 (verbose) to 4 (fatal)")
+            if value > limit:
+                raise UserError("bad-option", f"{name} {value:,} is more than {THREADS_PER_CORE_LIMIT} threads per "
+                                              f"core of this machine ({limit:,}): ONNX Runtime would start them all")
         if not self.providers:
             raise UserError("bad-option", "at least one execution provider is needed")
         for spec in self.providers:
@@ -184,7 +185,7 @@ class SessionConfig:
                 if kind is bool and str(value).lower() not in ("0", "1", "true", "false"):
                     raise UserError("bad-option", f"{spec.name} option {key} must be 0/1 or true/false")
         for name, value in self.free_dimension_overrides.items():
-            if not isinstance(value, int) or value < 1:
+            if not 1 <= value <= LARGEST:
                 raise UserError("bad-option", f"free dimension override {name} must be ≥ 1, not {value!r}")
         self.inputs.validate()
 

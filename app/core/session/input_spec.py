@@ -4,44 +4,42 @@ Kept apart from the arrays so that presets and the command line never import num
 
 from __future__ import annotations
 
-from dataclasses import asdict, dataclass, field
+from dataclasses import dataclass
 
 from app.core.jobs.errors import UserError
+from app.core.jobs.params import Params, setting
 
 FEED_MODES = ("random", "zeros", "files")
 DEFAULT_VOCAB = 1000
 
 
+#: the most elements an input may have: past it, the size is a typo, not a model's input
+MAX_ELEMENTS = 2 ** 40
+
+
 @dataclass
-class FeedSpec:
-    mode: str = "random"
-    seed: int = 0
-    dims: dict[str, int] = field(default_factory=dict)          # symbolic dim name -> value
-    shapes: dict[str, list[int]] = field(default_factory=dict)  # input name -> whole shape
-    files: dict[str, str] = field(default_factory=dict)         # input name -> .npy; "*" -> one .npz
-    vocab_size: int = DEFAULT_VOCAB                             # upper bound for integer ids
-
-    def to_dict(self) -> dict:
-        return asdict(self)
-
-    @classmethod
-    def from_dict(cls, data: dict | None) -> "FeedSpec":
-        data = dict(data or {})
-        unknown = set(data) - set(cls.__dataclass_fields__)
-        if unknown:
-            raise UserError("bad-config", f"unknown input setting(s): {', '.join(sorted(unknown))}")
-        spec = cls(**data)
-        spec.validate()
-        return spec
+class FeedSpec(Params):
+    mode: str = setting("random", choices=FEED_MODES)
+    seed: int = setting(0, minimum=0)
+    dims: dict[str, int] = setting(factory=dict)           # symbolic dim name -> value
+    shapes: dict[str, list[int]] = setting(factory=dict)   # input name -> whole shape
+    files: dict[str, str] = setting(factory=dict)          # input name -> .npy; "*" -> one .npz
+    vocab_size: int = setting(DEFAULT_VOCAB, minimum=1)    # upper bound for integer ids
 
     def validate(self) -> None:
+        """Checks of values; types and single ranges are checked as the fields are read."""
         if self.mode not in FEED_MODES:
             raise UserError("bad-option", f"input mode must be one of {', '.join(FEED_MODES)}, not {self.mode!r}")
         for name, value in self.dims.items():
-            if not isinstance(value, int) or value < 0:
-                raise UserError("bad-option", f"dimension {name} must be a whole number ≥ 0, not {value!r}")
+            if not isinstance(value, int) or isinstance(value, bool) or not 0 <= value <= MAX_ELEMENTS:
+                raise UserError("bad-option", f"dimension {name} must be a whole number from 0 to 2^40, not {value!r}")
         for name, shape in self.shapes.items():
-            if not all(isinstance(d, int) and d >= 0 for d in shape):
+            if not all(isinstance(d, int) and not isinstance(d, bool) and d >= 0 for d in shape):
                 raise UserError("bad-option", f"shape of {name} must be whole numbers ≥ 0, not {shape!r}")
-        if self.vocab_size < 1:
-            raise UserError("bad-option", "the vocabulary size must be at least 1")
+            elements = 1
+            for dim in shape:
+                elements *= dim
+            if elements > MAX_ELEMENTS:
+                raise UserError("bad-option", f"shape of {name} {shape} has more than 2^40 elements")
+        if not isinstance(self.vocab_size, int) or not 1 <= self.vocab_size <= 2 ** 62:
+            raise UserError("bad-option", "the vocabulary size must be from 1 to 2^62")

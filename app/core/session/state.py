@@ -59,9 +59,7 @@ class SessionState:
         """The setup a job runs with: a checked copy (UserError names the first bad entry)."""
         if self._problems:
             raise UserError("bad-option", next(iter(self._problems.values())))
-        config = self.preset()
-        config.validate()
-        return config
+        return self.preset().checked()
 
     def problems(self) -> dict[str, str]:
         return dict(self._problems)

@@ -92,5 +92,5 @@ def test_a_problem_blocks_jobs_until_the_field_is_set_again():
 def test_an_invalid_value_is_refused_when_a_job_asks():
     state = SessionState()
     state.set(graph_optimization_level="fastest")
-    with pytest.raises(UserError, match="optimisation level"):
+    with pytest.raises(UserError, match="graph_optimization_level must be one of"):
         state.config()

@@ -90,9 +90,10 @@ def _default_dim(label: str, index: int, declared: list, item: dict, hints: Grap
     return 1, ("default", "1: nothing says more")
 
 
-def _plan_dims(item: dict, spec: FeedSpec, hints: GraphHints, chosen: dict,
-               audio: bool) -> tuple[list[int], list[Origin], list[str]]:
-    """The shape, each dimension's origin, and the labels of the dimensions chosen by default."""
+def _plan_dims(item: dict, spec: FeedSpec, hints: GraphHints, chosen: dict, audio: bool,
+               found: dict[str, tuple[int, str]]) -> tuple[list[int], list[Origin], list[str]]:
+    """The shape, each dimension's origin, and the labels of the dimensions nobody gave
+    (chosen by default, or found by the probe: `found` maps a label to its value and why)."""
     name, declared = item["name"], item.get("shape")
     if name in spec.shapes:
         return list(spec.shapes[name]), [("user", "your shape")], []
@@ -109,6 +110,8 @@ def _plan_dims(item: dict, spec: FeedSpec, hints: GraphHints, chosen: dict,
         label = dim if isinstance(dim, str) and dim not in ("", "?") else f"{name}[{index}]"
         if label in spec.dims:
             value, origin = spec.dims[label], ("user", f"your {label}")
+        elif label in found:
+            value, origin = found[label][0], ("probed", found[label][1])
         elif label in chosen:
             value, origin = chosen[label][0], ("model", f"{label}, as another input has it")
         else:
@@ -116,7 +119,7 @@ def _plan_dims(item: dict, spec: FeedSpec, hints: GraphHints, chosen: dict,
         chosen.setdefault(label, (value, origin))
         shape.append(value)
         origins.append(origin)
-        if origin[0] == "default":
+        if origin[0] in ("default", "probed"):
             guessed.append(label)
     return shape, origins, guessed
 
@@ -163,8 +166,10 @@ def _values(name: str, dtype: np.dtype, shape: list[int], rule, spec: FeedSpec, 
 
 
 def plan_input(item: dict, dtype: np.dtype, spec: FeedSpec, hints: GraphHints, chosen: dict, audio: bool,
-               rng) -> tuple[np.ndarray, PlannedInput]:
-    """One input's values and what the plan says of them."""
+               rng, found: dict[str, tuple[int, str]] | None = None,
+               room: int | None = None) -> tuple[np.ndarray, PlannedInput]:
+    """One input's values and what the plan says of them; `room`: the bytes of the memory
+    budget the inputs before this one left (None: no budget)."""
     name = item["name"]
     declared = item.get("shape")
     rule = value_rule(name, dtype, declared, hints)
@@ -172,11 +177,17 @@ def plan_input(item: dict, dtype: np.dtype, spec: FeedSpec, hints: GraphHints, c
         shape = [] if declared == [] else [len(rule.fixed)]
         origins, guessed = [("graph", rule.reason)], []
     else:
-        shape, origins, guessed = _plan_dims(item, spec, hints, chosen, audio)
+        shape, origins, guessed = _plan_dims(item, spec, hints, chosen, audio, found or {})
     elements = int(np.prod(shape, dtype=np.int64)) if shape else 1
-    if elements * dtype.itemsize > 8 << 30:
+    size = elements * dtype.itemsize
+    if size > 8 << 30:
         raise UserError("bad-option", f"input '{name}' with shape {shape} would need "
-                                      f"{elements * dtype.itemsize / 2**30:.0f} GiB; choose smaller dimensions")
+                                      f"{size / 2**30:.0f} GiB; choose smaller dimensions")
+    if room is not None and size > room:
+        raise UserError("over-memory-budget", f"the inputs alone would need more than the job's memory budget "
+                                              f"(input '{name}' with shape {shape} is {size / 2**30:.2f} GiB); "
+                                              "set smaller dims (--dim NAME=N, or the Session tab's Inputs table) "
+                                              "or raise the budget with --memory-limit")
     array, values = _values(name, dtype, shape, rule, spec, rng)
     source, reason = _weakest(origins, ("model", "a scalar"))
     return array, PlannedInput(name, dtype.name if dtype.kind != "U" else "string", list(array.shape), source,

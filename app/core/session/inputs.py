@@ -62,12 +62,13 @@ def load_user_arrays(spec: FeedSpec, names: list[str]) -> dict[str, np.ndarray]:
 
 
 def make_feeds(inputs: list[dict], spec: FeedSpec | None = None, hints: GraphHints | None = None, *,
-               found: dict[str, tuple[int, str]] | None = None,
-               budget: int | None = None) -> tuple[dict[str, np.ndarray], dict]:
+               found: dict[str, tuple[int, str]] | None = None, budget: int | None = None,
+               ids: tuple[int, str] | None = None) -> tuple[dict[str, np.ndarray], dict]:
     """Build one feed per input following the input plan. `inputs` holds {name, dtype,
     shape} (ORT or ONNX type names); `hints` is what the graph says (see read_hints);
     `found` the dims the probe found (label -> (value, reason)); inputs that would need more
-    than `budget` bytes together are refused before they are made.
+    than `budget` bytes together are refused before they are made; `ids` is the value (and
+    why) the probe puts where the plan would draw random integer ids.
 
     Returns (feeds, info): info["inputs"] says per input its dtype, shape, source and
     reason; info["dims"] the symbolic values used; info["guessed"] the dims nobody gave
@@ -90,7 +91,7 @@ def make_feeds(inputs: list[dict], spec: FeedSpec | None = None, hints: GraphHin
                                         "your file", "yours"))
             continue
         room = None if budget is None else budget - sum(a.nbytes for a in feeds.values())
-        feeds[name], plan = plan_input(item, dtype, spec, hints, chosen, audio, rng, found, room)
+        feeds[name], plan = plan_input(item, dtype, spec, hints, chosen, audio, rng, found, room, ids)
         planned.append(plan)
     return feeds, {"dims": {label: value for label, (value, _) in chosen.items()},
                    "shapes": {k: list(v.shape) for k, v in feeds.items()}, "mode": spec.mode, "seed": spec.seed,

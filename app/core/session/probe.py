@@ -5,9 +5,10 @@ Every job that runs a model starts here (`prepare_feeds`): it plans the inputs
 (a shape or a value it cannot take) or the run goes past the job's memory budget, tries
 other values for the dimensions the plan only guessed: the sizes the refusal names first,
 then larger and smaller ones, at most CANDIDATES_PER_DIM per dimension and PROBE_SECONDS in
-all. A dimension found this way has the source "probed" and a reason that says what was
-refused, e.g. "probed: 256 (128 was refused: Reshape: …)". When nothing works, the refusal
-names the flag or field that fixes it."""
+all; and zeros, then ones, where the plan drew random integer ids (first, when the refusal
+is about a value). A dimension found this way has the source "probed" and a reason that says
+what was refused, e.g. "probed: 256 (128 was refused: Reshape: …)". When nothing works, the
+refusal names the flag or field that fixes it."""
 
 from __future__ import annotations
 
@@ -30,9 +31,12 @@ SOFT_SHARE = 0.9
 LARGEST_CANDIDATE = 1 << 20
 _PREFIX = re.compile(r"^(\[ONNXRuntimeError\] : )?\d+ : [A-Z_]+ : ")
 _NODE = re.compile(r"^Non-zero status code returned while running (\w+) node\. Name:'([^']*)' Status Message: ")
-_SOURCE = re.compile(r"\S+\.(?:h|hpp|cc|cpp|cu):\d+\s+(?:[\w:~]+(?:<[^>]*>)?\([^)]*\)\s*(?:const\s*)?)?")
+_SOURCE = re.compile(r"\S+\.(?:h|hpp|cc|cpp|cu):\d+\s+")
+#: a C++ function's signature ORT puts before its check ("void onnxruntime::f(const Tensor*) [with T = float]")
+_SIGNATURE = re.compile(r"^(?:[\w:<>*&]+\s+)*(?:onnxruntime|onnx)::[\w:~<>]+\([^)]*\)\s*(?:const\s*)?(?:\[with [^\]]*\]\s*)?")
 _CHECK = re.compile(r"^[^.]{0,200}? was false\.\s*")
-_NUMBER = re.compile(r"(?<![\w.:/-])\d+(?![\w.])")
+#: a size in a refusal; not a position ("axis 2", "index 1", "input 0")
+_NUMBER = re.compile(r"(?<!axis )(?<!index )(?<!input )(?<!dimension )(?<![\w.:/\[-])\d+(?![\w.\]])", re.I)
 _VALUE_WORDS = re.compile(r"indices|index|out of (range|bounds?)|must be (positive|non-?negative)|"
                           r"invalid (value|argument)s?\b(?! for input)|depth|divide by zero", re.I)
 
@@ -42,9 +46,10 @@ class Attempt:
     dims: dict[str, int]
     error: str | None = None          # one line; None when it ran
     too_big: bool = False             # past the memory budget, or past the probe's time
+    values: str = ""                  # what replaced the random integer ids ("zeros", "ones"), if anything
 
     def to_dict(self) -> dict:
-        return {"dims": self.dims, "error": self.error}
+        return {"dims": self.dims, "error": self.error, **({"values": self.values} if self.values else {})}
 
 
 @dataclass
@@ -65,12 +70,13 @@ class FirstRun:
 def refusal_text(exc: BaseException) -> str:
     """ONNX Runtime's refusal in one readable line: the node, then what it said."""
     text = _PREFIX.sub("", " ".join(str(exc).split()))
-    node = _NODE.match(text)
     where = ""
-    if node:
+    node = _NODE.match(text)
+    while node:         # a node inside a subgraph (If, Loop) is the one that refused
         where = f"{node.group(1)} {node.group(2)}: " if node.group(2) else f"{node.group(1)}: "
         text = text[node.end():]
-    text = _CHECK.sub("", _SOURCE.sub("", text)).strip()
+        node = _NODE.match(text)
+    text = _CHECK.sub("", _SIGNATURE.sub("", _SOURCE.sub("", text))).strip()
     line = where + text
     return line if len(line) <= 240 else line[:239] + "…"
 
@@ -81,6 +87,13 @@ def _numbers(error: str | None) -> list[int]:
         return []
     said = error.split(": ", 1)[-1]
     return list(dict.fromkeys(int(n) for n in _NUMBER.findall(said) if 2 <= int(n) <= LARGEST_CANDIDATE))
+
+
+def _candidates(value: int, error: str | None) -> list[int]:
+    """Sizes to try for a dimension the plan set to `value`: those the refusal names, then
+    larger and smaller ones, none far below the plan's (a 2×2 image runs, but says nothing)."""
+    floor = min(value, 16)
+    return [v for v in _numbers(error) + _ladder(value) if v >= floor]
 
 
 def _ladder(value: int) -> list[int]:
@@ -146,16 +159,22 @@ class _Prober:
         self.hints = read_hints(path)
         self.deadline: float | None = None
 
-    def attempt(self, found: dict[str, tuple[int, str]]) -> tuple[FirstRun, Attempt]:
-        """Plan with `found` dims and run once."""
+    def attempt(self, found: dict[str, tuple[int, str]], ids: tuple[int, str] | None = None,
+                word: str = "") -> tuple[FirstRun, Attempt]:
+        """Plan with `found` dims (and `ids` for the random integer ids, `word` naming them) and run once."""
         try:
             feeds, info = make_feeds(self.inputs, self.spec, self.hints, found=found,
-                                     budget=self.ctx.memory_budget)
+                                     budget=self.ctx.memory_budget, ids=ids)
         except UserError as exc:
             if exc.kind != "over-memory-budget" or not found:
                 raise
-            return FirstRun({}, {}), Attempt({k: v for k, (v, _) in found.items()}, exc.message, True)
+            return FirstRun({}, {}), Attempt({k: v for k, (v, _) in found.items()}, exc.message, True, word)
         dims = {label: info["dims"][label] for label in info["guessed"]}
+        result = self._run(feeds, info, dims)
+        result[1].values = word
+        return result
+
+    def _run(self, feeds: dict, info: dict, dims: dict[str, int]) -> tuple[FirstRun, Attempt]:
         self.ctx.data("inputs", info["inputs"])
         guard = _Guard(self.ctx, self.deadline)
         try:
@@ -176,17 +195,41 @@ class _Prober:
     def run(self) -> FirstRun:
         first, attempt = self.attempt({})
         tried = [attempt]
-        if first.worked or not first.info["guessed"]:
+        if first.worked:
             return self._done(first, tried)
         self.deadline = time.monotonic() + PROBE_SECONDS
         plan = {label: first.info["dims"][label] for label in first.info["guessed"]}
-        for group in self._groups(plan):
-            outcome = self._probe_group(group, plan, tried)
+        steps = [self._probe_dims, self._probe_values]
+        if _VALUE_WORDS.search(attempt.error or ""):
+            steps.reverse()
+        for step in steps:
+            outcome = step(first.info, plan, tried)
             if outcome is not None:
                 return self._done(outcome, tried)
-            if time.monotonic() > self.deadline:
-                break
         return self._done(first, tried)
+
+    def _probe_values(self, info: dict, plan: dict[str, int], tried: list[Attempt]) -> FirstRun | None:
+        """Zeros, then ones, where the plan drew random integer ids (indices, counts, divisors)."""
+        if tried[0].too_big or not any(row["values"].startswith("random ids") for row in info["inputs"]):
+            return None
+        for value, word in ((0, "zeros"), (1, "ones")):
+            if time.monotonic() > self.deadline:
+                return None
+            outcome, attempt = self.attempt({}, (value, f"probed: {word} (random ids were refused: "
+                                                       f"{tried[0].error[:100]})"), word)
+            tried.append(attempt)
+            if outcome.worked:
+                return outcome
+        return None
+
+    def _probe_dims(self, info: dict, plan: dict[str, int], tried: list[Attempt]) -> FirstRun | None:
+        for group in self._groups(plan):
+            if time.monotonic() > self.deadline:
+                return None
+            outcome = self._probe_group(group, plan, tried)
+            if outcome is not None:
+                return outcome
+        return None
 
     @staticmethod
     def _groups(plan: dict[str, int]) -> list[tuple[str, ...]]:
@@ -206,7 +249,7 @@ class _Prober:
         for _ in range(CANDIDATES_PER_DIM):
             if time.monotonic() > self.deadline:
                 return None
-            value = next((v for v in _numbers(last) + _ladder(start)
+            value = next((v for v in _candidates(start, last)
                           if v not in refused and (ceiling is None or v < ceiling)), None)
             if value is None:
                 return None

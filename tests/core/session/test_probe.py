@@ -28,13 +28,14 @@ def needs_long_input() -> onnx.ModelProto:
 
 
 def indexes_a_table() -> onnx.ModelProto:
-    """Rows of a 4×4 table the graph computes picked by an input: the graph does not say the
-    table's size, and random ids are out of its range."""
+    """Rows of a 4×4 table picked by an input less ten: only ids 6 to 13 are in range, so
+    neither random ids, zeros nor ones are."""
     table = numpy_helper.from_array(np.ones((4, 4), np.float32), "table")
+    ten = numpy_helper.from_array(np.array(10, np.int64), "ten")
     graph = helper.make_graph(
-        [helper.make_node("Neg", ["table"], ["rows"]), helper.make_node("Gather", ["rows", "idx"], ["y"])], "table",
-        [helper.make_tensor_value_info("idx", TensorProto.INT64, [3])],
-        [helper.make_tensor_value_info("y", TensorProto.FLOAT, None)], initializer=[table])
+        [helper.make_node("Sub", ["idx", "ten"], ["row"]), helper.make_node("Gather", ["table", "row"], ["y"])],
+        "table", [helper.make_tensor_value_info("idx", TensorProto.INT64, [3])],
+        [helper.make_tensor_value_info("y", TensorProto.FLOAT, None)], initializer=[table, ten])
     return models._model(graph)
 
 
@@ -95,7 +96,20 @@ def test_a_refused_value_points_to_the_input_flag(tmp_path):
     assert message.startswith("table.onnx: ONNX Runtime refused to run it: Gather: indices element out of data bounds")
     assert "--input idx=FILE.npy" in message and "Inputs table" in message
     result = run_job(PROBE_INPUTS, {"path": str(path)})
-    assert not result["worked"] and len(result["tried"]) == 1 and "--input idx" in result["message"]
+    assert not result["worked"] and "--input idx" in result["message"]
+    assert [t.get("values") for t in result["tried"]] == [None, "zeros", "ones"]
+
+
+def test_random_ids_a_model_refuses_are_probed_as_zeros(tmp_path):
+    table = numpy_helper.from_array(np.ones((4, 4), np.float32), "table")
+    graph = helper.make_graph(
+        [helper.make_node("Neg", ["table"], ["rows"]), helper.make_node("Gather", ["rows", "idx"], ["y"])], "hidden",
+        [helper.make_tensor_value_info("idx", TensorProto.INT64, [3])],
+        [helper.make_tensor_value_info("y", TensorProto.FLOAT, None)], initializer=[table])
+    path = models.save(models._model(graph), tmp_path / "hidden.onnx")
+    run = prepare_feeds(path, session(path))
+    assert run.worked and not run.feeds["idx"].any()
+    assert run.info["inputs"][0]["values"].startswith("probed: zeros (random ids were refused: Gather: indices")
 
 
 def test_a_refused_shape_points_to_the_dim_and_shape_flags(tmp_path):
@@ -136,3 +150,10 @@ def test_refusals_read_in_one_line_without_source_locations():
             "requested shape. Input shape:{1,128}, requested shape:{1,3000}\n")
     assert refusal_text(RuntimeError(text)) == ("Reshape r1: The input tensor cannot be reshaped to the requested "
                                                 "shape. Input shape:{1,128}, requested shape:{1,3000}")
+
+
+def test_a_refusal_inside_a_subgraph_names_the_node_that_refused():
+    text = ("[ONNXRuntimeError] : 1 : FAIL : Non-zero status code returned while running If node. Name:'If_0' "
+            "Status Message: Non-zero status code returned while running LSTM node. Name:'rnn' Status Message: "
+            "Input X must have 3 dimensions only. Actual:{1,512}")
+    assert refusal_text(RuntimeError(text)) == "LSTM rnn: Input X must have 3 dimensions only. Actual:{1,512}"

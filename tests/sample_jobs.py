@@ -77,6 +77,17 @@ def has_module(params, ctx):
     return params.module in sys.modules
 
 
+def hog(params, ctx):
+    """Says which inputs it runs on, then takes `kib` KiB in 10 MiB steps and holds them."""
+    ctx.data("inputs", [{"name": "x", "shape": [1, 4096]}])
+    held = []
+    for _ in range(params.kib // 10240):
+        held.append(b"\x01" * (10 << 20))
+        time.sleep(0.005)
+    time.sleep(30)
+    return {"held": len(held)}
+
+
 class Payload:
     """A result that can be watched with a weakref (a dict cannot)."""
 
@@ -98,4 +109,5 @@ STUBBORN = Job("stubborn", stubborn, SampleParams)
 EXIT_CODE = Job("exit-code", exit_code, SampleParams)
 RUNTIME_REFUSAL = Job("runtime-refusal", runtime_refusal, SampleParams)
 HAS_MODULE = Job("has-module", has_module, SampleParams)
+HOG = Job("hog", hog, SampleParams)
 PAYLOAD = Job("payload", payload, SampleParams, child=False)

@@ -53,10 +53,12 @@ class ProgressLine:
             self._shown = False
 
 
-def run_job_cli(job: Job, params, on_event: Callable[[str, dict], None] | None = None) -> Any:
-    """Run a job with a progress line; Ctrl+C cancels it (and exits 3)."""
+def run_job_cli(job: Job, params, on_event: Callable[[str, dict], None] | None = None,
+                memory_limit: str | None = None) -> Any:
+    """Run a job with a progress line; Ctrl+C cancels it (and exits 3). `memory_limit`:
+    the job's memory budget (--memory-limit; the settings' when None)."""
     progress = ProgressLine()
-    handle = JobHandle(job, params, fork=True).start()
+    handle = JobHandle(job, params, fork=True, memory_limit=memory_limit).start()
 
     def forward(kind: str, payload: dict) -> None:
         progress(kind, payload)

@@ -107,7 +107,7 @@ def run(args) -> int:
     params = {"kind": args.kind, "input": args.model, "output": args.output, "force": args.force,
               "options": _given_options(args, args.kind), "fidelity": not args.no_fidelity,
               "tolerance": _tolerance(args), "session": session_config_from_args(args).to_dict()}
-    result = run_job_cli(CONVERT, params)
+    result = run_job_cli(CONVERT, params, memory_limit=args.memory_limit)
     code = output(args, result, render)
     return CHECK_NOT_PASSED if result["check"] in ("failed", "not-run") else code
 

@@ -95,7 +95,8 @@ def run_profile(args) -> int:
     else:
         result = run_job_cli(PROFILE, {
             "model": str(source), "session": session_config_from_args(args).to_dict(), "runs": args.runs,
-            "out": args.out, "force": args.force, "include_first_run": args.include_first_run})
+            "out": args.out, "force": args.force, "include_first_run": args.include_first_run},
+            memory_limit=args.memory_limit)
     if args.json and args.top is not None:
         result["by_node"] = result["by_node"][:top]
     return output(args, result, lambda info: render_profile(info, top))

@@ -45,6 +45,7 @@ def add_session_arguments(parser: argparse.ArgumentParser) -> None:
                        help="a session config entry, e.g. session.intra_op.allow_spinning=0")
     group.add_argument("--free-dim", action="append", default=[], metavar="NAME=VALUE",
                        help="fix a symbolic dimension inside ORT (free dimension override)")
+    add_memory_argument(parser)
     inputs = parser.add_argument_group("inputs")
     inputs.add_argument("--dim", action="append", default=[], metavar="NAME=VALUE",
                         help="value of a named symbolic dimension in the generated inputs")
@@ -55,6 +56,12 @@ def add_session_arguments(parser: argparse.ArgumentParser) -> None:
     inputs.add_argument("--zeros", action="store_true", help="feed zeros instead of seeded random values")
     inputs.add_argument("--seed", metavar="N", help="seed of the random inputs (default 0)")
     inputs.add_argument("--vocab-size", metavar="N", help="integer inputs are drawn below this (default 1000)")
+
+
+def add_memory_argument(parser: argparse.ArgumentParser) -> None:
+    parser.add_argument("--memory-limit", metavar="SIZE",
+                        help="the job's memory budget, e.g. 4G, 512M or 50%% of the memory available "
+                             "(default: the settings', 75%%); past it the job stops and says so")
 
 
 def add_run_arguments(parser: argparse.ArgumentParser, iterations: int = 200) -> None:

@@ -42,7 +42,7 @@ def run(args) -> int:
              "budget_trials": args.budget_trials, "budget_seconds": args.budget_seconds}
     if args.block_runs:
         given["block_runs"] = args.block_runs
-    result = run_job_cli(TUNE, TUNE.params.from_dict(given, text=True))
+    result = run_job_cli(TUNE, TUNE.params.from_dict(given, text=True), memory_limit=args.memory_limit)
     if args.save_best:
         from app.core.session.config import SessionConfig
         SessionConfig.from_dict(result["best"]["session"]).save(args.save_best)

@@ -173,10 +173,10 @@ def benchmark(path, config, settings: RunSettings, ctx: JobContext | None = None
     to add to the report; `require_dims` names symbolic dims the model must have."""
     import onnxruntime as ort
 
-    from app.core.session.inputs import model_feeds
     from app.core.model.inspect import inspect_model
     from app.core.session.machine import describe_machine, gpu_memory_bytes, peak_rss_bytes
     from app.core.session.create import create_session, effective_settings
+    from app.core.session.probe import prepare_feeds
 
     ctx = ctx or JobContext()
     summary = inspect_model(path)
@@ -186,19 +186,17 @@ def benchmark(path, config, settings: RunSettings, ctx: JobContext | None = None
     session = create_session(summary["path"], config)
     create_ms = (time.perf_counter_ns() - started) / 1e6
     ctx.check_cancel()
-    feeds, feed_info = model_feeds(path, session, config.inputs)
+    ctx.progress(None, "first run")
+    first = prepare_feeds(path, session, config.inputs, ctx)
+    feeds, feed_info, first_ns = first.feeds, first.info, first.run_ns
     missing = [name for name in require_dims if name not in feed_info["dims"]]
     if missing:
         have = ", ".join(feed_info["dims"]) or "none"
         raise UserError("bad-option", f"{Path(summary['path']).name} has no symbolic dimension named "
                                       f"{', '.join(missing)} (its symbolic dimensions: {have})")
     output_names = [o.name for o in session.get_outputs()]
-    ctx.progress(None, "first run")
-    started = time.perf_counter_ns()
-    outputs = session.run(output_names, feeds)
-    first_ns = time.perf_counter_ns() - started
-    extra = on_first_outputs(feeds, dict(zip(output_names, outputs))) if on_first_outputs else {}
-    del outputs
+    extra = on_first_outputs(feeds, dict(zip(output_names, first.outputs))) if on_first_outputs else {}
+    first.outputs = None
     if on_batch is not None:
         on_batch("first", array("q", [first_ns]).tobytes())
     device_id = int(config.providers[0].options.get("device_id", 0) or 0)
@@ -222,6 +220,7 @@ def benchmark(path, config, settings: RunSettings, ctx: JobContext | None = None
         "inputs": feed_info["inputs"],
         "input_dims": feed_info["dims"],
         "inputs_guessed": feed_info["guessed"],
+        "inputs_tried": [a.to_dict() for a in first.tried[:-1]],
         "ort_version": ort.__version__,
         "machine": describe_machine(),
         "created": time.time(),

@@ -17,7 +17,7 @@ from dataclasses import asdict, dataclass, field
 import numpy as np
 
 from app.core.jobs.errors import UserError
-from app.core.session.inputs import FeedSpec, model_feeds, numpy_dtype
+from app.core.session.inputs import FeedSpec, numpy_dtype
 from app.core.jobs.protocol import JobContext
 from app.core.units import first_line
 from app.core.session.config import SessionConfig
@@ -128,15 +128,14 @@ def reference_run(source_path: str | os.PathLike, feed_spec: FeedSpec | None = N
     except RunFailed as exc:
         raise UserError("session-failed", f"the source model cannot be loaded for the fidelity check: "
                                           f"{exc.message}") from None
-    feeds, info = model_feeds(source_path, session, feed_spec or config.inputs)
-    try:
-        outputs = _run(session, feeds, ctx)
-    except RunFailed as exc:
-        dims = ", ".join(f"{k}={v}" for k, v in info["dims"].items())
+    from app.core.session.probe import first_run
+
+    run = first_run(source_path, session, feed_spec or config.inputs, ctx)
+    if not run.worked:
+        dims = ", ".join(f"{k}={v}" for k, v in run.info.get("dims", {}).items())
         raise UserError("source-run-failed",
-                        f"the source model fails on the fidelity inputs{f' ({dims})' if dims else ''}: "
-                        f"{exc.message}; choose other dimensions or give your own inputs") from None
-    return Reference(feeds, outputs, info)
+                        f"the source model fails on the fidelity inputs{f' ({dims})' if dims else ''}: {run.message}")
+    return Reference(run.feeds, {arg.name: v for arg, v in zip(session.get_outputs(), run.outputs)}, run.info)
 
 
 def feeds_for(session, feeds: dict) -> dict:

@@ -12,7 +12,7 @@ import numpy as np
 
 from app.core.diagnose import rules
 from app.core.bench.bench import time_runs
-from app.core.session.inputs import model_feeds
+from app.core.session.probe import prepare_feeds
 from app.core.model.inspect import inspect_model
 from app.core.jobs.protocol import JobContext
 from app.core.session.machine_cpu import cpu_description, int8_acceleration
@@ -38,8 +38,9 @@ def fp16_tensor_count(path: str) -> int:
     return count
 
 
-def symbolic_probe(path: str, config: SessionConfig, dims: dict, ctx: JobContext) -> dict | None:
-    """Optimised node count and latency with the symbolic dims left free vs fixed."""
+def symbolic_probe(path: str, config: SessionConfig, dims: dict, feeds: dict, ctx: JobContext) -> dict | None:
+    """Optimised node count and latency with the symbolic dims left free vs fixed at `dims`
+    (the values `feeds` have)."""
     import onnx
 
     overrides = {name: value for name, value in dims.items() if "[" not in name and value > 0}
@@ -55,7 +56,6 @@ def symbolic_probe(path: str, config: SessionConfig, dims: dict, ctx: JobContext
             sessions[label] = create_session(
                 path, idle_threads_sleep(variant), customize=lambda options, t=target: setattr(options, "optimized_model_filepath", t))
             result[f"nodes_{label}"] = len(onnx.load(target, load_external_data=False).graph.node)
-        feeds, _ = model_feeds(path, sessions["symbolic"], config.inputs)
         times = {"symbolic": [], "fixed": []}
         for _ in range(5):                       # alternate, so a busy spell hits both
             for label, session in sessions.items():
@@ -111,7 +111,8 @@ def diagnose(params, ctx: JobContext) -> dict:
     profile = profile_for(path, config, params.trace, params.runs, ctx)
     ctx.progress(0.45, "timing runs")
     session = create_session(path, config)
-    feeds, feed_info = model_feeds(path, session, config.inputs)
+    first = prepare_feeds(path, session, config.inputs, ctx)
+    feeds, feed_info = first.feeds, first.info
     time_runs(session, feeds, 5, 2.0, ctx)
     samples = time_runs(session, feeds, params.timing_runs, params.timing_s, ctx)
     stats = {**latency_stats(samples), "runs": len(samples)}
@@ -121,7 +122,7 @@ def diagnose(params, ctx: JobContext) -> dict:
     probes = {}
     if any(isinstance(d, str) for item in summary["inputs"] for d in (item["shape"] or [])):
         ctx.progress(0.6, "trying fixed dimensions")
-        probes["symbolic"] = symbolic_probe(path, config, feed_info["dims"], ctx)
+        probes["symbolic"] = symbolic_probe(path, config, feed_info["dims"], feeds, ctx)
     if providers[0] == "CPUExecutionProvider" and config.intra_op_allow_spinning is not False and intra_threads > 1:
         ctx.progress(0.8, "measuring spinning")
         probes["spinning"] = spinning_probe(path, config, feeds, ctx)

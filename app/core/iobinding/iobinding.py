@@ -18,7 +18,7 @@ from dataclasses import dataclass, field
 from typing import Callable
 
 from app.core.jobs.errors import UserError
-from app.core.session.inputs import model_feeds
+from app.core.session.probe import prepare_feeds
 from app.core.iobinding.modes import (DEFAULT_ITERATIONS, DEFAULT_WARMUP, DEVICE_ONCE, NUMPY, PREALLOCATED, BIND_EACH_RUN, ModePlan, bytes_per_run,
                                       copy_ms, device_id_of, plan_modes, provider_note, session_config_for)
 from app.core.jobs.protocol import JobContext
@@ -254,8 +254,8 @@ def run_iobinding(path: str, config: SessionConfig, provider: str | None = None,
     base_config = session_config_for(config, provider, plans[0])
     session = create_session(model_path, base_config)
     ctx.check_cancel()
-    feeds, feed_info = model_feeds(path, session, config.inputs)
-    references = session.run(None, feeds)     # inputs ORT refuses end the job with its reason (the runner)
+    first = prepare_feeds(path, session, config.inputs, ctx)     # inputs nothing made work end the job
+    feeds, feed_info, references = first.feeds, first.info, first.outputs
     outputs = dict(zip([o.name for o in session.get_outputs()], references))
     obstacle = binding_obstacle(session)
     if obstacle:

@@ -52,6 +52,11 @@ class JobFailed(Exception):
         return {"kind": self.kind, "message": self.message}
 
 
+def is_runtime_error(exc: BaseException) -> bool:
+    """ONNX Runtime's own exceptions: it refused the model, its inputs or its settings."""
+    return type(exc).__module__.startswith("onnxruntime")
+
+
 def error_from_dict(info: dict) -> Exception:
     """Rebuild the exception a child process reported."""
     kind = info.get("kind", "internal")

@@ -21,8 +21,10 @@ Emit = Callable[[str, dict], None]
 class JobContext:
     """What a running job sees of the world: an event sink and a cancel flag."""
 
-    def __init__(self, emit: Emit | None = None):
+    def __init__(self, emit: Emit | None = None, memory_budget: int | None = None):
         self._emit = emit or (lambda kind, payload: None)
+        #: bytes this job may hold (app.core.jobs.memory); None where nobody set one
+        self.memory_budget = memory_budget
         self._cancelled = threading.Event()
         self._cancel_hooks: list[Callable[[], None]] = []
         self._lock = threading.Lock()

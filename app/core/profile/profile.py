@@ -56,8 +56,8 @@ def _run_profiled(model: Path, config: SessionConfig, runs: int, prefix: Path, c
     """Create the session, run it `runs` times; returns (ORT's trace file, session facts)."""
     import onnxruntime as ort
 
-    from app.core.session.inputs import model_feeds
     from app.core.session.create import create_session, effective_settings
+    from app.core.session.probe import prepare_feeds
 
     def enable_profiling(options) -> None:
         options.enable_profiling = True
@@ -65,13 +65,17 @@ def _run_profiled(model: Path, config: SessionConfig, runs: int, prefix: Path, c
 
     ctx.progress(None, "creating the session")
     session = create_session(model, config, customize=enable_profiling)
-    feeds, feed_info = model_feeds(model, session, config.inputs)
+    # The first profiled run finds the inputs (see probe.py); the trace holds any it refused.
+    first = prepare_feeds(model, session, config.inputs, ctx)
+    feeds, feed_info = first.feeds, first.info
+    if len(first.tried) > 1:
+        ctx.log(f"the trace also holds {len(first.tried) - 1} refused run(s) of the input probe", "warning")
     run_options = ort.RunOptions()
     run = _make_runner(session, feeds, config, run_options)
     remove_hook = ctx.on_cancel(lambda: setattr(run_options, "terminate", True))
     reported = time.monotonic()
     try:
-        for index in range(runs):
+        for index in range(1, runs):
             ctx.check_cancel()
             try:
                 run()

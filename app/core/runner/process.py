@@ -15,6 +15,11 @@ Protocol (child -> parent, one pickled tuple a message):
     ("result", value)
     ("error", {"kind", "message", "user", "traceback"})
 Parent -> child, on a second pipe: "cancel".
+
+Memory: the child gets a budget when it starts (app.core.jobs.memory); the parent samples
+its resident memory while it reads events and ends it past the budget. A job's
+("data", {"kind": "inputs", "payload": rows}) event says which inputs it is running on,
+so that message can name them.
 """
 
 from __future__ import annotations
@@ -32,7 +37,8 @@ import traceback
 from typing import Any, Callable, Iterator
 
 from app.core.jobs.entry import Job
-from app.core.jobs.errors import JobCancelled, JobFailed, UserError, error_from_dict
+from app.core.jobs.errors import JobCancelled, JobFailed, UserError, error_from_dict, is_runtime_error
+from app.core.jobs.memory import budget_bytes, over_budget_message, rss_bytes
 from app.core.jobs.protocol import JobContext
 
 #: seconds a child gets to stop by itself after a cancel before it is ended
@@ -62,13 +68,8 @@ def _describe_exit(code: int | None) -> str:
     return f"the job's process ended unexpectedly with exit code {code}"
 
 
-def _is_runtime_error(exc: BaseException) -> bool:
-    """ONNX Runtime's own exceptions: it refused the model, its inputs or its settings."""
-    return type(exc).__module__.startswith("onnxruntime")
-
-
 def _error_info(exc: BaseException, params=None) -> dict:
-    if _is_runtime_error(exc):
+    if is_runtime_error(exc):
         from app.core.units import first_line
         where = ""
         named = next((getattr(params, key) for key in ("path", "input", "model")
@@ -97,7 +98,7 @@ def _run_in_context(job: Job, params, ctx: JobContext) -> tuple:
         return ("error", _error_info(exc, params))
 
 
-def _child_main(job: Job, params, events_conn, control_conn, parent_ends=()) -> None:
+def _child_main(job: Job, params, events_conn, control_conn, parent_ends=(), memory_budget=None) -> None:
     for conn in parent_ends:  # a forked child holds copies of the parent's ends too
         conn.close()
     _quiet_native_output()
@@ -107,7 +108,7 @@ def _child_main(job: Job, params, events_conn, control_conn, parent_ends=()) -> 
         with send_lock:
             events_conn.send(message)
 
-    ctx = JobContext(lambda kind, payload: send(("event", kind, payload)))
+    ctx = JobContext(lambda kind, payload: send(("event", kind, payload)), memory_budget)
 
     def listen() -> None:
         while True:
@@ -190,12 +191,18 @@ def _quiet_native_output() -> None:
 class JobHandle:
     """One running job. Iterate `events()` to drive it; `result` holds the outcome."""
 
-    def __init__(self, job: Job, params=None, isolate: bool | None = None, fork: bool = False):
+    def __init__(self, job: Job, params=None, isolate: bool | None = None, fork: bool = False,
+                 memory_limit: str | None = None):
         """`params`: the job's Params, or a dict read into them; wrong ones end the job at
         once with the UserError that says why. `isolate`: in a child process (the entry's
         choice unless a test asks otherwise). `fork`: start the child by forking where that
-        is safe (see fork_is_safe), which saves starting a second interpreter."""
+        is safe (see fork_is_safe), which saves starting a second interpreter.
+        `memory_limit`: the child's budget ("4G", "75%"; the settings' when None)."""
         self.job = job
+        self.memory_limit = memory_limit
+        self.memory_budget: int | None = None
+        self._inputs: list | None = None      # the rows of the job's latest "inputs" event
+        self._next_sample = 0.0
         self.isolate = job.child if isolate is None else isolate
         self.fork = fork
         self.result: Any = None
@@ -218,13 +225,19 @@ class JobHandle:
         if self.done:
             return self
         if self.isolate:
+            try:
+                self.memory_budget = budget_bytes(self.memory_limit or _limit_setting())
+            except UserError as exc:
+                self._finish(error=exc)
+                return self
             forking = self.fork and fork_is_safe()
             ctx = mp.get_context("fork" if forking else "spawn")
             events_recv, events_send = ctx.Pipe(duplex=False)
             control_recv, control_send = ctx.Pipe(duplex=False)
             parent_ends = (events_recv, control_send) if forking else ()
             self._process = ctx.Process(
-                target=_child_main, args=(self.job, self.params, events_send, control_recv, parent_ends),
+                target=_child_main,
+                args=(self.job, self.params, events_send, control_recv, parent_ends, self.memory_budget),
                 name=f"ortune-job {self.job.name}", daemon=True)
             with _START_LOCK, _main_module_hidden():
                 self._process.start()
@@ -294,11 +307,16 @@ class JobHandle:
         """Yield (kind, payload) events until the job ends, then set result/error."""
         while not self.done:
             self._enforce_cancel()
+            self._enforce_budget()
+            if self.done:
+                break
             message = self._receive(poll_s)
             if message is None:
                 continue
             tag = message[0]
             if tag == "event":
+                if message[1] == "data" and message[2].get("kind") == "inputs":
+                    self._inputs = message[2].get("payload")
                 yield message[1], message[2]
             elif tag == "result":
                 self._finish(result=message[1])
@@ -310,6 +328,16 @@ class JobHandle:
                 else:
                     code = self._process.exitcode if self._process else None
                     self._finish(error=JobFailed("crashed", _describe_exit(code)))
+
+    def _enforce_budget(self) -> None:
+        """End the child once it holds more than its budget (sampled every 50 ms)."""
+        if self.memory_budget is None or self._process is None or time.monotonic() < self._next_sample:
+            return
+        self._next_sample = time.monotonic() + 0.05
+        held = rss_bytes(self._process.pid)
+        if held is not None and held > self.memory_budget and self._process.is_alive():
+            self._process.kill()
+            self._finish(error=UserError("over-memory-budget", over_budget_message(self.memory_budget, self._inputs)))
 
     def _finish(self, result: Any = None, error: Exception | None = None) -> None:
         self.result, self.error, self.done = result, error, True
@@ -331,7 +359,12 @@ class JobHandle:
         return self.result
 
 
+def _limit_setting() -> str:
+    from app.core.store.settings import load_settings
+    return load_settings().memory_limit
+
+
 def run_job(job: Job, params=None, on_event: Callable[[str, dict], None] | None = None,
-            isolate: bool | None = None) -> Any:
+            isolate: bool | None = None, memory_limit: str | None = None) -> Any:
     """Run a job to its end and return its result (raises UserError/JobCancelled/JobFailed)."""
-    return JobHandle(job, params, isolate=isolate).start().wait(on_event)
+    return JobHandle(job, params, isolate=isolate, memory_limit=memory_limit).start().wait(on_event)

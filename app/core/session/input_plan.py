@@ -83,16 +83,17 @@ def _default_dim(label: str, index: int, declared: list, item: dict, hints: Grap
         return 1, ("default", "batch 1")
     if _HEIGHT.search(label) or _WIDTH.search(label):
         return DEFAULT_SPATIAL, ("default", f"{DEFAULT_SPATIAL} pixels, a usual image size")
-    if audio and "float" in item["dtype"]:
+    if audio and "float" in item["dtype"] and len(declared) <= 2 and index == len(declared) - 1:   # a waveform
         return AUDIO_WINDOW, ("default", f"{AUDIO_WINDOW} samples, one window at {SAMPLE_RATE // 1000} kHz")
     if _SEQUENCE.search(label) or "int" in item["dtype"]:
         return DEFAULT_SEQUENCE, ("default", f"length {DEFAULT_SEQUENCE}, a usual text length")
     return 1, ("default", "1: nothing says more")
 
 
-def _plan_dims(item: dict, spec: FeedSpec, hints: GraphHints, chosen: dict,
-               audio: bool) -> tuple[list[int], list[Origin], list[str]]:
-    """The shape, each dimension's origin, and the labels of the dimensions chosen by default."""
+def _plan_dims(item: dict, spec: FeedSpec, hints: GraphHints, chosen: dict, audio: bool,
+               found: dict[str, tuple[int, str]]) -> tuple[list[int], list[Origin], list[str]]:
+    """The shape, each dimension's origin, and the labels of the dimensions nobody gave
+    (chosen by default, or found by the probe: `found` maps a label to its value and why)."""
     name, declared = item["name"], item.get("shape")
     if name in spec.shapes:
         return list(spec.shapes[name]), [("user", "your shape")], []
@@ -109,6 +110,8 @@ def _plan_dims(item: dict, spec: FeedSpec, hints: GraphHints, chosen: dict,
         label = dim if isinstance(dim, str) and dim not in ("", "?") else f"{name}[{index}]"
         if label in spec.dims:
             value, origin = spec.dims[label], ("user", f"your {label}")
+        elif label in found:
+            value, origin = found[label][0], ("probed", found[label][1])
         elif label in chosen:
             value, origin = chosen[label][0], ("model", f"{label}, as another input has it")
         else:
@@ -116,23 +119,25 @@ def _plan_dims(item: dict, spec: FeedSpec, hints: GraphHints, chosen: dict,
         chosen.setdefault(label, (value, origin))
         shape.append(value)
         origins.append(origin)
-        if origin[0] == "default":
+        if origin[0] in ("default", "probed"):
             guessed.append(label)
     return shape, origins, guessed
 
 
 def _weakest(origins: list[Origin], default: Origin) -> Origin:
-    """The least trusted source among the dimensions, with the reasons of all that have it."""
+    """The least trusted source among the dimensions, with the reasons of all that have it,
+    and of those probed (what was refused is news, whatever the source)."""
     chosen = [o for o in origins if o != FIXED] or origins    # a fixed dim is no choice
     if not chosen:
         return default
     origins = chosen
     source = max((o[0] for o in origins), key=SOURCES.index)
-    reasons = list(dict.fromkeys(reason for kind, reason in origins if kind == source))
+    reasons = list(dict.fromkeys(reason for kind, reason in origins if kind in (source, "probed")))
     return source, "; ".join(reasons)
 
 
-def _values(name: str, dtype: np.dtype, shape: list[int], rule, spec: FeedSpec, rng) -> tuple[np.ndarray, str]:
+def _values(name: str, dtype: np.dtype, shape: list[int], rule, spec: FeedSpec, rng,
+            ids: tuple[int, str] | None) -> tuple[np.ndarray, str]:
     lowered = name.lower()
     if rule is not None:
         if rule.fixed is not None:
@@ -153,6 +158,8 @@ def _values(name: str, dtype: np.dtype, shape: list[int], rule, spec: FeedSpec, 
             return np.broadcast_to(np.arange(last, dtype=dtype), shape).copy(), "positions counting up"
         if "type" in lowered or "segment" in lowered:
             return np.zeros(shape, dtype), "zeros (one segment)"
+        if ids is not None:
+            return np.full(shape, ids[0], dtype), ids[1]
         high = spec.vocab_size
         if dtype.kind == "u" or dtype.itemsize < 8:
             high = min(high, int(np.iinfo(dtype).max))
@@ -163,8 +170,11 @@ def _values(name: str, dtype: np.dtype, shape: list[int], rule, spec: FeedSpec, 
 
 
 def plan_input(item: dict, dtype: np.dtype, spec: FeedSpec, hints: GraphHints, chosen: dict, audio: bool,
-               rng) -> tuple[np.ndarray, PlannedInput]:
-    """One input's values and what the plan says of them."""
+               rng, found: dict[str, tuple[int, str]] | None = None, room: int | None = None,
+               ids: tuple[int, str] | None = None) -> tuple[np.ndarray, PlannedInput]:
+    """One input's values and what the plan says of them; `room`: the bytes of the memory
+    budget the inputs before this one left (None: no budget); `ids`: the value (and why) the
+    probe puts where the plan would draw random integer ids."""
     name = item["name"]
     declared = item.get("shape")
     rule = value_rule(name, dtype, declared, hints)
@@ -172,12 +182,19 @@ def plan_input(item: dict, dtype: np.dtype, spec: FeedSpec, hints: GraphHints, c
         shape = [] if declared == [] else [len(rule.fixed)]
         origins, guessed = [("graph", rule.reason)], []
     else:
-        shape, origins, guessed = _plan_dims(item, spec, hints, chosen, audio)
+        shape, origins, guessed = _plan_dims(item, spec, hints, chosen, audio, found or {})
     elements = int(np.prod(shape, dtype=np.int64)) if shape else 1
-    if elements * dtype.itemsize > 8 << 30:
+    size = elements * dtype.itemsize
+    if size > 8 << 30:
         raise UserError("bad-option", f"input '{name}' with shape {shape} would need "
-                                      f"{elements * dtype.itemsize / 2**30:.0f} GiB; choose smaller dimensions")
-    array, values = _values(name, dtype, shape, rule, spec, rng)
+                                      f"{size / 2**30:.0f} GiB; choose smaller dimensions")
+    if room is not None and size > room:
+        raise UserError("over-memory-budget", f"the inputs alone would need more than the job's memory budget "
+                                              f"(input '{name}' with shape {shape} is {size / 2**30:.2f} GiB); "
+                                              "set smaller dims (--dim NAME=N, or the Session tab's Inputs table) "
+                                              "or raise the budget with --memory-limit")
+    array, values = _values(name, dtype, shape, rule, spec, rng, ids)
+    array = np.asarray(array)        # a 0-d draw is a numpy scalar, which ORT does not take
     source, reason = _weakest(origins, ("model", "a scalar"))
     return array, PlannedInput(name, dtype.name if dtype.kind != "U" else "string", list(array.shape), source,
                                reason, values, guessed)

@@ -61,13 +61,18 @@ def load_user_arrays(spec: FeedSpec, names: list[str]) -> dict[str, np.ndarray]:
     return arrays
 
 
-def make_feeds(inputs: list[dict], spec: FeedSpec | None = None,
-               hints: GraphHints | None = None) -> tuple[dict[str, np.ndarray], dict]:
+def make_feeds(inputs: list[dict], spec: FeedSpec | None = None, hints: GraphHints | None = None, *,
+               found: dict[str, tuple[int, str]] | None = None, budget: int | None = None,
+               ids: tuple[int, str] | None = None) -> tuple[dict[str, np.ndarray], dict]:
     """Build one feed per input following the input plan. `inputs` holds {name, dtype,
-    shape} (ORT or ONNX type names); `hints` is what the graph says (see read_hints).
+    shape} (ORT or ONNX type names); `hints` is what the graph says (see read_hints);
+    `found` the dims the probe found (label -> (value, reason)); inputs that would need more
+    than `budget` bytes together are refused before they are made; `ids` is the value (and
+    why) the probe puts where the plan would draw random integer ids.
 
     Returns (feeds, info): info["inputs"] says per input its dtype, shape, source and
-    reason; info["dims"] the symbolic values used; info["guessed"] the dims chosen by default."""
+    reason; info["dims"] the symbolic values used; info["guessed"] the dims nobody gave
+    (chosen by default or probed)."""
     spec = spec or FeedSpec()
     spec.validate()
     hints = hints or GraphHints()
@@ -85,7 +90,8 @@ def make_feeds(inputs: list[dict], spec: FeedSpec | None = None,
             planned.append(PlannedInput(name, feeds[name].dtype.name, list(feeds[name].shape), "file",
                                         "your file", "yours"))
             continue
-        feeds[name], plan = plan_input(item, dtype, spec, hints, chosen, audio, rng)
+        room = None if budget is None else budget - sum(a.nbytes for a in feeds.values())
+        feeds[name], plan = plan_input(item, dtype, spec, hints, chosen, audio, rng, found, room, ids)
         planned.append(plan)
     return feeds, {"dims": {label: value for label, (value, _) in chosen.items()},
                    "shapes": {k: list(v.shape) for k, v in feeds.items()}, "mode": spec.mode, "seed": spec.seed,

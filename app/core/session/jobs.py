@@ -1,5 +1,6 @@
 """The session's jobs: which providers really start, what this ONNX Runtime offers a
-session form, one run of a model to prove the runtime works, and node placement."""
+session form, one run of a model to prove the runtime works, the inputs a model accepts,
+and node placement."""
 
 from __future__ import annotations
 
@@ -45,13 +46,26 @@ def capabilities_job(params: NoParams, ctx) -> dict:
 def smoke_run_job(params: ModelSession, ctx) -> dict:
     """Load a model with a preset and run it once: proves the runtime works end to end."""
     from app.core.session.create import create_session
-    from app.core.session.inputs import model_feeds
+    from app.core.session.probe import prepare_feeds
 
     session = create_session(params.path, params.session)
-    feeds, info = model_feeds(params.path, session, params.session.inputs)
-    outputs = session.run(None, feeds)
-    return {"providers": session.get_providers(), "dims": info["dims"], "inputs": info["inputs"],
-            "outputs": [{"name": o.name, "shape": list(v.shape)} for o, v in zip(session.get_outputs(), outputs)]}
+    run = prepare_feeds(params.path, session, params.session.inputs, ctx)
+    return {"providers": session.get_providers(), "dims": run.info["dims"], "inputs": run.info["inputs"],
+            "outputs": [{"name": o.name, "shape": list(v.shape)} for o, v in zip(session.get_outputs(), run.outputs)]}
+
+
+def probe_inputs_job(params: ModelSession, ctx) -> dict:
+    """Find inputs the model runs on (the Session tab's "Find working inputs"): the plan,
+    then the probe over the dims it guessed. `dims` are the values to keep in the
+    session's inputs; a run that nothing made work says so in `message`, it is no error."""
+    from app.core.session.create import create_session
+    from app.core.session.probe import first_run
+
+    session = create_session(params.path, params.session)
+    run = first_run(params.path, session, params.session.inputs, ctx)
+    return {"inputs": run.info.get("inputs", []), "dims": run.info.get("dims", {}),
+            "guessed": run.info.get("guessed", []), "tried": [a.to_dict() for a in run.tried],
+            "worked": run.worked, "message": run.message}
 
 
 def placement_job(params: PlacementParams, ctx) -> dict:
@@ -62,4 +76,5 @@ def placement_job(params: PlacementParams, ctx) -> dict:
 PROBE_PROVIDERS = Job("probe-providers", probe_job, NoParams, result=DevicesResult)
 CAPABILITIES = Job("session-capabilities", capabilities_job, NoParams)
 SMOKE_RUN = Job("smoke-run", smoke_run_job, ModelSession)
+PROBE_INPUTS = Job("probe-inputs", probe_inputs_job, ModelSession)
 PLACEMENT = Job("placement", placement_job, PlacementParams)

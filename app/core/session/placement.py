@@ -43,8 +43,8 @@ def _from_assignment(path: str, config) -> list[dict]:
 
 
 def _from_profile(path: str, config) -> list[dict]:
-    from app.core.session.inputs import model_feeds
     from app.core.session.create import create_session
+    from app.core.session.probe import prepare_feeds
 
     with tempfile.TemporaryDirectory(prefix="ortune-placement-") as folder:
         def customize(options) -> None:
@@ -52,8 +52,7 @@ def _from_profile(path: str, config) -> list[dict]:
             options.profile_file_prefix = str(Path(folder) / "placement")
 
         session = create_session(path, config, customize=customize)
-        feeds, _ = model_feeds(path, session, config.inputs)
-        session.run(None, feeds)
+        prepare_feeds(path, session, config.inputs)
         trace = Path(session.end_profiling())
         events = json.loads(trace.read_text(encoding="utf-8"))
     nodes, seen = [], set()

@@ -60,9 +60,13 @@ def _shape_like(use: Use, hints: GraphHints, declared) -> ValueRule | None:
     if (op in ("Expand", "Tile") and slot == 1) or (op in ("Resize", "Upsample") and slot in (1, 2)):
         what = {"Expand": "a shape that broadcasts to itself", "Tile": "repeats of 1"}.get(op, "scales of 1")
         if op == "Resize" and slot == 1:
-            return _fixed([], f"no region of interest for {node}")
+            half = _count(declared, None) // 2 if declared else 0
+            return _fixed([0.0] * half + [1.0] * half, f"the whole input as {node}'s region of interest")
         return _fixed([1] * n, f"{what} for {node}")
     if op == "Resize" and slot == 3:
+        axes = use.attributes.get("axes")
+        if data is not None and axes:
+            return _fixed([data[a] for a in axes], f"sizes of {node}: its input's own size on its axes")
         return _fixed(data if data is not None else [1] * n, f"sizes of {node}: its input's own size")
     if op == "ConstantOfShape":
         return _fixed([1] * n, f"a small shape for {node}")
@@ -77,15 +81,28 @@ def _shape_like(use: Use, hints: GraphHints, declared) -> ValueRule | None:
     if op == "Split" and slot == 1:
         axis = int(use.attributes.get("axis", 0))
         if data is not None and -len(data) <= axis < len(data):
-            return _fixed([data[axis]], f"one part of {node}'s whole axis")
+            parts = max(_count(declared, None), 1)
+            size = data[axis] // parts
+            return _fixed([size] * (parts - 1) + [data[axis] - size * (parts - 1)],
+                          f"{parts} part(s) of {node}'s whole axis")
         return None
     if op in ("Unsqueeze",) and slot == 1:
         return _fixed(list(range(n)), f"leading axes for {node}")
     if op == "Squeeze" and slot == 1:
         ones = [i for i, d in enumerate(data or []) if d == 1]
         return _fixed(ones, f"the axes of size 1 for {node}")
-    if op.startswith("Reduce") and slot == 1 or op == "CumSum" and slot == 1:
-        return _fixed([0] * min(n, 1) if op == "CumSum" else [0], f"axis 0 for {node}")
+    if op.startswith("Reduce") and slot == 1:
+        fixed_count = declared and len(declared) == 1 and isinstance(declared[0], int) and declared[0] >= 0
+        axes = list(range(n)) if fixed_count and (rank is None or n <= rank) else [0]
+        return _fixed(axes, f"{'no axes' if not axes else 'the first axes'} for {node}")
+    if op in ("CumSum", "CumProd") and slot == 1:
+        return _fixed([0] * min(n, 1), f"axis 0 for {node}")
+    if op == "DFT" and slot in (1, 2):
+        length = data[1] if data is not None and len(data) > 2 else 1
+        return _fixed([length] if slot == 1 else [1], f"{'the signal length' if slot == 1 else 'axis 1'} for {node}")
+    if op == "AffineGrid" and slot == 1:
+        batch = data[0] if data is not None else 1
+        return _fixed([batch, 1] + [4] * max(n - 2, 1), f"a small grid for {node}, as many as its thetas")
     if op == "OneHot" and slot == 1:
         return _fixed([10], f"depth 10 for {node}")
     if op == "Range":
@@ -116,7 +133,13 @@ def _indices(use: Use, hints: GraphHints) -> ValueRule | None:
         what = (f"token ids below the {size:,} rows of {table}" if hints.shapes.get(table) and axis == 0
                 and len(hints.shapes[table]) == 2 else f"indices below {size:,}, the size of the axis {node} indexes")
         return ValueRule(what, make=lambda shape, dtype, rng: rng.integers(0, size, size=shape).astype(dtype))
-    if op in ("GatherElements", "GatherND", "ScatterND", "ScatterElements", "TensorScatter") and use.slot == 1:
+    if op in ("NegativeLogLikelihoodLoss", "SoftmaxCrossEntropyLoss") and use.slot == 1:
+        if data is None or len(data) < 2 or data[1] < 1:
+            return None
+        classes = data[1]
+        return ValueRule(f"class ids below the {classes:,} classes of {node}",
+                         make=lambda shape, dtype, rng: rng.integers(0, classes, size=shape).astype(dtype))
+    if op in ("GatherElements", "GatherND", "ScatterND", "ScatterElements", "Scatter", "TensorScatter") and use.slot == 1:
         return ValueRule(f"index 0, always in range for {node}", make=lambda shape, dtype, rng: np.zeros(shape, dtype))
     return None
 

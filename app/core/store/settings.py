@@ -7,6 +7,8 @@ import os
 from dataclasses import asdict, dataclass, field, fields
 from pathlib import Path
 
+from app.core.jobs.errors import UserError
+from app.core.jobs.memory import DEFAULT_LIMIT, parse_memory_limit
 from app.core.store.paths import config_dir
 
 SCHEMA_VERSION = 1
@@ -23,6 +25,7 @@ class Settings:
     window_state: str = ""         # base64 of QMainWindow.saveState()
     last_open_dir: str = ""
     finished_jobs_kept: int = FINISHED_JOBS_KEPT
+    memory_limit: str = DEFAULT_LIMIT    # each job's memory budget: "75%" of what is available, or "4G"
 
     def add_recent(self, path: str | os.PathLike) -> None:
         text = str(Path(path).resolve())
@@ -56,6 +59,10 @@ def load_settings(path: Path | None = None) -> Settings:
     kept = settings.finished_jobs_kept
     if not isinstance(kept, int) or isinstance(kept, bool) or kept < 1:
         settings.finished_jobs_kept = FINISHED_JOBS_KEPT
+    try:
+        parse_memory_limit(settings.memory_limit, "memory_limit")
+    except UserError:
+        settings.memory_limit = DEFAULT_LIMIT
     return settings
 
 

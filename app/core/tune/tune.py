@@ -22,7 +22,7 @@ import time
 import numpy as np
 
 from app.core.jobs.errors import JobCancelled, UserError
-from app.core.session.inputs import model_feeds
+from app.core.session.probe import prepare_feeds
 from app.core.jobs.protocol import JobContext
 from app.core.session.config import SessionConfig
 from app.core.bench.stats import mean_ci
@@ -144,8 +144,9 @@ class Race:
         self.rounds = 0
         from app.core.session.create import create_session
         probe = create_session(self.path, self.base)
-        self.feeds, self.feed_info = model_feeds(self.path, probe, self.base.inputs)
-        del probe
+        first = prepare_feeds(self.path, probe, self.base.inputs, ctx)
+        self.feeds, self.feed_info = first.feeds, first.info
+        del probe, first
         keep = max(4, int(3e9 // (3 * max(os.path.getsize(self.path), 1))))
         self.pool = SessionPool(self.path, self.feeds, keep, params.warmup, ctx)
         self.pacer = self.pool.runner(-1, self.base)

@@ -79,3 +79,48 @@ def test_user_values_win_and_say_so(tmp_path):
                               [helper.make_tensor_value_info("y", TensorProto.FLOAT, None)])
     feeds, rows = _run(_save(graph, tmp_path), FeedSpec(dims={"batch": 2, "sequence": 7}))
     assert feeds["x"].shape == (2, 7) and rows["x"]["source"] == "user"
+
+
+def _one_op(tmp_path, op, inputs, **attributes):
+    """A graph of one `op` over `inputs` ([(name, type, shape)]), its output y."""
+    graph = helper.make_graph([helper.make_node(op, [i[0] for i in inputs], ["y"], **attributes)], "g",
+                              [helper.make_tensor_value_info(*i) for i in inputs],
+                              [helper.make_tensor_value_info("y", TensorProto.FLOAT, None)])
+    return _run(_save(graph, tmp_path, opset=18))[0]
+
+
+def test_a_fixed_count_of_reduce_axes_is_kept(tmp_path):
+    feeds = _one_op(tmp_path, "ReduceSum", [("x", TensorProto.FLOAT, [2, 3, 4]), ("axes", TensorProto.INT64, [0])])
+    assert feeds["axes"].shape == (0,)
+
+
+def test_split_sizes_fill_the_axis_in_as_many_parts_as_declared(tmp_path):
+    graph = helper.make_graph([helper.make_node("Split", ["x", "split"], ["a", "b", "c"], axis=1)], "g",
+                              [helper.make_tensor_value_info("x", TensorProto.FLOAT, [2, 7]),
+                               helper.make_tensor_value_info("split", TensorProto.INT64, [3])],
+                              [helper.make_tensor_value_info(n, TensorProto.FLOAT, None) for n in "abc"])
+    feeds, _ = _run(_save(graph, tmp_path, opset=18))
+    assert feeds["split"].tolist() == [2, 2, 3]
+
+
+def test_class_ids_of_a_loss_stay_below_its_classes(tmp_path):
+    feeds = _one_op(tmp_path, "NegativeLogLikelihoodLoss",
+                    [("scores", TensorProto.FLOAT, [8, 5]), ("target", TensorProto.INT64, [8])])
+    assert 0 <= feeds["target"].min() and feeds["target"].max() < 5
+
+
+def test_a_scalar_flag_is_an_array(tmp_path):
+    feeds = _one_op(tmp_path, "Where", [("flag", TensorProto.BOOL, []), ("a", TensorProto.FLOAT, [2]),
+                                        ("b", TensorProto.FLOAT, [2])])
+    assert isinstance(feeds["flag"], np.ndarray) and feeds["flag"].shape == ()
+
+
+def test_only_a_waveform_gets_the_audio_window(tmp_path):
+    graph = helper.make_graph([helper.make_node("ReduceSum", ["input"], ["y"]), helper.make_node("Neg", ["state"], ["z"])],
+                              "g", [helper.make_tensor_value_info("input", TensorProto.FLOAT, ["b", "?"]),
+                                    helper.make_tensor_value_info("state", TensorProto.FLOAT, [2, "?", 128]),
+                                    helper.make_tensor_value_info("sr", TensorProto.INT64, [])],
+                              [helper.make_tensor_value_info("y", TensorProto.FLOAT, None),
+                               helper.make_tensor_value_info("z", TensorProto.FLOAT, None)])
+    feeds, _ = _run(_save(graph, tmp_path, opset=18))
+    assert feeds["input"].shape == (1, 512) and feeds["state"].shape == (2, 1, 128)

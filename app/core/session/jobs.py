@@ -1,5 +1,6 @@
 """The session's jobs: which providers really start, what this ONNX Runtime offers a
-session form, one run of a model to prove the runtime works, and node placement."""
+session form, one run of a model to prove the runtime works, inputs the model runs on,
+and node placement."""
 
 from __future__ import annotations
 
@@ -53,6 +54,33 @@ def smoke_run_job(params: ModelSession, ctx) -> dict:
             "outputs": [{"name": o.name, "shape": list(v.shape)} for o, v in zip(session.get_outputs(), outputs)]}
 
 
+def probe_inputs_job(params: ModelSession, ctx) -> dict:
+    """Plan the model's inputs with the session's settings and run it once on them: whether the
+    plan works, what it chose for every input, and the error of the try that failed."""
+    from app.core.jobs.errors import UserError
+    from app.core.model.intake import first_line
+    from app.core.session.create import create_session
+    from app.core.session.inputs import model_feeds
+
+    session = create_session(params.path, params.session)
+    ctx.check_cancel()
+    info = {"inputs": [], "dims": {}, "guessed": []}
+    try:
+        feeds, info = model_feeds(params.path, session, params.session.inputs)
+        ctx.progress(None, "one run on the planned inputs")
+        session.run(None, feeds)
+    except UserError as exc:
+        error = exc.message
+    except Exception as exc:  # ORT refuses the inputs with its own exception types
+        ctx.check_cancel()
+        error = first_line(str(exc))
+    else:
+        error = None
+    tried = [{"dims": dict(info["dims"]), "error": error}]
+    return {"inputs": info["inputs"], "dims": info["dims"], "guessed": info["guessed"], "tried": tried,
+            "worked": error is None}
+
+
 def placement_job(params: PlacementParams, ctx) -> dict:
     from app.core.session.placement import placement
     return placement(params.path, params.session, ctx, params.method)
@@ -62,3 +90,4 @@ PROBE_PROVIDERS = Job("probe-providers", probe_job, NoParams)
 CAPABILITIES = Job("session-capabilities", capabilities_job, NoParams)
 SMOKE_RUN = Job("smoke-run", smoke_run_job, ModelSession)
 PLACEMENT = Job("placement", placement_job, PlacementParams)
+PROBE_INPUTS = Job("probe-inputs", probe_inputs_job, ModelSession)

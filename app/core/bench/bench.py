@@ -187,6 +187,9 @@ def benchmark(path, config, settings: RunSettings, ctx: JobContext | None = None
     create_ms = (time.perf_counter_ns() - started) / 1e6
     ctx.check_cancel()
     feeds, feed_info = model_feeds(path, session, config.inputs)
+    # Before any run: a window labels the live chart with the inputs it measures, and keeps
+    # the label if the run is cancelled before its report exists.
+    ctx.data("inputs", {key: feed_info[key] for key in ("inputs", "dims", "guessed")})
     missing = [name for name in require_dims if name not in feed_info["dims"]]
     if missing:
         have = ", ".join(feed_info["dims"]) or "none"

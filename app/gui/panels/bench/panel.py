@@ -171,6 +171,7 @@ class BenchmarkPanel(OneJobView, Panel):
             path, label, started = self._running
             self.caption.show_run(path, label, payload["inputs"], started, note="measuring…")
             self._show_guesses(payload["inputs"])
+            self.context.report_inputs(path, payload["inputs"])
 
     def _on_error(self, exc) -> None:
         from app.core.jobs.errors import JobCancelled

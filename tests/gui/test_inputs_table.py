@@ -33,8 +33,10 @@ def test_a_row_per_input_and_a_cell_per_open_dimension(panel, window):
     table = panel.inputs_table
     assert [table.item(r, 0).text() for r in range(table.rowCount())] == ["ids", "mask", "pixels"]
     assert set(table.spins) == {("ids", 0), ("ids", 1), ("mask", 0), ("mask", 1), ("pixels", 0)}
-    fixed = table.item(2, 4)                       # pixels' channels: dim 1, shown, not editable
-    assert fixed.text() == "3" and table.cellWidget(2, 4) is None
+    fixed = table.item(2, 3)                       # pixels' channels: dim 1, shown, not editable
+    assert fixed.text() == "3" and table.cellWidget(2, 3) is None
+    assert table.horizontalHeaderItem(3).text() == "dim 1"
+    assert table.item(2, 0).toolTip() == "pixels: float32, declared [?, 3, 8, 8]"
     assert table.row_shape("ids") == [1, 128] and table.spins[("ids", 0)].font().italic()
     assert window.session.get("inputs.dims") == {}, "opening a model sets no size: the plan still chooses"
 
@@ -68,7 +70,7 @@ def test_a_file_per_input(panel, window):
     table.choose_file = lambda name: f"/data/{name}.npy"
     table._pick_file("ids")
     assert window.session.get("inputs.files") == {"ids": "/data/ids.npy"}
-    assert "ids.npy" in table.value_buttons["ids"].text() and "generated" in table.value_buttons["mask"].text()
+    assert "ids.npy" in table.value_buttons["ids"].text() and table.value_buttons["mask"].text() == "random ▾"
     table.clear_file("ids")
     assert window.session.get("inputs.files") == {}
 
@@ -93,8 +95,8 @@ def test_a_plan_from_any_tab_shows_its_sources_and_flags_guesses(panel, window):
              "values": "ones (a mask)"}]
     window.context.report_inputs(model.path, rows)
     table = panel.inputs_table
-    assert table.item(0, table._column("Source (last plan)")).text() == "⚠ default: length 128, a usual text length"
-    assert table.item(1, table._column("Source (last plan)")).text() == "model: as ids has it"
+    assert table.item(0, table._column("Source")).text() == "⚠ default: length 128, a usual text length"
+    assert table.item(1, table._column("Source")).text() == "model: as ids has it"
     assert panel.guess_note.isVisibleTo(panel) and "inputs guessed: check them" in panel.guess_note.text()
     other = open_summary(window, "/other.onnx")
     assert not panel.guess_note.isVisibleTo(panel), "a plan belongs to its model"
@@ -116,7 +118,7 @@ def test_found_inputs_fill_the_table_and_the_state(qtbot, panel, window, monkeyp
     assert window.session.get("inputs.dims") == {"batch": 2, "sequence": 64}
     assert window.session.get("inputs.shapes") == {"pixels": [2, 3, 8, 8]}
     table = panel.inputs_table
-    assert table.row_shape("ids") == [2, 64] and table.item(2, table._column("Source (last plan)")).text() == \
+    assert table.row_shape("ids") == [2, 64] and table.item(2, table._column("Source")).text() == \
         "probed: ran with batch 2"
     assert "These inputs run: ids 2×64, mask 2×64, pixels 2×3×8×8" in panel.probe_status.text()
     assert not panel.guess_note.isVisibleTo(panel) and panel.find_button.isEnabled()

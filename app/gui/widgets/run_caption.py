@@ -10,10 +10,12 @@ from dataclasses import dataclass, field
 from pathlib import Path
 
 from PySide6.QtCore import Qt
-from PySide6.QtWidgets import QLabel, QWidget
+from PySide6.QtGui import QColor
+from PySide6.QtWidgets import QGraphicsColorizeEffect, QLabel, QWidget
 
 GUESSED = "inputs guessed: check them"
 WARN_STYLE = "color: #c0392b;"
+GREY = "#a0a0a0"              # the wash over results that are no longer current
 
 
 def shape_text(shape) -> str:
@@ -105,8 +107,18 @@ class RunCaption(QLabel):
     # drawing -------------------------------------------------------------------------------
     def _set(self, state: str) -> None:
         self.state = state
+        active = state in ("current", "empty")
         for widget in self.results:
-            widget.setEnabled(state in ("current", "empty"))
+            widget.setEnabled(active)
+            # Charts draw their own colours whatever the enabled state: wash them grey instead
+            # (opaque, unlike an opacity effect, which lets stale pixels of other tabs show through).
+            if active:
+                widget.setGraphicsEffect(None)
+            elif widget.graphicsEffect() is None:
+                grey = QGraphicsColorizeEffect(widget)
+                grey.setColor(QColor(GREY))
+                grey.setStrength(0.85)
+                widget.setGraphicsEffect(grey)
         self.setText(self._text())
 
     def _text(self) -> str:

@@ -15,11 +15,15 @@ from PySide6.QtWidgets import (QAbstractItemView, QFileDialog, QHeaderView, QLin
 
 from app.core.units import shape_text
 
-FIXED_COLUMNS = ["Input", "Type", "Declared"]
-TAIL_COLUMNS = ["Values", "Source (last plan)"]
+#: the declared shape is the dimension cells themselves: a named one says its name, an unnamed one "?",
+#: a fixed one its number in grey (and the input's tooltip spells it out)
+FIXED_COLUMNS = ["Input", "Type"]
+TAIL_COLUMNS = ["Values", "Source"]
 MAX_DIM = 1 << 30
 GUESSED_COLOR = QColor("#c0392b")
 ALL_FILES = "*"
+MIN_ROWS, MAX_ROWS = 2, 12
+SPIN_BUTTONS = 30             # the up/down arrows and the cell's margins, in pixels
 
 
 def dim_label(name: str, index: int, dim) -> str | None:
@@ -78,9 +82,12 @@ class InputsTable(QTableWidget):
         dims = [f"dim {i}" for i in range(self.rank)]
         self.setColumnCount(len(FIXED_COLUMNS) + self.rank + len(TAIL_COLUMNS))
         self.setHorizontalHeaderLabels(FIXED_COLUMNS + dims + TAIL_COLUMNS)
+        self.horizontalHeaderItem(self.columnCount() - 1).setToolTip(
+            "Where the last plan (a run in any tab, or Find working inputs) got each input's shape, and why")
         header = self.horizontalHeader()
-        header.setSectionResizeMode(QHeaderView.ResizeMode.ResizeToContents)
-        header.setStretchLastSection(True)
+        header.setSectionResizeMode(QHeaderView.ResizeMode.Interactive)
+        # The reasons get what is left (elided, whole in the tooltip): never a table scrolled sideways.
+        header.setSectionResizeMode(self.columnCount() - 1, QHeaderView.ResizeMode.Stretch)
 
     def _column(self, tail: str) -> int:
         return len(FIXED_COLUMNS) + self.rank + TAIL_COLUMNS.index(tail)
@@ -92,15 +99,17 @@ class InputsTable(QTableWidget):
         self.setRowCount(len(self.inputs))
         for row, item in enumerate(self.inputs):
             name, shape = item["name"], item.get("shape")
-            for column, text in enumerate((name, item["dtype"], shape_text(shape))):
-                self.setItem(row, column, QTableWidgetItem(text))
+            for column, text in enumerate((name, item["dtype"])):
+                cell = QTableWidgetItem(text)
+                cell.setToolTip(f"{name}: {item['dtype']}, declared {shape_text(shape)}")
+                self.setItem(row, column, cell)
             if shape is None:
                 self._add_shape_edit(row, name)
             else:
                 for index, dim in enumerate(shape):
                     self._add_dim(row, name, index, dim)
             self._add_values_button(row, name)
-            self.setItem(row, self._column("Source (last plan)"), QTableWidgetItem())
+            self.setItem(row, self._column("Source"), QTableWidgetItem())
         self._redraw()
 
     def _add_dim(self, row: int, name: str, index: int, dim) -> None:
@@ -115,7 +124,7 @@ class InputsTable(QTableWidget):
             return
         spin = QSpinBox()
         spin.setRange(0, MAX_DIM)
-        spin.setPrefix(f"{dim if named(label, dim) else '?'} = ")
+        spin.setPrefix(f"{dim if named(label, dim) else '?'}: ")
         spin.setFrame(False)
         spin.valueChanged.connect(lambda value, n=name, i=index: self._dim_edited(n, i, value))
         self.spins[(name, index)] = spin
@@ -157,6 +166,27 @@ class InputsTable(QTableWidget):
         finally:
             self._writing = False
         self.resizeColumnsToContents()
+        self._narrow_dim_columns()
+        self._fit_height()
+
+    def _narrow_dim_columns(self) -> None:
+        """A size cell as wide as its name and five digits, not as the largest value it takes."""
+        metrics = self.fontMetrics()
+        for index in range(self.rank):
+            spins = [spin for (_, i), spin in self.spins.items() if i == index]
+            if spins:
+                width = max(metrics.horizontalAdvance(spin.prefix() + "00000") for spin in spins)
+                self.setColumnWidth(len(FIXED_COLUMNS) + index, width + SPIN_BUTTONS)
+
+    def _fit_height(self) -> None:
+        """As tall as its rows (a few at least, a dozen at most, then it scrolls)."""
+        rows = min(max(self.rowCount(), MIN_ROWS), MAX_ROWS)
+        height = self.horizontalHeader().height() + 2 * self.frameWidth()
+        height += sum(self.rowHeight(r) for r in range(min(rows, self.rowCount())))
+        height += max(0, rows - self.rowCount()) * self.verticalHeader().defaultSectionSize()
+        if self.horizontalScrollBar().isVisible():
+            height += self.horizontalScrollBar().height()
+        self.setFixedHeight(height)
 
     def _draw_row(self, row: int, item: dict, dims: dict, shapes: dict, files: dict, mode: str) -> None:
         from app.core.session.input_plan import default_dim
@@ -186,12 +216,13 @@ class InputsTable(QTableWidget):
                             f"{label}: not set; the plan chooses (shown: what it chose or would choose)")
         file = files.get(name) or files.get(ALL_FILES)
         button = self.value_buttons[name]
-        button.setText(f"file {file.rsplit('/', 1)[-1]} ▾" if file else f"generated ({mode}) ▾")
+        generated = "zeros" if mode == "zeros" else "random"      # an input without a file in "files" mode
+        button.setText(f"{file.rsplit('/', 1)[-1]} ▾" if file else f"{generated} ▾")
         button.setToolTip(file or "seeded random values or zeros, as the Values setting above says")
         self._draw_source(row, name)
 
     def _draw_source(self, row: int, name: str) -> None:
-        cell = self.item(row, self._column("Source (last plan)"))
+        cell = self.item(row, self._column("Source"))
         plan = self.plan.get(name)
         if plan is None:
             cell.setText("not planned yet: run a job or find working inputs")

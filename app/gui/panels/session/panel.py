@@ -120,6 +120,10 @@ class SessionPanel(Panel):
         self.guess_note.hide()
         layout.addWidget(self.guess_note)
         layout.addWidget(self.inputs_table)
+        legend = QLabel("<small>Sizes in <i>italics</i> are not set by you: the plan chooses them (shown: what it "
+                        "chose or would choose). Grey sizes are fixed by the model.</small>")
+        legend.setWordWrap(True)
+        layout.addWidget(legend)
 
     def _set_spin_support(self, keys: set | None) -> None:
         """Spin time and back-off exist only in newer ORT builds."""
@@ -155,7 +159,7 @@ class SessionPanel(Panel):
         self.inputs_table.set_plan(rows)
         guessed = [row for row in rows if row.get("source") == "default"]
         self.guess_note.setText(f"⚠ {GUESSED}: " + "; ".join(f"{r['name']} ({r['reason']})" for r in guessed)
-                                + " — set the sizes your model really gets, or find working inputs.")
+                                + " — set the sizes your model really gets in the table.")
         self.guess_note.setVisible(bool(guessed))
 
     def find_inputs(self) -> None:

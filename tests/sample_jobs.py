@@ -10,6 +10,7 @@ from typing import Any
 from app.core.jobs.entry import Job
 from app.core.jobs.errors import UserError
 from app.core.jobs.params import Params
+from app.core.session.jobs import ModelSession
 
 
 @dataclass
@@ -79,7 +80,7 @@ def has_module(params, ctx):
 
 def hog(params, ctx):
     """Says which inputs it runs on, then takes `kib` KiB in 10 MiB steps and holds them."""
-    ctx.data("inputs", [{"name": "x", "shape": [1, 4096]}])
+    ctx.data("inputs", {"inputs": [{"name": "x", "shape": [1, 4096]}]})
     held = []
     for _ in range(params.kib // 10240):
         held.append(b"\x01" * (10 << 20))
@@ -111,3 +112,24 @@ RUNTIME_REFUSAL = Job("runtime-refusal", runtime_refusal, SampleParams)
 HAS_MODULE = Job("has-module", has_module, SampleParams)
 HOG = Job("hog", hog, SampleParams)
 PAYLOAD = Job("payload", payload, SampleParams, child=False)
+
+
+def probe_inputs_stand_in(params, ctx):
+    """Answers like PROBE_INPUTS without running a model: a model whose file name says
+    "refuses" gets no working inputs, any other 2 × 64 found by trying."""
+    if "refuses" in params.path:
+        return {"inputs": [{"name": "ids", "dtype": "int64", "shape": [1, 128], "source": "default",
+                            "reason": "length 128, a usual text length", "values": "random ids below 1,000"}],
+                "dims": {"batch": 1, "sequence": 128}, "guessed": ["batch", "sequence"],
+                "tried": [{"dims": {"batch": 1, "sequence": 128}, "error": "Got invalid dimensions for input: ids\nmore"}],
+                "worked": False}
+    rows = [{"name": name, "dtype": "int64", "shape": [2, 64], "source": "probed", "reason": "ran with 2 × 64",
+             "values": "ones (a mask)" if name == "mask" else "random ids below 1,000"} for name in ("ids", "mask")]
+    rows.append({"name": "pixels", "dtype": "float32", "shape": [2, 3, 8, 8], "source": "probed",
+                 "reason": "ran with batch 2", "values": "random normal, seed 0"})
+    return {"inputs": rows, "dims": {"batch": 2, "sequence": 64, "pixels[0]": 2}, "guessed": [],
+            "tried": [{"dims": {"batch": 1, "sequence": 128}, "error": "too short"},
+                      {"dims": {"batch": 2, "sequence": 64}, "error": None}], "worked": True}
+
+
+PROBE_INPUTS_STAND_IN = Job("probe-inputs-stand-in", probe_inputs_stand_in, ModelSession, child=False)

@@ -21,3 +21,8 @@ def test_diagnose_panel_lists_findings_with_details(qtbot, window, tmp_path):
     assert panel.apply_button.isEnabled()
     panel.apply_selected()
     assert window.session.config().free_dimension_overrides == {"batch": 1}
+    assert panel.caption.current and "shape.onnx</b> · x 1×16 · " in panel.caption.text()
+    with qtbot.waitSignal(window.model_opened, timeout=60000):
+        window.open_model(models.save(models.tiny_add(), tmp_path / "other.onnx"))
+    assert panel.caption.state == "previous" and "previous model: <b>shape.onnx" in panel.caption.text()
+    assert not panel.table.isEnabled(), "another model's findings are greyed"

@@ -61,6 +61,7 @@ def test_running_on_the_cpu_fills_the_table_chart_and_explanation(qtbot, window,
     assert "On the CPU" in text and "CUDA graphs are a feature of the CUDA provider" in text
     result = panel.results[window.current_model().path]
     assert result["inputs"][0]["shape"] == [2, 3, 32, 32]
+    assert panel.caption.current and "cnn.onnx</b> · x 2×3×32×32 · " in panel.caption.text()
 
 
 def test_explanation_shows_bytes_and_their_cost_when_copies_happen():

@@ -81,12 +81,15 @@ def test_profile_the_current_model_and_compare_with_a_trace(qtbot, window, tmp_p
     assert panel.profiles[-1][0].startswith("mlp.onnx")
     info = panel.current()
     assert info["runs"] == 3 and "mlp.onnx" in panel.heading.text()
+    assert panel.caption.current and "mlp.onnx</b> · x 1×64 · " in panel.caption.text()
+    assert "inputs guessed: check them" in panel.caption.text(), "batch 1 is a default"
     other = write_trace(tmp_path / "fused.json", [Node("fused", "FusedMatMul", [5])], runs=3)
     load(qtbot, window, other)
     rows = {row[0]: row for row in panel.compare.table.rows}
     assert rows["FusedMatMul"][7] == "only after (added, e.g. fused)"
     assert all(rows[r["op_type"]][7] == "only before (removed or fused)" for r in info["by_op_type"])
     assert "Node time per run" in panel.compare.summary.text()
+    assert "does not record the model's inputs" in panel.caption.text()
     assert len(panel.compare.chart.labels) == len(rows)
 
 

@@ -3,8 +3,7 @@
 import pytest
 
 from app.core.session.config import ProviderSpec, SessionConfig
-from app.gui.panels.session.fields import FIELDS, read_widget
-from app.gui.shell.model_list import OpenModel
+from app.gui.panels.session.fields import FIELDS, TABLE_FIELDS, read_widget
 
 #: a value for every field that differs from the default, as a user could set it in the form
 SAMPLES = {
@@ -16,7 +15,7 @@ SAMPLES = {
     "inter_op_spin_duration_us": 0, "intra_op_spin_backoff_max": 4, "inter_op_spin_backoff_max": 2,
     "dynamic_block_base": 4, "free_dimension_overrides": {"batch": 2},
     "config_entries": {"session.disable_prepacking": "1"}, "inputs.mode": "zeros", "inputs.seed": 5,
-    "inputs.vocab_size": 77, "inputs.files": {"x": "/data/x.npy"}, "inputs.dims": {"batch": 2},
+    "inputs.vocab_size": 77,
 }
 
 
@@ -35,7 +34,7 @@ def test_the_table_covers_every_field_once():
     from app.core.session.state import FIELD_NAMES
     names = [f.name for f in FIELDS]
     assert len(names) == len(set(names))
-    assert set(names) == set(FIELD_NAMES) - {"inputs.shapes"}, "whole shapes come only from presets"
+    assert set(names) == set(FIELD_NAMES) - TABLE_FIELDS, "the Inputs table edits sizes and files"
     assert set(SAMPLES) == set(names)
 
 
@@ -86,19 +85,6 @@ def test_text_the_form_cannot_read_stops_jobs_until_it_is_redrawn(form, window):
     panel.reset()
     assert entries.toPlainText() == "" and window.session.problems() == {}
     assert window.session.config().to_dict() == SessionConfig().to_dict()
-
-
-def test_the_models_dims_reach_the_state(form, window):
-    panel, _ = form
-    summary = {"inputs": [{"name": "ids", "dtype": "int64", "shape": ["batch", "sequence"]}], "outputs": [],
-               "total_bytes": 1}
-    model = OpenModel("/m.onnx", summary=summary)
-    window.model_list.add(model)
-    window.model_list.select(model)
-    assert set(window.session.get("inputs.dims")) == {"batch", "sequence"}
-    spins = panel.widgets["inputs.dims"]
-    spins.cellWidget(0, 1).setValue(8)
-    assert window.session.get("inputs.dims")["batch"] == 8
 
 
 def test_the_state_is_there_before_the_tab_is_built(qtbot, window):

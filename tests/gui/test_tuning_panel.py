@@ -19,6 +19,7 @@ def test_tune_panel_races_and_offers_the_best(qtbot, window, tmp_path):
     assert panel.result["trials_used"] == 12
     assert panel.table.rows, "the leaderboard shows the contenders"
     assert "Best:" in panel.summary.text()
+    assert panel.caption.current and "mlp.onnx</b> · x 1×32 · " in panel.caption.text()
     panel.apply_best()
     applied = window.session.config().to_dict()
     best = panel.result["best"]["session"]

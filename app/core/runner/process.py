@@ -18,7 +18,7 @@ Parent -> child, on a second pipe: "cancel".
 
 Memory: the child gets a budget when it starts (app.core.jobs.memory); the parent samples
 its resident memory while it reads events and ends it past the budget. A job's
-("data", {"kind": "inputs", "payload": rows}) event says which inputs it is running on,
+("data", {"kind": "inputs", "payload": {"inputs": rows, ...}}) event says which inputs it runs on,
 so that message can name them.
 """
 
@@ -316,7 +316,7 @@ class JobHandle:
             tag = message[0]
             if tag == "event":
                 if message[1] == "data" and message[2].get("kind") == "inputs":
-                    self._inputs = message[2].get("payload")
+                    self._inputs = (message[2].get("payload") or {}).get("inputs")
                 yield message[1], message[2]
             elif tag == "result":
                 self._finish(result=message[1])

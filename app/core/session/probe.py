@@ -175,7 +175,7 @@ class _Prober:
         return result
 
     def _run(self, feeds: dict, info: dict, dims: dict[str, int]) -> tuple[FirstRun, Attempt]:
-        self.ctx.data("inputs", info["inputs"])
+        self.ctx.data("inputs", {key: info[key] for key in ("inputs", "dims", "guessed")})
         guard = _Guard(self.ctx, self.deadline)
         try:
             outputs, run_ns = guard.run(self.session, feeds)

@@ -138,7 +138,7 @@ class History:
 
     # reading ------------------------------------------------------------------
     def entries(self, model: str | None = None, kind: str | None = None, limit: int = 500) -> list[dict]:
-        """Newest first; `model` matches a path (or part of one)."""
+        """Newest first, with the inputs each ran on; `model` matches a path (or part of one)."""
         where, args = [], []
         if model:
             where.append("model_path LIKE ?")
@@ -146,12 +146,15 @@ class History:
         if kind:
             where.append("kind = ?")
             args.append(kind)
-        sql = f"SELECT {', '.join(_SUMMARY)} FROM results"
+        sql = f"SELECT {', '.join(_SUMMARY)}, json_extract(report_json, '$.inputs') AS inputs FROM results"
         if where:
             sql += " WHERE " + " AND ".join(where)
         sql += " ORDER BY created DESC, id DESC LIMIT ?"
         with self._connect() as db:
-            return [dict(row) for row in db.execute(sql, (*args, limit))]
+            rows = [dict(row) for row in db.execute(sql, (*args, limit))]
+        for row in rows:     # the input plan's rows (name, shape, source …); [] for kinds that keep none
+            row["inputs"] = json.loads(row["inputs"]) if row["inputs"] else []
+        return rows
 
     def models(self) -> list[str]:
         with self._connect() as db:

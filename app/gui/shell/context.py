@@ -21,6 +21,7 @@ if TYPE_CHECKING:
 class PanelContext(QObject):
     model_changed = Signal(object)       # the current OpenModel (or None); again when its summary arrives
     providers_ready = Signal(object)     # the provider probe's result
+    inputs_planned = Signal(str, object)  # a model's path and the input plan a job just ran it on
 
     def __init__(self, window, session: SessionState):
         super().__init__(window)
@@ -28,6 +29,7 @@ class PanelContext(QObject):
         self.session = session
         self.jobs: JobManager = window.jobs
         self.settings: Settings = window.settings
+        self._plans: dict[str, list[dict]] = {}
 
     # models ----------------------------------------------------------------------
     def current_model(self) -> OpenModel | None:
@@ -52,6 +54,16 @@ class PanelContext(QObject):
     def providers_info(self) -> dict | None:
         """The provider probe's result, or None before it arrives (see providers_ready)."""
         return self._window.providers_info
+
+    # input plans -----------------------------------------------------------------
+    def report_inputs(self, path: str, inputs: list[dict]) -> None:
+        """A job ran the model at `path` on these inputs (the plan's rows): the Session tab shows
+        where each came from, whichever tab ran it."""
+        self._plans[str(path)] = list(inputs)
+        self.inputs_planned.emit(str(path), list(inputs))
+
+    def last_plan(self, path: str) -> list[dict] | None:
+        return self._plans.get(str(path))
 
     # telling the user ------------------------------------------------------------
     def show_error(self, title: str, message: str) -> None:

@@ -102,6 +102,10 @@ def test_bench_job_streams_batches_and_stores_the_result(tiny):
     assert len(data) < 20000 / 10
     counts = {phase: sum(len(d["ns"]) // 8 for d in data if d["phase"] == phase) for phase in ("first", "warmup", "measure")}
     assert counts == {"first": 1, "warmup": 5, "measure": 20000}
+    kinds = [p["kind"] for kind, p in events if kind == "data"]
+    assert kinds[0] == "inputs", "the inputs are known before the first run's latency"
+    planned = next(p["payload"] for kind, p in events if kind == "data" and p["kind"] == "inputs")
+    assert planned == {"inputs": report["inputs"], "dims": report["input_dims"], "guessed": report["inputs_guessed"]}
     stored = History().get(report["history_id"])
     assert stored["samples_ms"].size == 20000 and stored["warmup_ms"].size == 5
     assert stored["model_sha256"] == report["model"]["sha256"]

@@ -20,9 +20,11 @@ def test_record_and_reload(tmp_path):
     history = History(tmp_path / "h.sqlite")
     samples = [0.5, 0.25, 1.5]
     first = history.record("bench", report(tmp_path / "a.onnx", 0.5), [3.0], samples)
-    second = history.record("bench", report(tmp_path / "b.onnx", 0.2, "fp16"))
+    second = history.record("bench", report(tmp_path / "b.onnx", 0.2, "fp16")
+                            | {"inputs": [{"name": "x", "shape": [1, 4], "source": "user"}]})
     entries = history.entries()
     assert [e["id"] for e in entries] == [second, first]           # newest first
+    assert [e["inputs"] for e in entries] == [[{"name": "x", "shape": [1, 4], "source": "user"}], []]
     assert [e["id"] for e in history.entries(model="a.onnx")] == [first]
     assert history.models() == [str(tmp_path / "a.onnx"), str(tmp_path / "b.onnx")]
     entry = history.get(first)

@@ -3,6 +3,8 @@ process, draw every run live, and show the figures; a Sweep page measures a grid
 
 from __future__ import annotations
 
+import time
+
 from PySide6.QtCore import Qt
 from PySide6.QtWidgets import (QGridLayout, QGroupBox, QHBoxLayout, QLabel,
                                QPushButton, QSizePolicy, QTabWidget, QVBoxLayout, QWidget)
@@ -13,6 +15,7 @@ from app.gui.shell.panel import OneJobView, Panel
 from app.core.bench.jobs import BENCH
 
 LIVE_KEYS = ["mean", "p50", "p90", "p95", "p99", "p999", "min", "max", "std"]
+WARN_STYLE = "color: #c0392b;"
 STATS_EVERY = 5           # live figures refresh every 5th redraw (about 6 times a second)
 
 
@@ -22,9 +25,12 @@ class BenchmarkPanel(OneJobView, Panel):
     def build(self) -> None:
         from app.gui.widgets.live_plot import LatencyView
         from app.gui.panels.bench.sweep import SweepView
+        from app.gui.widgets.run_caption import RunCaption
 
         self.job = None
         self.report: dict | None = None
+        self.planned: dict | None = None         # the running job's inputs, once its child planned them
+        self._running: tuple[str, str, float] | None = None   # path, label, start time
         self._ticks = 0
         self.tabs = QTabWidget()
         self.layout_.addWidget(self.tabs)
@@ -66,12 +72,21 @@ class BenchmarkPanel(OneJobView, Panel):
             grid.addWidget(label, index % 5, 2 * (index // 5) + 1)
         self.stats_note = QLabel("")
         grid.addWidget(self.stats_note, 5, 0, 1, 8)
+        self.guess_note = QLabel()
+        self.guess_note.setWordWrap(True)
+        self.guess_note.setStyleSheet(WARN_STYLE)
+        self.guess_note.hide()
+        grid.addWidget(self.guess_note, 6, 0, 1, 8)
         top = QHBoxLayout()
         top.addLayout(left)
         top.addWidget(stats_box, 1)
         self.view = LatencyView()
         self.view.redrawn.connect(self._redrawn)
+        self.caption = RunCaption("No run yet: the figures and the chart will say which model and inputs they "
+                                  "measured.")
+        self.caption.follow(stats_box, self.view)
         layout = QVBoxLayout(live)
+        layout.addWidget(self.caption)
         layout.addLayout(top)
         layout.addWidget(self.view, 1)
 
@@ -79,6 +94,7 @@ class BenchmarkPanel(OneJobView, Panel):
         if self.job is None:
             self.status.setText("Open a model to benchmark it." if model is None else
                                 f"Ready: {model.label} with the Session tab's settings.")
+        self.caption.model_changed(model)
         self.sweep.model_changed(model)
 
     # stored results ----------------------------------------------------------------
@@ -89,7 +105,7 @@ class BenchmarkPanel(OneJobView, Panel):
             self.sweep.show_result(result)
         else:
             self.tabs.setCurrentIndex(0)
-            self.show_report(result)
+            self.show_report(result, note="re-opened from History")
 
     def run_again(self, kind: str, entry: dict) -> None:
         from app.core.session.config import SessionConfig
@@ -125,7 +141,11 @@ class BenchmarkPanel(OneJobView, Panel):
             self.run_form.set_settings(run)
         run = self.run_form.settings()
         label = label or path
-        self.report = None
+        self.report, self.planned = None, None
+        self._running = (path, label, time.time())
+        self.caption.clear()
+        self.caption.running(label)
+        self._show_guesses([])
         self.view.reset(run["concurrency"])
         self.view.start()
         for value in self.values.values():
@@ -146,19 +166,58 @@ class BenchmarkPanel(OneJobView, Panel):
     def _on_data(self, kind: str, payload) -> None:
         if kind == "latency":
             self.view.add_batch(payload["phase"], payload["ns"])
+        elif kind == "inputs" and self._running is not None:
+            self.planned = payload
+            path, label, started = self._running
+            self.caption.show_run(path, label, payload["inputs"], started, note="measuring…")
+            self._show_guesses(payload["inputs"])
+            self.context.report_inputs(path, payload["inputs"])
+
+    def _on_error(self, exc) -> None:
+        from app.core.jobs.errors import JobCancelled
+
+        super()._on_error(exc)
+        path, label, started = self._running
+        self._running = None
+        if isinstance(exc, JobCancelled):
+            self._show_partial(path, label, started)
+        elif self.planned is not None:
+            self.caption.show_run(path, label, self.planned["inputs"], started, note="stopped by an error")
+        else:
+            self.caption.stopped()
+
+    def _show_partial(self, path: str, label: str, started: float) -> None:
+        """A cancelled run keeps what it measured, marked as partial."""
+        stats = self.view.series.stats()
+        count = stats["count"]
+        note = f"partial — cancelled after {count:,} runs"
+        if count:
+            for key in LIVE_KEYS:
+                self.values[key].setText(ms_text(stats[key]))
+            self.values["throughput"].setText(f"≈ {stats['throughput_per_s']:,.1f} /s")
+            self.values["runs"].setText(f"{count:,}")
+        self.stats_note.setText(note + " (figures read from the histogram)")
+        self.status.setText(f"{label}: {note}; nothing stored.")
+        self.caption.show_run(path, label, (self.planned or {}).get("inputs", []), started, note=note)
 
     def _finished(self) -> None:
         super()._finished()
         self.view.stop()
 
     def show_result(self, report: dict) -> None:
+        path, label, _ = self._running
+        self._running = None
         self.report = report
-        self.show_report(report)
+        self.show_report(report, path, label)
         self.status.setText(f"Done: {report['iterations']:,} runs on {', '.join(report['providers'])}"
                             + (f" — stored as result {report['history_id']}" if report.get("history_id") else ""))
 
-    def show_report(self, report: dict) -> None:
-        """The exact figures of a finished (or stored) benchmark."""
+    def show_report(self, report: dict, path: str | None = None, label: str = "", note: str = "") -> None:
+        """The exact figures of a finished (or stored) benchmark, titled with what it ran on."""
+        path = path or report["model"]["path"]
+        self.caption.show_run(path, label or report.get("variant") or "", report.get("inputs"),
+                              report.get("created"), note=note)
+        self._show_guesses(report.get("inputs"))
         for key in LIVE_KEYS:
             self.values[key].setText(ms_text(report["latency_ms"][key]))
         self.values["throughput"].setText(f"{report['throughput_per_s']:,.1f} /s")
@@ -169,6 +228,13 @@ class BenchmarkPanel(OneJobView, Panel):
         gpu = report.get("gpu_memory_bytes")
         self.values["GPU memory"].setText("–" if gpu is None else human_bytes(gpu))
         self.stats_note.setText("exact figures from all measured runs")
+
+    def _show_guesses(self, inputs) -> None:
+        from app.gui.widgets.run_caption import GUESSED, guessed
+
+        rows = [row for row in inputs or [] if row["name"] in guessed(inputs)]
+        self.guess_note.setText(f"{GUESSED} — " + "; ".join(f"{r['name']}: {r['reason']}" for r in rows))
+        self.guess_note.setVisible(bool(rows))
 
     def _redrawn(self) -> None:
         self._ticks += 1

@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import time
+
 from PySide6.QtCore import Qt
 from PySide6.QtWidgets import QHBoxLayout, QLabel, QPushButton, QSplitter, QTextBrowser
 
@@ -15,10 +17,14 @@ class DiagnosePanel(Panel):
     title = "Diagnose"
 
     def build(self) -> None:
+        from app.gui.widgets.run_caption import RunCaption
         from app.gui.widgets.table import DataTable
 
         self.job = None
         self.result = None
+        self._running: tuple[str, str, float] | None = None    # path, label, start time
+        self.caption = RunCaption("No diagnosis yet.")
+        self.layout_.addWidget(self.caption)
         top = QHBoxLayout()
         self.run_button = QPushButton("Diagnose")
         self.run_button.setToolTip("Profile the model with the Session tab's settings, time it, try fixed "
@@ -40,19 +46,27 @@ class DiagnosePanel(Panel):
         body.addWidget(self.details)
         body.setSizes([260, 300])
         self.layout_.addWidget(body, 1)
+        self.caption.follow(body)
         self.layout_.addWidget(self.apply_button)
 
     def model_changed(self, model) -> None:
         self.run_button.setEnabled(model is not None and model.summary is not None and self.job is None)
+        self.caption.model_changed(model)
 
     def start(self) -> None:
         if self.model is None or self.job is not None:
             return
         self.run_button.setEnabled(False)
         self.status.setText("Profiling, timing and experimenting…")
+        self._running = (self.model.path, self.model.label, time.time())
+        self.caption.running(self.model.label)
         params = {"path": self.model.path, "session": self.context.session.config().to_dict()}
         self.job = self.jobs.start(f"Diagnose {self.model.label}", DIAGNOSE, params,
-                                   on_result=self.show_result, on_error=lambda _e: self._done("Diagnosis failed."))
+                                   on_result=self.show_result, on_error=self._failed)
+
+    def _failed(self, _exc) -> None:
+        self._done("Diagnosis failed.")
+        self.caption.stopped()
 
     def _done(self, text: str) -> None:
         self.job = None
@@ -60,7 +74,10 @@ class DiagnosePanel(Panel):
         self.run_button.setEnabled(self.model is not None)
 
     def show_result(self, result: dict) -> None:
+        path, label, started = self._running
         self.result = result
+        self.context.report_inputs(path, result.get("inputs") or [])
+        self.caption.show_run(path, label, result.get("inputs"), started)
         stats = result["evidence"]["latency_ms"]
         self._done(f"{len(result['findings'])} finding(s). Latency p50 {stats['p50']:.3f} ms, p99 "
                    f"{stats['p99']:.3f} ms over {stats['runs']} runs on {result['evidence']['cpu']}.")

@@ -13,8 +13,13 @@ from PySide6.QtWidgets import (QComboBox, QHBoxLayout, QLabel, QLineEdit, QPlain
 
 from app.gui.shell.panel import Panel
 
-HEADERS = ["#", "Time", "Kind", "Model", "Variant", "Providers", "p50 ms", "p99 ms", "runs/s", "ORT"]
+HEADERS = ["#", "Time", "Kind", "Model", "Variant", "Inputs", "Providers", "p50 ms", "p99 ms", "runs/s", "ORT"]
 ALL = "All models"
+
+
+def inputs_cell(inputs: list[dict]) -> str:
+    from app.gui.widgets.run_caption import inputs_text
+    return inputs_text(inputs) + (" (guessed)" if any(row.get("source") == "default" for row in inputs) else "")
 
 
 class HistoryPanel(Panel):
@@ -93,8 +98,8 @@ class HistoryPanel(Panel):
         kind = self.kind_filter.currentText()
         entries = history.entries(model=self.model_filter.currentData(), kind=None if kind == "all kinds" else kind)
         self.table.set_rows([[e["id"], time.strftime("%Y-%m-%d %H:%M:%S", time.localtime(e["created"])), e["kind"],
-                              Path(e["model_path"]).name, e["variant"], e["providers"], e["p50_ms"], e["p99_ms"],
-                              e["throughput_per_s"], e["ort_version"]] for e in entries])
+                              Path(e["model_path"]).name, e["variant"], inputs_cell(e["inputs"]), e["providers"],
+                              e["p50_ms"], e["p99_ms"], e["throughput_per_s"], e["ort_version"]] for e in entries])
 
     def selected_id(self) -> int | None:
         rows = self.table.selectionModel().selectedRows()
@@ -125,14 +130,20 @@ class HistoryPanel(Panel):
 
     def open_entry(self, entry: dict) -> None:
         """Bench results open here; comparisons and sweeps open in their own tabs."""
+        from html import escape
+
         from app.core.session.machine import machine_text
+        from app.gui.widgets.run_caption import GUESSED, WARN_STYLE, guessed, inputs_text
 
         self.entry = entry
         report = entry["report"]
         when = time.strftime("%Y-%m-%d %H:%M:%S", time.localtime(entry["created"]))
-        self.detail_title.setText(f"<b>#{entry['id']} {entry['kind']}</b> of {entry['model_path']} "
-                                  f"(sha256 {entry['model_sha256'][:12]}…) — {when}, ONNX Runtime "
-                                  f"{entry['ort_version']}, {machine_text(entry['machine'])}")
+        inputs = report.get("inputs") or []
+        ran_on = (f"on {escape(inputs_text(inputs))}" if inputs else "inputs not recorded") + (
+            f" · <span style='{WARN_STYLE}'>{GUESSED}</span>" if guessed(inputs) else "")
+        self.detail_title.setText(f"<b>#{entry['id']} {entry['kind']}</b> of {escape(entry['model_path'])} "
+                                  f"{ran_on} (sha256 {entry['model_sha256'][:12]}…) — {when}, ONNX Runtime "
+                                  f"{entry['ort_version']}, {escape(machine_text(entry['machine']))}")
         self.settings_text.setPlainText(json.dumps({k: v for k, v in report.items() if k != "warmup_ms"}, indent=2))
         if entry["kind"] == "bench":
             self.chart.set_samples(entry["warmup_ms"], entry["samples_ms"], report.get("concurrency", 1))

@@ -3,6 +3,8 @@
 from __future__ import annotations
 
 import html
+import time
+from pathlib import Path
 
 from PySide6.QtCore import Qt
 from PySide6.QtWidgets import (QComboBox, QHBoxLayout, QLabel, QPushButton, QSpinBox, QSplitter, QTextBrowser,
@@ -23,6 +25,7 @@ class IOBindingPanel(Panel):
 
     def build(self) -> None:
         from app.gui.widgets.chart_base import BarChart
+        from app.gui.widgets.run_caption import RunCaption
         from app.gui.widgets.table import DataTable
 
         self.job = None
@@ -60,6 +63,8 @@ class IOBindingPanel(Panel):
         self.layout_.addWidget(self.provider_note)
         self.status = QLabel()
         self.layout_.addWidget(self.status)
+        self.caption = RunCaption("No run of this model yet.")
+        self.layout_.addWidget(self.caption)
 
         self.table = DataTable(COLUMNS)
         self.table.decimals = 3
@@ -75,6 +80,7 @@ class IOBindingPanel(Panel):
         body.addWidget(self.explanation)
         body.setSizes([330, 260])
         self.layout_.addWidget(body, 1)
+        self.caption.follow(body)
 
         self.context.providers_ready.connect(self.set_providers)
         self.set_providers(self.context.providers_info)
@@ -159,6 +165,7 @@ class IOBindingPanel(Panel):
         self.run_button.setEnabled(False)
         self.cancel_button.setEnabled(True)
         self.status.setText("Starting…")
+        self.caption.running(model.label)
         self.job = self.jobs.start(f"IO binding: {model.label} on {self.provider_combo.currentText()}",
                                    IOBINDING, params,
                                    on_result=lambda result, path=model.path: self._finished(path, result),
@@ -175,13 +182,23 @@ class IOBindingPanel(Panel):
         model = self.context.current_model()
         self.run_button.setEnabled(model is not None and model.summary is not None)
         self.status.setText("" if result is not None else "Not finished.")
-        if result is not None:
-            self.results[path] = result
-            if model is not None and model.path == path:
-                self.show_result(result)
+        if result is None:
+            self.caption.stopped()
+            return
+        result.setdefault("created", time.time())
+        result["model_path"] = path
+        self.results[path] = result
+        self.context.report_inputs(path, result["inputs"])
+        self.show_result(self.results.get(model.path) if model is not None else None)
 
     # showing -------------------------------------------------------------------
     def show_result(self, result: dict | None) -> None:
+        if self.job is None:
+            if result is None:
+                self.caption.clear()
+            else:
+                self.caption.show_run(result["model_path"], Path(result["model"]).name, result["inputs"],
+                                      result["created"])
         if result is None:
             self.table.set_rows([])
             self.chart.set_bars([], [])

@@ -32,6 +32,7 @@ class ProfilePanel(Panel):
     def build(self) -> None:
         from app.gui.panels.profile.views import (CompareView, NodesView, OperatorsView, ProvidersView, RunsView,
                                            TimelineTab)
+        from app.gui.widgets.run_caption import RunCaption
 
         self.profile_button = QPushButton("Profile current model")
         self.profile_button.setToolTip("Run the current model with the Session tab's settings and the profiler on")
@@ -60,6 +61,8 @@ class ProfilePanel(Panel):
         bar.addWidget(self.shown, 1)
         bar.addWidget(self.include_first)
         self.layout_.addLayout(bar)
+        self.caption = RunCaption()
+        self.layout_.addWidget(self.caption)
         self.heading = QLabel()
         self.heading.setWordWrap(True)
         self.warning = QLabel()
@@ -76,6 +79,7 @@ class ProfilePanel(Panel):
                             (self.runs_view, "Runs"), (self.timeline, "Timeline"), (self.compare, "Compare")):
             self.views.addTab(view, title)
         self.layout_.addWidget(self.views, 1)
+        self.caption.follow(self.views)
         self.compare.before.currentIndexChanged.connect(lambda _: self.update_compare())
         self.compare.after.currentIndexChanged.connect(lambda _: self.update_compare())
         self._list_profiles()     # some may have arrived before the tab was first shown
@@ -84,6 +88,7 @@ class ProfilePanel(Panel):
         ready = model is not None and model.summary is not None
         self.profile_button.setEnabled(ready)
         self.profile_button.setText(f"Profile {model.label}" if model is not None else "Profile current model")
+        self.caption.model_changed(model)
         if not self.profiles:
             self.heading.setText("Profile the current model, or open a trace .json written by ONNX Runtime "
                                  "(dropping it on the window works too)." if ready or model is None
@@ -99,8 +104,16 @@ class ProfilePanel(Panel):
         label = f"{model.label} · {providers} · {time.strftime('%H:%M:%S')}"
         params = {"model": model.path, "session": config.to_dict(), "runs": self.runs.value(),
                   "with_timeline": True}
+        self.caption.running(model.label)
         self.jobs.start(f"Profile {model.label}", PROFILE, params,
-                        on_result=lambda info: self.add_profile(label, info))
+                        on_result=lambda info, path=model.path: self._profiled(path, label, info),
+                        on_error=lambda _exc: self.caption.stopped())
+
+    def _profiled(self, path: str, label: str, info: dict) -> None:
+        info.setdefault("created", time.time())
+        info["model_path"] = path               # the path as the model list has it
+        self.context.report_inputs(path, info.get("inputs") or [])
+        self.add_profile(label, info)
 
     def open_dialog(self) -> None:
         path, _ = QFileDialog.getOpenFileName(self, "Open a profiling trace", self.context.settings.last_open_dir,
@@ -166,6 +179,13 @@ class ProfilePanel(Panel):
         self.views.setEnabled(info is not None)
         if info is None:
             return
+        if info.get("model"):
+            self.caption.show_run(info.get("model_path", info["model"]), Path(info["model"]).name,
+                                  info.get("inputs"), info.get("created"))
+            self.caption.model_changed(self.context.current_model())
+        else:
+            self.caption.clear()
+            self.caption.setText("A trace opened from a file: it does not record the model's inputs.")
         include = self.include_first.isChecked()
         averaged = ("all runs" if include or not info["warmup_excluded"]
                     else "the steady runs (the first, warm-up run left out)")

@@ -12,7 +12,7 @@ from PySide6.QtWidgets import QCheckBox, QComboBox, QLineEdit, QSpinBox
 from app.core.jobs.errors import UserError
 from app.core.session.config import EXECUTION_MODES, LOG_LEVELS, OPT_LEVELS
 from app.core.session.input_spec import FEED_MODES
-from app.gui.panels.session.forms import DimsTable, KeyValueEdit, ProviderEditor
+from app.gui.panels.session.forms import KeyValueEdit, ProviderEditor
 
 SPIN = (("ORT default (spin)", None), ("spin", True), ("do not spin", False))
 BIG = 2**31 - 1
@@ -23,7 +23,8 @@ GROUPS = {
     "graph": ("Graph and memory", ""),
     "threads": ("Threads", ""),
     "advanced": ("Free dimensions and other settings", ""),
-    "inputs": ("Inputs", "Seeded random values of the right type (integer inputs below the vocabulary size, masks "
+    "inputs": ("Inputs", "What every job feeds the model: a size for each dimension the model leaves open, and "
+                         "seeded random values of the right type (integer inputs below the vocabulary size, masks "
                          "all ones), zeros, or your own .npy/.npz files."),
 }
 
@@ -32,7 +33,7 @@ GROUPS = {
 class Field:
     name: str                    # a SessionState field
     group: str                   # a key of GROUPS
-    kind: str                    # choice | number | check | text | pairs | providers | dims
+    kind: str                    # choice | number | check | text | pairs | providers
     label: str = ""              # the row's label (a check box's own text)
     tip: str = ""
     choices: tuple = ()          # choice: ((text, value), ...)
@@ -108,13 +109,12 @@ FIELDS: list[Field] = [
     Field("inputs.seed", "inputs", "number", "Seed:", high=BIG),
     Field("inputs.vocab_size", "inputs", "number", "Vocabulary size:", low=1, high=BIG,
           tip="Integer inputs (token ids) are drawn below this number."),
-    Field("inputs.files", "inputs", "pairs", "Files:", placeholder="input_ids=/path/ids.npy  (or *=/path/all.npz)"),
-    Field("inputs.dims", "inputs", "dims", "Symbolic dims:"),
 ]
+#: the fields the Inputs table (inputs_table.py) edits, a row per model input, rather than one widget each
+TABLE_FIELDS = frozenset({"inputs.dims", "inputs.shapes", "inputs.files"})
 
 #: what a pairs field is called in its error messages
-PAIRS_NAMES = {"free_dimension_overrides": "free dimension overrides", "config_entries": "config entries",
-               "inputs.files": "input files"}
+PAIRS_NAMES = {"free_dimension_overrides": "free dimension overrides", "config_entries": "config entries"}
 
 
 def make_widget(field: Field):
@@ -141,9 +141,6 @@ def make_widget(field: Field):
     elif field.kind == "providers":
         widget = ProviderEditor()
         signal = widget.changed
-    elif field.kind == "dims":
-        widget = DimsTable()
-        signal = widget.changed
     else:
         raise ValueError(f"unknown widget kind {field.kind!r}")
     if field.tip:
@@ -165,9 +162,7 @@ def read_widget(field: Field, widget) -> Any:
         return widget.text().strip()
     if kind == "pairs":
         return widget.pairs(whole=field.whole)
-    if kind == "providers":
-        return widget.providers()
-    return widget.dims()
+    return widget.providers()
 
 
 def write_widget(field: Field, widget, value: Any) -> None:
@@ -184,10 +179,8 @@ def write_widget(field: Field, widget, value: Any) -> None:
         widget.setText(value)
     elif kind == "pairs":
         widget.set_pairs(value)
-    elif kind == "providers":
-        widget.set_providers(value)
     else:
-        widget.set_dims(widget.names, value)
+        widget.set_providers(value)
 
 
 class FormBinding:

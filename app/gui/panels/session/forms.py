@@ -1,13 +1,12 @@
 """Form pieces of the Session panel: the provider list with one options form per
-provider, key=value editors, and the table of symbolic dimension values."""
+provider, and key=value editors."""
 
 from __future__ import annotations
 
 from PySide6.QtCore import Qt, Signal
 from PySide6.QtGui import QPalette, QRegularExpressionValidator
-from PySide6.QtWidgets import (QCheckBox, QComboBox, QFormLayout, QHBoxLayout, QHeaderView, QLabel, QLineEdit,
-                               QListWidget, QListWidgetItem, QPlainTextEdit, QPushButton, QSpinBox, QStackedWidget,
-                               QTableWidget, QTableWidgetItem, QVBoxLayout, QWidget)
+from PySide6.QtWidgets import (QCheckBox, QComboBox, QFormLayout, QHBoxLayout, QLabel, QLineEdit, QListWidget,
+                               QListWidgetItem, QPlainTextEdit, QPushButton, QStackedWidget, QVBoxLayout, QWidget)
 
 from app.core.jobs.errors import UserError
 
@@ -247,44 +246,3 @@ class KeyValueEdit(QPlainTextEdit):
                 value = int(value)
             result[key.strip()] = value
         return result
-
-
-class DimsTable(QTableWidget):
-    """A value for every symbolic dimension of the model's inputs (`names`), and any other
-    dimension a preset gives a value."""
-
-    changed = Signal()
-
-    def __init__(self):
-        super().__init__(0, 2)
-        self.names: list[str] = []
-        self.setHorizontalHeaderLabels(["Dimension", "Value"])
-        self.verticalHeader().setVisible(False)
-        self.horizontalHeader().setSectionResizeMode(0, QHeaderView.ResizeMode.Stretch)
-        self.setMaximumHeight(120)
-        self.setToolTip("Symbolic dimensions of the inputs (batch, sequence …) need a value to make inputs. "
-                        "Batch-like names start at 1, sequence-like at 32, image sizes at 224.")
-
-    def set_names(self, names: list[str]) -> None:
-        """The model's dimensions: keep their values, give new ones a default, drop the others."""
-        current = self.dims()
-        self.set_dims(names, {k: v for k, v in current.items() if k in names})
-
-    def set_dims(self, names: list[str], values: dict[str, int]) -> None:
-        from app.core.session.inputs import default_dim
-
-        self.names = list(names)
-        rows = list(dict.fromkeys(list(names) + list(values)))
-        self.setRowCount(len(rows))
-        for row, name in enumerate(rows):
-            label = QTableWidgetItem(name)
-            label.setFlags(label.flags() & ~Qt.ItemFlag.ItemIsEditable)
-            self.setItem(row, 0, label)
-            spin = QSpinBox()
-            spin.setRange(0, 1 << 30)
-            spin.setValue(int(values.get(name, default_dim(name))))
-            spin.valueChanged.connect(self.changed)
-            self.setCellWidget(row, 1, spin)
-
-    def dims(self) -> dict[str, int]:
-        return {self.item(r, 0).text(): self.cellWidget(r, 1).value() for r in range(self.rowCount())}

@@ -6,24 +6,29 @@ job runs with; they are made and bound from the one table in fields.py."""
 
 from __future__ import annotations
 
+import html
+
+from PySide6.QtCore import Qt
 from PySide6.QtWidgets import (QFileDialog, QFormLayout, QGridLayout, QGroupBox, QHBoxLayout, QLabel, QPushButton,
-                               QScrollArea, QTabWidget, QWidget)
+                               QScrollArea, QTabWidget, QVBoxLayout, QWidget)
 
 from app.gui.shell.panel import Panel
-from app.core.session.jobs import CAPABILITIES
+from app.core.session.jobs import CAPABILITIES, PROBE_INPUTS
 
 PRESET_FILTER = "Session presets (*.json);;All files (*)"
-#: where each box sits in the tab's grid: group -> (row, column, row span)
-PLACES = {"providers": (0, 0, 1), "inputs": (1, 0, 1), "graph": (0, 1, 1), "threads": (1, 1, 2),
-          "advanced": (2, 0, 1)}
+#: where each box sits in the tab's grid: group -> (row, column, row span, column span)
+PLACES = {"inputs": (0, 0, 1, 2), "providers": (1, 0, 1, 1), "graph": (1, 1, 1, 1), "advanced": (2, 0, 1, 1),
+          "threads": (2, 1, 1, 1)}
 
 
 class SessionPanel(Panel):
     title = "Session"
+    _probing = None           # the running PROBE_INPUTS job
 
     # building ----------------------------------------------------------------
     def build(self) -> None:
         from app.gui.panels.session.fields import FIELDS, GROUPS, FormBinding
+        from app.gui.panels.session.inputs_table import InputsTable
         from app.gui.panels.session.placement import PlacementView
 
         self.tabs = QTabWidget()
@@ -41,23 +46,28 @@ class SessionPanel(Panel):
         self.destroyed.connect(lambda *_: binding.close())
         self.widgets = self.binding.widgets
         self.providers = self.widgets["providers"]
+        self.inputs_table = table = InputsTable(self.context.session)
+        self.destroyed.connect(lambda *_: table.close_binding())
         forms: dict[str, QFormLayout] = {}
         for key, (title, tip) in GROUPS.items():
             box = QGroupBox(title)
             box.setToolTip(tip)
-            forms[key] = QFormLayout(box)
-            row, column, span = PLACES[key]
-            grid.addWidget(box, row, column, span, 1)
+            if key == "inputs":
+                self._build_inputs(box)
+            else:
+                forms[key] = QFormLayout(box)
+            row, column, row_span, column_span = PLACES[key]
+            grid.addWidget(box, row, column, row_span, column_span)
         for field in FIELDS:
             widget = self.widgets[field.name]
-            if field.kind in ("check", "providers"):
+            if field.group == "inputs":
+                self.input_settings.addWidget(QLabel(field.label))
+                self.input_settings.addWidget(widget)
+            elif field.kind in ("check", "providers"):
                 forms[field.group].addRow(widget)
             else:
                 forms[field.group].addRow(field.label, widget)
-            if field.name == "inputs.files":
-                add_file = QPushButton("Add file…")
-                add_file.clicked.connect(self._add_file)
-                forms[field.group].addRow("", add_file)
+        self.input_settings.addStretch()
         self.spin_note = QLabel("Checking which spin settings this ONNX Runtime has…")
         self.spin_note.setWordWrap(True)
         forms["threads"].addRow(self.spin_note)
@@ -80,6 +90,40 @@ class SessionPanel(Panel):
         self.context.providers_ready.connect(lambda info: self.providers.set_availability(info["providers"]))
         self.jobs.start("Check session settings", CAPABILITIES, {},
                         on_result=lambda info: self._set_spin_support(set(info["config_keys"])))
+        self.context.inputs_planned.connect(self._planned)
+
+    def _build_inputs(self, box: QGroupBox) -> None:
+        layout = QVBoxLayout(box)
+        self.input_settings = QHBoxLayout()
+        layout.addLayout(self.input_settings)
+        bar = QHBoxLayout()
+        self.find_button = QPushButton("Find working inputs")
+        self.find_button.setToolTip("Plan the inputs with these settings and run the model once on them: fills "
+                                    "the sizes that work and says where each input came from.")
+        self.find_button.clicked.connect(self.find_inputs)
+        npz = QPushButton("All inputs from an .npz…")
+        npz.clicked.connect(self._add_npz)
+        clear = QPushButton("Forget my sizes and files")
+        clear.setToolTip("Let the plan choose every size again (and generate every input)")
+        clear.clicked.connect(lambda: self.context.session.set(
+            **{"inputs.dims": {}, "inputs.shapes": {}, "inputs.files": {}}))
+        for button in (self.find_button, npz, clear):
+            bar.addWidget(button)
+        self.probe_status = QLabel()
+        self.probe_status.setWordWrap(True)
+        self.probe_status.setTextInteractionFlags(Qt.TextInteractionFlag.TextSelectableByMouse)
+        bar.addWidget(self.probe_status, 1)
+        layout.addLayout(bar)
+        self.guess_note = QLabel()
+        self.guess_note.setWordWrap(True)
+        self.guess_note.setStyleSheet("color: #c0392b;")
+        self.guess_note.hide()
+        layout.addWidget(self.guess_note)
+        layout.addWidget(self.inputs_table)
+        legend = QLabel("<small>Sizes in <i>italics</i> are not set by you: the plan chooses them (shown: what it "
+                        "chose or would choose). Grey sizes are fixed by the model.</small>")
+        legend.setWordWrap(True)
+        layout.addWidget(legend)
 
     def _set_spin_support(self, keys: set | None) -> None:
         """Spin time and back-off exist only in newer ORT builds."""
@@ -96,12 +140,70 @@ class SessionPanel(Panel):
 
     # the model ---------------------------------------------------------------
     def model_changed(self, model) -> None:
-        names = []
-        if model is not None and model.summary is not None:
-            for item in model.summary["inputs"]:
-                names += [d for d in (item["shape"] or []) if isinstance(d, str) and d not in ("", "?")]
-        self.widgets["inputs.dims"].set_names(list(dict.fromkeys(names)))
-        self.binding.pull("inputs.dims")
+        ready = model is not None and model.summary is not None
+        self.inputs_table.set_inputs(model.summary["inputs"] if ready else [])
+        self.find_button.setEnabled(ready and self._probing is None)
+        self.probe_status.setText("" if ready or model is None else f"{model.label}: reading…")
+        plan = self.context.last_plan(model.path) if ready else None
+        self._show_plan(plan or [])
+
+    # the input plan ----------------------------------------------------------
+    def _planned(self, path: str, rows: list) -> None:
+        model = self.context.current_model()
+        if model is not None and model.path == path:
+            self._show_plan(rows)
+
+    def _show_plan(self, rows: list[dict]) -> None:
+        from app.gui.widgets.run_caption import GUESSED
+
+        self.inputs_table.set_plan(rows)
+        guessed = [row for row in rows if row.get("source") == "default"]
+        self.guess_note.setText(f"⚠ {GUESSED}: " + "; ".join(f"{r['name']} ({r['reason']})" for r in guessed)
+                                + " — set the sizes your model really gets in the table.")
+        self.guess_note.setVisible(bool(guessed))
+
+    def find_inputs(self) -> None:
+        """Run PROBE_INPUTS on the current model with the current session, and fill the table."""
+        model = self.context.current_model()
+        if model is None or model.summary is None:
+            self.context.show_error("Find working inputs", "Open a model first.")
+            return
+        config = self._try_config()
+        if config is None:
+            return
+        self.find_button.setEnabled(False)
+        self.probe_status.setText(f"Trying inputs on {model.label}…")
+        self._probing = self.jobs.start(f"Find working inputs for {model.label}", PROBE_INPUTS,
+                                        {"path": model.path, "session": config.to_dict()},
+                                        on_result=lambda result, path=model.path: self._probed(path, result),
+                                        on_error=self._probe_failed)
+
+    def _probe_done(self) -> None:
+        self._probing = None
+        model = self.context.current_model()
+        self.find_button.setEnabled(model is not None and model.summary is not None)
+
+    def _probed(self, path: str, result: dict) -> None:
+        from app.gui.widgets.run_caption import inputs_text
+
+        self._probe_done()
+        model = self.context.current_model()
+        if model is None or model.path != path:
+            self.context.report_inputs(path, result["inputs"])
+            return
+        if result["worked"]:
+            self.inputs_table.fill(result["dims"], result["inputs"])
+            self.probe_status.setText(f"These inputs run: {inputs_text(result['inputs'])}.")
+        else:
+            tried = result.get("tried") or [{}]
+            reason = (tried[-1].get("error") or "the model did not run").splitlines()[0]
+            self.probe_status.setText(f"<span style='color: #c0392b;'>No inputs worked: "
+                                      f"{html.escape(reason)}</span>")
+        self.context.report_inputs(path, result["inputs"])
+
+    def _probe_failed(self, exc) -> None:
+        self._probe_done()
+        self.probe_status.setText(f"Could not try the inputs: {getattr(exc, 'message', exc)}")
 
     # the config --------------------------------------------------------------
     def config(self):
@@ -172,18 +274,12 @@ class SessionPanel(Panel):
         self.set_config(SessionConfig())
         self.message.setText("Back to ONNX Runtime's defaults")
 
-    def _add_file(self) -> None:
-        path, _ = QFileDialog.getOpenFileName(self, "Input data", "", "NumPy arrays (*.npy *.npz)")
+    def _add_npz(self, path: str | None = None) -> None:
+        """One .npz holding an array per input, by name."""
+        if not path:
+            path, _ = QFileDialog.getOpenFileName(self, "Input data", "", "NumPy archives (*.npz)")
         if not path:
             return
-        model = self.context.current_model()
-        names = [i["name"] for i in model.summary["inputs"]] if model is not None and model.summary else []
-        key = "*" if path.endswith(".npz") or len(names) <= 1 else None
-        if key is None:
-            from PySide6.QtWidgets import QInputDialog
-            key, ok = QInputDialog.getItem(self, "Input data", "Which input does this array feed?", names, 0, False)
-            if not ok:
-                return
         files = self.context.session.get("inputs.files")
-        files[key] = path
+        files["*"] = path
         self.context.session.set(**{"inputs.files": files, "inputs.mode": "files"})

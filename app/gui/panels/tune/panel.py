@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import time
+
 from PySide6.QtCore import Qt, QTimer
 from PySide6.QtWidgets import (QComboBox, QFileDialog, QFormLayout, QGroupBox, QHBoxLayout, QLabel, QPushButton,
                                QSpinBox, QSplitter, QVBoxLayout, QWidget)
@@ -14,11 +16,14 @@ class TunePanel(Panel):
     title = "Tune"
 
     def build(self) -> None:
+        from app.gui.widgets.run_caption import RunCaption
         from app.gui.widgets.table import DataTable
 
         self.job = None
         self.result = None
         self.pending = None
+        self._running: tuple[str, str, float] | None = None    # path, label, start time
+        self.caption = RunCaption("No tuning run yet.")
         controls = QGroupBox("Search")
         form = QFormLayout(controls)
         self.budget_trials = QSpinBox(maximum=100000, value=0, specialValueText="no limit")
@@ -74,8 +79,12 @@ class TunePanel(Panel):
         self.table = DataTable(["Setting", "Latency ms", "95% low", "95% high", "Blocks", "Status"])
         self.chart = LeaderboardChart()
         right = QSplitter(Qt.Orientation.Vertical)
+        right.addWidget(self.caption)
         right.addWidget(self.table)
         right.addWidget(self.chart)
+        right.setStretchFactor(1, 1)
+        right.setStretchFactor(2, 1)
+        self.caption.follow(self.table, self.chart)
         body = QSplitter(Qt.Orientation.Horizontal)
         body.addWidget(left)
         body.addWidget(right)
@@ -87,6 +96,7 @@ class TunePanel(Panel):
 
     def model_changed(self, model) -> None:
         self.start_button.setEnabled(model is not None and model.summary is not None and self.job is None)
+        self.caption.model_changed(model)
 
     def params(self) -> dict:
         config = self.context.session.config()
@@ -105,6 +115,9 @@ class TunePanel(Panel):
         for button in (self.apply_button, self.save_button, self.copy_button):
             button.setEnabled(False)
         self.summary.setText("Measuring your settings, then racing the others…")
+        self._running = (self.model.path, self.model.label, time.time())
+        self.caption.clear()
+        self.caption.running(self.model.label)
         self.start_button.setEnabled(False)
         self.cancel_button.setEnabled(True)
         self.redraw.start()
@@ -135,8 +148,12 @@ class TunePanel(Panel):
         self.chart.show_rows([r for r in rows if r["latency_ms"] is not None][:20], default_ms)
 
     def _finished(self, result: dict) -> None:
+        path, label, started = self._running
         self._stop()
         self.result = result
+        self.context.report_inputs(path, result.get("inputs") or [])
+        self.caption.show_run(path, label, result.get("inputs"), started,
+                              note="stopped early" if result["cancelled"] else "")
         self.show_board(result["trials"], result["default"]["latency_ms"])
         best, default = result["best"], result["default"]
         self.summary.setText(
@@ -151,6 +168,7 @@ class TunePanel(Panel):
 
     def _failed(self, _exc) -> None:
         self._stop()
+        self.caption.stopped()
         self.summary.setText("Tuning failed; see the message.")
 
     def _stop(self) -> None:

@@ -1,0 +1,142 @@
+"""What a result ran on, said above it: the model, the inputs' shapes and the time of the
+run. The caption also keeps old numbers from passing as current: while a new run is on,
+or once another model is chosen, the results it labels are greyed and it says whose they are."""
+
+from __future__ import annotations
+
+import html
+import time
+from dataclasses import dataclass, field
+from pathlib import Path
+
+from PySide6.QtCore import Qt
+from PySide6.QtGui import QColor
+from PySide6.QtWidgets import QGraphicsColorizeEffect, QLabel, QWidget
+
+GUESSED = "inputs guessed: check them"
+WARN_STYLE = "color: #c0392b;"
+GREY = "#a0a0a0"              # the wash over results that are no longer current
+
+
+def shape_text(shape) -> str:
+    """[1, 128] -> '1×128'; a scalar -> 'scalar'."""
+    if shape is None:
+        return "?"
+    return "×".join(str(d) for d in shape) if len(shape) else "scalar"
+
+
+def inputs_text(inputs) -> str:
+    """The inputs' shapes, compactly: 'input_ids 1×128, attention_mask 1×128'."""
+    return ", ".join(f"{row['name']} {shape_text(row.get('shape'))}" for row in inputs or [])
+
+
+def guessed(inputs) -> list[str]:
+    """The inputs whose shape was chosen by default, not found."""
+    return [row["name"] for row in inputs or [] if row.get("source") == "default"]
+
+
+def clock(when: float | None) -> str:
+    return time.strftime("%Y-%m-%d %H:%M:%S", time.localtime(when if when is not None else time.time()))
+
+
+@dataclass
+class ShownRun:
+    path: str
+    label: str
+    inputs: list = field(default_factory=list)
+    when: float | None = None
+    note: str = ""
+
+
+class RunCaption(QLabel):
+    """A result's heading. `follow(widgets)` names what it labels, to grey with it.
+
+    States: "empty" (nothing shown), "current", "running" (a new run is on; earlier results
+    greyed), "earlier" (a new run stopped without results), "previous" (another model chosen)."""
+
+    def __init__(self, idle_text: str = ""):
+        super().__init__()
+        self.idle_text = idle_text
+        self.setWordWrap(True)
+        self.setTextFormat(Qt.TextFormat.RichText)
+        self.setTextInteractionFlags(Qt.TextInteractionFlag.TextSelectableByMouse)
+        self.run: ShownRun | None = None
+        self.state = "empty"
+        self.results: list[QWidget] = []
+        self._model_path: str | None = None
+        self._running_label = ""
+        self.setText(idle_text)
+
+    def follow(self, *widgets: QWidget) -> None:
+        self.results.extend(widgets)
+
+    # what happens ------------------------------------------------------------------------
+    def show_run(self, path: str, label: str, inputs, when: float | None = None, note: str = "") -> None:
+        """A run's results are shown (just finished, or re-opened)."""
+        self.run = ShownRun(str(path), label or Path(path).name, list(inputs or []),
+                            when if when is not None else time.time(), note)
+        self._model_path = self.run.path
+        self._set("current")
+
+    def running(self, label: str) -> None:
+        """A new run started: what is shown is no longer current."""
+        self._running_label = label
+        self._set("running")
+
+    def stopped(self) -> None:
+        """The new run ended without results: the shown ones stay greyed as an earlier run's."""
+        self._set("earlier" if self.run is not None else "empty")
+
+    def model_changed(self, model) -> None:
+        self._model_path = model.path if model is not None else None
+        if self.state == "running" or self.run is None:
+            return
+        if self.run.path != self._model_path:
+            self._set("previous")
+        elif self.state == "previous":
+            self._set("current")
+
+    def clear(self) -> None:
+        self.run = None
+        self._set("empty")
+
+    @property
+    def current(self) -> bool:
+        return self.state == "current"
+
+    # drawing -------------------------------------------------------------------------------
+    def _set(self, state: str) -> None:
+        self.state = state
+        active = state in ("current", "empty")
+        for widget in self.results:
+            widget.setEnabled(active)
+            # Charts draw their own colours whatever the enabled state: wash them grey instead
+            # (opaque, unlike an opacity effect, which lets stale pixels of other tabs show through).
+            if active:
+                widget.setGraphicsEffect(None)
+            elif widget.graphicsEffect() is None:
+                grey = QGraphicsColorizeEffect(widget)
+                grey.setColor(QColor(GREY))
+                grey.setStrength(0.85)
+                widget.setGraphicsEffect(grey)
+        self.setText(self._text())
+
+    def _text(self) -> str:
+        run = self.run
+        if self.state == "running":
+            lead = f"Measuring <b>{html.escape(self._running_label)}</b>…"
+            return lead + (f" <span style='color: gray'>(greyed: the earlier run, "
+                           f"{html.escape(run.label)} at {clock(run.when)[11:]})</span>" if run else "")
+        if run is None:
+            return html.escape(self.idle_text)
+        inputs = html.escape(inputs_text(run.inputs)) or "inputs not reported"
+        body = f"<b>{html.escape(run.label)}</b> · {inputs} · {clock(run.when)}"
+        if run.note:
+            body += f" · <span style='{WARN_STYLE}'>{html.escape(run.note)}</span>"
+        if guessed(run.inputs):
+            body += f" · <span style='{WARN_STYLE}'>{GUESSED}</span>"
+        if self.state == "previous":
+            return f"<span style='color: gray'>previous model: {body}</span>"
+        if self.state == "earlier":
+            return f"<span style='color: gray'>earlier run (the last one stopped): {body}</span>"
+        return body

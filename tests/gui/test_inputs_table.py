@@ -1,0 +1,144 @@
+"""The Session tab's Inputs table: a cell per open dimension bound to the SessionState, the
+plan's sources, and Find working inputs."""
+
+import pytest
+
+from app.gui.shell.model_list import OpenModel
+from tests import models, sample_jobs
+
+SUMMARY = {"inputs": [{"name": "ids", "dtype": "int64", "shape": ["batch", "sequence"]},
+                      {"name": "mask", "dtype": "int64", "shape": ["batch", "sequence"]},
+                      {"name": "pixels", "dtype": "float32", "shape": ["?", 3, 8, 8]}],
+           "outputs": [], "total_bytes": 1}
+
+
+@pytest.fixture
+def panel(qtbot, window):
+    panel = window.panel("Session")
+    window.tabs.setCurrentWidget(panel)
+    panel.ensure_built()
+    yield panel
+    qtbot.waitUntil(lambda: not any(j.state == "running" for j in window.jobs.jobs), timeout=30000)
+
+
+def open_summary(window, path="/m.onnx", summary=SUMMARY):
+    model = OpenModel(path, summary=summary)
+    window.model_list.add(model)
+    window.model_list.select(model)
+    return model
+
+
+def test_a_row_per_input_and_a_cell_per_open_dimension(panel, window):
+    open_summary(window)
+    table = panel.inputs_table
+    assert [table.item(r, 0).text() for r in range(table.rowCount())] == ["ids", "mask", "pixels"]
+    assert set(table.spins) == {("ids", 0), ("ids", 1), ("mask", 0), ("mask", 1), ("pixels", 0)}
+    fixed = table.item(2, 3)                       # pixels' channels: dim 1, shown, not editable
+    assert fixed.text() == "3" and table.cellWidget(2, 3) is None
+    assert table.horizontalHeaderItem(3).text() == "dim 1"
+    assert table.item(2, 0).toolTip() == "pixels: float32, declared [?, 3, 8, 8]"
+    assert table.row_shape("ids") == [1, 128] and table.spins[("ids", 0)].font().italic()
+    assert window.session.get("inputs.dims") == {}, "opening a model sets no size: the plan still chooses"
+
+
+def test_a_named_dimension_is_shared_and_an_unnamed_one_sets_the_whole_shape(panel, window):
+    open_summary(window)
+    table = panel.inputs_table
+    table.spins[("ids", 0)].setValue(4)
+    assert window.session.get("inputs.dims") == {"batch": 4}
+    assert table.spins[("mask", 0)].value() == 4 and not table.spins[("mask", 0)].font().italic()
+    table.spins[("pixels", 0)].setValue(2)
+    assert window.session.get("inputs.shapes") == {"pixels": [2, 3, 8, 8]}
+    assert window.session.get("inputs.dims") == {"batch": 4}
+    assert window.session.config().inputs.shapes == {"pixels": [2, 3, 8, 8]}
+
+
+def test_the_state_redraws_the_cells_without_writing_back(panel, window, monkeypatch):
+    open_summary(window)
+    writes = []
+    original = window.session.set
+    monkeypatch.setattr(window.session, "set", lambda **values: writes.append(values) or original(**values))
+    original(**{"inputs.dims": {"sequence": 7}, "inputs.shapes": {"pixels": [5, 3, 8, 8]}})
+    table = panel.inputs_table
+    assert table.row_shape("ids") == [1, 7] and table.row_shape("pixels") == [5, 3, 8, 8]
+    assert writes == []
+
+
+def test_a_file_per_input(panel, window):
+    open_summary(window)
+    table = panel.inputs_table
+    table.choose_file = lambda name: f"/data/{name}.npy"
+    table._pick_file("ids")
+    assert window.session.get("inputs.files") == {"ids": "/data/ids.npy"}
+    assert "ids.npy" in table.value_buttons["ids"].text() and table.value_buttons["mask"].text() == "random ▾"
+    table.clear_file("ids")
+    assert window.session.get("inputs.files") == {}
+
+
+def test_an_input_without_a_declared_shape_takes_a_typed_one(panel, window):
+    open_summary(window, summary={"inputs": [{"name": "x", "dtype": "float32", "shape": None}], "outputs": [],
+                                  "total_bytes": 1})
+    edit = panel.inputs_table.shape_edits["x"]
+    edit.setText("2, 3")
+    edit.editingFinished.emit()
+    assert window.session.get("inputs.shapes") == {"x": [2, 3]}
+    edit.setText("2, three")
+    edit.editingFinished.emit()
+    assert "whole numbers" in window.session.problems()["inputs.shapes"]
+
+
+def test_a_plan_from_any_tab_shows_its_sources_and_flags_guesses(panel, window):
+    model = open_summary(window)
+    rows = [{"name": "ids", "dtype": "int64", "shape": [1, 128], "source": "default",
+             "reason": "length 128, a usual text length", "values": "random ids below 1,000"},
+            {"name": "mask", "dtype": "int64", "shape": [1, 128], "source": "model", "reason": "as ids has it",
+             "values": "ones (a mask)"}]
+    window.context.report_inputs(model.path, rows)
+    table = panel.inputs_table
+    assert table.item(0, table._column("Source")).text() == "⚠ default: length 128, a usual text length"
+    assert table.item(1, table._column("Source")).text() == "model: as ids has it"
+    assert panel.guess_note.isVisibleTo(panel) and "inputs guessed: check them" in panel.guess_note.text()
+    other = open_summary(window, "/other.onnx")
+    assert not panel.guess_note.isVisibleTo(panel), "a plan belongs to its model"
+    window.model_list.select(model)
+    assert panel.guess_note.isVisibleTo(panel)
+    assert other is not model
+
+
+def probe(qtbot, panel, monkeypatch):
+    import app.gui.panels.session.panel as session_panel
+    monkeypatch.setattr(session_panel, "PROBE_INPUTS", sample_jobs.PROBE_INPUTS_STAND_IN)
+    panel.find_inputs()
+    qtbot.waitUntil(lambda: panel._probing is None, timeout=10000)
+
+
+def test_found_inputs_fill_the_table_and_the_state(qtbot, panel, window, monkeypatch):
+    open_summary(window)
+    probe(qtbot, panel, monkeypatch)
+    assert window.session.get("inputs.dims") == {"batch": 2, "sequence": 64}
+    assert window.session.get("inputs.shapes") == {"pixels": [2, 3, 8, 8]}
+    table = panel.inputs_table
+    assert table.row_shape("ids") == [2, 64] and table.item(2, table._column("Source")).text() == \
+        "probed: ran with batch 2"
+    assert "These inputs run: ids 2×64, mask 2×64, pixels 2×3×8×8" in panel.probe_status.text()
+    assert not panel.guess_note.isVisibleTo(panel) and panel.find_button.isEnabled()
+
+
+def test_when_nothing_works_the_probe_says_why_in_one_line(qtbot, panel, window, monkeypatch):
+    open_summary(window, "/refuses.onnx")
+    probe(qtbot, panel, monkeypatch)
+    text = panel.probe_status.text()
+    assert "No inputs worked: Got invalid dimensions for input: ids" in text and "more" not in text
+    assert window.session.get("inputs.dims") == {}, "sizes that did not work are not taken"
+    assert panel.guess_note.isVisibleTo(panel)
+
+
+def test_the_real_probe_runs_the_model_on_its_plan(qtbot, panel, window, tmp_path):
+    path = models.save(models.transformer_block(), tmp_path / "block.onnx")
+    open_summary(window, str(path), {"inputs": [{"name": "x", "dtype": "float32", "shape": ["batch", "sequence", 32]}],
+                                     "outputs": [], "total_bytes": 1})
+    panel.find_inputs()
+    qtbot.waitUntil(lambda: panel._probing is None, timeout=60000)
+    assert "These inputs run: x 1×128×32" in panel.probe_status.text(), panel.probe_status.text()
+    assert window.session.get("inputs.dims") == {"batch": 1, "sequence": 128}
+    assert panel.guess_note.isVisibleTo(panel), "the sizes ran, but they are still the defaults"

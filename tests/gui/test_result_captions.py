@@ -1,0 +1,93 @@
+"""Results say what they ran on, and old numbers never pass as current."""
+
+from app.core.jobs.errors import JobCancelled
+from app.gui.widgets.run_caption import RunCaption, inputs_text
+from tests import models
+from tests.gui.test_benchmark_panels import add_model, wait_for_job
+
+
+def bench_panel(window):
+    panel = window.panel("Benchmark")
+    window.tabs.setCurrentWidget(panel)
+    panel.ensure_built()
+    return panel
+
+
+def test_shapes_read_compactly():
+    rows = [{"name": "input_ids", "shape": [1, 128]}, {"name": "attention_mask", "shape": [1, 128]},
+            {"name": "sr", "shape": []}]
+    assert inputs_text(rows) == "input_ids 1×128, attention_mask 1×128, sr scalar"
+
+
+def test_a_caption_greys_what_it_labels_when_it_is_no_longer_current(qtbot):
+    from PySide6.QtWidgets import QLabel
+
+    from app.gui.shell.open_model import OpenModel
+
+    caption, figures = RunCaption(), QLabel("1.0 ms")
+    qtbot.addWidget(caption)
+    qtbot.addWidget(figures)
+    caption.follow(figures)
+    caption.show_run("/a.onnx", "a.onnx", [{"name": "x", "shape": [1, 4], "source": "user"}], 0.0)
+    assert caption.current and figures.isEnabled() and "inputs guessed" not in caption.text()
+    caption.model_changed(OpenModel("/b.onnx"))
+    assert caption.state == "previous" and not figures.isEnabled()
+    assert caption.text().startswith("<span style='color: gray'>previous model: <b>a.onnx</b> · x 1×4 · 1970")
+    caption.model_changed(OpenModel("/a.onnx"))
+    assert caption.current and figures.isEnabled()
+    caption.running("a.onnx")
+    assert not figures.isEnabled() and "Measuring <b>a.onnx</b>" in caption.text()
+    caption.stopped()
+    assert caption.state == "earlier" and not figures.isEnabled()
+
+
+def test_a_benchmark_is_titled_and_greyed_when_the_model_changes(qtbot, window, tmp_path):
+    path = models.save(models.tiny_add(), tmp_path / "tiny.onnx")
+    add_model(window, path)
+    panel = bench_panel(window)
+    panel.run_form.iterations.setValue(50)
+    panel.start()
+    wait_for_job(qtbot, panel.job)
+    caption = panel.caption.text()
+    assert panel.caption.current and "tiny.onnx</b> · x 1×4 · 20" in caption
+    assert "inputs guessed: check them" in panel.guess_note.text() and panel.guess_note.isVisibleTo(panel)
+    assert "x: batch 1" in panel.guess_note.text()
+    assert window.context.last_plan(str(path.resolve())) == panel.report["inputs"]
+    add_model(window, models.save(models.mlp(), tmp_path / "mlp.onnx"))
+    assert panel.caption.state == "previous" and "previous model: <b>tiny.onnx" in panel.caption.text()
+    assert not panel.view.isEnabled(), "the other model's chart is greyed"
+
+
+def test_a_cancelled_benchmark_keeps_its_runs_as_partial(qtbot, window, tmp_path):
+    add_model(window, models.save(models.tiny_add(), tmp_path / "tiny.onnx"))
+    panel = bench_panel(window)
+    panel.run_form.iterations.setValue(100_000_000)
+    panel.start()
+    job = panel.job
+    qtbot.waitUntil(lambda: panel.planned is not None and panel.view.series.count > 100, timeout=60000)
+    panel.cancel()
+    wait_for_job(qtbot, job)
+    assert isinstance(job.error, JobCancelled)
+    count = panel.view.series.count
+    assert count > 100, "the measured runs stay on the chart"
+    note = f"partial — cancelled after {count:,} runs"
+    assert note in panel.caption.text() and note in panel.status.text()
+    assert panel.values["runs"].text() == f"{count:,}" and panel.values["p50"].text() != "–"
+    assert "x 1×4" in panel.caption.text() and panel.view.isEnabled()
+
+
+def test_history_lists_the_inputs_and_a_reopened_result_names_them(qtbot, window, tmp_path):
+    add_model(window, models.save(models.tiny_add(), tmp_path / "tiny.onnx"))
+    panel = bench_panel(window)
+    panel.run_form.iterations.setValue(20)
+    panel.start()
+    wait_for_job(qtbot, panel.job)
+    history = window.panel("History")
+    window.tabs.setCurrentWidget(history)
+    history.ensure_built()
+    assert history.table.rows[0][history.table.headers.index("Inputs")] == "x 1×4 (guessed)"
+    history.table.selectRow(0)
+    history.open_selected()
+    assert "on x 1×4" in history.detail_title.text() and "inputs guessed" in history.detail_title.text()
+    window.context.show_result("bench", history.entry["report"])
+    assert "tiny.onnx</b> · x 1×4 · " in panel.caption.text() and "re-opened from History" in panel.caption.text()

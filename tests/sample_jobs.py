@@ -77,6 +77,15 @@ def has_module(params, ctx):
     return params.module in sys.modules
 
 
+def doubler(params, ctx):
+    """Answers each number its parent sends with its double, until it is sent "stop"."""
+    answered = 0
+    while (message := ctx.receive(timeout=30)) != "stop":
+        ctx.data("double", message * 2)
+        answered += 1
+    return {"answered": answered}
+
+
 class Payload:
     """A result that can be watched with a weakref (a dict cannot)."""
 
@@ -98,4 +107,5 @@ STUBBORN = Job("stubborn", stubborn, SampleParams)
 EXIT_CODE = Job("exit-code", exit_code, SampleParams)
 RUNTIME_REFUSAL = Job("runtime-refusal", runtime_refusal, SampleParams)
 HAS_MODULE = Job("has-module", has_module, SampleParams)
+DOUBLER = Job("doubler", doubler, SampleParams)
 PAYLOAD = Job("payload", payload, SampleParams, child=False)

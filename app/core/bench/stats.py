@@ -44,3 +44,47 @@ def mean_ci(samples: Sequence[float], z: float = 1.96) -> tuple[float, float, fl
         return mean, -math.inf, math.inf
     half = z * float(data.std(ddof=1)) / math.sqrt(data.size)
     return mean, mean - half, mean + half
+
+
+#: differences smaller than this (±2 %) are "no-difference" even when they are measurable
+PRACTICAL_BAND = 0.02
+BOOTSTRAP_RESAMPLES = 2000
+
+
+def block_ratios(reference_blocks: Sequence[Sequence[float]], candidate_blocks: Sequence[Sequence[float]]) -> list[float]:
+    """Per round, the reference block's median over the candidate block's (above 1: the
+    candidate is faster). Both blocks of a round ran back to back, so a slow spell of the
+    machine that slows both alike cancels out of the ratio."""
+    return [float(np.median(ref) / np.median(cand)) for ref, cand in zip(reference_blocks, candidate_blocks)]
+
+
+def bootstrap_median_ci(values: Sequence[float], level: float = 0.95, resamples: int = BOOTSTRAP_RESAMPLES,
+                        seed: int = 0) -> tuple[float, float]:
+    """A percentile-bootstrap interval of the median of `values` (one value per round):
+    the rounds are resampled with replacement, `resamples` times, with a seeded generator
+    so the same rounds always give the same interval."""
+    data = np.asarray(values, dtype=np.float64)
+    if data.size == 0:
+        return math.nan, math.nan
+    if data.size == 1:
+        return -math.inf, math.inf
+    rng = np.random.default_rng(seed)
+    medians = np.median(data[rng.integers(0, data.size, size=(resamples, data.size))], axis=1)
+    tail = (1.0 - level) / 2 * 100
+    low, high = np.percentile(medians, [tail, 100 - tail])
+    return float(low), float(high)
+
+
+def speed_verdict(low: float, high: float, band: float = PRACTICAL_BAND) -> str:
+    """"faster", "slower" or "no-difference" from the interval of a speedup (>1: faster).
+
+    No difference when the interval contains 1 (the data cannot tell), or when all of it
+    lies within ±`band` of 1: a difference that small is real only in the sense that two
+    processes differ (where their memory landed, which core they got), it changes between
+    runs of the same file and is not worth acting on. Otherwise the side of 1 the interval
+    lies on."""
+    if not (math.isfinite(low) and math.isfinite(high)):
+        return "no-difference"
+    if low <= 1.0 <= high or (1.0 / (1.0 + band) <= low and high <= 1.0 + band):
+        return "no-difference"
+    return "faster" if low > 1.0 else "slower"

@@ -53,7 +53,7 @@ def render(result: dict) -> str:
     if plan:
         lines += [f"measured in alternation: {plan['rounds_run']} rounds of {plan['block_runs']} runs per model; "
                   f"{result['speedup_definition'].replace('reference', result['baseline'], 1)}",
-                  f"no-difference: the interval contains 1 or lies within ±{plan['practical_band']:.0%}"]
+                  f"verdict: {plan['verdict_rule']}"]
     lines.append(f"fidelity compares each model's outputs with {result['baseline']}'s on the same inputs")
     if result.get("history_id"):
         lines.append(f"stored as result {result['history_id']} (see `ortune history`)")

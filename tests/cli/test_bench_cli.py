@@ -65,7 +65,7 @@ def test_compare_and_history(ortune, folder):
     low, high = other["speedup_ci"]
     line = next(line for line in text.stdout.splitlines() if line.startswith("other.onnx"))
     assert line.split()[7:10] == [f"{other['speedup']:.3f}×", f"[{low:.3f}–{high:.3f}]", other["verdict"]]
-    assert "measured in alternation: " in text.stdout
+    assert "measured in alternation: " in text.stdout and "verdict: faster or slower only when" in text.stdout
 
 
 def test_bench_sweep_grid(ortune, folder):

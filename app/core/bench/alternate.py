@@ -139,8 +139,11 @@ class Alternation:
 
     def describe(self, band: float = PRACTICAL_BAND) -> dict:
         """How it was measured and judged, for a result to say."""
-        return self.plan.to_dict() | {"rounds_run": self.rounds, "confidence": 0.95,
-                                      "bootstrap_resamples": BOOTSTRAP_RESAMPLES, "practical_band": band}
+        return self.plan.to_dict() | {
+            "rounds_run": self.rounds, "confidence": 0.95, "bootstrap_resamples": BOOTSTRAP_RESAMPLES,
+            "practical_band": band,
+            "verdict_rule": f"faster or slower only when the whole 95 % interval lies beyond ±{band:.0%} around 1; "
+                            "otherwise no-difference"}
 
 
 def _wait_for(handle, kind: str, on_event: Callable[[str, dict], None]) -> dict:

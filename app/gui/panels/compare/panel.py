@@ -165,8 +165,7 @@ class ComparePanel(OneJobView, Panel):
             self.definition.setText(
                 f"Measured in alternation: {plan['rounds_run']} rounds of {plan['block_runs']} runs per model, one "
                 f"model at a time. {definition[:1].upper() + definition[1:]}. "
-                f"Above 1: faster than {baseline}. No difference: the interval contains 1 or lies within "
-                f"±{plan['practical_band']:.0%}.")
+                f"Above 1: faster than {baseline}. Verdict: {plan['verdict_rule']}.")
         else:
             self.definition.setText(f"Speedup: {baseline}'s p50 over each model's p50, measured one after the "
                                     "other (a result stored before comparisons alternated): no interval, no verdict.")

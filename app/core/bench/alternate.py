@@ -104,22 +104,24 @@ def serve_blocks(prepared: Prepared, config, settings: RunSettings, ctx: JobCont
         return ctx.cancelled
 
     samples, wall_s = array("q"), 0.0
+    gc_was_enabled = gc.isenabled()
+    # As timeit does: a collector pause is the harness's cost, not the model's. Off for the
+    # whole service, not collected per block: a full collection in a process holding ORT and
+    # numpy takes about 10 ms, a pause that would lengthen every round.
+    gc.collect()
+    gc.disable()
     try:
         warm = time_loop(runs[0], settings.warmup, cancelled=cancelled).samples_ns
         run_ns = float(np.median(warm)) if len(warm) else float(prepared.first_ns)
         ctx.data(READY, {"run_ms": run_ns / 1e6})
         while "block" in (command := ctx.receive()):
-            # As timeit does: a collector pause is the harness's cost, not the model's.
-            gc.collect()
-            gc.disable()
-            try:
-                timing = time_loop(runs, command["block"], cancelled=cancelled)
-            finally:
-                gc.enable()
+            timing = time_loop(runs, command["block"], cancelled=cancelled)
             samples.extend(timing.samples_ns)
             wall_s += timing.wall_s
             ctx.data(BLOCK, {"ns": timing.samples_ns.tobytes()})
     finally:
+        if gc_was_enabled:
+            gc.enable()
         remove_hook()
     return Measurement(warm, samples, wall_s, settings.concurrency)
 

@@ -86,6 +86,14 @@ def test_cancel_ends_the_comparison(tmp_path):
                  "record": False}, ctx)
 
 
+def test_a_member_that_fails_ends_the_comparison(tmp_path):
+    first = models.save(models.mlp(), tmp_path / "a.onnx")
+    with pytest.raises(UserError) as info:
+        COMPARE({"models": [{"path": str(first)}, {"path": str(tmp_path / "gone.onnx")}], "record": False},
+                JobContext())
+    assert "gone.onnx" in info.value.message
+
+
 def test_compare_needs_two_models(tmp_path):
     with pytest.raises(UserError, match="at least two"):
         COMPARE({"models": [{"path": str(tmp_path / "a.onnx")}]}, JobContext())

@@ -89,6 +89,36 @@ def hog(params, ctx):
     return {"held": len(held)}
 
 
+def doubler(params, ctx):
+    """Answers each number its parent sends with its double, until it is sent "stop"."""
+    answered = 0
+    while (message := ctx.receive(timeout=30)) != "stop":
+        ctx.data("double", message * 2)
+        answered += 1
+    return {"answered": answered}
+
+
+def paced_member(params, ctx):
+    """A comparison member without a model: every run "takes" `value` ms. It notes when
+    each block started and ended (a clock all processes share) and leaves its pid in
+    the folder `path`, when given."""
+    from array import array
+    from pathlib import Path
+
+    from app.core.bench.alternate import BLOCK, READY
+
+    if params.path:
+        (Path(params.path) / f"{os.getpid()}.pid").write_text("")
+    ctx.data(READY, {"run_ms": params.value})
+    spans = []
+    while "block" in (command := ctx.receive(timeout=30)):
+        start = time.monotonic_ns()
+        time.sleep(0.002)
+        spans.append((start, time.monotonic_ns()))
+        ctx.data(BLOCK, {"ns": array("q", [int(params.value * 1e6)] * command["block"]).tobytes()})
+    return {"spans": spans}
+
+
 class Payload:
     """A result that can be watched with a weakref (a dict cannot)."""
 
@@ -111,6 +141,8 @@ EXIT_CODE = Job("exit-code", exit_code, SampleParams)
 RUNTIME_REFUSAL = Job("runtime-refusal", runtime_refusal, SampleParams)
 HAS_MODULE = Job("has-module", has_module, SampleParams)
 HOG = Job("hog", hog, SampleParams)
+DOUBLER = Job("doubler", doubler, SampleParams)
+PACED_MEMBER = Job("paced-member", paced_member, SampleParams)
 PAYLOAD = Job("payload", payload, SampleParams, child=False)
 
 

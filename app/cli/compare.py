@@ -29,14 +29,32 @@ def fidelity_text(fidelity: dict | None) -> str:
     return text
 
 
+def speedup_text(row: dict) -> str:
+    """"1.230× [1.180–1.290]": the speedup and its 95 % interval (results stored before
+    comparisons alternated have no interval)."""
+    if row.get("verdict") == "reference":
+        return "1×"
+    if row["speedup"] is None:
+        return "–"
+    if "speedup_ci" not in row:
+        return f"{row['speedup']:.2f}× (measured one after the other)"
+    low, high = row["speedup_ci"]
+    return f"{row['speedup']:.3f}× [{low:.3f}–{high:.3f}]"
+
+
 def render(result: dict) -> str:
     rows = [[row["label"], human_bytes(row["size_bytes"]), ms(row["latency_ms"]["p50"]), ms(row["latency_ms"]["p90"]),
-             ms(row["latency_ms"]["p99"]), f"{row['throughput_per_s']:,.1f}",
-             "–" if row["speedup"] is None else f"{row['speedup']:.2f}×", fidelity_text(row["fidelity"])]
+             ms(row["latency_ms"]["p99"]), f"{row['throughput_per_s']:,.1f}", speedup_text(row), row.get("verdict", "–"),
+             fidelity_text(row["fidelity"])]
             for row in result["models"]]
-    lines = [format_table(["model", "size", "p50 ms", "p90 ms", "p99 ms", "runs/s", "speedup", "fidelity"], rows), "",
-             f"speedup is the p50 of {result['baseline']} over each model's p50; fidelity compares each model's "
-             f"outputs with {result['baseline']}'s on the same inputs"]
+    lines = [format_table(["model", "size", "p50 ms", "p90 ms", "p99 ms", "runs/s", "speedup [95 % interval]",
+                           "verdict", "fidelity"], rows), ""]
+    plan = result.get("alternation")
+    if plan:
+        lines += [f"measured in alternation: {plan['rounds_run']} rounds of {plan['block_runs']} runs per model; "
+                  f"{result['speedup_definition'].replace('reference', result['baseline'], 1)}",
+                  f"verdict: {plan['verdict_rule']}"]
+    lines.append(f"fidelity compares each model's outputs with {result['baseline']}'s on the same inputs")
     if result.get("history_id"):
         lines.append(f"stored as result {result['history_id']} (see `ortune history`)")
     return "\n".join(lines)
@@ -52,8 +70,11 @@ def run(args) -> int:
 def register(subparsers) -> None:
     parser = subparsers.add_parser(
         "compare", help="benchmark several models or variants with the same session and inputs",
-        description="Benchmark each model in turn, each in a fresh process, with the same session settings and "
-                    "the same inputs; report size, latency, throughput, speedup and fidelity against the first.")
+        description="Benchmark the models in alternation, each in a process of its own kept alive, with the same "
+                    "session settings and the same inputs: in every round each model runs one block of runs, one "
+                    "model at a time. Report size, latency, throughput, speedup with its 95 % interval and a verdict "
+                    "(faster, slower, no-difference), and fidelity against the first. --iterations is per model; "
+                    "--duration is per model, so the comparison takes about that times the number of models.")
     parser.add_argument("models", nargs="+", metavar="MODEL", help="two or more .onnx or .ort files; the first is "
                                                                      "the reference")
     add_session_arguments(parser)

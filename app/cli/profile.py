@@ -67,6 +67,8 @@ def render_diff(info: dict) -> str:
         lines.append(f"run time (steady mean)  {_ms(info['run_us']['before'])} ms -> {_ms(info['run_us']['after'])} ms"
                      f"  ({info['run_speedup']:.2f}x)")
     lines += [f"warning: {w}" for w in info["warnings"]]
+    if info.get("note"):
+        lines.append(f"note: {info['note']}")
     rows = []
     for r in info["by_op_type"]:
         note = {"before": "only before (removed or fused)", "after": "only after (added, e.g. fused)"}.get(r["only_in"], "")

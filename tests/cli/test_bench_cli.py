@@ -51,13 +51,21 @@ def test_compare_and_history(ortune, folder):
     assert done.code == 0, done.stderr
     result = done.json()
     assert [m["label"] for m in result["models"]] == ["mlp.onnx", "other.onnx"]
-    assert result["models"][0]["speedup"] == 1.0
-    assert result["models"][1]["fidelity"]["max_abs_diff"] > 0       # other weights, other answers
+    reference, other = result["models"]
+    assert reference["speedup"] == 1.0 and reference["verdict"] == "reference"
+    assert other["speedup_ci"][0] <= other["speedup"] <= other["speedup_ci"][1] and other["rounds"] >= 10
+    assert other["verdict"] in ("faster", "slower", "no-difference")
+    assert result["speedup_definition"].startswith("speedup = reference p50 / model p50")
+    assert other["fidelity"]["max_abs_diff"] > 0       # other weights, other answers
     listed = ortune("history", "--kind", "compare", "--json")
     assert listed.code == 0
     assert result["history_id"] in [e["id"] for e in listed.json()["results"]]
     text = ortune("history", "--show", result["history_id"])
     assert text.code == 0 and "other.onnx" in text.stdout and "reference" in text.stdout
+    low, high = other["speedup_ci"]
+    line = next(line for line in text.stdout.splitlines() if line.startswith("other.onnx"))
+    assert line.split()[7:10] == [f"{other['speedup']:.3f}×", f"[{low:.3f}–{high:.3f}]", other["verdict"]]
+    assert "measured in alternation: " in text.stdout and "verdict: faster or slower only when" in text.stdout
 
 
 def test_bench_sweep_grid(ortune, folder):
@@ -75,3 +83,12 @@ def test_placement_and_bad_sweep(ortune, folder):
     assert done.json()["by_provider"]["CPUExecutionProvider"]["share"] == 1.0
     bad = ortune("bench", folder / "mlp.onnx", "--sweep", "batch=0,2")
     assert bad.code == 2 and "whole numbers" in bad.stderr
+
+
+def test_a_comparison_stored_before_alternation_still_shows():
+    from app.cli.compare import render
+    row = {"size_bytes": 10, "latency_ms": {"p50": 1.0, "p90": 1.0, "p99": 1.0}, "throughput_per_s": 1.0,
+           "fidelity": None}
+    text = render({"baseline": "a", "models": [row | {"label": "a", "speedup": 1.0},
+                                               row | {"label": "b", "speedup": 1.5}]})
+    assert "1.50× (measured one after the other)" in text and "measured in alternation" not in text

@@ -76,7 +76,9 @@ def test_profile_diff(ortune, tmp_path):
     assert done.code == 0, done.stderr
     info = done.json()
     assert info["speedup"] == 2.0
+    assert info["note"].startswith("these ratios come from two separate profiles")
     assert {r["op_type"]: r["only_in"] for r in info["by_op_type"]} == {"MatMul": "before", "Add": "before",
                                                                          "FusedMatMul": "after"}
     text = ortune("profile-diff", before, after)
     assert "(2.00x)" in text.stdout and "only after" in text.stdout
+    assert "note: these ratios come from two separate profiles" in text.stdout

@@ -163,19 +163,31 @@ def measure(session, feeds: dict, settings: RunSettings, ctx: JobContext | None 
     return Measurement(warm, timing.samples_ns, timing.wall_s, settings.concurrency)
 
 
-def benchmark(path, config, settings: RunSettings, ctx: JobContext | None = None, *,
-              on_batch: OnBatch | None = None,
-              on_first_outputs: Callable[[dict, dict], dict] | None = None,
-              require_dims: tuple[str, ...] = ()) -> tuple[dict, Measurement]:
-    """The whole benchmark of one model: (report, measurement).
+@dataclass
+class Prepared:
+    """A model ready to be timed: its session and feeds, and what happened on the way."""
+    summary: dict
+    session: object
+    feeds: dict
+    feed_info: dict
+    create_ms: float
+    first_ns: int
+    extra: dict            # what on_first_outputs added
+    tried: list            # the inputs refused before these ran (the probe's attempts)
+
+    def device_id(self, config) -> int:
+        return int(config.providers[0].options.get("device_id", 0) or 0)
+
+
+def prepare(path, config, ctx: JobContext | None = None, *,
+            on_first_outputs: Callable[[dict, dict], dict] | None = None,
+            require_dims: tuple[str, ...] = ()) -> Prepared:
+    """Create the session, make the feeds, time the first run.
 
     `on_first_outputs(feeds, outputs)` sees the first run's results and returns fields
     to add to the report; `require_dims` names symbolic dims the model must have."""
-    import onnxruntime as ort
-
     from app.core.model.inspect import inspect_model
-    from app.core.session.machine import describe_machine, gpu_memory_bytes, peak_rss_bytes
-    from app.core.session.create import create_session, effective_settings
+    from app.core.session.create import create_session
     from app.core.session.probe import prepare_feeds
 
     ctx = ctx or JobContext()
@@ -197,20 +209,28 @@ def benchmark(path, config, settings: RunSettings, ctx: JobContext | None = None
     output_names = [o.name for o in session.get_outputs()]
     extra = on_first_outputs(feeds, dict(zip(output_names, first.outputs))) if on_first_outputs else {}
     first.outputs = None
-    if on_batch is not None:
-        on_batch("first", array("q", [first_ns]).tobytes())
-    device_id = int(config.providers[0].options.get("device_id", 0) or 0)
-    measurement = measure(session, feeds, settings, ctx, on_batch, config.io_binding, device_id)
+    return Prepared(summary, session, feeds, feed_info, create_ms, first_ns, extra,
+                    [attempt.to_dict() for attempt in first.tried[:-1]])
+
+
+def bench_report(prepared: Prepared, config, settings: RunSettings, measurement: Measurement) -> dict:
+    """The benchmark report (see the bench JSON contract) of a prepared model's measurement."""
+    import onnxruntime as ort
+
+    from app.core.session.machine import describe_machine, gpu_memory_bytes, peak_rss_bytes
+    from app.core.session.create import effective_settings
+
+    session, feed_info = prepared.session, prepared.feed_info
     gpu_bytes = gpu_memory_bytes() if set(session.get_providers()) & GPU_PROVIDERS else None
     preset = effective_settings(session, config)
     preset["inputs"]["dims"] = {**config.inputs.dims, **feed_info["dims"]}   # the values used, so --config repeats them
-    report = {
-        "model": {"path": summary["path"], "size_bytes": summary["total_bytes"]},
+    return {
+        "model": {"path": prepared.summary["path"], "size_bytes": prepared.summary["total_bytes"]},
         "variant": "",
         **measurement.summary(),
         "warmup": settings.warmup,
-        "session_create_ms": create_ms,
-        "first_run_ms": first_ns / 1e6,
+        "session_create_ms": prepared.create_ms,
+        "first_run_ms": prepared.first_ns / 1e6,
         "warmup_ms": measurement.warmup_ms().tolist(),
         "peak_rss_bytes": peak_rss_bytes(),
         "gpu_memory_bytes": gpu_bytes,
@@ -220,10 +240,22 @@ def benchmark(path, config, settings: RunSettings, ctx: JobContext | None = None
         "inputs": feed_info["inputs"],
         "input_dims": feed_info["dims"],
         "inputs_guessed": feed_info["guessed"],
-        "inputs_tried": [a.to_dict() for a in first.tried[:-1]],
+        "inputs_tried": prepared.tried,
         "ort_version": ort.__version__,
         "machine": describe_machine(),
         "created": time.time(),
-        **extra,
+        **prepared.extra,
     }
-    return report, measurement
+
+
+def benchmark(path, config, settings: RunSettings, ctx: JobContext | None = None, *,
+              on_batch: OnBatch | None = None,
+              on_first_outputs: Callable[[dict, dict], dict] | None = None,
+              require_dims: tuple[str, ...] = ()) -> tuple[dict, Measurement]:
+    """The whole benchmark of one model: (report, measurement). See `prepare` for the options."""
+    prepared = prepare(path, config, ctx, on_first_outputs=on_first_outputs, require_dims=require_dims)
+    if on_batch is not None:
+        on_batch("first", array("q", [prepared.first_ns]).tobytes())
+    measurement = measure(prepared.session, prepared.feeds, settings, ctx, on_batch, config.io_binding,
+                          prepared.device_id(config))
+    return bench_report(prepared, config, settings, measurement), measurement

@@ -1,6 +1,7 @@
 """What a comparison computes from its members' reports (the job itself is in
-app.core.bench.jobs): each model is benchmarked in a fresh process with the same session
-and inputs. The first model is the reference: its process saves the inputs it generated and the
+app.core.bench.jobs): each model runs in a process of its own with the same session and
+inputs, and they are timed in alternation (app.core.bench.alternate). The first model is
+the reference: its process saves the inputs it generated and the
 outputs it computed; every later model is fed exactly those inputs (cast to its own
 input types) and its outputs are measured against the reference's."""
 
@@ -33,11 +34,14 @@ def output_fidelity(reference: dict, outputs: dict) -> dict:
             "passed": bool(verdicts) and all(verdicts), "tolerance": tolerance.to_dict()}
 
 
-def compare_row(report: dict, baseline: dict) -> dict:
-    p50, base_p50 = report["latency_ms"]["p50"], baseline["latency_ms"]["p50"]
+def compare_row(report: dict, alternation: dict) -> dict:
+    """One model's row: its report's numbers (latency and throughput of its alternating
+    blocks) and, from `alternation` (one entry of alternate.summarize), its speedup over the
+    reference with interval and verdict."""
     return {"label": report["variant"], "path": report["model"]["path"], "size_bytes": report["model"]["size_bytes"],
             "latency_ms": report["latency_ms"], "throughput_per_s": report["throughput_per_s"],
-            "speedup": base_p50 / p50 if p50 > 0 else None, "iterations": report["iterations"],
+            "speedup": alternation["speedup"], "speedup_ci": alternation["speedup_ci"],
+            "verdict": alternation["verdict"], "rounds": alternation["rounds"], "iterations": report["iterations"],
             "session_create_ms": report["session_create_ms"], "first_run_ms": report["first_run_ms"],
             "peak_rss_bytes": report["peak_rss_bytes"], "gpu_memory_bytes": report["gpu_memory_bytes"],
             "providers": report["providers"], "fidelity": report.get("fidelity")}

@@ -1,5 +1,6 @@
-"""The measuring jobs: a benchmark; a comparison of several models, each in a fresh process
-with the same session and inputs; a sweep over a grid, each cell in a fresh process."""
+"""The measuring jobs: a benchmark; a comparison of several models, each in a process of its
+own with the same session and inputs, timed in alternation; a sweep over a grid, each cell
+in a fresh process."""
 
 from __future__ import annotations
 
@@ -9,7 +10,8 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, Callable
 
-from app.core.bench.bench import RunSettings, benchmark
+from app.core.bench.alternate import SPEEDUP_DEFINITION, alternate, serve_blocks, summarize
+from app.core.bench.bench import RunSettings, bench_report, benchmark, prepare
 from app.core.bench.compare import FEEDS_FILE, OUTPUTS_FILE, compare_row, output_fidelity
 from app.core.bench.sweep import LIMIT_PERCENTILES, best_cell
 from app.core.jobs.entry import Job
@@ -101,8 +103,10 @@ def run_child(job: Job, params: Params, ctx: JobContext, on_event: Callable[[str
 
 
 def member_job(params: MemberParams, ctx: JobContext) -> dict:
-    """One model of a comparison, in its own process. The reference saves its feeds and
-    outputs; every later member runs on those feeds and measures its outputs against them."""
+    """One model of a comparison, in its own process, kept alive: it makes its session and
+    feeds, then times the blocks the comparison asks for (alternate.serve_blocks). The
+    reference saves its feeds and outputs; every later member runs on those feeds and
+    measures its outputs against them."""
     import numpy as np
 
     from app.core.session.input_spec import FeedSpec
@@ -124,7 +128,9 @@ def member_job(params: MemberParams, ctx: JobContext) -> dict:
                 reference = {name: saved[name] for name in saved.files}
             return {"fidelity": output_fidelity(reference, outputs)}
 
-    report, _ = benchmark(params.path, config, params.run, ctx, on_first_outputs=on_first_outputs)
+    prepared = prepare(params.path, config, ctx, on_first_outputs=on_first_outputs)
+    measurement = serve_blocks(prepared, config, params.run, ctx)
+    report = bench_report(prepared, config, params.run, measurement)
     report["variant"] = params.variant
     return report
 
@@ -140,23 +146,32 @@ def _forward(ctx: JobContext, index: int, count: int, label: str) -> Callable[[s
 
 
 def compare_job(params: CompareParams, ctx: JobContext) -> dict:
-    """Runs in the calling process (it only starts children); each model is measured
-    in a fresh child, one after another, so no two share a CPU or a GPU arena."""
+    """Runs in the calling process (it only starts children): each model in a child of its
+    own, all kept alive and timed in alternation, one block at a time, so no two run at
+    once and a slow spell of the machine falls on all of them (see app.core.bench.alternate)."""
     from app.core.store.history import History
 
     models, config, settings = params.models, params.session, params.run
-    reports = []
+    labels = [model.get("label") or Path(model["path"]).name for model in models]
+
+    def on_event(index: int, kind: str, payload: dict) -> None:
+        if kind == "log":
+            ctx.log(f"{labels[index]}: {payload['message']}", payload.get("level", "info"))
+        elif kind == "progress":
+            ctx.progress(None, f"{labels[index]}: {payload.get('message', '')}")
+
     with tempfile.TemporaryDirectory(prefix="ortune-compare-") as folder:
-        for index, model in enumerate(models):
-            ctx.check_cancel()
-            label = model.get("label") or Path(model["path"]).name
-            member = MemberParams(path=model["path"], session=SessionConfig.from_dict(config.to_dict()),
-                                  run=settings, variant=label, reference_dir=folder, is_reference=index == 0)
-            reports.append(run_child(MEMBER, member, ctx, _forward(ctx, index, len(models), label)))
+        members = [MemberParams(path=model["path"], session=SessionConfig.from_dict(config.to_dict()),
+                                run=settings, variant=label, reference_dir=folder, is_reference=index == 0)
+                   for index, (model, label) in enumerate(zip(models, labels))]
+        alternation = alternate(MEMBER, members, settings, ctx, on_event)
+    reports = alternation.reports
     baseline = reports[0]
     result = {
         "baseline": baseline["variant"],
-        "models": [compare_row(report, baseline) for report in reports],
+        "models": [compare_row(report, row) for report, row in zip(reports, summarize(alternation))],
+        "speedup_definition": SPEEDUP_DEFINITION,
+        "alternation": alternation.describe(),
         "session": config.to_dict(),
         "run": settings.to_dict(),
         "ort_version": baseline["ort_version"],

@@ -7,7 +7,8 @@ out batches, the cancel check, the deadline) waits for a tick, about every 100 m
 never once per run. What one run is belongs to the caller: a plain `session.run`, a
 `run_with_iobinding`, a mode with bound or preallocated values, a CUDA graph replay.
 Comparisons in alternation (tuning's blocks against the pacer, IO binding's rounds
-over its modes) stay with their callers, which call the loop once per block.
+over its modes, compare's members in app.core.bench.alternate) stay with their callers,
+which call the loop once per block.
 
 This module is the only place in app/core that reads `time.perf_counter*` around
 runs; tests/core/bench/test_timing.py keeps it so.

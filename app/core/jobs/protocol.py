@@ -4,11 +4,14 @@ A job is a plain function `job(params, ctx: JobContext) -> dict`, started throug
 entry (app.core.jobs.entry.Job) with its typed parameters. It reports
 through `ctx` (progress, log lines, data batches) and checks `ctx.check_cancel()`
 between steps. Work that can be interrupted from outside (an ORT run) registers a
-hook with `ctx.on_cancel`, e.g. one that sets `RunOptions.terminate`.
+hook with `ctx.on_cancel`, e.g. one that sets `RunOptions.terminate`. A job that takes
+commands while it runs reads them with `ctx.receive()` (its parent sends them with
+JobHandle.send).
 """
 
 from __future__ import annotations
 
+import queue
 import threading
 import time
 from typing import Any, Callable
@@ -16,6 +19,7 @@ from typing import Any, Callable
 from app.core.jobs.errors import JobCancelled
 
 Emit = Callable[[str, dict], None]
+_WAKE = object()    # put in the inbox by cancel, so a job waiting in receive() wakes up
 
 
 class JobContext:
@@ -28,6 +32,7 @@ class JobContext:
         self._cancelled = threading.Event()
         self._cancel_hooks: list[Callable[[], None]] = []
         self._lock = threading.Lock()
+        self._inbox: queue.Queue = queue.Queue()
 
     # reporting -------------------------------------------------------------
     def progress(self, fraction: float | None, message: str = "") -> None:
@@ -38,6 +43,23 @@ class JobContext:
 
     def data(self, kind: str, payload: Any) -> None:
         self._emit("data", {"kind": kind, "payload": payload})
+
+    # commands from the parent ----------------------------------------------
+    def deliver(self, message: Any) -> None:
+        """Called by the runner with a message the parent sent (JobHandle.send)."""
+        self._inbox.put(message)
+
+    def receive(self, timeout: float | None = None) -> Any:
+        """The next message from the parent, waiting for it; JobCancelled once cancel is
+        requested, TimeoutError when nothing came within `timeout` seconds."""
+        self.check_cancel()
+        try:
+            message = self._inbox.get(timeout=timeout)
+        except queue.Empty:
+            raise TimeoutError(f"no message from the parent within {timeout} s") from None
+        if message is _WAKE:
+            raise JobCancelled()
+        return message
 
     # cancelling ------------------------------------------------------------
     @property
@@ -69,5 +91,6 @@ class JobContext:
         with self._lock:
             self._cancelled.set()
             hooks = list(self._cancel_hooks)
+        self._inbox.put(_WAKE)
         for hook in hooks:
             hook()

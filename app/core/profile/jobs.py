@@ -72,6 +72,9 @@ def diff_traces_job(params: TraceDiffParams, ctx) -> dict:
             ctx.log(warning, "warning")
     result = diff_profiles(*profiles)
     result["warnings"] = profiles[0]["warnings"] + profiles[1]["warnings"]
+    result["note"] = ("these ratios come from two separate profiles, each recorded on its own, not from an "
+                      "alternating measurement: a slow spell of the machine during either shows up in them; "
+                      "`ortune compare` measures the two models in alternation")
     ctx.progress(1.0, "done")
     return result
 

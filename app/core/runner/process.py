@@ -14,7 +14,8 @@ Protocol (child -> parent, one pickled tuple a message):
     ("event", kind, payload)   kind in progress | log | data
     ("result", value)
     ("error", {"kind", "message", "user", "traceback"})
-Parent -> child, on a second pipe: "cancel".
+Parent -> child, on a second pipe: "cancel", or ("message", payload) for a job that
+takes commands while it runs (JobHandle.send; the job reads them with ctx.receive()).
 
 Memory: the child gets a budget when it starts (app.core.jobs.memory); the parent samples
 its resident memory while it reads events and ends it past the budget. A job's
@@ -119,6 +120,8 @@ def _child_main(job: Job, params, events_conn, control_conn, parent_ends=(), mem
                 os._exit(1)
             if message == "cancel":
                 ctx.cancel()
+            elif isinstance(message, tuple) and message[0] == "message":
+                ctx.deliver(message[1])
 
     threading.Thread(target=listen, name="ortune-control", daemon=True).start()
     outcome = _run_in_context(job, params, ctx)
@@ -268,6 +271,21 @@ class JobHandle:
         elif self._control_conn is not None:
             try:
                 self._control_conn.send("cancel")
+            except (OSError, BrokenPipeError):
+                pass
+
+    # commanding ------------------------------------------------------------
+    def send(self, message: Any) -> None:
+        """Hand `message` (picklable) to the running job, which reads it with ctx.receive().
+
+        A child that has died cannot take it; reading its events then says why."""
+        if self.done:
+            return
+        if self._ctx is not None:
+            self._ctx.deliver(message)
+        elif self._control_conn is not None:
+            try:
+                self._control_conn.send(("message", message))
             except (OSError, BrokenPipeError):
                 pass
 

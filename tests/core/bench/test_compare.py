@@ -5,7 +5,7 @@ import pytest
 
 from app.core.bench.compare import output_fidelity
 from app.core.bench.jobs import COMPARE
-from app.core.jobs.errors import UserError
+from app.core.jobs.errors import JobCancelled, UserError
 from app.core.store.history import History
 from app.core.jobs.protocol import JobContext
 from tests import models
@@ -39,8 +39,15 @@ def test_compare_two_variants(tmp_path):
                           "run": {"warmup": 2, "iterations": 100}}, ctx)
     reference, variant = result["models"]
     assert [reference["label"], variant["label"]] == ["fp32", "fp16"]
-    assert reference["speedup"] == 1.0 and reference["fidelity"] is None
-    assert variant["speedup"] == pytest.approx(reference["latency_ms"]["p50"] / variant["latency_ms"]["p50"])
+    assert reference["speedup"] == 1.0 and reference["speedup_ci"] == [1.0, 1.0] and reference["fidelity"] is None
+    assert reference["verdict"] == "reference"
+    low, high = variant["speedup_ci"]
+    assert low <= variant["speedup"] <= high
+    assert variant["verdict"] in ("faster", "slower", "no-difference")
+    alternation = result["alternation"]
+    assert variant["rounds"] == reference["rounds"] == alternation["rounds_run"] == 10
+    assert variant["iterations"] == reference["iterations"] == 10 * alternation["block_runs"] == 100
+    assert "reference p50 / model p50" in result["speedup_definition"]
     assert variant["size_bytes"] < reference["size_bytes"]
     fidelity = variant["fidelity"]
     # fp16 weights drift a little, so the same inputs give close but not equal outputs
@@ -48,6 +55,43 @@ def test_compare_two_variants(tmp_path):
     assert any("fp16" in p["message"] for p in progress)
     stored = History().get(result["history_id"])
     assert stored["kind"] == "compare" and stored["report"]["models"][1]["label"] == "fp16"
+
+
+def test_identical_models_and_twice_the_work(tmp_path):
+    """The same file twice is no different; a model that does its work twice is slower."""
+    once = models.save(models.mlp(width=256, depth=3), tmp_path / "once.onnx")
+    copy = tmp_path / "copy.onnx"
+    copy.write_bytes(once.read_bytes())
+    twice = models.save(models.mlp(width=256, depth=6), tmp_path / "twice.onnx")
+    run = {"warmup": 5, "iterations": 400}
+    result = COMPARE({"models": [{"path": str(once)}, {"path": str(copy)}, {"path": str(twice)}],
+                      "session": {"intra_op_num_threads": 1, "inputs": {"dims": {"batch": 32}}}, "run": run, "record": False}, JobContext())
+    _, same, slower = result["models"]
+    assert same["verdict"] == "no-difference" and same["fidelity"]["max_abs_diff"] == 0
+    assert slower["verdict"] == "slower" and slower["speedup_ci"][1] < 0.8
+
+
+def test_cancel_ends_the_comparison(tmp_path):
+    first = models.save(models.mlp(), tmp_path / "a.onnx")
+    second = models.save(models.mlp(seed=3), tmp_path / "b.onnx")
+    ctx = None
+
+    def emit(kind, payload):
+        if kind == "progress" and payload["message"].startswith("round"):
+            ctx.cancel()
+
+    ctx = JobContext(emit)
+    with pytest.raises(JobCancelled):
+        COMPARE({"models": [{"path": str(first)}, {"path": str(second)}], "run": {"duration_s": 60},
+                 "record": False}, ctx)
+
+
+def test_a_member_that_fails_ends_the_comparison(tmp_path):
+    first = models.save(models.mlp(), tmp_path / "a.onnx")
+    with pytest.raises(UserError) as info:
+        COMPARE({"models": [{"path": str(first)}, {"path": str(tmp_path / "gone.onnx")}], "record": False},
+                JobContext())
+    assert "gone.onnx" in info.value.message
 
 
 def test_compare_needs_two_models(tmp_path):

@@ -6,8 +6,8 @@ import pytest
 
 from app.core.jobs.errors import JobCancelled, JobFailed, UserError
 from app.core.jobs.protocol import JobContext
-from app.core.runner.process import JobHandle, run_job
-from tests.sample_jobs import ABORT, COOPERATIVE, ECHO, EXIT_CODE, INTERNAL_ERROR, RUNTIME_REFUSAL, STUBBORN, USER_ERROR
+from app.core.runner.process import CANCEL_GRACE_S, JobHandle, run_job
+from tests.sample_jobs import ABORT, COOPERATIVE, DOUBLER, ECHO, EXIT_CODE, INTERNAL_ERROR, RUNTIME_REFUSAL, STUBBORN, USER_ERROR
 
 
 def test_result_and_events_come_from_a_child_process():
@@ -76,6 +76,36 @@ def test_wrong_parameters_end_the_job_before_it_starts(params, message):
     assert handle.done and handle.pid is None
     with pytest.raises(UserError, match=re.escape(message)):
         handle.wait()
+
+
+@pytest.mark.parametrize("isolate", [True, False])
+def test_a_running_job_takes_commands_from_its_parent(isolate):
+    handle = JobHandle(DOUBLER, isolate=isolate).start()
+    answers = []
+    for number in (3, 5):
+        handle.send(number)
+        for kind, payload in handle.events():
+            if kind == "data":
+                answers.append(payload["payload"])
+                break
+    handle.send("stop")
+    assert handle.wait() == {"answered": 2}
+    assert answers == [6, 10]
+
+
+@pytest.mark.parametrize("isolate", [True, False])
+def test_cancel_wakes_a_job_waiting_for_a_command(isolate):
+    handle = JobHandle(DOUBLER, isolate=isolate).start()
+    started = time.monotonic()
+    handle.cancel()
+    with pytest.raises(JobCancelled):
+        handle.wait()
+    assert time.monotonic() - started < CANCEL_GRACE_S
+
+
+def test_receive_gives_up_after_its_timeout():
+    with pytest.raises(TimeoutError):
+        JobContext().receive(timeout=0.01)
 
 
 def test_cancel_hooks_run_once_when_cancelled():

@@ -1,5 +1,6 @@
-"""Compare tab: the models selected in the list, each benchmarked in a fresh process
-with the same session and inputs; a table, grouped latency bars and throughput bars."""
+"""Compare tab: the models selected in the list, each in a process of its own with the same
+session and inputs, timed in alternation; a table with each speedup's interval and verdict,
+speedup bars with their intervals, grouped latency bars and throughput bars."""
 
 from __future__ import annotations
 
@@ -12,7 +13,8 @@ from app.core.units import human_bytes
 from app.gui.shell.panel import OneJobView, Panel
 from app.core.bench.jobs import COMPARE
 
-HEADERS = ["Model", "Size", "p50 ms", "p90 ms", "p99 ms", "runs/s", "Speedup", "max |Δ|", "Cosine", "Providers"]
+HEADERS = ["Model", "Size", "p50 ms", "p90 ms", "p99 ms", "runs/s", "Speedup", "95 % interval", "Verdict", "max |Δ|",
+           "Cosine", "Providers"]
 
 
 class ComparePanel(OneJobView, Panel):
@@ -50,15 +52,21 @@ class ComparePanel(OneJobView, Panel):
         left.addStretch()
 
         self.table = DataTable(HEADERS)
-        self.latency_chart = GroupedBarChart("Latency (ms)")
-        self.throughput_chart = BarChart("Throughput (runs/s)", horizontal=False)
+        self.speedup_chart = BarChart("Speedup", horizontal=False)
+        self.speedup_whiskers = None
+        self.latency_chart = GroupedBarChart("Latency (ms) of all the alternating blocks")
+        self.throughput_chart = BarChart("Throughput (runs/s) of the same blocks", horizontal=False)
         charts = QSplitter(Qt.Orientation.Horizontal)
+        charts.addWidget(self.speedup_chart)
         charts.addWidget(self.latency_chart)
         charts.addWidget(self.throughput_chart)
+        self.definition = QLabel()
+        self.definition.setWordWrap(True)
         right = QSplitter(Qt.Orientation.Vertical)
         right.addWidget(self.table)
         right.addWidget(charts)
-        right.setSizes([200, 400])
+        right.addWidget(self.definition)
+        right.setSizes([200, 400, 40])
         layout = QHBoxLayout()
         layout.addLayout(left)
         layout.addWidget(right, 1)
@@ -110,13 +118,17 @@ class ComparePanel(OneJobView, Panel):
         rows = []
         for row in result["models"]:
             fidelity = row["fidelity"] or {}
+            interval = row.get("speedup_ci")
             rows.append([row["label"], human_bytes(row["size_bytes"]), row["latency_ms"]["p50"],
                          row["latency_ms"]["p90"], row["latency_ms"]["p99"], row["throughput_per_s"], row["speedup"],
+                         f"{interval[0]:.3f} – {interval[1]:.3f}" if interval else "not measured",
+                         row.get("verdict", "one after the other"),
                          fidelity.get("max_abs_diff", "reference" if row["fidelity"] is None else None),
                          fidelity.get("min_cosine"), ", ".join(row["providers"])])
         self.table.decimals = 4
         self.table.set_rows(rows)
         labels = [row["label"] for row in result["models"]]
+        self._show_speedups(result)
         self.latency_chart.set_groups(["p50", "p90", "p99"],
                                       [(row["label"], [row["latency_ms"][k] for k in ("p50", "p90", "p99")])
                                        for row in result["models"]], "ms")
@@ -126,12 +138,46 @@ class ComparePanel(OneJobView, Panel):
         self.status.setText(f"Reference: {result['baseline']}" + (
             f" — stored as result {result['history_id']}" if result.get("history_id") else ""))
 
+    def _show_speedups(self, result: dict) -> None:
+        """Speedup bars with their 95 % intervals as whiskers, and what speedup means."""
+        import numpy as np
+        import pyqtgraph as pg
+
+        models, baseline = result["models"], result["baseline"]
+        self.speedup_chart.set_bars([row["label"] for row in models], [row["speedup"] or 0.0 for row in models],
+                                    "speedup")
+        self.speedup_chart.plot.setTitle(f"Speedup: {baseline}'s p50 / each p50 (whiskers: 95 % interval)")
+        if self.speedup_whiskers is not None:
+            self.speedup_chart.plot.removeItem(self.speedup_whiskers)
+            self.speedup_whiskers = None
+        measured = [(i, row) for i, row in enumerate(models) if row.get("speedup_ci") and row["verdict"] != "reference"]
+        if measured:
+            speedup = np.array([row["speedup"] for _, row in measured])
+            low, high = np.array([row["speedup_ci"] for _, row in measured]).T
+            self.speedup_whiskers = pg.ErrorBarItem(
+                x=np.array([i for i, _ in measured], dtype=float), y=speedup, bottom=speedup - low,
+                top=high - speedup, beam=0.2, pen=pg.mkPen(self.speedup_chart.colors["foreground"]))
+            self.speedup_chart.plot.addItem(self.speedup_whiskers)
+            self.speedup_chart.plot.autoRange()
+        plan = result.get("alternation")
+        if plan:
+            definition = result["speedup_definition"].replace("reference", baseline, 1)
+            self.definition.setText(
+                f"Measured in alternation: {plan['rounds_run']} rounds of {plan['block_runs']} runs per model, one "
+                f"model at a time. {definition[:1].upper() + definition[1:]}. "
+                f"Above 1: faster than {baseline}. Verdict: {plan['verdict_rule']}.")
+        else:
+            self.definition.setText(f"Speedup: {baseline}'s p50 over each model's p50, measured one after the "
+                                    "other (a result stored before comparisons alternated): no interval, no verdict.")
+
     def export_charts(self, folder: str | None = None) -> list[str]:
         if folder is None:
             folder = QFileDialog.getExistingDirectory(self, "Folder for the chart images")
         if not folder:
             return []
-        targets = [Path(folder) / "compare-latency.png", Path(folder) / "compare-throughput.png"]
+        names = {"compare-speedup.png": self.speedup_chart, "compare-latency.png": self.latency_chart,
+                 "compare-throughput.png": self.throughput_chart}
+        targets = [Path(folder) / name for name in names]
         existing = [t.name for t in targets if t.exists()]
         if existing:
             from PySide6.QtWidgets import QMessageBox
@@ -139,5 +185,4 @@ class ComparePanel(OneJobView, Panel):
                                                                  "Replace them?")
             if answer != QMessageBox.StandardButton.Yes:
                 return []
-        return [self.latency_chart.export_png(str(Path(folder) / "compare-latency.png")),
-                self.throughput_chart.export_png(str(Path(folder) / "compare-throughput.png"))]
+        return [chart.export_png(str(Path(folder) / name)) for name, chart in names.items()]

@@ -1,0 +1,226 @@
+"""Candidates measured in alternation: each in its own process, kept alive, told by the
+parent when to run its next block of runs.
+
+Why: two models timed one after the other meet different machines (a browser wakes, the
+CPU clock drops, a neighbour starts a build), and the difference lands in the ratio.
+Timed in short blocks taking turns, both meet the same spells, and the ratio of each
+round's two block medians cancels what slowed both alike.
+
+The child side (`serve_blocks`, called by a member job after it has made its session and
+feeds) warms up, says it is ready with a rough time per run, then waits for commands:
+{"block": n} times n runs and answers with their samples, {"stop": true} ends it.
+The parent side (`alternate`) starts the members one after another, each once the one
+before is ready (the reference writes the feeds the others read), then runs rounds: in
+each, every member runs one block, one member at a time, in an order rotated every round
+so none always goes first. `summarize` turns the blocks into speedups with intervals and
+verdicts (see app.core.bench.stats).
+
+All members stay alive, and hold their models in memory, until the comparison ends.
+"""
+
+from __future__ import annotations
+
+import gc
+import math
+import time
+from array import array
+from dataclasses import dataclass, field
+from typing import Callable
+
+import numpy as np
+
+from app.core.bench.bench import Measurement, Prepared, RunSettings, make_run
+from app.core.bench.stats import BOOTSTRAP_RESAMPLES, PRACTICAL_BAND, block_ratios, bootstrap_median_ci, speed_verdict
+from app.core.bench.timing import time_loop
+from app.core.jobs.entry import Job
+from app.core.jobs.errors import JobFailed
+from app.core.jobs.params import Params
+from app.core.jobs.protocol import JobContext
+
+READY, BLOCK = "ready", "block"      # the data a member sends: it is warm; a block's samples
+BLOCK_S = 0.1                        # a block lasts about this long for the slowest member
+MIN_BLOCK_RUNS = 5                   # a median of fewer runs is too easily one outlier
+MIN_ROUNDS = 10                      # fewer ratios give no useful interval
+SPEEDUP_DEFINITION = ("speedup = reference p50 / model p50, as the median over rounds of the ratio of the two "
+                      "block medians; in each round every model runs one block, in turn, in a rotated order")
+
+OnEvent = Callable[[int, str, dict], None]   # (member index, kind, payload) of a member's progress and log
+
+
+@dataclass
+class BlockPlan:
+    """How long a comparison runs: `rounds` rounds, or rounds until `budget_s` seconds have
+    passed (and at least MIN_ROUNDS); every block is `block_runs` runs."""
+    block_runs: int
+    rounds: int | None = None
+    budget_s: float | None = None
+
+    def done(self, rounds: int, elapsed_s: float) -> bool:
+        if self.rounds is not None:
+            return rounds >= self.rounds
+        return rounds >= MIN_ROUNDS and elapsed_s >= self.budget_s
+
+    def to_dict(self) -> dict:
+        return {"block_runs": self.block_runs, "rounds": self.rounds, "budget_s": self.budget_s}
+
+
+def plan_blocks(settings: RunSettings, run_ms: float, members: int) -> BlockPlan:
+    """The rounds and block size for `settings`, given the slowest member's time per run.
+
+    A block is the runs that fill BLOCK_S (at least MIN_BLOCK_RUNS). With `iterations`,
+    each member runs about that many in all: the block shrinks to iterations / MIN_ROUNDS
+    (never below MIN_BLOCK_RUNS) and the rounds are as many as the iterations need (at
+    least MIN_ROUNDS). With `duration_s`, which is per member, rounds go on until all
+    members together have had members × duration_s seconds."""
+    filling = int(BLOCK_S * 1000.0 / run_ms) if run_ms > 0 else MIN_BLOCK_RUNS
+    block = max(MIN_BLOCK_RUNS, filling)
+    if settings.duration_s:
+        return BlockPlan(block, budget_s=settings.duration_s * members)
+    block = max(MIN_BLOCK_RUNS, min(block, settings.iterations // MIN_ROUNDS))
+    return BlockPlan(block, rounds=max(MIN_ROUNDS, math.ceil(settings.iterations / block)))
+
+
+def round_order(members: int, round_index: int) -> list[int]:
+    """The order the members run their blocks in, in round `round_index`: rotated by one
+    every round, so over `members` rounds each has been in every place once (with two,
+    they swap every round)."""
+    shift = round_index % members
+    return list(range(shift, members)) + list(range(shift))
+
+
+# the child's side ----------------------------------------------------------------
+def serve_blocks(prepared: Prepared, config, settings: RunSettings, ctx: JobContext) -> Measurement:
+    """Warm up, say READY, then time the blocks the parent asks for until it says stop.
+
+    Returns every block's samples as one Measurement (wall time: the blocks' sum)."""
+    import onnxruntime as ort
+
+    run_options = ort.RunOptions()
+    remove_hook = ctx.on_cancel(lambda: setattr(run_options, "terminate", True))
+    runs = [make_run(prepared.session, prepared.feeds, run_options, config.io_binding, prepared.device_id(config))
+            for _ in range(settings.concurrency)]
+
+    def cancelled() -> bool:
+        return ctx.cancelled
+
+    samples, wall_s = array("q"), 0.0
+    gc_was_enabled = gc.isenabled()
+    # As timeit does: a collector pause is the harness's cost, not the model's. Off for the
+    # whole service, not collected per block: a full collection in a process holding ORT and
+    # numpy takes about 10 ms, a pause that would lengthen every round.
+    gc.collect()
+    gc.disable()
+    try:
+        warm = time_loop(runs[0], settings.warmup, cancelled=cancelled).samples_ns
+        run_ns = float(np.median(warm)) if len(warm) else float(prepared.first_ns)
+        ctx.data(READY, {"run_ms": run_ns / 1e6})
+        while "block" in (command := ctx.receive()):
+            timing = time_loop(runs, command["block"], cancelled=cancelled)
+            samples.extend(timing.samples_ns)
+            wall_s += timing.wall_s
+            ctx.data(BLOCK, {"ns": timing.samples_ns.tobytes()})
+    finally:
+        if gc_was_enabled:
+            gc.enable()
+        remove_hook()
+    return Measurement(warm, samples, wall_s, settings.concurrency)
+
+
+# the parent's side ---------------------------------------------------------------
+@dataclass
+class Alternation:
+    """What `alternate` gathered: per member its report (latency and throughput of all its
+    blocks) and its blocks (ms) in round order."""
+    plan: BlockPlan
+    reports: list[dict]
+    blocks: list[list[np.ndarray]] = field(default_factory=list)
+
+    @property
+    def rounds(self) -> int:
+        return len(self.blocks[0]) if self.blocks else 0
+
+    def describe(self, band: float = PRACTICAL_BAND) -> dict:
+        """How it was measured and judged, for a result to say."""
+        return self.plan.to_dict() | {
+            "rounds_run": self.rounds, "confidence": 0.95, "bootstrap_resamples": BOOTSTRAP_RESAMPLES,
+            "practical_band": band,
+            "verdict_rule": f"faster or slower only when the whole 95 % interval lies beyond ±{band:.0%} around 1; "
+                            "otherwise no-difference"}
+
+
+def _wait_for(handle, kind: str, on_event: Callable[[str, dict], None]) -> dict:
+    """Drive `handle` until its member sends data of `kind`; its other events go to on_event."""
+    for event, payload in handle.events():
+        if event == "data" and payload["kind"] == kind:
+            return payload["payload"]
+        on_event(event, payload)
+    if handle.error is not None:
+        raise handle.error
+    raise JobFailed("internal", f"a member of the comparison ended before it sent its {kind}")
+
+
+def alternate(job: Job, members: list[Params], settings: RunSettings, ctx: JobContext,
+              on_event: OnEvent | None = None) -> Alternation:
+    """Run `job` (one that calls serve_blocks) once per entry of `members`, the first being
+    the reference, and measure them in alternation as `settings` asks (see plan_blocks).
+
+    Cancelling `ctx` cancels every member and raises JobCancelled; a member's failure ends
+    the others and is raised."""
+    from app.core.runner.process import JobHandle
+
+    handles: list[JobHandle] = []
+    removes = []
+
+    def forward(index: int) -> Callable[[str, dict], None]:
+        return lambda kind, payload: on_event(index, kind, payload) if on_event else None
+
+    try:
+        run_ms = []
+        for index, params in enumerate(members):
+            ctx.check_cancel()
+            handle = JobHandle(job, params).start()
+            handles.append(handle)
+            removes.append(ctx.on_cancel(handle.cancel))
+            run_ms.append(_wait_for(handle, READY, forward(index))["run_ms"])
+        plan = plan_blocks(settings, max(run_ms), len(members))
+        result = Alternation(plan, [], [[] for _ in members])
+        started = time.monotonic()
+        while not plan.done(result.rounds, time.monotonic() - started):
+            ctx.check_cancel()
+            for index in round_order(len(members), result.rounds):
+                handles[index].send({"block": plan.block_runs})
+                block = _wait_for(handles[index], BLOCK, forward(index))
+                result.blocks[index].append(np.frombuffer(block["ns"], dtype=np.int64) / 1e6)
+            fraction = (result.rounds / plan.rounds if plan.rounds
+                        else (time.monotonic() - started) / plan.budget_s)
+            ctx.progress(min(fraction, 1.0), f"round {result.rounds} of {plan.rounds or 'as many as fit'}")
+        for index, handle in enumerate(handles):
+            handle.send({"stop": True})
+            result.reports.append(handle.wait(forward(index)))
+        return result
+    finally:
+        for remove in removes:
+            remove()
+        for handle in handles:
+            if not handle.done:
+                handle.cancel()
+                try:
+                    handle.wait()
+                except Exception:  # ending the others after one failed: their errors say nothing new
+                    pass
+
+
+def summarize(result: Alternation, reference: int = 0, band: float = PRACTICAL_BAND, seed: int = 0) -> list[dict]:
+    """Per member: speedup against the reference (the median of the per-round ratios), its
+    95 % bootstrap interval over rounds, the verdict and the rounds. The reference's own
+    row is speedup 1, interval [1, 1], verdict "reference"."""
+    rows = []
+    for index, blocks in enumerate(result.blocks):
+        if index == reference:
+            rows.append({"speedup": 1.0, "speedup_ci": [1.0, 1.0], "verdict": "reference", "rounds": len(blocks)})
+            continue
+        ratios = block_ratios(result.blocks[reference], blocks)
+        low, high = bootstrap_median_ci(ratios, seed=seed)
+        rows.append({"speedup": float(np.median(ratios)), "speedup_ci": [low, high],
+                     "verdict": speed_verdict(low, high, band), "rounds": len(blocks)})
+    return rows

@@ -1,0 +1,145 @@
+"""Does `compare` tell the truth while the machine is busy? Two checks, with a second process
+burning a core in spells (`--spell` seconds on, as many off) all the while:
+
+(a) a model against a byte-identical copy, `--identical` comparisons: each should say
+    "no-difference" (target: at least 19 of 20);
+(b) the model against a variant doing twice the work (the same MLP with its layers
+    doubled), `--double` comparisons: each should say "slower", with a speedup within 10 %
+    of the one an independent loop measures right after it: two InferenceSessions in this
+    process, alternating blocks of the same size for the same rounds, the median over
+    rounds of the ratio of the two block medians.
+
+Comparisons run through the compare job (app.core.bench.jobs.COMPARE) with `--duration`
+seconds per model, so each spans several spells. Prints one JSON object.
+
+    python benchmarks/compare_truth.py [--identical 20] [--double 10] [--duration 2]
+        [--width 512] [--depth 3] [--batch 16] [--threads 1] [--spell 3]
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import statistics
+import subprocess
+import sys
+import tempfile
+import time
+from pathlib import Path
+
+ROOT = Path(__file__).resolve().parents[1]
+sys.path.insert(0, str(ROOT))
+
+BURNER = """
+import time
+while True:
+    end = time.monotonic() + {spell}
+    while time.monotonic() < end:
+        pass
+    time.sleep({spell})
+"""
+
+
+def independent_ratio(model: Path, double: Path, threads: int, batch: int, width: int, block: int, rounds: int) -> float:
+    """The speedup of `double` over `model` (reference median / double median), measured
+    without any of ORTune's code: two sessions here, alternating blocks, order swapped
+    every round."""
+    import numpy as np
+    import onnxruntime as ort
+
+    options = ort.SessionOptions()
+    options.intra_op_num_threads = threads
+    sessions = [ort.InferenceSession(str(path), options, providers=["CPUExecutionProvider"])
+                for path in (model, double)]
+    feeds = {"x": np.random.default_rng(0).standard_normal((batch, width), dtype=np.float32)}
+    for session in sessions:
+        for _ in range(5):
+            session.run(None, feeds)
+    ratios = []
+    for round_index in range(rounds):
+        medians = {}
+        for index in ((0, 1) if round_index % 2 == 0 else (1, 0)):
+            run, times = sessions[index].run, []
+            for _ in range(block):
+                start = time.perf_counter_ns()
+                run(None, feeds)
+                times.append(time.perf_counter_ns() - start)
+            medians[index] = statistics.median(times)
+        ratios.append(medians[0] / medians[1])
+    return statistics.median(ratios)
+
+
+def compare(paths: list[Path], args) -> dict:
+    from app.core.bench.jobs import COMPARE
+    from app.core.runner.process import run_job
+
+    session = {"intra_op_num_threads": args.threads, "inputs": {"dims": {"batch": args.batch}}}
+    return run_job(COMPARE, {"models": [{"path": str(p)} for p in paths], "session": session,
+                             "run": {"warmup": 10, "duration_s": args.duration}, "record": False})
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    parser.add_argument("--identical", type=int, default=20)
+    parser.add_argument("--double", type=int, default=10)
+    parser.add_argument("--duration", type=float, default=2.0, help="seconds per model per comparison")
+    parser.add_argument("--width", type=int, default=512)
+    parser.add_argument("--depth", type=int, default=3)
+    parser.add_argument("--batch", type=int, default=16)
+    parser.add_argument("--threads", type=int, default=1, help="intra-op threads (0: ORT's default)")
+    parser.add_argument("--spell", type=float, default=3.0, help="seconds the burner burns, then rests")
+    args = parser.parse_args()
+
+    from tests import models
+
+    started = time.monotonic()
+    folder = Path(tempfile.mkdtemp(prefix="compare-truth-"))
+    model = models.save(models.mlp(width=args.width, depth=args.depth), folder / "model.onnx")
+    copy = folder / "copy.onnx"
+    copy.write_bytes(model.read_bytes())
+    double = models.save(models.mlp(width=args.width, depth=2 * args.depth), folder / "double.onnx")
+    burner = subprocess.Popen([sys.executable, "-c", BURNER.format(spell=args.spell)])
+    try:
+        identical = [compare([model, copy], args)["models"][1] for _ in range(args.identical)]
+        doubled = []
+        for _ in range(args.double):
+            result = compare([model, double], args)
+            plan = result["alternation"]
+            row = result["models"][1]
+            truth = independent_ratio(model, double, args.threads, args.batch, args.width, plan["block_runs"],
+                                      plan["rounds_run"])
+            doubled.append({"speedup": row["speedup"], "speedup_ci": row["speedup_ci"], "verdict": row["verdict"],
+                            "rounds": row["rounds"], "block_runs": plan["block_runs"], "independent": truth,
+                            "off_by": row["speedup"] / truth - 1})
+    finally:
+        burner.kill()
+        burner.wait()
+
+    def rounded(values):
+        return [round(v, 4) for v in values]
+
+    print(json.dumps({
+        "model": {"width": args.width, "depth": args.depth, "batch": args.batch, "threads": args.threads,
+                  "p50_ms": identical[0]["latency_ms"]["p50"] if identical else None},
+        "burner": {"spell_s": args.spell, "cores": 1},
+        "duration_s_per_model": args.duration,
+        "identical": {"comparisons": len(identical),
+                      "no_difference": sum(r["verdict"] == "no-difference" for r in identical),
+                      "target": ">= 19 of 20",
+                      "speedups": rounded(r["speedup"] for r in identical),
+                      "intervals": [rounded(r["speedup_ci"]) for r in identical],
+                      "rounds": [r["rounds"] for r in identical]},
+        "double": {"comparisons": len(doubled),
+                   "slower": sum(r["verdict"] == "slower" for r in doubled),
+                   "within_10_percent_of_independent": sum(abs(r["off_by"]) <= 0.10 for r in doubled),
+                   "speedups": rounded(r["speedup"] for r in doubled),
+                   "independent": rounded(r["independent"] for r in doubled),
+                   "off_by": rounded(r["off_by"] for r in doubled),
+                   "intervals": [rounded(r["speedup_ci"]) for r in doubled],
+                   "rounds": [r["rounds"] for r in doubled], "block_runs": [r["block_runs"] for r in doubled]},
+        "seconds": round(time.monotonic() - started, 1),
+    }, indent=2))
+
+
+if __name__ == "__main__":
+    main()

@@ -1,0 +1,76 @@
+"""The alternation engine: its order, its plan, one member at a time, its speedups, cancel."""
+
+import os
+import threading
+import time
+
+import psutil
+import pytest
+
+from app.core.bench.alternate import MIN_BLOCK_RUNS, MIN_ROUNDS, BlockPlan, alternate, plan_blocks, round_order, summarize
+from app.core.bench.bench import RunSettings
+from app.core.jobs.errors import JobCancelled
+from app.core.jobs.protocol import JobContext
+from tests.sample_jobs import PACED_MEMBER, SampleParams
+
+
+def test_two_members_swap_every_round():
+    assert [round_order(2, r) for r in range(4)] == [[0, 1], [1, 0], [0, 1], [1, 0]]
+
+
+def test_every_member_takes_every_place():
+    orders = [round_order(3, r) for r in range(3)]
+    assert all(sorted(order) == [0, 1, 2] for order in orders)
+    for place in range(3):
+        assert sorted(order[place] for order in orders) == [0, 1, 2]
+
+
+@pytest.mark.parametrize("settings, run_ms, plan", [
+    (RunSettings(iterations=200), 0.01, BlockPlan(20, rounds=10)),        # a fast model: the count decides
+    (RunSettings(iterations=30), 0.01, BlockPlan(MIN_BLOCK_RUNS, rounds=10)),
+    (RunSettings(iterations=2000), 5.0, BlockPlan(20, rounds=100)),       # 20 runs fill 100 ms
+    (RunSettings(iterations=100), 50.0, BlockPlan(MIN_BLOCK_RUNS, rounds=20)),
+    (RunSettings(duration_s=3.0), 1.0, BlockPlan(100, budget_s=6.0)),     # per member: two share 6 s
+])
+def test_plan_maps_the_run_settings_to_rounds_of_blocks(settings, run_ms, plan):
+    assert plan_blocks(settings, run_ms, 2) == plan
+
+
+def test_a_budget_still_runs_the_fewest_rounds():
+    plan = BlockPlan(10, budget_s=1.0)
+    assert not plan.done(MIN_ROUNDS - 1, 5.0) and plan.done(MIN_ROUNDS, 1.0) and not plan.done(MIN_ROUNDS, 0.5)
+
+
+def test_members_take_turns_one_at_a_time():
+    members = [SampleParams(value=2.0), SampleParams(value=1.0), SampleParams(value=4.0)]
+    result = alternate(PACED_MEMBER, members, RunSettings(iterations=120), JobContext())
+    assert result.rounds == 10 and result.plan.block_runs == 12     # 12 runs of the slowest fill 48 ms
+    spans = [report["spans"] for report in result.reports]
+    for round_index in range(result.rounds):
+        starts = {index: spans[index][round_index][0] for index in range(3)}
+        assert sorted(starts, key=starts.get) == round_order(3, round_index)
+    every = sorted(span for member in spans for span in member)
+    assert all(end <= next_start for (_, end), (next_start, _) in zip(every, every[1:]))
+    rows = summarize(result)
+    assert rows[0] == {"speedup": 1.0, "speedup_ci": [1.0, 1.0], "verdict": "reference", "rounds": 10}
+    assert rows[1] == {"speedup": 2.0, "speedup_ci": [2.0, 2.0], "verdict": "faster", "rounds": 10}
+    assert rows[2]["speedup"] == 0.5 and rows[2]["verdict"] == "slower"
+
+
+def test_cancel_ends_every_member(tmp_path):
+    ctx = JobContext()
+    members = [SampleParams(value=1.0, path=str(tmp_path)), SampleParams(value=1.0, path=str(tmp_path))]
+
+    def cancel_when_both_started():
+        while len(list(tmp_path.glob("*.pid"))) < 2:
+            time.sleep(0.01)
+        ctx.cancel()
+
+    threading.Thread(target=cancel_when_both_started, daemon=True).start()
+    started = time.monotonic()
+    with pytest.raises(JobCancelled):
+        alternate(PACED_MEMBER, members, RunSettings(duration_s=60.0), ctx)
+    assert time.monotonic() - started < 30
+    pids = [int(p.stem) for p in tmp_path.glob("*.pid")]
+    assert len(pids) == 2 and os.getpid() not in pids
+    assert not any(psutil.pid_exists(pid) and psutil.Process(pid).status() != psutil.STATUS_ZOMBIE for pid in pids)

@@ -53,6 +53,8 @@ def add_session_arguments(parser: argparse.ArgumentParser) -> None:
                         help="one input's whole shape")
     inputs.add_argument("--input", action="append", default=[], metavar="NAME=FILE.npy",
                         help="use this array for an input (an .npz may hold several: --input FILE.npz)")
+    inputs.add_argument("--value", action="append", default=[], metavar="NAME=V",
+                        help="one value for every element of an input (a sample rate, a step count, a flag)")
     inputs.add_argument("--zeros", action="store_true", help="feed zeros instead of seeded random values")
     inputs.add_argument("--seed", metavar="N", help="seed of the random inputs (default 0)")
     inputs.add_argument("--vocab-size", metavar="N", help="integer inputs are drawn below this (default 1000)")
@@ -123,6 +125,12 @@ def session_config_from_args(args):
         key, sep, value = text.partition("=")
         feeds.files[key if sep else "*"] = value if sep else key
         feeds.mode = "files"
+    for text in args.value:
+        key, value = _key_value(text, "--value")
+        try:
+            feeds.values[key] = float(value)
+        except ValueError:
+            raise UserError("bad-option", f"--value expects NAME=NUMBER, not {text!r}") from None
     if args.zeros:
         feeds.mode = "zeros"
     if args.seed is not None:

@@ -75,6 +75,20 @@ def test_a_file_per_input(panel, window):
     assert window.session.get("inputs.files") == {}
 
 
+def test_one_value_for_every_element_replaces_a_file(panel, window):
+    open_summary(window)
+    table = panel.inputs_table
+    table.choose_file = lambda name: f"/data/{name}.npy"
+    table._pick_file("ids")
+    table.choose_value = lambda name: 3.0
+    table._pick_value("ids")
+    assert window.session.get("inputs.values") == {"ids": 3.0} and window.session.get("inputs.files") == {}
+    assert table.value_buttons["ids"].text() == "= 3 ▾"
+    assert window.session.config().inputs.values == {"ids": 3.0}
+    table.clear_file("ids")
+    assert window.session.get("inputs.values") == {} and table.value_buttons["ids"].text() == "random ▾"
+
+
 def test_an_input_without_a_declared_shape_takes_a_typed_one(panel, window):
     open_summary(window, summary={"inputs": [{"name": "x", "dtype": "float32", "shape": None}], "outputs": [],
                                   "total_bytes": 1})

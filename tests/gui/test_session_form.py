@@ -34,7 +34,7 @@ def test_the_table_covers_every_field_once():
     from app.core.session.state import FIELD_NAMES
     names = [f.name for f in FIELDS]
     assert len(names) == len(set(names))
-    assert set(names) == set(FIELD_NAMES) - TABLE_FIELDS, "the Inputs table edits sizes and files"
+    assert set(names) == set(FIELD_NAMES) - TABLE_FIELDS, "the Inputs table edits sizes, files and values"
     assert set(SAMPLES) == set(names)
 
 

@@ -193,11 +193,25 @@ def plan_input(item: dict, dtype: np.dtype, spec: FeedSpec, hints: GraphHints, c
                                               f"(input '{name}' with shape {shape} is {size / 2**30:.2f} GiB); "
                                               "set smaller dims (--dim NAME=N, or the Session tab's Inputs table) "
                                               "or raise the budget with --memory-limit")
-    array, values = _values(name, dtype, shape, rule, spec, rng, ids)
+    if name in spec.values:
+        array, values = _constant(name, dtype, shape, spec.values[name])
+        origins = origins + [("user", f"your value {spec.values[name]:g}")]
+    else:
+        array, values = _values(name, dtype, shape, rule, spec, rng, ids)
     array = np.asarray(array)        # a 0-d draw is a numpy scalar, which ORT does not take
     source, reason = _weakest(origins, ("model", "a scalar"))
     return array, PlannedInput(name, dtype.name if dtype.kind != "U" else "string", list(array.shape), source,
                                reason, values, guessed)
+
+
+def _constant(name: str, dtype: np.dtype, shape: list[int], value: float) -> tuple[np.ndarray, str]:
+    """Every element of the input set to the user's value (--value NAME=V)."""
+    if dtype.kind in "iub" and float(value) != int(value):
+        raise UserError("bad-option", f"input '{name}' holds {dtype.name}: its value must be a whole number, "
+                                      f"not {value:g}")
+    if dtype.kind == "U":
+        raise UserError("bad-option", f"input '{name}' holds text: give it with --input {name}=FILE.npy")
+    return np.full(shape, value, dtype=dtype), f"{value:g} (yours)"
 
 
 def looks_like_audio(inputs: list[dict]) -> bool:

@@ -24,6 +24,7 @@ class FeedSpec(Params):
     dims: dict[str, int] = setting(factory=dict)           # symbolic dim name -> value
     shapes: dict[str, list[int]] = setting(factory=dict)   # input name -> whole shape
     files: dict[str, str] = setting(factory=dict)          # input name -> .npy; "*" -> one .npz
+    values: dict[str, float] = setting(factory=dict)       # input name -> one value for all its elements
     vocab_size: int = setting(DEFAULT_VOCAB, minimum=1)    # upper bound for integer ids
 
     def validate(self) -> None:
@@ -41,5 +42,8 @@ class FeedSpec(Params):
                 elements *= dim
             if elements > MAX_ELEMENTS:
                 raise UserError("bad-option", f"shape of {name} {shape} has more than 2^40 elements")
+        for name, value in self.values.items():
+            if name in self.files:
+                raise UserError("bad-option", f"input {name} has both a file and a value; give one")
         if not isinstance(self.vocab_size, int) or not 1 <= self.vocab_size <= 2 ** 62:
             raise UserError("bad-option", "the vocabulary size must be from 1 to 2^62")

@@ -79,6 +79,10 @@ def make_feeds(inputs: list[dict], spec: FeedSpec | None = None, hints: GraphHin
     rng = np.random.default_rng(spec.seed)
     names = [i["name"] for i in inputs]
     given = load_user_arrays(spec, names) if spec.mode == "files" or spec.files else {}
+    unknown = sorted(set(spec.values) - set(names))
+    if unknown:
+        raise UserError("bad-option", f"the model has no input named {', '.join(unknown)} "
+                                      f"(inputs: {', '.join(names)})")
     chosen: dict[str, tuple] = {}
     audio = looks_like_audio(inputs)
     feeds, planned = {}, []

@@ -286,7 +286,8 @@ def refusal_message(path, tried: list[Attempt], info: dict, budget: int | None) 
     if _VALUE_WORDS.search(first.error or ""):
         name = next((r["name"] for r in rows if r["values"].startswith("random") and "int" in r["dtype"]),
                     rows[0]["name"] if rows else "NAME")
-        return text + f"; give that input's values with --input {name}=FILE.npy (or in the Session tab's Inputs table)"
+        return text + (f"; give that input's values with --value {name}=V or --input {name}=FILE.npy "
+                       "(or in the Session tab's Inputs table)")
     label = (info.get("guessed") or list(info.get("dims") or {}) or ["NAME"])[0]
     shaped = rows[0] if rows else {"name": "INPUT", "shape": ["D1", "D2"]}
     return (text + f"; set the inputs' sizes with --dim {label}=N or --shape {shaped['name']}="

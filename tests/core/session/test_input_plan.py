@@ -3,8 +3,10 @@ never random; image sizes come from metadata; every input says where it came fro
 
 import numpy as np
 import onnxruntime as ort
+import pytest
 from onnx import TensorProto, helper
 
+from app.core.jobs.errors import UserError
 from app.core.session.inputs import FeedSpec, model_feeds
 from tests import models
 
@@ -124,3 +126,19 @@ def test_only_a_waveform_gets_the_audio_window(tmp_path):
                                helper.make_tensor_value_info("z", TensorProto.FLOAT, None)])
     feeds, _ = _run(_save(graph, tmp_path, opset=18))
     assert feeds["input"].shape == (1, 512) and feeds["state"].shape == (2, 1, 128)
+
+
+def test_a_value_for_every_element_is_the_users(tmp_path):
+    nodes = [helper.make_node("Cast", ["sr"], ["f"], to=TensorProto.FLOAT),
+             helper.make_node("Mul", ["input", "f"], ["y"])]
+    graph = helper.make_graph(nodes, "g", [helper.make_tensor_value_info("input", TensorProto.FLOAT, [1, 4]),
+                                           helper.make_tensor_value_info("sr", TensorProto.INT64, [])],
+                              [helper.make_tensor_value_info("y", TensorProto.FLOAT, None)])
+    path = _save(graph, tmp_path)
+    feeds, rows = _run(path, FeedSpec(values={"sr": 8000, "input": 0.5}))
+    assert int(feeds["sr"]) == 8000 and (feeds["input"] == 0.5).all()
+    assert rows["sr"]["source"] == "user" and rows["sr"]["values"] == "8000 (yours)"
+    with pytest.raises(UserError, match="must be a whole number"):
+        _run(path, FeedSpec(values={"sr": 0.5}))
+    with pytest.raises(UserError, match="no input named rate"):
+        _run(path, FeedSpec(values={"rate": 1}))

@@ -51,6 +51,7 @@ class InputsTable(QTableWidget):
         self.shape_edits: dict[str, QLineEdit] = {}
         self.value_buttons: dict[str, QToolButton] = {}
         self.choose_file = self._ask_for_file
+        self.choose_value = self._ask_for_value
         self.verticalHeader().setVisible(False)
         self.setEditTriggers(QAbstractItemView.EditTrigger.NoEditTriggers)
         self.setSelectionMode(QAbstractItemView.SelectionMode.NoSelection)
@@ -145,13 +146,14 @@ class InputsTable(QTableWidget):
         menu = QMenu(button)
         menu.addAction("Generated (the Values setting above)", lambda n=name: self.clear_file(n))
         menu.addAction("From a .npy file…", lambda n=name: self._pick_file(n))
+        menu.addAction("One value for every element…", lambda n=name: self._pick_value(n))
         button.setMenu(menu)
         self.value_buttons[name] = button
         self.setCellWidget(row, self._column("Values"), button)
 
     # drawing from the state ----------------------------------------------------------------
     def _state_changed(self, _state, changed) -> None:
-        if changed & {"inputs.dims", "inputs.shapes", "inputs.files", "inputs.mode"}:
+        if changed & {"inputs.dims", "inputs.shapes", "inputs.files", "inputs.values", "inputs.mode"}:
             self._redraw()
 
     def _redraw(self) -> None:
@@ -215,10 +217,15 @@ class InputsTable(QTableWidget):
             spin.setToolTip(f"{label}: your value" if mine else
                             f"{label}: not set; the plan chooses (shown: what it chose or would choose)")
         file = files.get(name) or files.get(ALL_FILES)
+        value = self.state.get("inputs.values").get(name)
         button = self.value_buttons[name]
         generated = "zeros" if mode == "zeros" else "random"      # an input without a file in "files" mode
-        button.setText(f"{file.rsplit('/', 1)[-1]} ▾" if file else f"{generated} ▾")
-        button.setToolTip(file or "seeded random values or zeros, as the Values setting above says")
+        if value is not None:
+            button.setText(f"= {value:g} ▾")
+            button.setToolTip(f"every element is {value:g}")
+        else:
+            button.setText(f"{file.rsplit('/', 1)[-1]} ▾" if file else f"{generated} ▾")
+            button.setToolTip(file or "seeded random values or zeros, as the Values setting above says")
         self._draw_source(row, name)
 
     def _draw_source(self, row: int, name: str) -> None:
@@ -292,9 +299,28 @@ class InputsTable(QTableWidget):
         self._set_state(**{"inputs.files": files})
 
     def clear_file(self, name: str) -> None:
-        files = self.state.get("inputs.files")
-        if files.pop(name, None) is not None:
-            self._set_state(**{"inputs.files": files})
+        """Back to generated values: no file and no value of the user's for this input."""
+        files, values = self.state.get("inputs.files"), self.state.get("inputs.values")
+        if files.pop(name, None) is not None or values.pop(name, None) is not None:
+            self._set_state(**{"inputs.files": files, "inputs.values": values})
+
+    def set_value(self, name: str, value: float) -> None:
+        files, values = self.state.get("inputs.files"), self.state.get("inputs.values")
+        files.pop(name, None)
+        values[name] = value
+        self._set_state(**{"inputs.files": files, "inputs.values": values})
+
+    def _pick_value(self, name: str) -> None:
+        value = self.choose_value(name)
+        if value is not None:
+            self.set_value(name, value)
+
+    def _ask_for_value(self, name: str) -> float | None:
+        from PySide6.QtWidgets import QInputDialog
+
+        value, ok = QInputDialog.getDouble(self, f"Value of {name}", f"Every element of {name}:",
+                                           self.state.get("inputs.values").get(name, 0.0), -1e300, 1e300, 6)
+        return value if ok else None
 
     def fill(self, dims: dict[str, int], rows: list[dict]) -> None:
         """Take a plan's sizes as the user's (the probe found them): named dims into

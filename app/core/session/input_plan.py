@@ -113,7 +113,9 @@ def _plan_dims(item: dict, spec: FeedSpec, hints: GraphHints, chosen: dict, audi
         elif label in found:
             value, origin = found[label][0], ("probed", found[label][1])
         elif label in chosen:
-            value, origin = chosen[label][0], ("model", f"{label}, as another input has it")
+            value, (source, reason) = chosen[label]
+            # the same dimension as another input's: as trusted as it is there (a guess stays a guess)
+            origin = (source, reason if source in ("default", "probed") else f"{label}, as another input has it")
         else:
             value, origin = _default_dim(label, index, declared, item, hints, audio)
         chosen.setdefault(label, (value, origin))

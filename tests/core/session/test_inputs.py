@@ -64,3 +64,11 @@ def test_bad_specs_are_user_errors():
         make_feeds(INPUTS, FeedSpec(mode="magic"))
     with pytest.raises(UserError, match="GiB"):
         make_feeds(INPUTS, FeedSpec(dims={"batch": 100000, "sequence": 100000}))
+
+
+def test_a_dimension_shared_with_a_guessed_one_is_flagged_as_guessed_too():
+    _, info = make_feeds(INPUTS[:2], FeedSpec())
+    rows = {row["name"]: row for row in info["inputs"]}
+    assert rows["attention_mask"]["source"] == rows["input_ids"]["source"] == "default"
+    _, info = make_feeds(INPUTS[:2], FeedSpec(dims={"batch": 2, "sequence": 9}))
+    assert {row["source"] for row in info["inputs"]} == {"user"}

@@ -115,7 +115,8 @@ def paced_member(params, ctx):
         start = time.monotonic_ns()
         time.sleep(0.002)
         spans.append((start, time.monotonic_ns()))
-        ctx.data(BLOCK, {"ns": array("q", [int(params.value * 1e6)] * command["block"]).tobytes()})
+        ctx.data(BLOCK, {"ns": array("q", [int(params.value * 1e6)] * command["block"]).tobytes(),
+                         "wall_s": params.value * command["block"] / 1000})
     return {"spans": spans}
 
 

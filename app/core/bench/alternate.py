@@ -95,8 +95,11 @@ def round_order(members: int, round_index: int) -> list[int]:
 def serve_blocks(prepared: Prepared, config, settings: RunSettings, ctx: JobContext) -> Measurement:
     """Warm up, say READY, then time the blocks the parent asks for until it says stop.
 
+    READY carries the rough time per run and the process's peak resident memory so far.
     Returns every block's samples as one Measurement (wall time: the blocks' sum)."""
     import onnxruntime as ort
+
+    from app.core.session.machine import peak_rss_bytes
 
     run_options = ort.RunOptions()
     remove_hook = ctx.on_cancel(lambda: setattr(run_options, "terminate", True))
@@ -116,7 +119,7 @@ def serve_blocks(prepared: Prepared, config, settings: RunSettings, ctx: JobCont
     try:
         warm = time_loop(runs[0], settings.warmup, cancelled=cancelled).samples_ns
         run_ns = float(np.median(warm)) if len(warm) else float(prepared.first_ns)
-        ctx.data(READY, {"run_ms": run_ns / 1e6})
+        ctx.data(READY, {"run_ms": run_ns / 1e6, "rss_bytes": peak_rss_bytes()})
         while "block" in (command := ctx.receive()):
             timing = time_loop(runs, command["block"], cancelled=cancelled)
             samples.extend(timing.samples_ns)
@@ -175,6 +178,7 @@ class Ensemble:
         self.job, self.ctx, self.on_event = job, ctx, on_event
         self.handles: dict[int, object] = {}
         self.run_ms: dict[int, float] = {}
+        self.ready: dict[int, dict] = {}          # what each member said when it was warm
         self._removes: dict[int, Callable[[], None]] = {}
 
     def _forward(self, index: int) -> Callable[[str, dict], None]:
@@ -189,7 +193,8 @@ class Ensemble:
         handle = JobHandle(self.job, params).start()
         self.handles[index] = handle
         self._removes[index] = self.ctx.on_cancel(handle.cancel)
-        self.run_ms[index] = _wait_for(handle, READY, self._forward(index))["run_ms"]
+        self.ready[index] = _wait_for(handle, READY, self._forward(index))
+        self.run_ms[index] = self.ready[index]["run_ms"]
         return self.run_ms[index]
 
     def block(self, index: int, runs: int) -> tuple[np.ndarray, float]:

@@ -201,7 +201,7 @@ class ProfilePanel(Panel):
             view.show_profile(info, include)
 
     def update_compare(self) -> None:
-        from app.core.profile.traces import diff_profiles
+        from app.core.profile.diff import diff_profiles
 
         before, after = self.compare.before.currentIndex(), self.compare.after.currentIndex()
         if len(self.profiles) < 2 or before < 0 or after < 0:

@@ -88,8 +88,8 @@ def test_profile_diff_with_intervals_and_an_alternating_timing(ortune, tmp_path)
     model = models.save(models.mlp(), tmp_path / "mlp.onnx")
     bigger = models.save(models.mlp(depth=24), tmp_path / "deep.onnx")
     for name, path in (("b", model), ("a", bigger)):
-        assert ortune("profile", path, "--runs", "12", "--out", tmp_path / f"{name}.json").code == 0
-    done = ortune("profile-diff", tmp_path / "b.json", tmp_path / "a.json", "--measure", "--iterations", "30",
+        assert ortune("profile", path, "--runs", "30", "--out", tmp_path / f"{name}.json").code == 0
+    done = ortune("profile-diff", tmp_path / "b.json", tmp_path / "a.json", "--measure", "--iterations", "300",
                   "--json")
     assert done.code == 0, done.stderr
     info = done.json()
@@ -98,7 +98,7 @@ def test_profile_diff_with_intervals_and_an_alternating_timing(ortune, tmp_path)
     assert measured["speedup_ci"][0] <= measured["speedup"] <= measured["speedup_ci"][1]
     assert measured["verdict"] == "slower" and isinstance(info["disagrees"], bool)
     assert all(row["ratio_ci"] for row in info["by_op_type"] if row["only_in"] is None)
-    text = ortune("profile-diff", tmp_path / "b.json", tmp_path / "a.json", "--measure", "--iterations", "30")
+    text = ortune("profile-diff", tmp_path / "b.json", tmp_path / "a.json", "--measure", "--iterations", "300")
     assert "timed in alternation" in text.stdout and "note:" not in text.stdout   # a timing of its own
     from app.cli.profile import render_diff
     shown = render_diff(info)

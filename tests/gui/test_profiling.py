@@ -133,7 +133,7 @@ def test_comparing_two_recorded_profiles_shows_intervals_and_times_the_models(qt
     first = models.save(models.mlp(), tmp_path / "mlp.onnx")
     deep = models.save(models.mlp(depth=12), tmp_path / "deep.onnx")
     for name, path in (("b", first), ("a", deep)):   # recorded by ORTune, then opened as traces
-        PROFILE({"model": str(path), "out": str(tmp_path / f"{name}.json"), "runs": 12}, JobContext())
+        PROFILE({"model": str(path), "out": str(tmp_path / f"{name}.json"), "runs": 30}, JobContext())
     load(qtbot, window, tmp_path / "b.json")
     panel = load(qtbot, window, tmp_path / "a.json")
     view = panel.compare

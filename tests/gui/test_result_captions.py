@@ -97,7 +97,7 @@ def test_history_lists_the_inputs_of_comparisons_and_sweeps(window, tmp_path):
     from app.core.bench.jobs import COMPARE, SWEEP
     from app.core.jobs.protocol import JobContext
 
-    path = models.save(models.mlp(), tmp_path / "mlp.onnx")
+    path = models.save(models.mlp(), tmp_path / "listed.onnx")
     other = models.save(models.mlp(seed=1), tmp_path / "other.onnx")
     run = {"warmup": 1, "iterations": 20}
     COMPARE({"models": [{"path": str(path)}, {"path": str(other)}], "run": run}, JobContext())
@@ -106,7 +106,7 @@ def test_history_lists_the_inputs_of_comparisons_and_sweeps(window, tmp_path):
     window.tabs.setCurrentWidget(history)
     history.ensure_built()
     history.refresh()
-    column = history.table.headers.index("Inputs")
-    kinds = [row[history.table.headers.index("Kind")] for row in history.table.rows]
-    assert [row[column] for row, kind in zip(history.table.rows, kinds) if kind in ("compare", "sweep")] == [
-        "x 2×64", "x 1×64 (guessed)"]      # newest first: the sweep's first cell, then the comparison's reference
+    headers = history.table.headers
+    ours = [row for row in history.table.rows if row[headers.index("Model")] == "listed.onnx"]
+    assert [(row[headers.index("Kind")], row[headers.index("Inputs")]) for row in ours] == [
+        ("sweep", "x 2×64"), ("compare", "x 1×64 (guessed)")]   # newest first: the sweep's first cell, the reference

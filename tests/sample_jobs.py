@@ -100,23 +100,27 @@ def doubler(params, ctx):
 
 def paced_member(params, ctx):
     """A comparison member without a model: every run "takes" `value` ms. It notes when
-    each block started and ended (a clock all processes share) and leaves its pid in
-    the folder `path`, when given."""
+    it started and stopped and when each block started and ended (a clock all processes
+    share), and the runs asked of each block, and leaves its pid in the folder `path`,
+    when given."""
     from array import array
     from pathlib import Path
 
     from app.core.bench.alternate import BLOCK, READY
 
+    alive_from = time.monotonic_ns()
     if params.path:
         (Path(params.path) / f"{os.getpid()}.pid").write_text("")
     ctx.data(READY, {"run_ms": params.value})
-    spans = []
+    spans, runs = [], []
     while "block" in (command := ctx.receive(timeout=30)):
         start = time.monotonic_ns()
         time.sleep(0.002)
         spans.append((start, time.monotonic_ns()))
-        ctx.data(BLOCK, {"ns": array("q", [int(params.value * 1e6)] * command["block"]).tobytes()})
-    return {"spans": spans}
+        runs.append(command["block"])
+        ctx.data(BLOCK, {"ns": array("q", [int(params.value * 1e6)] * command["block"]).tobytes(),
+                         "wall_s": params.value * command["block"] / 1000})
+    return {"spans": spans, "runs": runs, "alive": (alive_from, time.monotonic_ns())}
 
 
 class Payload:

@@ -34,22 +34,44 @@ def render(report: dict) -> str:
     return "\n".join(lines)
 
 
+def _interval(low: float, high: float) -> str:
+    return f"[{low:.3g}, {high:.3g}]"
+
+
 def render_sweep(result: dict) -> str:
     dim = result["dim"]
     best = result["best"]
     headers = ([dim] if dim else []) + ["concurrency", "p50 ms", "p99 ms", "runs/s"] + (
-        [f"{dim} items/s"] if dim else []) + ["best"]
+        [f"{dim} items/s"] if dim else []) + ["vs first", "95 % interval", "verdict", "best"]
     rows = []
     for cell in result["cells"]:
         mark = "◀" if cell == best else ""
         rows.append(([cell["dim_value"]] if dim else []) + [
             cell["concurrency"], ms(cell["latency_ms"]["p50"]), ms(cell["latency_ms"]["p99"]),
-            f"{cell['throughput_per_s']:,.1f}"] + ([f"{cell['items_per_s']:,.1f}"] if dim else []) + [mark])
+            f"{cell['throughput_per_s']:,.1f}"] + ([f"{cell['items_per_s']:,.1f}"] if dim else []) + (
+            [f"{cell['ratio']:.3g}x", _interval(*cell["ratio_ci"]), cell["verdict"]] if "ratio" in cell
+            else ["–", "–", "–"]) + [mark])
     lines = [f"{Path(result['model']['path']).name}: sweep of " + (f"{dim} × " if dim else "") + "concurrency", "",
              format_table(headers, rows), ""]
+    if "alternation" in result:
+        groups = result["alternation"]["groups"]
+        lines += [f"vs first: {result['ratio_definition']}",
+                  "measured in alternation, each cell in its own process, "
+                  + ("all at once" if len(groups) == 1 else f"in {len(groups)} groups, each with the first cell")]
+    else:   # stored before sweeps alternated
+        lines.append("measured one after the other, each cell in a fresh process: no ratios")
     if result["latency_limit_ms"] is not None:
         lines.append(f"latency limit: {result['limit_percentile']} ≤ {result['latency_limit_ms']} ms"
                      + ("" if best else " — no cell meets it"))
+    margin = result.get("best_vs_runner_up")
+    if margin:
+        other = margin["runner_up"]
+        name = (f"{dim}={other['dim_value']}, " if dim else "") + f"concurrency {other['concurrency']}"
+        verdict = ("a measurable lead" if margin["measurable"]
+                   else "not a measurable lead: either could be the best")
+        lines.append(f"best against the runner-up ({name}): {margin['ratio']:.3g}x "
+                     f"{_interval(*margin['ci'])}, {verdict}")
+    lines += [""] + render_inputs(result.get("inputs", []))
     return "\n".join(lines)
 
 
@@ -96,7 +118,8 @@ def register(subparsers) -> None:
         "bench", help="measure latency and throughput of a model",
         description="Create the session, time the first run, warm up, then time each run with a monotonic "
                     "nanosecond clock. The result is stored in the history. With --sweep and/or "
-                    "--sweep-concurrency, measure a grid of cells, each in a fresh process.")
+                    "--sweep-concurrency, measure a grid of cells, each in a process of its own, in "
+                    "alternation against the first cell.")
     parser.add_argument("model", metavar="MODEL", help="a .onnx or .ort file")
     add_session_arguments(parser)
     add_run_arguments(parser)

@@ -6,7 +6,8 @@ import argparse
 from pathlib import Path
 
 from app.cli.common import add_json_flag, format_table, output, render_inputs, run_job_cli
-from app.cli.session_args import add_session_arguments, session_config_from_args
+from app.cli.session_args import (add_run_arguments, add_session_arguments, run_settings_from_args,
+                                  session_config_from_args)
 from app.core.jobs.errors import UserError
 from app.core.profile.jobs import DIFF_TRACES, PROFILE, READ_TRACE
 
@@ -57,26 +58,68 @@ def render_profile(info: dict, top: int = DEFAULT_TOP) -> str:
     return "\n".join(lines)
 
 
+def _ratio(ratio: float | None, interval: list | None = None, verdict: str | None = None) -> str:
+    if ratio is None:
+        return "–"
+    text = f"{ratio:.2f}x"
+    if interval:
+        text += f" [{interval[0]:.2f}, {interval[1]:.2f}]"
+    return text + (f" {verdict}" if verdict else "")
+
+
 def render_diff(info: dict) -> str:
-    speedup = info["speedup"]
+    total = info.get("total") or {"ratio": info["speedup"], "ci": None, "verdict": None}
     lines = [f"before  {info['before']}", f"after   {info['after']}",
              f"node time per run  {_ms(info['node_us_per_run']['before'])} ms -> "
              f"{_ms(info['node_us_per_run']['after'])} ms"
-             + (f"  ({speedup:.2f}x)" if speedup else "")]
+             + (f"  ({_ratio(total['ratio'], total['ci'], total['verdict'])})" if total["ratio"] else "")]
     if info["run_speedup"]:
         lines.append(f"run time (steady mean)  {_ms(info['run_us']['before'])} ms -> {_ms(info['run_us']['after'])} ms"
                      f"  ({info['run_speedup']:.2f}x)")
+    measured = info.get("measured")
+    if measured:
+        lines.append(f"timed in alternation  {_ratio(measured['speedup'], measured['speedup_ci'], measured['verdict'])}"
+                     f" over {measured['rounds']} rounds")
+        lines.append("the profile DISAGREES with the alternating timing: trust the timing; the profiler's cost per "
+                     "node distorts small operators" if info["disagrees"]
+                     else "the profile agrees with the alternating timing")
     lines += [f"warning: {w}" for w in info["warnings"]]
-    if info.get("note"):
+    if info.get("interval_rule"):
+        lines.append(f"intervals: {info['interval_rule']}")
+    if info.get("note") and not measured:
         lines.append(f"note: {info['note']}")
     rows = []
     for r in info["by_op_type"]:
         note = {"before": "only before (removed or fused)", "after": "only after (added, e.g. fused)"}.get(r["only_in"], "")
         rows.append([r["op_type"], _ms(r["before_us"]), _ms(r["after_us"]), f"{r['delta_us'] / 1000:+,.3f}",
+                     _ratio(r["speedup"], r.get("ratio_ci"), r.get("verdict")),
                      f"{r['before_count']:g}", f"{r['after_count']:g}", note])
-    lines += ["", "Per operator type, per run",
-              format_table(["op type", "before ms", "after ms", "delta ms", "calls before", "calls after", "note"], rows)]
+    lines += ["", "Per operator type, per run (speedup: before / after, 95 % interval, verdict)",
+              format_table(["op type", "before ms", "after ms", "delta ms", "speedup", "calls before", "calls after",
+                            "note"], rows)]
     return "\n".join(lines)
+
+
+def _measure(args, diff: dict) -> dict:
+    """Time the two traces' models in alternation (compare) and hold the profile against it."""
+    from app.core.bench.jobs import COMPARE
+    from app.core.profile.diff import with_measurement
+
+    models = diff["models"]
+    missing = [side for side in ("before", "after") if not models[side] or not Path(models[side]).is_file()]
+    if missing:
+        raise UserError("bad-option", f"--measure needs the models the traces came from: ORTune did not record the "
+                                      f"{' and '.join(missing)} trace's model, or it is gone; name it with "
+                                      + " and ".join(f"--{side}-model" for side in missing))
+    if Path(models["before"]).resolve() == Path(models["after"]).resolve():
+        raise UserError("bad-option", "both traces come from one model: an alternating timing compares models, not "
+                                      "the settings the two profiles may have used")
+    compare = run_job_cli(COMPARE, {"models": [{"path": models["before"], "label": "before"},
+                                               {"path": models["after"], "label": "after"}],
+                                    "session": session_config_from_args(args).to_dict(),
+                                    "run": run_settings_from_args(args), "record": False},
+                          memory_limit=args.memory_limit)
+    return with_measurement(diff, compare)
 
 
 def _has_session_flags(args) -> bool:
@@ -106,7 +149,10 @@ def run_profile(args) -> int:
 
 def run_diff(args) -> int:
     result = run_job_cli(DIFF_TRACES,
-                         {"before": args.before, "after": args.after, "include_first_run": args.include_first_run})
+                         {"before": args.before, "after": args.after, "include_first_run": args.include_first_run,
+                          "before_model": args.before_model or "", "after_model": args.after_model or ""})
+    if args.measure:
+        result = _measure(args, result)
     return output(args, result, render_diff)
 
 
@@ -140,10 +186,20 @@ def register(subparsers) -> None:
 
     diff = subparsers.add_parser(
         "profile-diff", help="compare two traces per operator type (before/after an optimisation)",
-        description="Compare two profiling traces per operator type: time and calls per steady run, the change, "
-                    "and operator types found on one side only (fused nodes).")
+        description="Compare two profiling traces per operator type: time and calls per steady run, the change "
+                    "with a 95 % interval over runs and a verdict, and operator types found on one side only (fused "
+                    "nodes). With --measure, also time the two models in alternation and say where the profile "
+                    "disagrees with that timing.")
     diff.add_argument("before", metavar="TRACE_A", help="the trace before (a .json file)")
     diff.add_argument("after", metavar="TRACE_B", help="the trace after")
     diff.add_argument("--include-first-run", action="store_true", help="count the warm-up run too")
+    diff.add_argument("--measure", action="store_true",
+                      help="time the two traces' models in alternation (as `ortune compare`) and hold the profile "
+                           "against it")
+    diff.add_argument("--before-model", metavar="MODEL", help="the model TRACE_A came from (default: as ORTune "
+                                                               "noted when it recorded the trace)")
+    diff.add_argument("--after-model", metavar="MODEL", help="the model TRACE_B came from")
+    add_run_arguments(diff)
+    add_session_arguments(diff)      # for --measure: the session both models are timed with
     add_json_flag(diff)
     diff.set_defaults(handler=run_diff)

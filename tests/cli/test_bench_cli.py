@@ -57,9 +57,13 @@ def test_compare_and_history(ortune, folder):
     assert other["verdict"] in ("faster", "slower", "no-difference")
     assert result["speedup_definition"].startswith("speedup = reference p50 / model p50")
     assert other["fidelity"]["max_abs_diff"] > 0       # other weights, other answers
+    assert [row["shape"] for row in result["inputs"]] == [[1, 64]]
+    assert reference["inputs"] == result["inputs"]
+    assert [(row["shape"], row["source"]) for row in other["inputs"]] == [([1, 64], "file")]   # the reference's feeds
     listed = ortune("history", "--kind", "compare", "--json")
     assert listed.code == 0
-    assert result["history_id"] in [e["id"] for e in listed.json()["results"]]
+    stored = next(e for e in listed.json()["results"] if e["id"] == result["history_id"])
+    assert stored["inputs"] == result["inputs"]
     text = ortune("history", "--show", result["history_id"])
     assert text.code == 0 and "other.onnx" in text.stdout and "reference" in text.stdout
     low, high = other["speedup_ci"]
@@ -75,6 +79,25 @@ def test_bench_sweep_grid(ortune, folder):
     grid = done.json()
     assert [(c["dim_value"], c["concurrency"]) for c in grid["cells"]] == [(1, 1), (1, 2), (2, 1), (2, 2)]
     assert grid["best"] in grid["cells"]
+    text = ortune("history", "--show", grid["history_id"])
+    assert text.code == 0, text.stderr
+    for cell in grid["cells"][1:]:
+        low, high = cell["ratio_ci"]
+        line = next(line for line in text.stdout.splitlines()
+                    if line.split()[:2] == [str(cell["dim_value"]), str(cell["concurrency"])])
+        assert line.split()[6:9] == [f"{cell['ratio']:.3g}x", f"[{low:.3g},", f"{high:.3g}]"]
+    assert "vs first: ratio = items per second" in text.stdout and "best against the runner-up" in text.stdout
+    listed = ortune("history", "--kind", "sweep", "--json").json()["results"]
+    assert next(e for e in listed if e["id"] == grid["history_id"])["inputs"] == grid["inputs"]
+
+
+def test_a_sweep_stored_before_alternation_still_shows():
+    from app.cli.bench import render_sweep
+    cell = {"dim_value": 1, "concurrency": 1, "latency_ms": {"p50": 1.0, "p99": 2.0}, "throughput_per_s": 1000.0,
+            "items_per_s": 1000.0}
+    text = render_sweep({"model": {"path": "m.onnx"}, "dim": "batch", "cells": [cell], "best": cell,
+                         "latency_limit_ms": None})
+    assert "measured one after the other" in text and "vs first:" not in text
 
 
 def test_placement_and_bad_sweep(ortune, folder):

@@ -82,3 +82,35 @@ def test_profile_diff(ortune, tmp_path):
     text = ortune("profile-diff", before, after)
     assert "(2.00x)" in text.stdout and "only after" in text.stdout
     assert "note: these ratios come from two separate profiles" in text.stdout
+
+
+def test_profile_diff_with_intervals_and_an_alternating_timing(ortune, tmp_path):
+    model = models.save(models.mlp(), tmp_path / "mlp.onnx")
+    bigger = models.save(models.mlp(depth=24), tmp_path / "deep.onnx")
+    for name, path in (("b", model), ("a", bigger)):
+        assert ortune("profile", path, "--runs", "30", "--out", tmp_path / f"{name}.json").code == 0
+    done = ortune("profile-diff", tmp_path / "b.json", tmp_path / "a.json", "--measure", "--iterations", "300",
+                  "--json")
+    assert done.code == 0, done.stderr
+    info = done.json()
+    total, measured = info["total"], info["measured"]
+    assert total["ci"][0] <= total["ratio"] <= total["ci"][1] and total["verdict"] == "slower"
+    assert measured["speedup_ci"][0] <= measured["speedup"] <= measured["speedup_ci"][1]
+    assert measured["verdict"] == "slower" and isinstance(info["disagrees"], bool)
+    assert all(row["ratio_ci"] for row in info["by_op_type"] if row["only_in"] is None)
+    text = ortune("profile-diff", tmp_path / "b.json", tmp_path / "a.json", "--measure", "--iterations", "300")
+    assert "timed in alternation" in text.stdout and "note:" not in text.stdout   # a timing of its own
+    from app.cli.profile import render_diff
+    shown = render_diff(info)
+    low, high = measured["speedup_ci"]
+    assert f"timed in alternation  {measured['speedup']:.2f}x [{low:.2f}, {high:.2f}] slower" in shown
+    assert ("DISAGREES" if info["disagrees"] else "agrees with the alternating timing") in shown
+    shown = render_diff(info | {"disagrees": not info["disagrees"]})
+    assert ("agrees with the alternating timing" if info["disagrees"] else "DISAGREES") in shown
+
+
+def test_profile_diff_cannot_measure_traces_of_unknown_models(ortune, tmp_path):
+    before = write_trace(tmp_path / "a.json", [Node("mm", "MatMul", [80])], runs=2)
+    after = write_trace(tmp_path / "b.json", [Node("mm", "MatMul", [60])], runs=2)
+    done = ortune("profile-diff", before, after, "--measure")
+    assert done.code == 2 and "--before-model and --after-model" in done.stderr

@@ -158,12 +158,27 @@ def test_sweep_view_shows_the_grid_and_the_best_cell(window):
                 "latency_ms": {"p50": p99 / 2, "p90": p99 * 0.8, "p99": p99}}
 
     cells = [cell(1, 1, 1.0, 100.0), cell(1, 2, 1.5, 180.0), cell(4, 1, 2.0, 300.0), cell(4, 2, 9.0, 400.0)]
+    for c, ratio, low, high, verdict in zip(cells, [1.0, 1.8, 3.0, 4.0], [1.0, 1.7, 2.9, 3.5],
+                                            [1.0, 1.9, 3.1, 4.5], ["reference", "faster", "faster", "faster"]):
+        c.update(ratio=ratio, ratio_ci=[low, high], verdict=verdict)
+    margin = {"ratio": 1.67, "ci": [1.5, 1.8], "verdict": "faster", "measurable": True,
+              "runner_up": {"dim_value": 1, "concurrency": 2}}
     panel.sweep.show_result({"dim": "batch", "cells": cells, "best": cells[2], "latency_limit_ms": 5.0,
-                             "limit_percentile": "p99"})
-    assert panel.sweep.table.headers[0] == "batch"
+                             "limit_percentile": "p99", "best_vs_runner_up": margin})
+    assert panel.sweep.table.headers[0] == "batch" and panel.sweep.table.headers[-4:-1] == [
+        "vs first", "95 % interval", "verdict"]
     assert [row[-1] for row in panel.sweep.table.rows] == [False, False, True, False]
+    assert panel.sweep.table.rows[3][-4:-1] == ["4×", "[3.5, 4.5]", "faster"]
     assert panel.sweep.heat.rows[-1] == [4, 2, 400.0]
     assert "300.0 batch items/s at batch=4, concurrency 1" in panel.sweep.status.text()
+    assert "runner-up: 1.67× [1.5, 1.8], a measurable lead" in panel.sweep.status.text()
+    panel.sweep.show_result({"dim": "batch", "cells": cells, "best": cells[2], "latency_limit_ms": 5.0,
+                             "limit_percentile": "p99", "best_vs_runner_up": margin | {"measurable": False}})
+    assert "not a measurable lead" in panel.sweep.status.text()
+    old = [{k: v for k, v in c.items() if k not in ("ratio", "ratio_ci", "verdict")} for c in cells]
+    panel.sweep.show_result({"dim": "batch", "cells": old, "best": old[2], "latency_limit_ms": 5.0,
+                             "limit_percentile": "p99"})
+    assert panel.sweep.table.rows[3][-4:-1] == ["–", "–", "–"] and "runner-up" not in panel.sweep.status.text()
     assert {r[1] for r in panel.sweep.latency_chart.rows} == {"p50, concurrency 1", "p99, concurrency 1",
                                                              "p50, concurrency 2", "p99, concurrency 2"}
 

@@ -86,8 +86,9 @@ def test_profile_the_current_model_and_compare_with_a_trace(qtbot, window, tmp_p
     other = write_trace(tmp_path / "fused.json", [Node("fused", "FusedMatMul", [5])], runs=3)
     load(qtbot, window, other)
     rows = {row[0]: row for row in panel.compare.table.rows}
-    assert rows["FusedMatMul"][7] == "only after (added, e.g. fused)"
-    assert all(rows[r["op_type"]][7] == "only before (removed or fused)" for r in info["by_op_type"])
+    note = panel.compare.table.headers.index("Note")
+    assert rows["FusedMatMul"][note] == "only after (added, e.g. fused)"
+    assert all(rows[r["op_type"]][note] == "only before (removed or fused)" for r in info["by_op_type"])
     assert "Node time per run" in panel.compare.summary.text()
     assert "does not record the model's inputs" in panel.caption.text()
     assert len(panel.compare.chart.labels) == len(rows)
@@ -123,3 +124,35 @@ def test_a_trace_without_node_events_shows_empty_views(qtbot, window, tmp_path):
     assert "holds no node events" in panel.warning.text()
     assert panel.operators.table.rows == [] and panel.timeline.view.lanes == []
     assert window.last_error is None
+
+
+def test_comparing_two_recorded_profiles_shows_intervals_and_times_the_models(qtbot, window, tmp_path):
+    from app.core.jobs.protocol import JobContext
+    from app.core.profile.jobs import PROFILE
+
+    first = models.save(models.mlp(), tmp_path / "mlp.onnx")
+    deep = models.save(models.mlp(depth=12), tmp_path / "deep.onnx")
+    for name, path in (("b", first), ("a", deep)):   # recorded by ORTune, then opened as traces
+        PROFILE({"model": str(path), "out": str(tmp_path / f"{name}.json"), "runs": 30}, JobContext())
+    load(qtbot, window, tmp_path / "b.json")
+    panel = load(qtbot, window, tmp_path / "a.json")
+    view = panel.compare
+    headers = view.table.headers
+    fused = next(row for row in view.table.rows if row[0] == "FusedGemm")
+    assert fused[headers.index("95 % interval")].startswith("[") and fused[headers.index("Verdict")] == "slower"
+    assert "two separate profiles" in view.summary.text() and view.measure_button.isEnabled()
+    jobs = len(window.context.jobs.jobs)
+    view.measure_button.click()
+    job = window.context.jobs.jobs[jobs]
+    from tests.gui.test_benchmark_panels import wait_for_job
+    wait_for_job(qtbot, job)
+    qtbot.waitUntil(lambda: "Timed in alternation" in view.summary.text(), timeout=30000)
+    assert view.result["measured"]["verdict"] == "slower" and isinstance(view.result["disagrees"], bool)
+    assert ("the profile disagrees" if view.result["disagrees"] else "the profile agrees") in view.summary.text()
+
+
+def test_traces_of_unknown_models_offer_no_timing(qtbot, window, tmp_path):
+    load(qtbot, window, write_trace(tmp_path / "one.json", handmade_nodes(), runs=3))
+    panel = load(qtbot, window, write_trace(tmp_path / "two.json", handmade_nodes(), runs=3))
+    assert panel.compare.result["models"] == {"before": None, "after": None}
+    assert not panel.compare.measure_button.isEnabled()

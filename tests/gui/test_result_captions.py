@@ -91,3 +91,22 @@ def test_history_lists_the_inputs_and_a_reopened_result_names_them(qtbot, window
     assert "on x 1×4" in history.detail_title.text() and "inputs guessed" in history.detail_title.text()
     window.context.show_result("bench", history.entry["report"])
     assert "tiny.onnx</b> · x 1×4 · " in panel.caption.text() and "re-opened from History" in panel.caption.text()
+
+
+def test_history_lists_the_inputs_of_comparisons_and_sweeps(window, tmp_path):
+    from app.core.bench.jobs import COMPARE, SWEEP
+    from app.core.jobs.protocol import JobContext
+
+    path = models.save(models.mlp(), tmp_path / "listed.onnx")
+    other = models.save(models.mlp(seed=1), tmp_path / "other.onnx")
+    run = {"warmup": 1, "iterations": 20}
+    COMPARE({"models": [{"path": str(path)}, {"path": str(other)}], "run": run}, JobContext())
+    SWEEP({"path": str(path), "dim": "batch", "dim_values": [2, 3], "run": run}, JobContext())
+    history = window.panel("History")
+    window.tabs.setCurrentWidget(history)
+    history.ensure_built()
+    history.refresh()
+    headers = history.table.headers
+    ours = [row for row in history.table.rows if row[headers.index("Model")] == "listed.onnx"]
+    assert [(row[headers.index("Kind")], row[headers.index("Inputs")]) for row in ours] == [
+        ("sweep", "x 2×64"), ("compare", "x 1×64 (guessed)")]   # newest first: the sweep's first cell, the reference

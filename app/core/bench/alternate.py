@@ -8,14 +8,17 @@ round's two block medians cancels what slowed both alike.
 
 The child side (`serve_blocks`, called by a member job after it has made its session and
 feeds) warms up, says it is ready with a rough time per run, then waits for commands:
-{"block": n} times n runs and answers with their samples, {"stop": true} ends it.
+{"block": n} times n runs (shared by K threads for a concurrency of K) and answers with
+their samples and the block's wall time, {"stop": true} ends it.
 The parent side (`alternate`) starts the members one after another, each once the one
 before is ready (the reference writes the feeds the others read), then runs rounds: in
 each, every member runs one block, one member at a time, in an order rotated every round
 so none always goes first. `summarize` turns the blocks into speedups with intervals and
 verdicts (see app.core.bench.stats).
 
-All members stay alive, and hold their models in memory, until the comparison ends.
+All members stay alive, and hold their models in memory, until the comparison ends
+(`alternate`); `Ensemble` and `run_rounds` let a caller start and stop members between
+rounds instead (a sweep's groups, app.core.bench.sweep).
 """
 
 from __future__ import annotations
@@ -92,8 +95,11 @@ def round_order(members: int, round_index: int) -> list[int]:
 def serve_blocks(prepared: Prepared, config, settings: RunSettings, ctx: JobContext) -> Measurement:
     """Warm up, say READY, then time the blocks the parent asks for until it says stop.
 
+    READY carries the rough time per run and the process's peak resident memory so far.
     Returns every block's samples as one Measurement (wall time: the blocks' sum)."""
     import onnxruntime as ort
+
+    from app.core.session.machine import peak_rss_bytes
 
     run_options = ort.RunOptions()
     remove_hook = ctx.on_cancel(lambda: setattr(run_options, "terminate", True))
@@ -113,12 +119,12 @@ def serve_blocks(prepared: Prepared, config, settings: RunSettings, ctx: JobCont
     try:
         warm = time_loop(runs[0], settings.warmup, cancelled=cancelled).samples_ns
         run_ns = float(np.median(warm)) if len(warm) else float(prepared.first_ns)
-        ctx.data(READY, {"run_ms": run_ns / 1e6})
+        ctx.data(READY, {"run_ms": run_ns / 1e6, "rss_bytes": peak_rss_bytes()})
         while "block" in (command := ctx.receive()):
             timing = time_loop(runs, command["block"], cancelled=cancelled)
             samples.extend(timing.samples_ns)
             wall_s += timing.wall_s
-            ctx.data(BLOCK, {"ns": timing.samples_ns.tobytes()})
+            ctx.data(BLOCK, {"ns": timing.samples_ns.tobytes(), "wall_s": timing.wall_s})
     finally:
         if gc_was_enabled:
             gc.enable()
@@ -130,10 +136,11 @@ def serve_blocks(prepared: Prepared, config, settings: RunSettings, ctx: JobCont
 @dataclass
 class Alternation:
     """What `alternate` gathered: per member its report (latency and throughput of all its
-    blocks) and its blocks (ms) in round order."""
+    blocks), its blocks (ms) in round order and each block's wall time (s)."""
     plan: BlockPlan
     reports: list[dict]
     blocks: list[list[np.ndarray]] = field(default_factory=list)
+    walls: list[list[float]] = field(default_factory=list)
 
     @property
     def rounds(self) -> int:
@@ -159,6 +166,87 @@ def _wait_for(handle, kind: str, on_event: Callable[[str, dict], None]) -> dict:
     raise JobFailed("internal", f"a member of the comparison ended before it sent its {kind}")
 
 
+class Ensemble:
+    """Members started one by one and kept alive until stopped, which can be told to run a
+    block at any time: `alternate` starts them all at once; a sweep keeps its reference
+    alive while groups of other cells come and go (app.core.bench.sweep).
+
+    Use it as a context manager: leaving it cancels every member not yet stopped (a
+    failure or a cancel of one ends the others)."""
+
+    def __init__(self, job: Job, ctx: JobContext, on_event: OnEvent | None = None):
+        self.job, self.ctx, self.on_event = job, ctx, on_event
+        self.handles: dict[int, object] = {}
+        self.run_ms: dict[int, float] = {}
+        self.ready: dict[int, dict] = {}          # what each member said when it was warm
+        self._removes: dict[int, Callable[[], None]] = {}
+
+    def _forward(self, index: int) -> Callable[[str, dict], None]:
+        on_event = self.on_event
+        return lambda kind, payload: on_event(index, kind, payload) if on_event else None
+
+    def start(self, index: int, params: Params) -> float:
+        """Start member `index` and wait until it is warm; returns its rough time per run (ms)."""
+        from app.core.runner.process import JobHandle
+
+        self.ctx.check_cancel()
+        handle = JobHandle(self.job, params).start()
+        self.handles[index] = handle
+        self._removes[index] = self.ctx.on_cancel(handle.cancel)
+        self.ready[index] = _wait_for(handle, READY, self._forward(index))
+        self.run_ms[index] = self.ready[index]["run_ms"]
+        return self.run_ms[index]
+
+    def block(self, index: int, runs: int) -> tuple[np.ndarray, float]:
+        """Member `index` times `runs` runs now: (their ms, the block's wall time in s)."""
+        self.handles[index].send({"block": runs})
+        block = _wait_for(self.handles[index], BLOCK, self._forward(index))
+        return np.frombuffer(block["ns"], dtype=np.int64) / 1e6, float(block["wall_s"])
+
+    def stop(self, index: int) -> dict:
+        """Member `index` stops serving; returns its report."""
+        handle = self.handles.pop(index)
+        handle.send({"stop": True})
+        try:
+            return handle.wait(self._forward(index))
+        finally:
+            self._removes.pop(index)()
+
+    def __enter__(self) -> "Ensemble":
+        return self
+
+    def __exit__(self, *exc) -> None:
+        for remove in self._removes.values():
+            remove()
+        for handle in self.handles.values():
+            if not handle.done:
+                handle.cancel()
+                try:
+                    handle.wait()
+                except Exception:  # ending the others after one failed: their errors say nothing new
+                    pass
+
+
+def run_rounds(ensemble: Ensemble, members: list[int], plan: BlockPlan, result: Alternation,
+               block_runs: Callable[[int], int] | None = None) -> None:
+    """Rounds as `plan` asks, in each one block of every member of `members` (ensemble
+    indices), one at a time, in round_order; the blocks go to `result` under the position
+    of each member in `members`. `block_runs(index)` is a member's block size (default:
+    the plan's)."""
+    ctx = ensemble.ctx
+    started = time.monotonic()
+    while not plan.done(len(result.blocks[0]), time.monotonic() - started):
+        ctx.check_cancel()
+        for position in round_order(len(members), len(result.blocks[0])):
+            index = members[position]
+            samples, wall_s = ensemble.block(index, block_runs(index) if block_runs else plan.block_runs)
+            result.blocks[position].append(samples)
+            result.walls[position].append(wall_s)
+        rounds = len(result.blocks[0])
+        fraction = rounds / plan.rounds if plan.rounds else (time.monotonic() - started) / plan.budget_s
+        ctx.progress(min(fraction, 1.0), f"round {rounds} of {plan.rounds or 'as many as fit'}")
+
+
 def alternate(job: Job, members: list[Params], settings: RunSettings, ctx: JobContext,
               on_event: OnEvent | None = None) -> Alternation:
     """Run `job` (one that calls serve_blocks) once per entry of `members`, the first being
@@ -166,48 +254,13 @@ def alternate(job: Job, members: list[Params], settings: RunSettings, ctx: JobCo
 
     Cancelling `ctx` cancels every member and raises JobCancelled; a member's failure ends
     the others and is raised."""
-    from app.core.runner.process import JobHandle
-
-    handles: list[JobHandle] = []
-    removes = []
-
-    def forward(index: int) -> Callable[[str, dict], None]:
-        return lambda kind, payload: on_event(index, kind, payload) if on_event else None
-
-    try:
-        run_ms = []
-        for index, params in enumerate(members):
-            ctx.check_cancel()
-            handle = JobHandle(job, params).start()
-            handles.append(handle)
-            removes.append(ctx.on_cancel(handle.cancel))
-            run_ms.append(_wait_for(handle, READY, forward(index))["run_ms"])
+    with Ensemble(job, ctx, on_event) as ensemble:
+        run_ms = [ensemble.start(index, params) for index, params in enumerate(members)]
         plan = plan_blocks(settings, max(run_ms), len(members))
-        result = Alternation(plan, [], [[] for _ in members])
-        started = time.monotonic()
-        while not plan.done(result.rounds, time.monotonic() - started):
-            ctx.check_cancel()
-            for index in round_order(len(members), result.rounds):
-                handles[index].send({"block": plan.block_runs})
-                block = _wait_for(handles[index], BLOCK, forward(index))
-                result.blocks[index].append(np.frombuffer(block["ns"], dtype=np.int64) / 1e6)
-            fraction = (result.rounds / plan.rounds if plan.rounds
-                        else (time.monotonic() - started) / plan.budget_s)
-            ctx.progress(min(fraction, 1.0), f"round {result.rounds} of {plan.rounds or 'as many as fit'}")
-        for index, handle in enumerate(handles):
-            handle.send({"stop": True})
-            result.reports.append(handle.wait(forward(index)))
+        result = Alternation(plan, [], [[] for _ in members], [[] for _ in members])
+        run_rounds(ensemble, list(range(len(members))), plan, result)
+        result.reports = [ensemble.stop(index) for index in range(len(members))]
         return result
-    finally:
-        for remove in removes:
-            remove()
-        for handle in handles:
-            if not handle.done:
-                handle.cancel()
-                try:
-                    handle.wait()
-                except Exception:  # ending the others after one failed: their errors say nothing new
-                    pass
 
 
 def summarize(result: Alternation, reference: int = 0, band: float = PRACTICAL_BAND, seed: int = 0) -> list[dict]:

@@ -1,6 +1,6 @@
 """The measuring jobs: a benchmark; a comparison of several models, each in a process of its
 own with the same session and inputs, timed in alternation; a sweep over a grid, each cell
-in a fresh process."""
+in a process of its own, timed in alternation against the first cell."""
 
 from __future__ import annotations
 
@@ -8,17 +8,18 @@ import tempfile
 import time
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any, Callable
+from typing import Callable
 
 from app.core.bench.alternate import SPEEDUP_DEFINITION, alternate, serve_blocks, summarize
 from app.core.bench.bench import RunSettings, bench_report, benchmark, prepare
 from app.core.bench.compare import FEEDS_FILE, OUTPUTS_FILE, compare_row, output_fidelity
-from app.core.bench.sweep import LIMIT_PERCENTILES, best_cell
+from app.core.bench.sweep import (LIMIT_PERCENTILES, MAX_PROCESSES, RATIO_DEFINITION, best_cell, cell_ratio,
+                                  measure_grid, pair_ratio, runner_up)
 from app.core.jobs.entry import Job
 from app.core.jobs.errors import UserError
 from app.core.jobs.params import Params, setting
 from app.core.jobs.protocol import JobContext
-from app.core.jobs.results import BenchResult, CompareResult
+from app.core.jobs.results import BenchResult, CompareResult, SweepResult
 from app.core.session.config import SessionConfig
 
 
@@ -62,6 +63,7 @@ class SweepParams(Params):
     concurrency_values: list[int] = setting(factory=lambda: [1])
     latency_limit_ms: float | None = setting(None, minimum=0, flag="--latency-limit")
     limit_percentile: str = setting("p99", choices=LIMIT_PERCENTILES)
+    max_processes: int = setting(MAX_PROCESSES, minimum=2)   # cells alive at once, the first included
     record: bool = True
 
     def validate(self) -> None:
@@ -86,20 +88,6 @@ def bench_job(params: BenchParams, ctx: JobContext) -> dict:
         report["model"] = history.model_identity(report["model"]["path"]) | {"size_bytes": report["model"]["size_bytes"]}
         report["history_id"] = history.record("bench", report, measurement.warmup_ms(), measurement.samples_ms())
     return report
-
-
-def run_child(job: Job, params: Params, ctx: JobContext, on_event: Callable[[str, dict], None] | None = None) -> Any:
-    """Run one job in a fresh process from a job that orchestrates several (compare, sweep).
-
-    Cancelling `ctx` cancels the child; its result is returned, its error raised."""
-    from app.core.runner.process import JobHandle
-
-    handle = JobHandle(job, params).start()
-    remove = ctx.on_cancel(handle.cancel)
-    try:
-        return handle.wait(on_event)
-    finally:
-        remove()
 
 
 def member_job(params: MemberParams, ctx: JobContext) -> dict:
@@ -135,14 +123,14 @@ def member_job(params: MemberParams, ctx: JobContext) -> dict:
     return report
 
 
-def _forward(ctx: JobContext, index: int, count: int, label: str) -> Callable[[str, dict], None]:
-    """A child's events as the orchestrating job's: overall progress, labelled log lines."""
-    def forward(kind: str, payload: dict) -> None:
-        if kind == "progress":
-            ctx.progress((index + (payload.get("fraction") or 0.0)) / count, f"{label}: {payload.get('message', '')}")
-        elif kind == "log":
-            ctx.log(f"{label}: {payload['message']}", payload.get("level", "info"))
-    return forward
+def _member_events(ctx: JobContext, labels: list[str]) -> Callable[[int, str, dict], None]:
+    """A member's log lines and progress as the orchestrating job's, labelled."""
+    def on_event(index: int, kind: str, payload: dict) -> None:
+        if kind == "log":
+            ctx.log(f"{labels[index]}: {payload['message']}", payload.get("level", "info"))
+        elif kind == "progress":
+            ctx.progress(None, f"{labels[index]}: {payload.get('message', '')}")
+    return on_event
 
 
 def compare_job(params: CompareParams, ctx: JobContext) -> dict:
@@ -154,22 +142,17 @@ def compare_job(params: CompareParams, ctx: JobContext) -> dict:
     models, config, settings = params.models, params.session, params.run
     labels = [model.get("label") or Path(model["path"]).name for model in models]
 
-    def on_event(index: int, kind: str, payload: dict) -> None:
-        if kind == "log":
-            ctx.log(f"{labels[index]}: {payload['message']}", payload.get("level", "info"))
-        elif kind == "progress":
-            ctx.progress(None, f"{labels[index]}: {payload.get('message', '')}")
-
     with tempfile.TemporaryDirectory(prefix="ortune-compare-") as folder:
         members = [MemberParams(path=model["path"], session=SessionConfig.from_dict(config.to_dict()),
                                 run=settings, variant=label, reference_dir=folder, is_reference=index == 0)
                    for index, (model, label) in enumerate(zip(models, labels))]
-        alternation = alternate(MEMBER, members, settings, ctx, on_event)
+        alternation = alternate(MEMBER, members, settings, ctx, _member_events(ctx, labels))
     reports = alternation.reports
     baseline = reports[0]
     result = {
         "baseline": baseline["variant"],
         "models": [compare_row(report, row) for report, row in zip(reports, summarize(alternation))],
+        "inputs": baseline["inputs"],
         "speedup_definition": SPEEDUP_DEFINITION,
         "alternation": alternation.describe(),
         "session": config.to_dict(),
@@ -187,42 +170,71 @@ def compare_job(params: CompareParams, ctx: JobContext) -> dict:
     return result
 
 
+def cell_job(params: BenchParams, ctx: JobContext) -> dict:
+    """One cell of a sweep, in its own process, kept alive: it makes its session and feeds
+    (its own shapes), then times the blocks the sweep asks for (alternate.serve_blocks)."""
+    prepared = prepare(params.path, params.session, ctx, require_dims=tuple(params.require_dims))
+    measurement = serve_blocks(prepared, params.session, params.run, ctx)
+    return bench_report(prepared, params.session, params.run, measurement)
+
+
+def _cell_params(params: SweepParams, value: int | None, concurrency: int) -> BenchParams:
+    config = SessionConfig.from_dict(params.session.to_dict())
+    if params.dim:
+        config.inputs.dims[params.dim] = value
+        if params.dim in config.free_dimension_overrides:
+            config.free_dimension_overrides[params.dim] = value
+    run = RunSettings.from_dict({**params.run.to_dict(), "concurrency": concurrency})
+    return BenchParams(path=params.path, session=config, run=run, record=False,
+                       require_dims=[params.dim] if params.dim else [])
+
+
 def sweep_job(params: SweepParams, ctx: JobContext) -> dict:
-    """Runs in the calling process; every cell is a fresh child running the benchmark."""
+    """Runs in the calling process (it only starts children): every cell in a child of its
+    own, timed in alternation against the first cell, in groups (see app.core.bench.sweep)."""
     from app.core.store.history import History
 
     dim = params.dim or None
     dim_values = list(params.dim_values) if dim else [None]
     concurrency_values = list(params.concurrency_values)
     percentile, limit = params.limit_percentile, params.latency_limit_ms
-    config, settings = params.session, params.run
     grid = [(value, k) for value in dim_values for k in concurrency_values]
-    cells, last = [], None
-    for index, (value, concurrency) in enumerate(grid):
-        ctx.check_cancel()
-        cell_config = SessionConfig.from_dict(config.to_dict())
-        if dim:
-            cell_config.inputs.dims[dim] = value
-            if dim in cell_config.free_dimension_overrides:
-                cell_config.free_dimension_overrides[dim] = value
-        cell_run = RunSettings.from_dict({**settings.to_dict(), "concurrency": concurrency})
-        name = (f"{dim}={value}, " if dim else "") + f"concurrency {concurrency}"
-        cell_params = BenchParams(path=params.path, session=cell_config, run=cell_run, record=False,
-                                  require_dims=[dim] if dim else [])
-        last = run_child(BENCH, cell_params, ctx, _forward(ctx, index, len(grid), name))
-        cell = {"dim_value": value, "concurrency": concurrency, "latency_ms": last["latency_ms"],
-                "throughput_per_s": last["throughput_per_s"],
-                "items_per_s": last["throughput_per_s"] * (value if dim else 1), "iterations": last["iterations"],
-                "peak_rss_bytes": last["peak_rss_bytes"], "gpu_memory_bytes": last["gpu_memory_bytes"],
-                "input_shapes": {row["name"]: row["shape"] for row in last["inputs"]}, "inputs": last["inputs"]}
+    names = [(f"{dim}={value}, " if dim else "") + f"concurrency {k}" for value, k in grid]
+    measured = measure_grid(CELL, [_cell_params(params, value, k) for value, k in grid],
+                            [value or 1 for value, _ in grid], [k for _, k in grid], params.run, ctx,
+                            _member_events(ctx, names), params.max_processes)
+    cells = []
+    for (value, concurrency), measured_cell in zip(grid, measured.cells):
+        report = measured_cell.report
+        cell = {"dim_value": value, "concurrency": concurrency, "latency_ms": report["latency_ms"],
+                "throughput_per_s": report["throughput_per_s"],
+                "items_per_s": report["throughput_per_s"] * (value or 1), "iterations": report["iterations"],
+                "peak_rss_bytes": report["peak_rss_bytes"], "gpu_memory_bytes": report["gpu_memory_bytes"],
+                "input_shapes": {row["name"]: row["shape"] for row in report["inputs"]}, "inputs": report["inputs"],
+                "group": measured_cell.group, **cell_ratio(measured_cell)}
+        if not cells:
+            cell.update(ratio=1.0, ratio_ci=[1.0, 1.0], verdict="reference")
         cells.append(cell)
         ctx.data("sweep-cell", cell)
     best = best_cell(cells, limit, percentile)
+    second = runner_up(cells, best, limit, percentile) if best else None
+    margin = None
+    if second is not None:
+        margin = pair_ratio(measured, cells.index(best), cells.index(second)) | {
+            "runner_up": {"dim_value": second["dim_value"], "concurrency": second["concurrency"]}}
+        margin["measurable"] = margin["verdict"] == "faster"
+    first = measured.cells[0].report
     result = {
         "dim": dim, "dim_values": dim_values if dim else [], "concurrency_values": concurrency_values,
         "cells": cells, "latency_limit_ms": limit, "limit_percentile": percentile, "best": best,
-        "session": config.to_dict(), "run": settings.to_dict(), "providers": last["providers"],
-        "ort_version": last["ort_version"], "machine": last["machine"], "created": time.time(),
+        "best_vs_runner_up": margin, "ratio_definition": RATIO_DEFINITION,
+        "alternation": {"groups": [[0, *group] for group in measured.groups], "plans": measured.plans,
+                        "max_processes": params.max_processes, "confidence": 0.95,
+                        "verdict_rule": "faster or slower only when the whole 95 % interval lies beyond ±2 % "
+                                        "around 1; otherwise no-difference"},
+        "inputs": first["inputs"], "session": params.session.to_dict(), "run": params.run.to_dict(),
+        "providers": first["providers"], "ort_version": first["ort_version"], "machine": first["machine"],
+        "created": time.time(),
     }
     if params.record:
         history = History()
@@ -238,4 +250,5 @@ def sweep_job(params: SweepParams, ctx: JobContext) -> dict:
 BENCH = Job("bench", bench_job, BenchParams, result=BenchResult)
 MEMBER = Job("compare-member", member_job, MemberParams, result=BenchResult)
 COMPARE = Job("compare", compare_job, CompareParams, child=False, result=CompareResult)   # it only starts children
-SWEEP = Job("sweep", sweep_job, SweepParams, child=False)
+CELL = Job("sweep-cell", cell_job, BenchParams, result=BenchResult)
+SWEEP = Job("sweep", sweep_job, SweepParams, child=False, result=SweepResult)   # it only starts children

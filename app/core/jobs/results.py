@@ -39,7 +39,17 @@ class BenchResult(TypedDict):
 
 class CompareResult(TypedDict):
     baseline: str
-    models: list[dict]
+    models: list[dict]             # per model, its `inputs` too
+    session: dict
+    inputs: list[dict]             # the reference's input plan: every model ran on these
+
+
+class SweepResult(TypedDict):
+    cells: list[dict]              # per cell its latency, items_per_s, inputs, ratio, ratio_ci, verdict
+    best: dict | None
+    best_vs_runner_up: dict | None  # {ratio, ci, verdict, measurable, runner_up}
+    ratio_definition: str
+    inputs: list[dict]             # the first cell's input plan
     session: dict
 
 

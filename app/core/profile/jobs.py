@@ -36,6 +36,8 @@ class TraceDiffParams(Params):
     before: str
     after: str
     include_first_run: bool = False
+    before_model: str = ""          # the models the traces came from; "": as ORTune noted them, if it did
+    after_model: str = ""
 
 
 @dataclass
@@ -62,19 +64,20 @@ def read_trace_job(params: TraceParams, ctx) -> dict:
 
 
 def diff_traces_job(params: TraceDiffParams, ctx) -> dict:
-    from app.core.profile.traces import diff_profiles, read_reporting, summarize
+    """The two traces per operator type, with intervals over runs (app.core.profile.diff);
+    `models` names the models they came from, where known, for an alternating timing."""
+    from app.core.profile.diff import diff_profiles
+    from app.core.profile.origins import model_of
+    from app.core.profile.traces import read_reporting, summarize
 
     profiles = []
-    for i, path in enumerate((params.before, params.after)):
+    for i, (path, model) in enumerate(((params.before, params.before_model), (params.after, params.after_model))):
         trace = read_reporting(path, ctx, 0.5 * i, 0.45, Path(path).name)
-        profiles.append(summarize(trace, params.include_first_run))
+        profiles.append(summarize(trace, params.include_first_run) | {"model": model or model_of(path)})
         for warning in profiles[-1]["warnings"]:
             ctx.log(warning, "warning")
     result = diff_profiles(*profiles)
     result["warnings"] = profiles[0]["warnings"] + profiles[1]["warnings"]
-    result["note"] = ("these ratios come from two separate profiles, each recorded on its own, not from an "
-                      "alternating measurement: a slow spell of the machine during either shows up in them; "
-                      "`ortune compare` measures the two models in alternation")
     ctx.progress(1.0, "done")
     return result
 

@@ -19,6 +19,7 @@ from app.core.model.intake import check_readable
 from app.core.units import first_line
 from app.core.store.paths import data_dir
 from app.core.session.config import SessionConfig
+from app.core.profile.origins import remember
 from app.core.profile.trace_reader import read_trace
 from app.core.profile.traces import summarize
 
@@ -122,6 +123,8 @@ def profile_model_job(params, ctx: JobContext) -> dict:
         gc.collect()
         _remove_partial(prefix)
         raise
+
+    remember(out, model)
 
     def progress(fraction: float) -> None:
         ctx.check_cancel()

@@ -1,5 +1,5 @@
 """What an ORT profile trace says: time per operator type, per node and per provider, the
-session's phases and runs, one run's timeline; and the before/after comparison of two.
+session's phases and runs, one run's timeline (the comparison of two is in diff.py).
 
 Totals and counts cover every node event of the trace. Averages leave the first run out
 (it warms caches, allocates the arena and, on GPUs, tunes kernels) unless asked not to,
@@ -17,6 +17,7 @@ PERCENT_OF = "total node time"
 SLOW_RUN_FACTOR = 1.5     # a steady run this many times the median stands out
 LOADING_PHASES = ("model_loading_uri", "model_loading_array", "model_loading_from_saved_proto")
 UNKNOWN_OP = "(unknown)"
+MAX_RUN_SERIES = 2000     # steady runs whose per-run times a profile keeps (for intervals over runs)
 
 
 def shape_texts(entries) -> list[str]:
@@ -82,6 +83,7 @@ class _NodeTable:
         steady = self.run >= first if by_run else np.ones(events.size, bool)
         self.steady_runs = run_start.size - first if by_run else 1
         size = self.key_ids.size
+        self.by_run, self.first = by_run, first
         self.total = _sums(self.inverse, dur, size)
         self.count = _sums(self.inverse, None, size)
         self.steady_total = _sums(self.inverse[steady], dur[steady], size)
@@ -122,6 +124,24 @@ def _group(table: _NodeTable, labels: list[str], grand_total: int) -> list[dict]
                      "per_run_count": steady_count / table.steady_runs, "nodes": int(nodes[i])})
     rows.sort(key=lambda row: (-row["total_us"], row["name"]))
     return rows
+
+
+def _per_run(table: _NodeTable, trace: TraceData, by_op_type: list[dict]) -> dict[str, list[int]] | None:
+    """Per op type, its node time (µs) in each steady run, for intervals over runs (the
+    last MAX_RUN_SERIES runs of a longer trace); None when the trace is not split in runs."""
+    if not table.by_run or table.steady_runs < 2:
+        return None
+    runs = table.steady_runs
+    kept = max(0, runs - MAX_RUN_SERIES)
+    ops = [row["op_type"] for row in by_op_type]
+    column = {op: i for i, op in enumerate(ops)}
+    op_of_key = np.array([column[op] for op in table.ops], dtype=np.int64)
+    run = table.run.astype(np.int64) - table.first - kept
+    inside = run >= 0
+    cells = run[inside] * len(ops) + op_of_key[table.inverse[inside]]
+    dur = trace.dur[table.events][inside]
+    matrix = _sums(cells, dur, (runs - kept) * len(ops)).reshape(runs - kept, len(ops))
+    return {op: matrix[:, i].tolist() for i, op in enumerate(ops)}
 
 
 def _by_node(table: _NodeTable, grand_total: int) -> tuple[list[dict], np.ndarray]:
@@ -187,6 +207,7 @@ def summarize(trace: TraceData, include_first_run: bool = False, with_timeline: 
         "threads": [{"tid": int(t), "node_events": int(n), "total_us": int(s)}
                     for t, n, s in zip(lanes, np.bincount(lane_of_event, minlength=lanes.size), lane_totals)],
         "kernels": _kernels(trace),
+        "per_run_by_op_type": _per_run(table, trace, by_op_type),
         "truncated": trace.truncated, "warnings": [trace.problem] if trace.problem else [],
     }
     if not table.events.size:
@@ -197,39 +218,6 @@ def summarize(trace: TraceData, include_first_run: bool = False, with_timeline: 
                               "node": rank[table.inverse], "run": table.run,
                               "run_start": run_start, "run_dur": run_dur}
     return result
-
-
-def diff_profiles(before: dict, after: dict) -> dict:
-    """Per operator type, time and calls per run of `after` against `before` (steady runs).
-
-    Op types present on one side only (fused away, or made by fusion) are kept, with 0 on the other."""
-    rows_before = {row["op_type"]: row for row in before["by_op_type"]}
-    rows_after = {row["op_type"]: row for row in after["by_op_type"]}
-    rows = []
-    for op_type in sorted(set(rows_before) | set(rows_after)):
-        one, two = rows_before.get(op_type), rows_after.get(op_type)
-        before_us = one["per_run_us"] if one else 0.0
-        after_us = two["per_run_us"] if two else 0.0
-        before_count = one["per_run_count"] if one else 0.0
-        after_count = two["per_run_count"] if two else 0.0
-        rows.append({"op_type": op_type, "before_us": before_us, "after_us": after_us,
-                     "delta_us": after_us - before_us, "before_count": before_count, "after_count": after_count,
-                     "delta_count": after_count - before_count,
-                     "speedup": before_us / after_us if after_us and before_us else None,
-                     "only_in": None if one and two else ("before" if one else "after")})
-    rows.sort(key=lambda row: (-abs(row["delta_us"]), row["op_type"]))
-    node_before = sum(row["before_us"] for row in rows)
-    node_after = sum(row["after_us"] for row in rows)
-    run_before = (before["phases"]["steady_run_us"] or {}).get("mean")
-    run_after = (after["phases"]["steady_run_us"] or {}).get("mean")
-    return {
-        "before": before["trace"], "after": after["trace"],
-        "node_us_per_run": {"before": node_before, "after": node_after},
-        "speedup": node_before / node_after if node_after else None,
-        "run_us": {"before": run_before, "after": run_after},
-        "run_speedup": run_before / run_after if run_before and run_after else None,
-        "by_op_type": rows,
-    }
 
 
 # jobs ---------------------------------------------------------------------------------------

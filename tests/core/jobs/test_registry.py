@@ -115,6 +115,7 @@ def _quick_params(job, tmp_path):
         "bench": {**quick, "run": {"warmup": 1, "iterations": 5}, "record": False},
         "compare": {"models": [{"path": mlp}, {"path": mlp}], "session": quick["session"],
                     "run": {"warmup": 1, "iterations": 5}, "record": False},
+        "sweep": {**quick, "concurrency_values": [1, 2], "run": {"warmup": 1, "iterations": 5}, "record": False},
         "convert": {"kind": "fp16", "input": mlp, "output": str(tmp_path / "half.onnx")},
         "profile": {"model": mlp, "runs": 2, "out": str(tmp_path / "trace.json")},
         "tune": {**quick, "limits": {"max_threads": 1, "opt_levels": ["basic", "all"], "execution_modes": ["sequential"],
@@ -127,7 +128,7 @@ def _quick_params(job, tmp_path):
 
 
 @pytest.mark.parametrize("job", [j for j in JOBS if typing.is_typeddict(j.result) and j.name not in
-                                 ("compare-member", "read-trace")], ids=lambda job: job.name)
+                                 ("compare-member", "sweep-cell", "read-trace")], ids=lambda job: job.name)
 def test_real_results_carry_every_promised_field(job, tmp_path):
     from app.core.runner.process import run_job
 

@@ -9,7 +9,8 @@ from app.core.jobs.errors import UserError
 from app.core.jobs.protocol import JobContext
 from app.core.profile.trace_reader import read_trace
 from app.core.profile.jobs import COPY_TRACE, READ_TRACE
-from app.core.profile.traces import diff_profiles, summarize
+from app.core.profile.diff import diff_profiles
+from app.core.profile.traces import summarize
 from tests.traces import Node, handmade_nodes, write_trace
 
 

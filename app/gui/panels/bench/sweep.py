@@ -149,18 +149,26 @@ class SweepView(OneJobView, QWidget):
         elif best is not None:
             where = (f"{result['dim']}={best['dim_value']}, " if result["dim"] else "") + f"concurrency {best['concurrency']}"
             unit = f"{result['dim']} items/s" if result["dim"] else "runs/s"
-            self.status.setText(f"Best throughput{' within the limit' if result['latency_limit_ms'] else ''}: "
-                                f"{best['items_per_s']:,.1f} {unit} at {where}.")
+            text = (f"Best throughput{' within the limit' if result['latency_limit_ms'] else ''}: "
+                    f"{best['items_per_s']:,.1f} {unit} at {where}.")
+            margin = result.get("best_vs_runner_up")
+            if margin:
+                low, high = margin["ci"]
+                text += (f" Against the runner-up: {margin['ratio']:.3g}× [{low:.3g}, {high:.3g}], "
+                         + ("a measurable lead." if margin["measurable"]
+                            else "not a measurable lead: either could be the best."))
+            self.status.setText(text)
 
     def show_cells(self, dim: str | None = None, best: dict | None = None) -> None:
         import math
 
         dim = dim if dim is not None else (self.result or {}).get("dim") or self._current_dim()
         headers = ([dim] if dim else []) + ["concurrency", "p50 ms", "p90 ms", "p99 ms", "runs/s"] + (
-            [f"{dim} items/s"] if dim else []) + ["best"]
+            [f"{dim} items/s"] if dim else []) + ["vs first", "95 % interval", "verdict", "best"]
         self.table.set_rows([([c["dim_value"]] if dim else []) + [
             c["concurrency"], c["latency_ms"]["p50"], c["latency_ms"]["p90"], c["latency_ms"]["p99"],
-            c["throughput_per_s"]] + ([c["items_per_s"]] if dim else []) + [c == best] for c in self.cells], headers)
+            c["throughput_per_s"]] + ([c["items_per_s"]] if dim else []) + _ratio_columns(c) + [c == best]
+            for c in self.cells], headers)
         if not self.cells:
             return
         dim_values = list(dict.fromkeys(c["dim_value"] for c in self.cells))
@@ -190,3 +198,12 @@ class SweepView(OneJobView, QWidget):
     def _current_dim(self) -> str | None:
         text = self.dim.currentText().strip()
         return None if text in ("", NO_DIM) else text
+
+
+def _ratio_columns(cell: dict) -> list:
+    """A cell's items per second against the first cell's, measured in alternation; a
+    sweep stored before sweeps alternated has none."""
+    if "ratio" not in cell:
+        return ["–", "–", "–"]
+    low, high = cell["ratio_ci"]
+    return [f"{cell['ratio']:.3g}×", f"[{low:.3g}, {high:.3g}]", cell["verdict"]]

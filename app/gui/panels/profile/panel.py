@@ -82,6 +82,7 @@ class ProfilePanel(Panel):
         self.caption.follow(self.views)
         self.compare.before.currentIndexChanged.connect(lambda _: self.update_compare())
         self.compare.after.currentIndexChanged.connect(lambda _: self.update_compare())
+        self.compare.measure_button.clicked.connect(self.measure_compare)
         self._list_profiles()     # some may have arrived before the tab was first shown
 
     def model_changed(self, model) -> None:
@@ -201,10 +202,35 @@ class ProfilePanel(Panel):
             view.show_profile(info, include)
 
     def update_compare(self) -> None:
-        from app.core.profile.traces import diff_profiles
+        from app.core.profile.diff import diff_profiles
+        from app.core.profile.origins import model_of
 
         before, after = self.compare.before.currentIndex(), self.compare.after.currentIndex()
         if len(self.profiles) < 2 or before < 0 or after < 0:
             self.compare.show_diff(None)
             return
-        self.compare.show_diff(diff_profiles(self.profiles[before][1], self.profiles[after][1]))
+        # an opened trace names no model; ORTune noted it for the traces it recorded
+        one, two = ({**info, "model": info.get("model") or model_of(info["trace"])}
+                    for info in (self.profiles[before][1], self.profiles[after][1]))
+        self.compare.show_diff(diff_profiles(one, two))
+
+    def measure_compare(self) -> None:
+        """Time the two profiles' models in alternation (Compare's job) and show it beside the profile."""
+        from app.core.bench.jobs import COMPARE
+        from app.core.profile.diff import with_measurement
+
+        diff = self.compare.result
+        if diff is None:
+            return
+        models = diff["models"]
+        self.compare.measure_button.setEnabled(False)
+
+        def on_result(compare: dict) -> None:
+            if self.compare.result is diff:      # still the same pair
+                self.compare.show_diff(with_measurement(diff, compare))
+
+        self.context.jobs.start(
+            "Time the two profiled models", COMPARE,
+            {"models": [{"path": models["before"], "label": "before"}, {"path": models["after"], "label": "after"}],
+             "session": self.context.session.config().to_dict(), "record": False},
+            on_result=on_result, on_error=lambda _error: self.compare.measure_button.setEnabled(True))

@@ -259,8 +259,14 @@ class CompareView(QSplitter):
 
         self.before = QComboBox()
         self.after = QComboBox()
+        from PySide6.QtWidgets import QPushButton
+
         self.summary = QLabel("Load two profiles (run or open traces) to compare them.")
         self.summary.setWordWrap(True)
+        self.measure_button = QPushButton("Time both models in alternation")
+        self.measure_button.setToolTip("Run the two profiles' models as Compare does, each in its own process, one "
+                                       "block at a time, and say where the profile disagrees with that timing.")
+        self.measure_button.setEnabled(False)
         form = QFormLayout()
         form.addRow("Before:", self.before)
         form.addRow("After:", self.after)
@@ -268,6 +274,7 @@ class CompareView(QSplitter):
         top_layout = QVBoxLayout(top)
         top_layout.setContentsMargins(0, 0, 0, 0)
         top_layout.addLayout(form)
+        top_layout.addWidget(self.measure_button)
         top_layout.addWidget(self.summary)
         self.table = DataTable()
         self.chart = BarChart("Change in ms per run (after − before)")
@@ -289,26 +296,44 @@ class CompareView(QSplitter):
         from app.gui.widgets.theme import plot_colors
 
         self.result = result
+        models = (result or {}).get("models") or {}
+        self.measure_button.setEnabled(bool(models.get("before") and models.get("after")
+                                            and models["before"] != models["after"]))
         if result is None:
             self.table.set_rows([])
             self.chart.set_bars([], [])
             return
-        speedup = result["speedup"]
+        total = result["total"]
+        speedup = total["ratio"]
         text = (f"Node time per run: {result['node_us_per_run']['before'] / 1000:,.3f} ms → "
                 f"{result['node_us_per_run']['after'] / 1000:,.3f} ms"
-                + (f" — <b>{speedup:.2f}× {'faster' if speedup >= 1 else 'slower'}</b>" if speedup else ""))
+                + (f" — <b>{speedup:.2f}×</b> {_interval(total['ci'])} {total['verdict'] or ''}" if speedup else ""))
         if result["run_speedup"]:
             text += (f"<br>Whole run (steady mean): {result['run_us']['before'] / 1000:,.3f} ms → "
                      f"{result['run_us']['after'] / 1000:,.3f} ms ({result['run_speedup']:.2f}×)")
+        measured = result.get("measured")
+        if measured:
+            text += (f"<br>Timed in alternation: <b>{measured['speedup']:.2f}×</b> "
+                     f"{_interval(measured['speedup_ci'])} {measured['verdict']} — "
+                     + ("<b>the profile disagrees</b>: trust the timing; the profiler's cost per node distorts "
+                        "small operators" if result["disagrees"] else "the profile agrees"))
+        else:
+            text += f"<br><small>{result['note']}</small>"
         self.summary.setText(text)
         only = {"before": "only before (removed or fused)", "after": "only after (added, e.g. fused)"}
         rows = result["by_op_type"]
         self.table.set_rows(
             [[r["op_type"], _ms(r["before_us"]), _ms(r["after_us"]), _ms(r["delta_us"]), r["before_count"],
-              r["after_count"], r["speedup"], only.get(r["only_in"], "")] for r in rows],
+              r["after_count"], r["speedup"], _interval(r["ratio_ci"]) or "–", r["verdict"] or "–",
+              only.get(r["only_in"], "")] for r in rows],
             headers=["Op type", "Before ms/run", "After ms/run", "Change ms", "Calls before", "Calls after",
-                     "Speedup", "Note"])
+                     "Speedup", "95 % interval", "Verdict", "Note"])
         colors = plot_colors()
         shown = rows[:CHART_BARS]
         self.chart.set_bars([r["op_type"] for r in shown], [r["delta_us"] / 1000 for r in shown], "change_ms",
                             brushes=[colors["good"] if r["delta_us"] <= 0 else colors["bad"] for r in shown])
+
+
+def _interval(interval: list | None) -> str:
+    """A 95 % interval as [low, high]; "" without one (too few runs)."""
+    return f"[{interval[0]:.2f}, {interval[1]:.2f}]" if interval else ""

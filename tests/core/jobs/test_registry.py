@@ -111,6 +111,7 @@ def _quick_params(job, tmp_path):
     quick = {"path": mlp, "session": {"intra_op_num_threads": 1}}
     return {
         "inspect": {"path": mlp},
+        "inspect-with-cost": {"path": mlp},
         "probe-providers": {},
         "bench": {**quick, "run": {"warmup": 1, "iterations": 5}, "record": False},
         "compare": {"models": [{"path": mlp}, {"path": mlp}], "session": quick["session"],

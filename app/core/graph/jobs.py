@@ -1,8 +1,10 @@
-"""The jobs of the graph room: a model's cost, and its summary with the cost totals."""
+"""The jobs of the graph room: a model's cost, its summary with the cost totals, and the
+difference between two models."""
 
 from __future__ import annotations
 
 from dataclasses import dataclass
+from typing import TypedDict
 
 from app.core.jobs.entry import Job
 from app.core.jobs.params import Params, setting
@@ -50,5 +52,24 @@ def summary_job(params: CostParams, ctx) -> dict:
     return {**summary, **{k: cost.pop(k) for k in TOTALS}, "cost": cost}
 
 
+@dataclass
+class DiffParams(Params):
+    a: str
+    b: str
+    values: bool = True            # read the weights and compare a hash of each initializer's values
+
+
+class DiffResult(TypedDict):
+    added: list[dict]              # {name, op_type, domain}: in B only
+    removed: list[dict]            # in A only
+    changed: list[dict]            # {name, op_type, domain, a_name, changes [{what, ...}]}
+
+
+def diff_job(params: DiffParams, ctx) -> dict:
+    from app.core.graph.diff import diff_models
+    return diff_models(params.a, params.b, params.values, ctx)
+
+
 COST = Job("cost", cost_job, CostParams)
 SUMMARY = Job("inspect-with-cost", summary_job, CostParams, result=SummaryResult)
+DIFF = Job("diff", diff_job, DiffParams, result=DiffResult)

@@ -4,7 +4,8 @@ from __future__ import annotations
 
 from app.cli.common import add_json_flag, format_table, output, run_job_cli
 from app.core.units import human_bytes, shape_text
-from app.core.model.jobs import INSPECT
+from app.core.graph.cost import totals_text
+from app.core.graph.jobs import SUMMARY
 
 ORDER = 10
 
@@ -21,6 +22,7 @@ def render(info: dict) -> str:
         + (f" ({info['subgraph_count']} subgraphs)" if info["subgraph_count"] else ""),
         f"  parameters    {info['parameters']:,} ({human_bytes(info['initializer_bytes'])} of weights)",
     ]
+    lines.append(f"  cost          {totals_text(info)}")
     for key, value in info.get("metadata", {}).items():
         lines.append(f"  meta {key}: {value}")
     lines.append("")
@@ -33,7 +35,7 @@ def render(info: dict) -> str:
 
 
 def run(args) -> int:
-    result = run_job_cli(INSPECT, {"path": args.model})
+    result = run_job_cli(SUMMARY, {"path": args.model})
     return output(args, result, render)
 
 

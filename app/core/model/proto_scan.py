@@ -100,11 +100,13 @@ def _tensor_rule(number: int, wire: int, start: int, end: int):
     return DROP if number in _TENSOR_DATA else KEEP
 
 
-def structure_bytes(buf) -> bytes:
-    """The serialised model in `buf` without its top-level initializers' data."""
+def structure_bytes(buf, keep_below: int = 0) -> bytes:
+    """The serialised model in `buf` without its top-level initializers' data, except
+    those whose whole message is under `keep_below` bytes (shape inference reads small
+    constants such as a Reshape's target shape)."""
 
     def graph_rule(number: int, wire: int, start: int, end: int):
-        if number == _GRAPH_INITIALIZER and wire == _LENGTH_DELIMITED:
+        if number == _GRAPH_INITIALIZER and wire == _LENGTH_DELIMITED and end - start >= keep_below:
             return _rewrite(buf, start, end, _tensor_rule)
         return KEEP
 
@@ -116,12 +118,13 @@ def structure_bytes(buf) -> bytes:
     return _rewrite(buf, 0, len(buf), model_rule)
 
 
-def load_structure(path: Path):
-    """The model at `path` as a ModelProto without its top-level initializers' data."""
+def load_structure(path: Path, keep_below: int = 0):
+    """The model at `path` as a ModelProto without its top-level initializers' data
+    (but for those under `keep_below` bytes, see structure_bytes)."""
     import onnx
 
     with open(path, "rb") as handle, mmap.mmap(handle.fileno(), 0, access=mmap.ACCESS_READ) as view:
-        data = structure_bytes(view)
+        data = structure_bytes(view, keep_below)
     model = onnx.ModelProto()
     try:
         model.ParseFromString(data)

@@ -288,8 +288,8 @@ class MainWindow(QMainWindow):
         def failed(_exc) -> None:
             self.model_list.remove(model)
 
-        from app.core.model.jobs import INSPECT
-        self.jobs.start(f"Read {model.label}", INSPECT, {"path": model.path},
+        from app.core.graph.jobs import SUMMARY
+        self.jobs.start(f"Read {model.label}", SUMMARY, {"path": model.path},
                         on_result=done, on_error=failed)
         return model
 

@@ -111,6 +111,8 @@ def _quick_params(job, tmp_path):
     quick = {"path": mlp, "session": {"intra_op_num_threads": 1}}
     return {
         "inspect": {"path": mlp},
+        "inspect-with-cost": {"path": mlp},
+        "diff": {"a": mlp, "b": mlp},
         "probe-providers": {},
         "bench": {**quick, "run": {"warmup": 1, "iterations": 5}, "record": False},
         "compare": {"models": [{"path": mlp}, {"path": mlp}], "session": quick["session"],

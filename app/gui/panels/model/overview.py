@@ -5,6 +5,7 @@ from __future__ import annotations
 from PySide6.QtCore import Qt
 from PySide6.QtWidgets import QFormLayout, QGroupBox, QLabel, QSplitter, QVBoxLayout, QWidget
 
+from app.core.graph.cost import totals_text
 from app.core.units import human_bytes, shape_text
 from app.gui.shell.panel import Panel
 
@@ -25,7 +26,7 @@ class OverviewPanel(Panel):
         self.facts = QFormLayout(facts_box)
         self.fact_labels: dict[str, QLabel] = {}
         for key in ("Format", "Size", "IR version", "Opsets", "Producer", "Nodes", "Parameters",
-                    "Weights", "External data", "Metadata"):
+                    "Weights", "Cost", "External data", "Metadata"):
             label = QLabel("–")
             label.setTextInteractionFlags(Qt.TextInteractionFlag.TextSelectableByMouse)
             label.setWordWrap(True)
@@ -80,6 +81,7 @@ class OverviewPanel(Panel):
             "Nodes": nodes,
             "Parameters": f"{info['parameters']:,}",
             "Weights": human_bytes(info["initializer_bytes"]),
+            "Cost": totals_text(info) if "macs" in info else "–",
             "External data": ", ".join(info["external_data_files"]) if info["external_data"] else "no",
             "Metadata": "; ".join(f"{k}: {v}" for k, v in info.get("metadata", {}).items()) or "–",
         }

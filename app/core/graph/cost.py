@@ -1,0 +1,242 @@
+"""What a model costs to run, per node and in all: MACs, FLOPs, parameters, the bytes of
+the activations it writes, and an estimate of the activation memory alive at its peak.
+
+Shapes come from onnx's own shape inference (`onnx.shape_inference.infer_shapes`, with
+data propagation) run on the model's structure without its weights, after the input
+plan's concrete shapes replace the declared symbolic dims; the arithmetic per node comes
+from the table in app.core.graph.formulas.
+
+Why not onnx-tool: it installs, but it infers shapes with its own re-implementation of
+every operator on the weights' *values* (it loads and executes the graph's constants in
+numpy), so a large model costs its full weights in memory and time; it has its own
+incomplete operator set (an unknown operator stops the whole count rather than leaving
+one node uncounted); and it reads input shapes from its own argument format rather than
+from ORTune's input plan, so the figures could not name the inputs they assume. onnx's
+inference is the reference for the operator set, already a dependency, and works on the
+weightless structure; the table of formulas is small and states its conventions.
+
+Only the weights' data is left out: initializers under KEEP_BELOW bytes keep theirs,
+because inference reads small constants (a Reshape's target shape, Slice bounds). Nodes
+inside control-flow bodies (If, Loop, Scan) are counted once, whatever the trip count."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+from app.core.graph.formulas import node_cost
+from app.core.jobs.protocol import JobContext
+from app.core.session.input_spec import FeedSpec
+
+#: initializers whose message is smaller keep their data for shape inference
+KEEP_BELOW = 4096
+#: INT4, UINT4, FLOAT4E2M1: two values a byte
+_PACKED_TYPES = {21, 22, 23}
+
+
+def _itemsize(elem_type: int) -> float:
+    import onnx
+    if elem_type in _PACKED_TYPES:
+        return 0.5
+    try:
+        return onnx.helper.tensor_dtype_to_np_dtype(elem_type).itemsize
+    except (KeyError, TypeError, ValueError):
+        return 0
+
+
+def _concrete(value_type) -> tuple[list[int] | None, int]:
+    """(dims if every one is known, else None; element type) of a value's type."""
+    if not value_type.HasField("tensor_type"):
+        return None, 0
+    tensor = value_type.tensor_type
+    if not tensor.HasField("shape"):
+        return None, tensor.elem_type
+    dims = [d.dim_value if d.HasField("dim_value") else None for d in tensor.shape.dim]
+    return (None if None in dims else dims), tensor.elem_type
+
+
+def plan_shapes(path: Path, model, spec: FeedSpec) -> tuple[dict[str, list[int]], list[dict]]:
+    """The input plan's concrete shape for each graph input, and what it says of them."""
+    from app.core.model.inspect import describe_value
+    from app.core.session.graph_hints import read_hints
+    from app.core.session.inputs import make_feeds
+
+    initializers = {t.name for t in model.graph.initializer}
+    inputs = [describe_value(v) for v in model.graph.input if v.name not in initializers]
+    _, info = make_feeds(inputs, spec, read_hints(path), budget=1 << 30)
+    return info["shapes"], info["inputs"]
+
+
+def _fix_inputs(model, shapes: dict[str, list[int]]) -> None:
+    for value in model.graph.input:
+        if value.name not in shapes or not value.type.HasField("tensor_type"):
+            continue
+        shape = value.type.tensor_type.shape
+        shape.ClearField("dim")
+        for size in shapes[value.name]:
+            shape.dim.add().dim_value = int(size)
+
+
+def _infer(model) -> tuple[object, str]:
+    """The model with inferred value_info, and a note where inference gave up."""
+    import onnx
+    try:
+        return onnx.shape_inference.infer_shapes(model, check_type=False, strict_mode=False, data_prop=True), ""
+    except Exception as exc:  # onnx raises its own InferenceError and plain RuntimeErrors
+        return model, f"shape inference stopped: {str(exc).splitlines()[0][:200]}"
+
+
+def _types(model) -> tuple[dict[str, tuple], set[str]]:
+    """name -> (dims or None, elem type) over every graph, and the initializers' names."""
+    from app.core.model.intake import iter_graphs
+
+    types: dict[str, tuple] = {}
+    weights: set[str] = set()
+    for graph in iter_graphs(model.graph):
+        for value in list(graph.input) + list(graph.value_info) + list(graph.output):
+            types[value.name] = _concrete(value.type)
+        for tensor in graph.initializer:
+            types[tensor.name] = (list(tensor.dims), tensor.data_type)
+            weights.add(tensor.name)
+        for node in graph.node:
+            if node.op_type == "Constant":
+                for attr in node.attribute:
+                    if attr.name == "value" and node.output:
+                        types[node.output[0]] = (list(attr.t.dims), attr.t.data_type)
+    return types, weights
+
+
+def _attributes(node) -> dict:
+    from onnx import helper
+    values = {}
+    for attr in node.attribute:
+        if attr.type in (1, 2, 6, 7):           # FLOAT, INT, FLOATS, INTS: what the formulas read
+            values[attr.name] = helper.get_attribute_value(attr)
+    return values
+
+
+def _bytes(types: dict, name: str) -> int | None:
+    dims, elem_type = types.get(name, (None, 0))
+    if dims is None:
+        return None
+    count = 1
+    for d in dims:
+        count *= d
+    return int(count * _itemsize(elem_type))
+
+
+def node_costs(model, types: dict, weights: set[str]) -> list[dict]:
+    """One entry per node, subgraphs included, in graph order."""
+    from app.core.model.intake import iter_graphs
+
+    rows = []
+    for graph in iter_graphs(model.graph):
+        for index, node in enumerate(graph.node):
+            ins = [types.get(n, (None, 0))[0] if n else None for n in node.input]
+            outs = [types.get(n, (None, 0))[0] for n in node.output]
+            cost = node_cost(node.op_type, ins, outs, _attributes(node))
+            out_bytes = [_bytes(types, n) for n in node.output if n]
+            params = 0
+            for name in node.input:
+                if name in weights and types[name][0] is not None:
+                    count = 1
+                    for d in types[name][0]:
+                        count *= d
+                    params += count
+            rows.append({
+                "name": node.name or f"{node.op_type}_{index}", "op_type": node.op_type, "domain": node.domain,
+                "graph": graph.name, "counted": isinstance(cost, tuple),
+                "why_not": "" if isinstance(cost, tuple) else (
+                    "operator not in the table" if cost == "unknown" else "shapes not known"),
+                "macs": cost[0] if isinstance(cost, tuple) else 0,
+                "flops": cost[1] if isinstance(cost, tuple) else 0,
+                "parameters": params,
+                "activation_bytes": sum(b for b in out_bytes if b is not None),
+                "outputs_known": None not in out_bytes,
+            })
+    return rows
+
+
+def peak_activation_bytes(graph, types: dict, weights: set[str]) -> int:
+    """The most activation bytes alive at once running the top-level graph in its order: a
+    tensor lives from the node that writes it (or the start, for an input) until its last
+    reader; the graph's outputs live to the end. Tensors of unknown size count as 0."""
+    last_use: dict[str, int] = {}
+    for index, node in enumerate(graph.node):
+        for name in node.input:
+            last_use[name] = index
+    ends = len(graph.node)
+    for value in graph.output:
+        last_use[value.name] = ends
+    live: dict[str, int] = {v.name: _bytes(types, v.name) or 0 for v in graph.input if v.name not in weights}
+    peak = sum(live.values())
+    for index, node in enumerate(graph.node):
+        for name in node.output:
+            if name:
+                live[name] = _bytes(types, name) or 0
+        peak = max(peak, sum(live.values()))
+        for name in list(live):
+            if last_use.get(name, -1) <= index:
+                del live[name]
+    return peak
+
+
+def model_cost(path: str | Path, spec: FeedSpec | None = None, ctx: JobContext | None = None) -> dict:
+    """The cost of the model at `path` on the input plan's shapes (see the module docstring)."""
+    from app.core.model.intake import load_onnx
+    from app.core.model.proto_scan import ScanError, load_structure
+
+    ctx = ctx or JobContext()
+    path = Path(path)
+    try:
+        model = load_structure(path, keep_below=KEEP_BELOW)
+    except (ScanError, OSError):
+        model = load_onnx(path, weights=False)
+    shapes, planned = plan_shapes(path, model, spec or FeedSpec(mode="zeros"))
+    ctx.check_cancel()
+    _fix_inputs(model, shapes)
+    ctx.progress(0.3, "inferring shapes")
+    inferred, note = _infer(model)
+    ctx.check_cancel()
+    types, weights = _types(inferred)
+    nodes = node_costs(inferred, types, weights)
+    not_counted: dict[str, int] = {}
+    for row in nodes:
+        if not row["counted"]:
+            key = f"{row['op_type']} ({row['why_not']})"
+            not_counted[key] = not_counted.get(key, 0) + 1
+    ctx.progress(1.0, "done")
+    return {
+        "macs": sum(r["macs"] for r in nodes),
+        "flops": sum(r["flops"] for r in nodes),
+        "activation_bytes": sum(r["activation_bytes"] for r in nodes),
+        "peak_activation_bytes": peak_activation_bytes(inferred.graph, types, weights),
+        "counted_nodes": sum(r["counted"] for r in nodes),
+        "not_counted": not_counted,
+        "inference_note": note,
+        "inputs": planned,
+        "nodes": nodes,
+    }
+
+
+def _count(value: float) -> str:
+    for unit, size in (("T", 1e12), ("G", 1e9), ("M", 1e6), ("k", 1e3)):
+        if value >= size:
+            return f"{value / size:.2f} {unit}"
+    return f"{value:.0f} "
+
+
+def totals_text(summary: dict) -> str:
+    """One line of a summary's cost totals (or why there are none), for the window and the CLI."""
+    from app.core.units import human_bytes
+
+    if summary.get("macs") is None:
+        return f"not counted: {summary.get('cost', {}).get('error', 'no shapes')}"
+    cost = summary["cost"]
+    shapes = ", ".join(f"{i['name']} {i['shape']}" for i in cost.get("inputs", []))
+    text = (f"{_count(summary['macs'])}MACs, {_count(summary['flops'])}FLOPs, activations "
+            f"{human_bytes(summary['activation_bytes'])} (peak ~{human_bytes(summary['peak_activation_bytes'])})")
+    if shapes:
+        text += f" for {shapes}"
+    if cost.get("not_counted"):
+        text += f"; not counted: {', '.join(f'{k} x{n}' for k, n in cost['not_counted'].items())}"
+    return text

@@ -1,0 +1,75 @@
+"""The jobs of the graph room: a model's cost, its summary with the cost totals, and the
+difference between two models."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from typing import TypedDict
+
+from app.core.jobs.entry import Job
+from app.core.jobs.params import Params, setting
+from app.core.jobs.results import InspectResult
+from app.core.session.input_spec import FeedSpec
+
+
+@dataclass
+class CostParams(Params):
+    path: str
+    inputs: FeedSpec = setting(factory=lambda: FeedSpec(mode="zeros"))
+
+
+class SummaryResult(InspectResult):
+    macs: int | None
+    flops: int | None
+    activation_bytes: int | None
+    peak_activation_bytes: int | None
+    cost: dict                     # not_counted, inference_note, inputs; or error
+
+
+def cost_job(params: CostParams, ctx) -> dict:
+    from app.core.graph.cost import model_cost
+    return model_cost(params.path, params.inputs, ctx)
+
+
+TOTALS = ("macs", "flops", "activation_bytes", "peak_activation_bytes")
+
+
+def summary_job(params: CostParams, ctx) -> dict:
+    """inspect's summary with the cost totals; a model whose cost cannot be worked out
+    (an .ort file, an input without a shape) still gets its summary, and says why."""
+    from app.core.graph.cost import model_cost
+    from app.core.jobs.errors import UserError
+    from app.core.model.inspect import inspect_model
+
+    summary = inspect_model(params.path, ctx)
+    if summary["format"] != "onnx":
+        return {**summary, **dict.fromkeys(TOTALS), "cost": {"error": "an .ort file holds no shapes to count"}}
+    try:
+        cost = model_cost(params.path, params.inputs, ctx)
+    except UserError as exc:
+        return {**summary, **dict.fromkeys(TOTALS), "cost": {"error": exc.message}}
+    cost.pop("nodes")
+    return {**summary, **{k: cost.pop(k) for k in TOTALS}, "cost": cost}
+
+
+@dataclass
+class DiffParams(Params):
+    a: str
+    b: str
+    values: bool = True            # read the weights and compare a hash of each initializer's values
+
+
+class DiffResult(TypedDict):
+    added: list[dict]              # {name, op_type, domain}: in B only
+    removed: list[dict]            # in A only
+    changed: list[dict]            # {name, op_type, domain, a_name, changes [{what, ...}]}
+
+
+def diff_job(params: DiffParams, ctx) -> dict:
+    from app.core.graph.diff import diff_models
+    return diff_models(params.a, params.b, params.values, ctx)
+
+
+COST = Job("cost", cost_job, CostParams)
+SUMMARY = Job("inspect-with-cost", summary_job, CostParams, result=SummaryResult)
+DIFF = Job("diff", diff_job, DiffParams, result=DiffResult)

@@ -247,7 +247,8 @@ def convert_model(params, ctx: JobContext | None = None) -> dict:
     summary, model = intake(source, weights=kind in _TAKES_PROTO)
     source = Path(summary["path"])
     _check_source(kind, summary, source)
-    check_target(source, output, force, _companions(kind, output, options))
+    depends = tuple(source.parent / name for name in summary["external_data_files"])
+    check_target(source, output, force, _companions(kind, output, options), depends)
     if kind_info(kind).needs_gpu:
         _require_gpu(kind, ctx)
     ctx.check_cancel()
@@ -262,7 +263,7 @@ def convert_model(params, ctx: JobContext | None = None) -> dict:
             if kind == "mixed":          # mixed precision decides per node from the source's outputs
                 raise
             unchecked = exc.message
-    with Staging(output) as stage:
+    with Staging(output, (source, *depends)) as stage:
         work = Work(kind=kind, source=source, target=stage.path, options=options, summary=summary, ctx=ctx,
                     config=config, large=summary["external_data"] or summary["total_bytes"] > PROTOBUF_LIMIT,
                     reference=reference, preloaded=model)

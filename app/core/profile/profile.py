@@ -16,6 +16,7 @@ from pathlib import Path
 from app.core.jobs.errors import UserError
 from app.core.jobs.protocol import JobContext
 from app.core.model.intake import check_readable
+from app.core.model.output import check_replaceable
 from app.core.units import first_line
 from app.core.store.paths import data_dir
 from app.core.session.config import SessionConfig
@@ -32,13 +33,10 @@ def default_trace_path(model: str | os.PathLike) -> Path:
     return data_dir() / "traces" / f"{Path(model).stem}-{time.strftime('%Y%m%d-%H%M%S')}.json"
 
 
-def check_target(out: Path, force: bool) -> None:
+def check_target(out: Path, force: bool, model: Path) -> None:
     if out.suffix.lower() != ".json":
         raise UserError("bad-option", f"{out}: a trace file name ends in .json")
-    if out.exists() and not force:
-        raise UserError("exists", f"{out} already exists; use --force to replace it")
-    if out.exists() and not out.is_file():
-        raise UserError("not-a-file", f"{out} is a folder")
+    check_replaceable(out, force, (model,))
 
 
 def _make_runner(session, feeds: dict, config: SessionConfig, run_options):
@@ -107,7 +105,7 @@ def profile_model_job(params, ctx: JobContext) -> dict:
     if not 1 <= runs <= MAX_RUNS:
         raise UserError("bad-option", f"the number of profiled runs must be 1 to {MAX_RUNS:,}, not {runs}")
     out = Path(params.out).absolute() if params.out else default_trace_path(model)
-    check_target(out, params.force)
+    check_target(out, params.force, model)
     try:
         out.parent.mkdir(parents=True, exist_ok=True)
     except OSError as exc:

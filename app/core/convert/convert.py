@@ -23,6 +23,7 @@ from app.core.units import first_line
 from app.core.session.providers import GPU_PROVIDERS
 from app.core.session.config import SessionConfig
 from app.core.jobs.stdio import capture_output
+from app.core.store import leftovers
 
 MAX_ATTEMPTS = 12
 _HANDLER_MODULES = ("app.core.convert.kinds", "app.core.convert.quantize")
@@ -263,7 +264,7 @@ def convert_model(params, ctx: JobContext | None = None) -> dict:
             if kind == "mixed":          # mixed precision decides per node from the source's outputs
                 raise
             unchecked = exc.message
-    with Staging(output, (source, *depends)) as stage:
+    with Staging(output, (source, *depends)) as stage, leftovers.noted(stage.folder):
         work = Work(kind=kind, source=source, target=stage.path, options=options, summary=summary, ctx=ctx,
                     config=config, large=summary["external_data"] or summary["total_bytes"] > PROTOBUF_LIMIT,
                     reference=reference, preloaded=model)

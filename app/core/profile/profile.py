@@ -18,6 +18,7 @@ from app.core.jobs.protocol import JobContext
 from app.core.model.intake import check_readable
 from app.core.model.output import check_replaceable
 from app.core.units import first_line
+from app.core.store import leftovers
 from app.core.store.paths import data_dir
 from app.core.session.config import SessionConfig
 from app.core.profile.trace_reader import read_trace
@@ -112,8 +113,10 @@ def profile_model_job(params, ctx: JobContext) -> dict:
         raise UserError("not-writable", f"{out.parent}: cannot create the folder ({exc.strerror})") from None
     prefix = out.parent / f".{out.stem}.{os.getpid()}.profiling"
     try:
-        written, facts = _run_profiled(model, config, runs, prefix, ctx)
-        os.replace(written, out)
+        with leftovers.noted(prefix):
+            written, facts = _run_profiled(model, config, runs, prefix, ctx)
+            check_replaceable(out, params.force, (model,))   # nothing took its place while it ran
+            os.replace(written, out)
     except BaseException as exc:
         # ORT writes the trace when the session goes away: let it go, then remove what it wrote.
         traceback.clear_frames(exc.__traceback__)

@@ -41,6 +41,8 @@ from app.core.jobs.entry import Job
 from app.core.jobs.errors import JobCancelled, JobFailed, UserError, error_from_dict, is_runtime_error
 from app.core.jobs.memory import budget_bytes, over_budget_message, rss_bytes
 from app.core.jobs.protocol import JobContext
+from app.core.runner.lifeline import die_with_parent
+from app.core.store import leftovers
 
 #: seconds a child gets to stop by itself after a cancel before it is ended
 CANCEL_GRACE_S = 3.0
@@ -99,7 +101,9 @@ def _run_in_context(job: Job, params, ctx: JobContext) -> tuple:
         return ("error", _error_info(exc, params))
 
 
-def _child_main(job: Job, params, events_conn, control_conn, parent_ends=(), memory_budget=None) -> None:
+def _child_main(job: Job, params, events_conn, control_conn, parent_pid: int, parent_ends=(),
+                memory_budget=None) -> None:
+    die_with_parent(parent_pid)
     for conn in parent_ends:  # a forked child holds copies of the parent's ends too
         conn.close()
     _quiet_native_output()
@@ -227,6 +231,7 @@ class JobHandle:
     def start(self) -> "JobHandle":
         if self.done:
             return self
+        leftovers.sweep()    # what killed jobs left behind
         if self.isolate:
             try:
                 self.memory_budget = budget_bytes(self.memory_limit or _limit_setting())
@@ -240,7 +245,8 @@ class JobHandle:
             parent_ends = (events_recv, control_send) if forking else ()
             self._process = ctx.Process(
                 target=_child_main,
-                args=(self.job, self.params, events_send, control_recv, parent_ends, self.memory_budget),
+                args=(self.job, self.params, events_send, control_recv, os.getpid(), parent_ends,
+                      self.memory_budget),
                 name=f"ortune-job {self.job.name}", daemon=True)
             with _START_LOCK, _main_module_hidden():
                 self._process.start()

@@ -17,7 +17,7 @@ from app.core.jobs.errors import UserError
 from app.core.jobs.protocol import JobContext
 from app.core.model.intake import check_readable
 from app.core.model.output import check_replaceable
-from app.core.units import first_line
+from app.core.units import ort_text
 from app.core.store import leftovers
 from app.core.store.paths import data_dir
 from app.core.session.config import SessionConfig
@@ -81,7 +81,7 @@ def _run_profiled(model: Path, config: SessionConfig, runs: int, prefix: Path, c
             except Exception as exc:  # ORT raises its own types; a terminate shows up here too
                 ctx.check_cancel()
                 raise UserError("run-failed", f"{model.name}: run {index + 1} failed: "
-                                              f"{first_line(str(exc))}") from None
+                                              f"{ort_text(str(exc))}") from None
             if time.monotonic() - reported >= PROGRESS_INTERVAL_S or index + 1 == runs:
                 reported = time.monotonic()
                 ctx.progress(0.8 * (index + 1) / runs, f"run {index + 1} of {runs}")

@@ -29,7 +29,6 @@ import contextlib
 import multiprocessing as mp
 import os
 import queue
-import re
 import signal
 import sys
 import threading
@@ -73,16 +72,16 @@ def _describe_exit(code: int | None) -> str:
 
 def _error_info(exc: BaseException, params=None) -> dict:
     if is_runtime_error(exc):
-        from app.core.units import first_line
+        from app.core.units import is_shape_problem, ort_text
         where = ""
         named = next((getattr(params, key) for key in ("path", "input", "model")
                       if isinstance(getattr(params, key, None), str)), None)
         if named:
             where = os.path.basename(named) + ": "
-        text = re.sub(r"^(\[ONNXRuntimeError\] : )?\d+ : [A-Z_]+ : ", "", first_line(str(exc), 400))
+        text = ort_text(str(exc))
+        hint = " Set the input shapes with --dim/--shape or in the Session tab." if is_shape_problem(text) else ""
         return {"kind": "runtime-error", "user": True,
-                "message": f"{where}ONNX Runtime refused to run it: {text.rstrip('.')}. "
-                           "If an input shape is the cause, set it with --dim/--shape or in the Session tab."}
+                "message": f"{where}ONNX Runtime refused to run it: {text.rstrip('.')}.{hint}"}
     if isinstance(exc, UserError):
         return {"kind": exc.kind, "message": exc.message, "user": True}
     if isinstance(exc, JobCancelled):

@@ -135,6 +135,12 @@ def payload(params, ctx):
     return Payload(params.kib * 1024)
 
 
+def gil_holder(params, ctx):
+    """Says it started, then computes in C for hours without letting another thread run."""
+    ctx.progress(0.0, "holding the interpreter lock")
+    return sum(range(10 ** 14))
+
+
 ECHO = Job("echo", echo, SampleParams)
 USER_ERROR = Job("user-error", user_error, SampleParams)
 INTERNAL_ERROR = Job("internal-error", internal_error, SampleParams)
@@ -148,6 +154,7 @@ HOG = Job("hog", hog, SampleParams)
 DOUBLER = Job("doubler", doubler, SampleParams)
 PACED_MEMBER = Job("paced-member", paced_member, SampleParams)
 PAYLOAD = Job("payload", payload, SampleParams, child=False)
+GIL_HOLDER = Job("gil-holder", gil_holder, SampleParams)
 
 
 def probe_inputs_stand_in(params, ctx):

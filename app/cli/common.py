@@ -93,6 +93,9 @@ def print_json(obj: Any) -> None:
 
 
 def output(args: argparse.Namespace, result: Any, render: Callable[[Any], str]) -> int:
+    if isinstance(result, dict) and not sys.stderr.isatty():   # on a terminal the progress line said it
+        for message in result.get("history_warnings", []):
+            sys.stderr.write(f"warning: {message}\n")
     if getattr(args, "json", False):
         print_json(result)
     else:

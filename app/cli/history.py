@@ -34,7 +34,8 @@ def run(args) -> int:
             from app.cli.bench import render_sweep as render
         return output(args, report, render)
     entries = history.entries(model=args.model, kind=args.kind, limit=args.limit)
-    return output(args, {"results": entries}, lambda result: render_list(result["results"]))
+    return output(args, {"results": entries, "history_warnings": history.warnings},
+                  lambda result: render_list(result["results"]))
 
 
 def register(subparsers) -> None:

@@ -10,4 +10,5 @@ from app.core.jobs.errors import UserError
 
 class CommandParser(argparse.ArgumentParser):
     def error(self, message: str):  # noqa: D401  (argparse's name)
-        raise UserError("bad-option", f"{self.prog}: {message}")
+        command = self.prog.removeprefix("ortune").strip()   # the line already starts with "ortune:"
+        raise UserError("bad-option", f"{message} (see ortune {command} --help)" if command else message)

@@ -1,5 +1,6 @@
 import os
 import signal
+import stat
 import subprocess
 import sys
 import time
@@ -120,3 +121,12 @@ def test_a_failed_check_exits_4(ortune, tmp_path):
                   "--tol-cosine", "1.0", "--json")
     assert done.code == 4 and done.json()["check"] == "failed"
     assert done.json()["fidelity"]["inputs"][0]["name"] == "x"
+
+
+def test_force_never_replaces_a_fifo(ortune, tmp_path):
+    source = models.save(models.mlp(), tmp_path / "mlp.onnx")
+    os.mkfifo(tmp_path / "out.onnx")
+    done = ortune("convert", "fp16", source, "-o", tmp_path / "out.onnx", "--force", "--json")
+    assert done.code == 2 and done.json()["error"]["kind"] == "bad-output"
+    assert len(done.stderr.strip().splitlines()) == 1 and "FIFO" in done.stderr
+    assert stat.S_ISFIFO(os.lstat(tmp_path / "out.onnx").st_mode)

@@ -84,9 +84,10 @@ def bench_job(params: BenchParams, ctx: JobContext) -> dict:
                                     require_dims=tuple(params.require_dims))
     report["variant"] = params.variant
     if params.record:
-        history = History()
+        history = History(warn=lambda message: ctx.log(message, "warning"))
         report["model"] = history.model_identity(report["model"]["path"]) | {"size_bytes": report["model"]["size_bytes"]}
         report["history_id"] = history.record("bench", report, measurement.warmup_ms(), measurement.samples_ms())
+        report["history_warnings"] = history.warnings
     return report
 
 
@@ -162,11 +163,12 @@ def compare_job(params: CompareParams, ctx: JobContext) -> dict:
         "created": time.time(),
     }
     if params.record:
-        history = History()
+        history = History(warn=lambda message: ctx.log(message, "warning"))
         result["model"] = history.model_identity(baseline["model"]["path"])
         result["variant"] = " vs ".join(r["variant"] for r in reports)
         result["providers"] = baseline["providers"]
         result["history_id"] = history.record("compare", result)
+        result["history_warnings"] = history.warnings
     return result
 
 
@@ -237,11 +239,12 @@ def sweep_job(params: SweepParams, ctx: JobContext) -> dict:
         "created": time.time(),
     }
     if params.record:
-        history = History()
+        history = History(warn=lambda message: ctx.log(message, "warning"))
         result["model"] = history.model_identity(params.path)
         result["variant"] = "sweep " + ((f"{dim} × " if dim else "") + "concurrency")
         result["summary"] = best or {}
         result["history_id"] = history.record("sweep", result)
+        result["history_warnings"] = history.warnings
     else:
         result["model"] = {"path": str(Path(params.path).resolve())}
     return result

@@ -23,6 +23,7 @@ from app.core.units import first_line
 from app.core.session.providers import GPU_PROVIDERS
 from app.core.session.config import SessionConfig
 from app.core.jobs.stdio import capture_output
+from app.core.store import leftovers
 
 MAX_ATTEMPTS = 12
 _HANDLER_MODULES = ("app.core.convert.kinds", "app.core.convert.quantize")
@@ -247,7 +248,8 @@ def convert_model(params, ctx: JobContext | None = None) -> dict:
     summary, model = intake(source, weights=kind in _TAKES_PROTO)
     source = Path(summary["path"])
     _check_source(kind, summary, source)
-    check_target(source, output, force, _companions(kind, output, options))
+    depends = tuple(source.parent / name for name in summary["external_data_files"])
+    check_target(source, output, force, _companions(kind, output, options), depends)
     if kind_info(kind).needs_gpu:
         _require_gpu(kind, ctx)
     ctx.check_cancel()
@@ -262,7 +264,7 @@ def convert_model(params, ctx: JobContext | None = None) -> dict:
             if kind == "mixed":          # mixed precision decides per node from the source's outputs
                 raise
             unchecked = exc.message
-    with Staging(output) as stage:
+    with Staging(output, (source, *depends)) as stage, leftovers.noted(stage.folder):
         work = Work(kind=kind, source=source, target=stage.path, options=options, summary=summary, ctx=ctx,
                     config=config, large=summary["external_data"] or summary["total_bytes"] > PROTOBUF_LIMIT,
                     reference=reference, preloaded=model)

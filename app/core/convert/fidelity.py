@@ -19,7 +19,7 @@ import numpy as np
 from app.core.jobs.errors import UserError
 from app.core.session.inputs import FeedSpec, numpy_dtype
 from app.core.jobs.protocol import JobContext
-from app.core.units import first_line
+from app.core.units import ort_text
 from app.core.session.config import SessionConfig
 
 #: elements smaller than this share of an output's largest magnitude are left out of
@@ -112,7 +112,7 @@ def _run(session, feeds: dict, ctx: JobContext) -> dict:
         values = session.run(None, feeds, options)
     except Exception as exc:  # ORT reports run failures as its own exception types
         ctx.check_cancel()
-        raise RunFailed("run", first_line(str(exc), 400), " ".join(str(exc).split())) from None
+        raise RunFailed("run", ort_text(str(exc)), " ".join(str(exc).split())) from None
     finally:
         remove()
     return {arg.name: value for arg, value in zip(session.get_outputs(), values)}

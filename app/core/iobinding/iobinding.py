@@ -23,7 +23,7 @@ from app.core.iobinding.modes import (DEFAULT_ITERATIONS, DEFAULT_WARMUP, DEVICE
                                       copy_ms, device_id_of, plan_modes, provider_note, session_config_for)
 from app.core.jobs.protocol import JobContext
 from app.core.model.intake import check_readable, sniff
-from app.core.units import first_line
+from app.core.units import ort_text
 from app.core.session.providers import provider_name
 from app.core.session.config import SessionConfig
 from app.core.session.create import create_session, effective_settings
@@ -173,7 +173,7 @@ def _guarded(run: ModeRun, ctx: JobContext, work: Callable[[], None]) -> None:
         work()
     except Exception as exc:  # ORT raises its own exception types for a run it cannot do
         ctx.check_cancel()
-        run.error = first_line(str(exc))
+        run.error = ort_text(str(exc))
 
 
 def start_mode(run: ModeRun, session, open_session: Callable, feeds: dict, references: list, run_options,

@@ -7,6 +7,8 @@ import os
 import sys
 import tempfile
 
+from app.core.units import strip_ansi
+
 
 class CapturedText:
     text = ""
@@ -31,4 +33,4 @@ def capture_output():
                 os.dup2(copy, fd)
                 os.close(copy)
             sink.seek(0)
-            captured.text = sink.read().decode("utf-8", "replace")
+            captured.text = strip_ansi(sink.read().decode("utf-8", "replace"))

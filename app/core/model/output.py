@@ -11,6 +11,7 @@ from __future__ import annotations
 import glob
 import os
 import shutil
+import stat
 import tempfile
 from collections import Counter
 from pathlib import Path
@@ -26,21 +27,80 @@ def data_file_name(model_name: str) -> str:
     return f"{model_name}.data"
 
 
-def check_target(source: Path, target: Path, force: bool, companions: tuple[str, ...] = ()) -> None:
-    """Refuse an output that would replace the source, or an existing file without consent."""
-    if target.exists() and target.is_dir():
-        raise UserError("bad-output", f"{target}: is a folder; give a file name for the output")
-    if target.resolve() == source.resolve():
-        raise UserError("bad-output", f"{target}: is the source model itself; the source is never modified")
+def check_target(source: Path, target: Path, force: bool, companions: tuple[str, ...] = (),
+                 depends: tuple[Path, ...] = ()) -> None:
+    """Refuse an output that would replace the source or a file it needs (`depends`: its
+    external data), anything but a regular file, or an existing file without consent."""
     folder = target.parent
     if not folder.is_dir():
         raise UserError("bad-output", f"{folder}: the output folder does not exist")
     if not os.access(folder, os.W_OK):
         raise UserError("bad-output", f"{folder}: the output folder is not writable")
     for name in (target.name, *companions):
-        path = folder / name
-        if path.exists() and not force:
-            raise UserError("output-exists", f"{path}: already exists; use --force to replace it")
+        check_replaceable(folder / name, force, (source, *depends))
+
+
+def check_replaceable(path: Path, force: bool, protected: tuple[Path, ...] = ()) -> None:
+    """Refuse to put a new file at `path` where that would destroy what is there.
+
+    A folder, device, FIFO or socket is never replaced, even with `force` (a rename onto
+    /dev/null would replace the device with a regular file), and neither is a file the
+    source is made of (`protected`, compared as files: a link or a hard link to one counts).
+    An existing file, or a link to nothing, needs `force`."""
+    try:
+        info = os.lstat(path)
+    except FileNotFoundError:
+        return
+    except OSError as exc:
+        raise UserError("bad-output", f"{path}: cannot be checked ({exc.strerror})") from None
+    if stat.S_ISLNK(info.st_mode):
+        try:
+            info = os.stat(path)
+        except OSError:
+            if not force:
+                raise UserError("output-exists", f"{path}: is a link to a missing file; use --force to replace "
+                                                 "the link") from None
+            return
+    kind = _special_kind(info.st_mode)
+    if kind:
+        raise UserError("bad-output", f"{path}: is {kind}; an output only ever replaces a regular file, "
+                                      "even with --force")
+    for index, other in enumerate(protected):
+        if _same_file(path, other):
+            what = "the source model itself" if index == 0 else f"the source model's external data ({other.name})"
+            raise UserError("bad-output", f"{path}: is {what}; the source is never modified")
+    if not force:
+        raise UserError("output-exists", f"{path}: already exists; use --force to replace it")
+
+
+def _special_kind(mode: int) -> str:
+    for test, kind in ((stat.S_ISDIR, "a folder"), (stat.S_ISCHR, "a character device"),
+                       (stat.S_ISBLK, "a block device"), (stat.S_ISFIFO, "a FIFO (named pipe)"),
+                       (stat.S_ISSOCK, "a socket")):
+        if test(mode):
+            return kind
+    return "" if stat.S_ISREG(mode) else "not a regular file"
+
+
+def _same_file(path: Path, other: Path) -> bool:
+    try:
+        return os.path.samefile(path, other)
+    except OSError:
+        return os.path.realpath(path) == os.path.realpath(other)
+
+
+def file_mode() -> int:
+    """The permissions a new file gets from open(): 0666 less the umask."""
+    try:
+        with open("/proc/self/status", encoding="ascii") as handle:
+            for line in handle:
+                if line.startswith("Umask:"):
+                    return 0o666 & ~int(line.split()[1], 8)
+    except (OSError, ValueError):
+        pass
+    mask = os.umask(0o022)   # no way to read it without setting it elsewhere
+    os.umask(mask)
+    return 0o666 & ~mask
 
 
 class Staging:
@@ -48,10 +108,12 @@ class Staging:
 
     Its name holds the writing process's id: a job that was killed (a cancel that did not
     stop in time, a crash) cannot clean up, so the next one for the same output removes
-    the folders whose process is gone."""
+    the folders whose process is gone. `protected`: the files the source is made of, which
+    the commit checks again as it publishes."""
 
-    def __init__(self, target: Path):
+    def __init__(self, target: Path, protected: tuple[Path, ...] = ()):
         self.target = target
+        self.protected = protected
         self._sweep()
         self.folder = Path(tempfile.mkdtemp(prefix=f".{target.name}.{os.getpid()}.", suffix=".partial",
                                             dir=target.parent))
@@ -84,12 +146,12 @@ class Staging:
             raise RuntimeError("the conversion finished without writing its output")
         staged = self.files()
         for item in staged:
-            final = self.target.parent / item.name
-            if final.exists() and not force:
-                raise UserError("output-exists", f"{final}: already exists; use --force to replace it")
+            check_replaceable(self.target.parent / item.name, force, self.protected)
         published = []
+        mode = file_mode()
         for item in staged:
             final = self.target.parent / item.name
+            os.chmod(item, mode)   # some writers (onnx's external data) make their files private
             os.replace(item, final)
             published.append(final)
         return published

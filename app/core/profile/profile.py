@@ -16,7 +16,9 @@ from pathlib import Path
 from app.core.jobs.errors import UserError
 from app.core.jobs.protocol import JobContext
 from app.core.model.intake import check_readable
-from app.core.units import first_line
+from app.core.model.output import check_replaceable
+from app.core.units import ort_text
+from app.core.store import leftovers
 from app.core.store.paths import data_dir
 from app.core.session.config import SessionConfig
 from app.core.profile.origins import remember
@@ -33,13 +35,10 @@ def default_trace_path(model: str | os.PathLike) -> Path:
     return data_dir() / "traces" / f"{Path(model).stem}-{time.strftime('%Y%m%d-%H%M%S')}.json"
 
 
-def check_target(out: Path, force: bool) -> None:
+def check_target(out: Path, force: bool, model: Path) -> None:
     if out.suffix.lower() != ".json":
         raise UserError("bad-option", f"{out}: a trace file name ends in .json")
-    if out.exists() and not force:
-        raise UserError("exists", f"{out} already exists; use --force to replace it")
-    if out.exists() and not out.is_file():
-        raise UserError("not-a-file", f"{out} is a folder")
+    check_replaceable(out, force, (model,))
 
 
 def _make_runner(session, feeds: dict, config: SessionConfig, run_options):
@@ -83,7 +82,7 @@ def _run_profiled(model: Path, config: SessionConfig, runs: int, prefix: Path, c
             except Exception as exc:  # ORT raises its own types; a terminate shows up here too
                 ctx.check_cancel()
                 raise UserError("run-failed", f"{model.name}: run {index + 1} failed: "
-                                              f"{first_line(str(exc))}") from None
+                                              f"{ort_text(str(exc))}") from None
             if time.monotonic() - reported >= PROGRESS_INTERVAL_S or index + 1 == runs:
                 reported = time.monotonic()
                 ctx.progress(0.8 * (index + 1) / runs, f"run {index + 1} of {runs}")
@@ -108,15 +107,17 @@ def profile_model_job(params, ctx: JobContext) -> dict:
     if not 1 <= runs <= MAX_RUNS:
         raise UserError("bad-option", f"the number of profiled runs must be 1 to {MAX_RUNS:,}, not {runs}")
     out = Path(params.out).absolute() if params.out else default_trace_path(model)
-    check_target(out, params.force)
+    check_target(out, params.force, model)
     try:
         out.parent.mkdir(parents=True, exist_ok=True)
     except OSError as exc:
         raise UserError("not-writable", f"{out.parent}: cannot create the folder ({exc.strerror})") from None
     prefix = out.parent / f".{out.stem}.{os.getpid()}.profiling"
     try:
-        written, facts = _run_profiled(model, config, runs, prefix, ctx)
-        os.replace(written, out)
+        with leftovers.noted(prefix):
+            written, facts = _run_profiled(model, config, runs, prefix, ctx)
+            check_replaceable(out, params.force, (model,))   # nothing took its place while it ran
+            os.replace(written, out)
     except BaseException as exc:
         # ORT writes the trace when the session goes away: let it go, then remove what it wrote.
         traceback.clear_frames(exc.__traceback__)

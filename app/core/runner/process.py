@@ -29,7 +29,6 @@ import contextlib
 import multiprocessing as mp
 import os
 import queue
-import re
 import signal
 import sys
 import threading
@@ -41,6 +40,8 @@ from app.core.jobs.entry import Job
 from app.core.jobs.errors import JobCancelled, JobFailed, UserError, error_from_dict, is_runtime_error
 from app.core.jobs.memory import budget_bytes, over_budget_message, rss_bytes
 from app.core.jobs.protocol import JobContext
+from app.core.runner.lifeline import die_with_parent
+from app.core.store import leftovers
 
 #: seconds a child gets to stop by itself after a cancel before it is ended
 CANCEL_GRACE_S = 3.0
@@ -71,16 +72,16 @@ def _describe_exit(code: int | None) -> str:
 
 def _error_info(exc: BaseException, params=None) -> dict:
     if is_runtime_error(exc):
-        from app.core.units import first_line
+        from app.core.units import is_shape_problem, ort_text
         where = ""
         named = next((getattr(params, key) for key in ("path", "input", "model")
                       if isinstance(getattr(params, key, None), str)), None)
         if named:
             where = os.path.basename(named) + ": "
-        text = re.sub(r"^(\[ONNXRuntimeError\] : )?\d+ : [A-Z_]+ : ", "", first_line(str(exc), 400))
+        text = ort_text(str(exc))
+        hint = " Set the input shapes with --dim/--shape or in the Session tab." if is_shape_problem(text) else ""
         return {"kind": "runtime-error", "user": True,
-                "message": f"{where}ONNX Runtime refused to run it: {text.rstrip('.')}. "
-                           "If an input shape is the cause, set it with --dim/--shape or in the Session tab."}
+                "message": f"{where}ONNX Runtime refused to run it: {text.rstrip('.')}.{hint}"}
     if isinstance(exc, UserError):
         return {"kind": exc.kind, "message": exc.message, "user": True}
     if isinstance(exc, JobCancelled):
@@ -99,7 +100,9 @@ def _run_in_context(job: Job, params, ctx: JobContext) -> tuple:
         return ("error", _error_info(exc, params))
 
 
-def _child_main(job: Job, params, events_conn, control_conn, parent_ends=(), memory_budget=None) -> None:
+def _child_main(job: Job, params, events_conn, control_conn, parent_pid: int, parent_ends=(),
+                memory_budget=None) -> None:
+    die_with_parent(parent_pid)
     for conn in parent_ends:  # a forked child holds copies of the parent's ends too
         conn.close()
     _quiet_native_output()
@@ -227,6 +230,7 @@ class JobHandle:
     def start(self) -> "JobHandle":
         if self.done:
             return self
+        leftovers.sweep()    # what killed jobs left behind
         if self.isolate:
             try:
                 self.memory_budget = budget_bytes(self.memory_limit or _limit_setting())
@@ -240,7 +244,8 @@ class JobHandle:
             parent_ends = (events_recv, control_send) if forking else ()
             self._process = ctx.Process(
                 target=_child_main,
-                args=(self.job, self.params, events_send, control_recv, parent_ends, self.memory_budget),
+                args=(self.job, self.params, events_send, control_recv, os.getpid(), parent_ends,
+                      self.memory_budget),
                 name=f"ortune-job {self.job.name}", daemon=True)
             with _START_LOCK, _main_module_hidden():
                 self._process.start()

@@ -9,7 +9,7 @@ import os
 from typing import Callable
 
 from app.core.jobs.errors import UserError
-from app.core.units import first_line
+from app.core.units import ort_text
 from app.core.session.providers import (explain_failed_start, installed_ort_package, not_in_build_reason,
                                  preload_cuda_libraries)
 from app.core.session.config import (EXECUTION_MODES, OPT_LEVELS, PROVIDER_OPTIONS, TYPED_ENTRIES, ProviderSpec,
@@ -94,7 +94,7 @@ def create_session(model_path: str | os.PathLike, config: SessionConfig,
         else:
             error = None
     if error is not None:
-        text = first_line(str(error), 400)
+        text = ort_text(str(error))
         if any(word in text for word in ("NOT_IMPLEMENTED", "Could not find an implementation")):
             raise UserError("unsupported-model", f"ONNX Runtime cannot run this model here: {text}") from None
         raise UserError("session-failed", f"ONNX Runtime could not load the model: {text}") from None

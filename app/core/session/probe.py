@@ -23,22 +23,16 @@ from app.core.jobs.memory import gib, over_budget_message, rss_bytes
 from app.core.jobs.protocol import JobContext
 from app.core.session.graph_hints import read_hints
 from app.core.session.inputs import FeedSpec, make_feeds, session_inputs
+from app.core.units import is_shape_problem, is_value_problem, ort_text
 
 PROBE_SECONDS = 20.0
 CANDIDATES_PER_DIM = 8
 #: the probe calls a run too big at this share of the budget, before the parent has to end the job
 SOFT_SHARE = 0.9
 LARGEST_CANDIDATE = 1 << 20
-_PREFIX = re.compile(r"^(\[ONNXRuntimeError\] : )?\d+ : [A-Z_]+ : ")
 _NODE = re.compile(r"^Non-zero status code returned while running (\w+) node\. Name:'([^']*)' Status Message: ")
-_SOURCE = re.compile(r"\S+\.(?:h|hpp|cc|cpp|cu):\d+\s+")
-#: a C++ function's signature ORT puts before its check ("void onnxruntime::f(const Tensor*) [with T = float]")
-_SIGNATURE = re.compile(r"^(?:[\w:<>*&]+\s+)*(?:onnxruntime|onnx)::[\w:~<>]+\([^)]*\)\s*(?:const\s*)?(?:\[with [^\]]*\]\s*)?")
-_CHECK = re.compile(r"^[^.]{0,200}? was false\.\s*")
 #: a size in a refusal; not a position ("axis 2", "index 1", "input 0")
 _NUMBER = re.compile(r"(?<!axis )(?<!index )(?<!input )(?<!dimension )(?<![\w.:/\[-])\d+(?![\w.\]])", re.I)
-_VALUE_WORDS = re.compile(r"indices|index|out of (range|bounds?)|must be (positive|non-?negative)|"
-                          r"invalid (value|argument)s?\b(?! for input)|depth|divide by zero", re.I)
 
 
 @dataclass
@@ -69,16 +63,14 @@ class FirstRun:
 
 def refusal_text(exc: BaseException) -> str:
     """ONNX Runtime's refusal in one readable line: the node, then what it said."""
-    text = _PREFIX.sub("", " ".join(str(exc).split()))
+    text = ort_text(str(exc))
     where = ""
     node = _NODE.match(text)
     while node:         # a node inside a subgraph (If, Loop) is the one that refused
         where = f"{node.group(1)} {node.group(2)}: " if node.group(2) else f"{node.group(1)}: "
         text = text[node.end():]
         node = _NODE.match(text)
-    text = _CHECK.sub("", _SIGNATURE.sub("", _SOURCE.sub("", text))).strip()
-    line = where + text
-    return line if len(line) <= 240 else line[:239] + "…"
+    return where + text
 
 
 def _numbers(error: str | None) -> list[int]:
@@ -200,7 +192,7 @@ class _Prober:
         self.deadline = time.monotonic() + PROBE_SECONDS
         plan = {label: first.info["dims"][label] for label in first.info["guessed"]}
         steps = [self._probe_dims, self._probe_values]
-        if _VALUE_WORDS.search(attempt.error or ""):
+        if is_value_problem(attempt.error):
             steps.reverse()
         for step in steps:
             outcome = step(first.info, plan, tried)
@@ -283,11 +275,13 @@ def refusal_message(path, tried: list[Attempt], info: dict, budget: int | None) 
     if len(tried) > 1:
         text += f" (and {len(tried) - 1} other sizes of {', '.join(info['guessed'])})"
     rows = info.get("inputs") or []
-    if _VALUE_WORDS.search(first.error or ""):
+    if is_value_problem(first.error):
         name = next((r["name"] for r in rows if r["values"].startswith("random") and "int" in r["dtype"]),
                     rows[0]["name"] if rows else "NAME")
         return text + (f"; give that input's values with --value {name}=V or --input {name}=FILE.npy "
                        "(or in the Session tab's Inputs table)")
+    if not is_shape_problem(first.error) and len(tried) == 1:
+        return text
     label = (info.get("guessed") or list(info.get("dims") or {}) or ["NAME"])[0]
     shaped = rows[0] if rows else {"name": "INPUT", "shape": ["D1", "D2"]}
     return (text + f"; set the inputs' sizes with --dim {label}=N or --shape {shaped['name']}="

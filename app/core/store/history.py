@@ -2,7 +2,11 @@
 
 Each entry holds what is needed to trust and repeat it: the model (path and content
 hash), the variant, the full session preset and run settings, the report, the ORT
-version, the machine, the time, and the latencies themselves (for the chart)."""
+version, the machine, the time, and the latencies themselves (for the chart).
+
+A store that cannot be used never costs a result: a damaged database is moved aside
+(renamed with the time) and a fresh one started; one that is locked, read-only or has no
+folder leaves the result unstored, with one warning, and the job goes on."""
 
 from __future__ import annotations
 
@@ -13,6 +17,7 @@ import os
 import sqlite3
 import time
 from pathlib import Path
+from typing import Any, Callable
 
 from app.core.store.paths import data_dir
 
@@ -76,14 +81,79 @@ def _from_blob(blob: bytes | None):
     return np.frombuffer(blob, dtype=np.float32).astype(np.float64) if blob else np.zeros(0)
 
 
+def _is_damage(exc: sqlite3.DatabaseError) -> bool:
+    """The file is not, or no longer, a whole database (SQLite's names are there from Python 3.11)."""
+    name = getattr(exc, "sqlite_errorname", "")
+    if name:
+        return name.startswith(("SQLITE_NOTADB", "SQLITE_CORRUPT"))
+    return str(exc) in ("file is not a database", "database disk image is malformed")
+
+
 class History:
-    def __init__(self, path: str | os.PathLike | None = None):
+    #: how long a write waits for another program's lock before the store is given up
+    LOCK_TIMEOUT_S = 30.0
+
+    def __init__(self, path: str | os.PathLike | None = None, warn: Callable[[str], None] | None = None):
+        """`warn` gets each warning line (they are also kept in `warnings`)."""
         self.path = Path(path) if path is not None else history_path()
+        self.warn = warn
+        self.warnings: list[str] = []
+        self._problem = ""       # why the store cannot be used; once set, it is not tried again
+
+    def _warn(self, message: str) -> None:
+        self.warnings.append(message)
+        if self.warn is not None:
+            self.warn(message)
+
+    def _use(self, action: Callable[[sqlite3.Connection], Any]) -> Any:
+        """action(db) on the store; raises a UserError saying why the store cannot be used."""
+        from app.core.jobs.errors import UserError
+
+        for attempt in (1, 2):
+            if self._problem:
+                raise UserError("history-unavailable", self._problem)
+            try:
+                with self._connect() as db:
+                    return action(db)
+            except sqlite3.DatabaseError as exc:
+                if attempt == 1 and _is_damage(exc):
+                    self._move_aside(exc)
+                    continue
+                self._problem = f"the results history {self.path} cannot be used ({exc})"
+            except OSError as exc:
+                self._problem = f"the results history {self.path} cannot be used ({exc.strerror or exc})"
+        raise UserError("history-unavailable", self._problem)
+
+    def _move_aside(self, exc: Exception) -> None:
+        moved = self.path.with_name(f"{self.path.name}.damaged-{time.strftime('%Y%m%d-%H%M%S')}-{os.getpid()}")
+        try:
+            os.replace(self.path, moved)
+            for suffix in ("-wal", "-shm"):      # the journal of the damaged file goes with it
+                if self.path.with_name(self.path.name + suffix).exists():
+                    os.replace(self.path.with_name(self.path.name + suffix), moved.with_name(moved.name + suffix))
+        except OSError as error:
+            self._problem = f"the results history {self.path} is damaged ({exc}) and cannot be moved aside " \
+                            f"({error.strerror})"
+            return
+        self._warn(f"the results history {self.path} was damaged ({exc}); it was moved to {moved.name} and a "
+                   "new one started")
+
+    def _stored_or_warn(self, action: Callable[[sqlite3.Connection], Any]) -> Any:
+        """action(db), or None with one warning (the first time) when the store cannot be used."""
+        from app.core.jobs.errors import UserError
+
+        first = not self._problem
+        try:
+            return self._use(action)
+        except UserError as exc:
+            if first:
+                self._warn(f"{exc.message}; this result is not stored")
+            return None
 
     @contextlib.contextmanager
     def _connect(self):
         self.path.parent.mkdir(parents=True, exist_ok=True)
-        connection = sqlite3.connect(self.path, timeout=30)
+        connection = sqlite3.connect(self.path, timeout=self.LOCK_TIMEOUT_S)
         connection.row_factory = sqlite3.Row
         try:
             if connection.execute("PRAGMA user_version").fetchone()[0] != SCHEMA_VERSION:
@@ -100,20 +170,21 @@ class History:
         """{path, sha256, size_bytes}; the hash is cached per (path, size, mtime)."""
         path = Path(path).resolve()
         info = path.stat()
-        with self._connect() as db:
-            row = db.execute("SELECT sha256 FROM model_hashes WHERE path = ? AND size = ? AND mtime_ns = ?",
-                             (str(path), info.st_size, info.st_mtime_ns)).fetchone()
-            if row is not None:
-                return {"path": str(path), "sha256": row[0], "size_bytes": info.st_size}
+        key = (str(path), info.st_size, info.st_mtime_ns)
+        row = self._stored_or_warn(lambda db: db.execute(
+            "SELECT sha256 FROM model_hashes WHERE path = ? AND size = ? AND mtime_ns = ?", key).fetchone())
+        if row is not None:
+            return {"path": str(path), "sha256": row[0], "size_bytes": info.st_size}
         digest = _sha256(path)
-        with self._connect() as db:
-            db.execute("INSERT OR REPLACE INTO model_hashes VALUES (?, ?, ?, ?)",
-                       (str(path), info.st_size, info.st_mtime_ns, digest))
+        self._stored_or_warn(lambda db: db.execute("INSERT OR REPLACE INTO model_hashes VALUES (?, ?, ?, ?)",
+                                                   (*key, digest)))
         return {"path": str(path), "sha256": digest, "size_bytes": info.st_size}
 
     # writing ------------------------------------------------------------------
-    def record(self, kind: str, report: dict, warmup_ms=None, samples_ms=None) -> int:
-        """Store one result; `report` holds model, session, run, ort_version and machine."""
+    def record(self, kind: str, report: dict, warmup_ms=None, samples_ms=None) -> int | None:
+        """Store one result; `report` holds model, session, run, ort_version and machine.
+
+        Returns its id, or None (with a warning) when the store cannot be used."""
         if kind not in KINDS:
             raise ValueError(f"unknown result kind {kind!r}")
         model = report["model"]
@@ -125,16 +196,13 @@ class History:
                json.dumps(report["session"]), json.dumps(report.get("run", {})), json.dumps(report),
                report.get("ort_version", ""), json.dumps(report.get("machine", {})),
                _as_blob(warmup_ms), _as_blob(samples_ms))
-        with self._connect() as db:
-            cursor = db.execute(
-                "INSERT INTO results (kind, created, model_path, model_sha256, variant, providers, p50_ms, p99_ms,"
-                " throughput_per_s, session_json, run_json, report_json, ort_version, machine_json, warmup, samples)"
-                " VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)", row)
-            return int(cursor.lastrowid)
+        return self._stored_or_warn(lambda db: int(db.execute(
+            "INSERT INTO results (kind, created, model_path, model_sha256, variant, providers, p50_ms, p99_ms,"
+            " throughput_per_s, session_json, run_json, report_json, ort_version, machine_json, warmup, samples)"
+            " VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)", row).lastrowid))
 
     def delete(self, entry_id: int) -> None:
-        with self._connect() as db:
-            db.execute("DELETE FROM results WHERE id = ?", (entry_id,))
+        self._use(lambda db: db.execute("DELETE FROM results WHERE id = ?", (entry_id,)))
 
     # reading ------------------------------------------------------------------
     def entries(self, model: str | None = None, kind: str | None = None, limit: int = 500) -> list[dict]:
@@ -150,20 +218,18 @@ class History:
         if where:
             sql += " WHERE " + " AND ".join(where)
         sql += " ORDER BY created DESC, id DESC LIMIT ?"
-        with self._connect() as db:
-            rows = [dict(row) for row in db.execute(sql, (*args, limit))]
+        rows = self._use(lambda db: [dict(row) for row in db.execute(sql, (*args, limit))])
         for row in rows:     # the input plan's rows (name, shape, source …); [] for kinds that keep none
             row["inputs"] = json.loads(row["inputs"]) if row["inputs"] else []
         return rows
 
     def models(self) -> list[str]:
-        with self._connect() as db:
-            return [row[0] for row in db.execute("SELECT DISTINCT model_path FROM results ORDER BY model_path")]
+        return self._use(lambda db: [row[0] for row in
+                                     db.execute("SELECT DISTINCT model_path FROM results ORDER BY model_path")])
 
     def get(self, entry_id: int) -> dict:
         """The whole entry: report, session, run, machine, and the latencies as arrays."""
-        with self._connect() as db:
-            row = db.execute("SELECT * FROM results WHERE id = ?", (entry_id,)).fetchone()
+        row = self._use(lambda db: db.execute("SELECT * FROM results WHERE id = ?", (entry_id,)).fetchone())
         if row is None:
             from app.core.jobs.errors import UserError
             raise UserError("not-found", f"there is no stored result number {entry_id}")

@@ -35,6 +35,14 @@ def guessed(inputs) -> list[str]:
     return [row["name"] for row in inputs or [] if row.get("source") == "default"]
 
 
+def stored_text(result: dict) -> str:
+    """Where a finished result was kept: its number in the history, or why it is not stored."""
+    if result.get("history_id"):
+        return f" — stored as result {result['history_id']}"
+    warnings = result.get("history_warnings") or []
+    return f" — {warnings[-1]}" if warnings else ""
+
+
 def clock(when: float | None) -> str:
     return time.strftime("%Y-%m-%d %H:%M:%S", time.localtime(when if when is not None else time.time()))
 

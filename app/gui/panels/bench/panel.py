@@ -10,6 +10,7 @@ from PySide6.QtWidgets import (QGridLayout, QGroupBox, QHBoxLayout, QLabel,
                                QPushButton, QSizePolicy, QTabWidget, QVBoxLayout, QWidget)
 
 from app.core.units import human_bytes
+from app.gui.widgets.run_caption import stored_text
 from app.gui.widgets.run_form import RunSettingsForm, ms_text
 from app.gui.shell.panel import OneJobView, Panel
 from app.core.bench.jobs import BENCH
@@ -210,7 +211,7 @@ class BenchmarkPanel(OneJobView, Panel):
         self.report = report
         self.show_report(report, path, label)
         self.status.setText(f"Done: {report['iterations']:,} runs on {', '.join(report['providers'])}"
-                            + (f" — stored as result {report['history_id']}" if report.get("history_id") else ""))
+                            + stored_text(report))
 
     def show_report(self, report: dict, path: str | None = None, label: str = "", note: str = "") -> None:
         """The exact figures of a finished (or stored) benchmark, titled with what it ran on."""

@@ -11,6 +11,7 @@ from PySide6.QtWidgets import QFileDialog, QHBoxLayout, QLabel, QPushButton, QSp
 
 from app.core.units import human_bytes
 from app.gui.shell.panel import OneJobView, Panel
+from app.gui.widgets.run_caption import stored_text
 from app.core.bench.jobs import COMPARE
 
 HEADERS = ["Model", "Size", "p50 ms", "p90 ms", "p99 ms", "runs/s", "Speedup", "95 % interval", "Verdict", "max |Δ|",
@@ -135,8 +136,7 @@ class ComparePanel(OneJobView, Panel):
         colors = series_colors()
         self.throughput_chart.set_bars(labels, [row["throughput_per_s"] for row in result["models"]], "runs/s",
                                        brushes=[colors[i % len(colors)] for i in range(len(labels))])
-        self.status.setText(f"Reference: {result['baseline']}" + (
-            f" — stored as result {result['history_id']}" if result.get("history_id") else ""))
+        self.status.setText(f"Reference: {result['baseline']}" + stored_text(result))
 
     def _show_speedups(self, result: dict) -> None:
         """Speedup bars with their 95 % intervals as whiskers, and what speedup means."""

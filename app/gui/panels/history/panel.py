@@ -80,13 +80,26 @@ class HistoryPanel(Panel):
 
     # the list ------------------------------------------------------------------
     def refresh(self) -> None:
+        from app.core.jobs.errors import UserError
         from app.core.store.history import History
 
         if not self.built:
             return
         history = History()
+        try:
+            models = history.models()
+            entries = self._entries(history, models)
+        except UserError as exc:     # the store cannot be read: say so, keep the tab usable
+            models, entries = [], []
+            self.detail_title.setText(exc.message)
+        if history.warnings:
+            self.detail_title.setText(history.warnings[-1])
+        self.table.set_rows([[e["id"], time.strftime("%Y-%m-%d %H:%M:%S", time.localtime(e["created"])), e["kind"],
+                              Path(e["model_path"]).name, e["variant"], inputs_cell(e["inputs"]), e["providers"],
+                              e["p50_ms"], e["p99_ms"], e["throughput_per_s"], e["ort_version"]] for e in entries])
+
+    def _entries(self, history, models: list[str]) -> list[dict]:
         chosen = self.model_filter.currentData()
-        models = history.models()
         self.model_filter.blockSignals(True)
         self.model_filter.clear()
         self.model_filter.addItem(ALL, None)
@@ -96,10 +109,7 @@ class HistoryPanel(Panel):
             self.model_filter.setCurrentIndex(models.index(chosen) + 1)
         self.model_filter.blockSignals(False)
         kind = self.kind_filter.currentText()
-        entries = history.entries(model=self.model_filter.currentData(), kind=None if kind == "all kinds" else kind)
-        self.table.set_rows([[e["id"], time.strftime("%Y-%m-%d %H:%M:%S", time.localtime(e["created"])), e["kind"],
-                              Path(e["model_path"]).name, e["variant"], inputs_cell(e["inputs"]), e["providers"],
-                              e["p50_ms"], e["p99_ms"], e["throughput_per_s"], e["ort_version"]] for e in entries])
+        return history.entries(model=self.model_filter.currentData(), kind=None if kind == "all kinds" else kind)
 
     def selected_id(self) -> int | None:
         rows = self.table.selectionModel().selectedRows()
@@ -165,6 +175,7 @@ class HistoryPanel(Panel):
 
     def delete_selected(self) -> None:
         from PySide6.QtWidgets import QMessageBox
+        from app.core.jobs.errors import UserError
         from app.core.store.history import History
 
         entry_id = self.selected_id()
@@ -172,5 +183,8 @@ class HistoryPanel(Panel):
             return
         answer = QMessageBox.question(self, "Delete result", f"Delete stored result #{entry_id}?")
         if answer == QMessageBox.StandardButton.Yes:
-            History().delete(entry_id)
+            try:
+                History().delete(entry_id)
+            except UserError as exc:
+                self.context.show_error("History", exc.message)
             self.refresh()

@@ -1,0 +1,66 @@
+"""Killing the command, even with SIGKILL, leaves no job process running, and the staging
+folder a killed conversion leaves is swept by the next command."""
+
+import os
+import signal
+import subprocess
+import sys
+import time
+
+import psutil
+import pytest
+
+from tests import models
+from tests.cli.conftest import ROOT
+from tests.core.runner.test_lifeline import gone
+
+pytestmark = pytest.mark.skipif(not sys.platform.startswith("linux"), reason="signals as Linux sends them")
+
+
+def start(tmp_path, *args):
+    return subprocess.Popen([sys.executable, "-m", "app", *map(str, args)], cwd=tmp_path,
+                            stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL,
+                            env=dict(os.environ, PYTHONPATH=str(ROOT)))
+
+
+def job_processes(command, within_s=60.0):
+    """The command's job process(es), once the job runs (multiprocessing's helper aside)."""
+    deadline = time.monotonic() + within_s
+    while time.monotonic() < deadline:
+        jobs = [p for p in psutil.Process(command.pid).children(recursive=True)
+                if "resource_tracker" not in " ".join(p.cmdline())]
+        if jobs:
+            return jobs
+        time.sleep(0.1)
+    raise AssertionError("the job never started")
+
+
+@pytest.mark.parametrize("how", [signal.SIGTERM, signal.SIGKILL])
+def test_no_orphan_after_the_command_is_killed(tmp_path, how):
+    source = models.save(models.mlp(width=256), tmp_path / "slow.onnx")
+    command = start(tmp_path, "bench", source.name, "--duration", "120")
+    jobs = job_processes(command)
+    time.sleep(1.0)                     # into its measuring
+    command.send_signal(how)
+    command.wait(10)
+    try:
+        assert all(gone(job.pid) for job in jobs), "a job process outlived the command"
+    finally:
+        for job in jobs:
+            if job.is_running():
+                job.kill()
+
+
+def test_a_killed_conversion_is_swept_by_the_next_command(ortune, tmp_path):
+    source = models.save(models.mlp(), tmp_path / "mlp.onnx")
+    command = start(tmp_path, "convert", "int8-static", source.name, "-o", "q.onnx", "--calibration-count", "1000000")
+    jobs = job_processes(command)
+    deadline = time.monotonic() + 120
+    while not list(tmp_path.glob(".q.onnx.*.partial")) and time.monotonic() < deadline:
+        time.sleep(0.1)
+    command.kill()
+    command.wait(10)
+    assert all(gone(job.pid) for job in jobs)
+    assert list(tmp_path.glob(".q.onnx.*.partial")), "the killed job had no time to clean up"
+    assert ortune("inspect", source, "--json").code == 0
+    assert sorted(p.name for p in tmp_path.iterdir()) == ["mlp.onnx"]

@@ -4,7 +4,7 @@ import onnx
 import onnxruntime as ort
 import pytest
 
-from app.core.convert.jobs import CONVERT
+from app.core.convert.jobs import MAKE
 from app.core.jobs.errors import JobCancelled, UserError
 from app.core.jobs.protocol import JobContext
 from tests import bad_models, convert_models, models
@@ -19,7 +19,7 @@ def loads(path):
 
 
 def convert(kind, source, output, **params):
-    return CONVERT({"kind": kind, "input": str(source), "output": str(output), **params}, None)
+    return MAKE({"kind": kind, "input": str(source), "output": str(output), **params}, None)
 
 
 KINDS = [  # kind, model, an operator the variant must have gained
@@ -175,7 +175,7 @@ def test_cancel_during_calibration_leaves_no_file(tmp_path):
     source = models.save(models.cnn(), tmp_path / "cnn.onnx")
     ctx = JobContext(lambda kind, payload: ctx.cancel() if "calibrating" in str(payload.get("message")) else None)
     with pytest.raises(JobCancelled):
-        CONVERT({"kind": "int8-static", "input": str(source), "output": str(tmp_path / "q.onnx"),
+        MAKE({"kind": "int8-static", "input": str(source), "output": str(tmp_path / "q.onnx"),
                  "options": {"calibration_count": 50}}, ctx)
     assert [p.name for p in tmp_path.iterdir()] == ["cnn.onnx"]
 

@@ -12,7 +12,7 @@ from __future__ import annotations
 
 from pathlib import Path
 
-from app.core.convert.options import kind_info
+from app.core.convert.options import THIS_PLATFORM, kind_info
 from app.core.jobs.errors import JobFailed, UserError
 from app.core.jobs.protocol import JobContext
 from app.core.session.config import SessionConfig
@@ -39,12 +39,15 @@ def variant_speed(report: dict, params, feeds: Path, folder: Path, ctx: JobConte
     checked = feeds.exists()
     try:
         speed = measure_speed(report["input"], report["output"], config, params.speed_s, folder, ctx,
-                              feeds=feeds if checked else None, kind=report["kind"], start=start)
+                              feeds=feeds if checked else None, start=start)
     except (UserError, JobFailed) as exc:
         ctx.log(f"the speed check could not run: {exc.message}", "warning")
         return not_measured(f"the speed check could not run: {exc.message}")
     if checked:      # the rows that say where each of the check's inputs came from
         speed["inputs"] = report["fidelity"]["inputs"]
+    hint = slower_hint(report["kind"], speed["providers"], report["options"]) if speed["verdict"] == "slower" else ""
+    if hint:
+        speed["why"] = hint
     return speed
 
 
@@ -57,7 +60,7 @@ def _cannot_measure(report: dict, config: SessionConfig) -> str:
 
 
 def measure_speed(source: str, variant: str, config: SessionConfig, seconds: float, folder: Path,
-                  ctx: JobContext | None = None, feeds: Path | None = None, kind: str = "", start: float = 0.0) -> dict:
+                  ctx: JobContext | None = None, feeds: Path | None = None, start: float = 0.0) -> dict:
     """`variant` against `source`, each in a member process of its own, for about `seconds`
     in all (and at least MIN_ROUNDS rounds); on `feeds` (an .npz) when given, else on the
     inputs `config` makes for the source, which the variant then gets too."""
@@ -88,16 +91,12 @@ def measure_speed(source: str, variant: str, config: SessionConfig, seconds: flo
         remove()
     row = summarize(alternation)[1]
     source_report, variant_report = alternation.reports
-    speed = {"ratio": row["speedup"], "ratio_ci": row["speedup_ci"], "verdict": row["verdict"],
-             "source_p50_ms": source_report["latency_ms"]["p50"],
-             "variant_p50_ms": variant_report["latency_ms"]["p50"], "rounds": row["rounds"],
-             "providers": variant_report["providers"], "inputs": source_report["inputs"],
-             "feeds": "the fidelity check's" if feeds is not None else "made for the source",
-             "alternation": alternation.describe()}
-    hint = slower_hint(kind, variant_report["providers"]) if row["verdict"] == "slower" else ""
-    if hint:
-        speed["why"] = hint
-    return speed
+    return {"ratio": row["speedup"], "ratio_ci": row["speedup_ci"], "verdict": row["verdict"],
+            "source_p50_ms": source_report["latency_ms"]["p50"],
+            "variant_p50_ms": variant_report["latency_ms"]["p50"], "rounds": row["rounds"],
+            "providers": variant_report["providers"], "inputs": source_report["inputs"],
+            "feeds": "the fidelity check's" if feeds is not None else "made for the source",
+            "alternation": alternation.describe()}
 
 
 def _scaled(ctx: JobContext, start: float) -> JobContext:
@@ -114,9 +113,13 @@ def _scaled(ctx: JobContext, start: float) -> JobContext:
     return JobContext(emit, ctx.memory_budget)
 
 
-def slower_hint(kind: str, providers: list[str]) -> str:
-    """Why a variant of `kind` is slower on `providers`, for the cases known to cause it."""
+def slower_hint(kind: str, providers: list[str], options: dict) -> str:
+    """Why a variant of `kind` made with `options` is slower on `providers`, for the cases
+    known to cause it."""
     on_cpu = bool(providers) and providers[0] == CPU
+    if kind == "ort" and on_cpu and options.get("target_platform") != THIS_PLATFORM:
+        return (f"made for the {options.get('target_platform')} platform, without the blocked (NCHWc) layout a "
+                f"session of the source applies to convolutions on this {THIS_PLATFORM} machine")
     if kind in _INT8_KINDS and on_cpu:
         from app.core.session.machine_cpu import cpu_description, int8_acceleration
 

@@ -5,6 +5,7 @@ import numpy as np
 import pytest
 
 from app.core.convert.jobs import CONVERT, ConvertParams
+from app.core.convert.options import THIS_PLATFORM
 from app.core.convert.speed import measure_speed, slower_hint, speed_sentence, variant_speed
 from app.core.jobs.errors import JobCancelled
 from app.core.jobs.protocol import JobContext
@@ -92,13 +93,14 @@ def test_cancel_during_the_speed_check_ends_the_job(tmp_path):
 def test_the_why_of_a_slower_variant_names_the_known_causes(monkeypatch):
     cpu = ["CPUExecutionProvider"]
     monkeypatch.setattr("app.core.session.machine_cpu.cpu_description", lambda: ("Old CPU", {"avx2", "sse4_2"}))
-    assert "Old CPU has no int8 dot-product instructions" in slower_hint("int8-dynamic", cpu)
+    assert "Old CPU has no int8 dot-product instructions" in slower_hint("int8-dynamic", cpu, {})
     monkeypatch.setattr("app.core.session.machine_cpu.cpu_description", lambda: ("New CPU", {"avx512_vnni"}))
-    assert "quantize and dequantize steps" in slower_hint("int8-static", cpu)
-    assert "float16 on the CPU provider" in slower_hint("fp16", cpu)
-    assert slower_hint("fp16", ["CUDAExecutionProvider", *cpu]) == ""
-    assert slower_hint("ort", cpu) == ""
+    assert "quantize and dequantize steps" in slower_hint("int8-static", cpu, {})
+    assert "float16 on the CPU provider" in slower_hint("fp16", cpu, {})
+    assert slower_hint("fp16", ["CUDAExecutionProvider", *cpu], {}) == ""
+    assert slower_hint("ort", cpu, {"target_platform": THIS_PLATFORM}) == ""
+    assert "without the blocked (NCHWc) layout" in slower_hint("ort", cpu, {"target_platform": "any"})
     line = speed_sentence({"ratio": 0.83, "ratio_ci": [0.8, 0.86], "verdict": "slower", "source_p50_ms": 1.0,
-                           "variant_p50_ms": 1.2, "rounds": 20, "why": slower_hint("fp16", cpu)})
+                           "variant_p50_ms": 1.2, "rounds": 20, "why": slower_hint("fp16", cpu, {})})
     assert line.startswith("speed: 0.83× the source [0.80–0.86] — SLOWER than the source on this machine")
     assert line.endswith("float16 pays off on GPUs")

@@ -86,6 +86,6 @@ def detect_transformer_job(params: ModelPath, ctx) -> dict:
     return detect_transformer_shape(params.path)
 
 
-MAKE = Job("convert-make", make_job, MakeParams, result=ConvertResult)
+MAKE = Job("convert-make", make_job, MakeParams)   # the report of ConvertResult, less its speed
 CONVERT = Job("convert", convert_job, ConvertParams, child=False, result=ConvertResult)   # it only starts children
 DETECT_TRANSFORMER = Job("detect-transformer", detect_transformer_job, ModelPath)

@@ -7,6 +7,7 @@ import argparse
 from app.cli.common import add_json_flag, format_table, output, run_job_cli
 from app.cli.session_args import add_session_arguments, session_config_from_args
 from app.core.convert.options import KINDS, options_for_flags
+from app.core.convert.speed import speed_sentence
 from app.core.jobs.errors import UserError
 from app.core.units import human_bytes
 from app.core.convert.jobs import CONVERT
@@ -38,11 +39,11 @@ def render(result: dict) -> str:
     fidelity = result["fidelity"]
     if fidelity.get("skipped"):
         lines.append("  fidelity    not checked (--no-fidelity)")
-        return "\n".join(lines)
+        return "\n".join(lines + ["", speed_sentence(result["speed"])])
     if result["check"] == "not-run":
         lines.append(f"  fidelity    NOT CHECKED: {fidelity['problem']}")
         lines.append("  (give the inputs with --dim/--shape/--input to check it; exit code 4)")
-        return "\n".join(lines)
+        return "\n".join(lines + ["", speed_sentence(result["speed"])])
     tolerance = fidelity["tolerance"]
     dims = ", ".join(f"{k}={v}" for k, v in fidelity.get("dims_used", {}).items()) or "none needed"
     lines += ["", f"fidelity: |diff| ≤ {tolerance['atol']:g} + {tolerance['rtol']:g}·|source|, cosine ≥ "
@@ -56,6 +57,7 @@ def render(result: dict) -> str:
                                         for i in fidelity.get("inputs", [])))
     lines.append("PASSED" if fidelity["passed"] else "FAILED: the variant's outputs are outside the tolerance "
                                                     "(exit code 4)")
+    lines.append(speed_sentence(result["speed"]))
     return "\n".join(lines)
 
 
@@ -103,10 +105,18 @@ def _tolerance(args) -> dict:
     return values
 
 
+def _seconds(text: str) -> float:
+    try:
+        return float(text)
+    except ValueError:
+        raise UserError("bad-option", f"--speed-seconds expects a number of seconds, not {text!r}") from None
+
+
 def run(args) -> int:
     params = {"kind": args.kind, "input": args.model, "output": args.output, "force": args.force,
               "options": _given_options(args, args.kind), "fidelity": not args.no_fidelity,
-              "tolerance": _tolerance(args), "session": session_config_from_args(args).to_dict()}
+              "tolerance": _tolerance(args), "session": session_config_from_args(args).to_dict(),
+              "speed_s": 0 if args.no_speed else _seconds(args.speed_seconds)}
     result = run_job_cli(CONVERT, params, memory_limit=args.memory_limit)
     code = output(args, result, render)
     return CHECK_NOT_PASSED if result["check"] in ("failed", "not-run") else code
@@ -119,9 +129,10 @@ def register(subparsers) -> None:
         formatter_class=argparse.RawDescriptionHelpFormatter,
         description="Convert a model with ONNX Runtime's and onnxconverter-common's own tools, load the result in "
                     "ONNX Runtime (repairing and retrying when it refuses it), and compare its outputs with the "
-                    f"source's on the same inputs.\n\nKinds:\n{kinds}\n\nExit codes: 0 the variant is made and "
-                    f"passed its check (or --no-fidelity), {CHECK_NOT_PASSED} it is made but its check failed or "
-                    "could not run, 2 bad input, 1 internal error, 3 cancelled.")
+                    f"source's on the same inputs, then time the two in alternation.\n\nKinds:\n{kinds}\n\n"
+                    f"Exit codes: 0 the variant is made and passed its check (or --no-fidelity), {CHECK_NOT_PASSED} "
+                    "it is made but its check failed or could not run, 2 bad input, 1 internal error, 3 cancelled; "
+                    "the speed check never changes them.")
     parser.add_argument("kind", metavar="KIND", choices=list(KINDS), help=", ".join(KINDS))
     parser.add_argument("model", metavar="MODEL", help="the source .onnx model (never modified)")
     parser.add_argument("-o", "--output", required=True, metavar="OUT", help="the variant's file")
@@ -133,6 +144,12 @@ def register(subparsers) -> None:
     fidelity.add_argument("--tol-abs", metavar="X", help="absolute tolerance per element (default by kind)")
     fidelity.add_argument("--tol-rel", metavar="X", help="relative tolerance per element (default by kind)")
     fidelity.add_argument("--tol-cosine", metavar="X", help="lowest cosine similarity that passes")
+    speed = parser.add_argument_group("speed check")
+    speed.add_argument("--no-speed", action="store_true",
+                       help="do not measure the variant against the source (in alternation, each in its own "
+                            "process, on the check's inputs)")
+    speed.add_argument("--speed-seconds", metavar="S", default="2",
+                       help="how long to measure the two, in all (default 2; at least 10 rounds)")
     add_session_arguments(parser)
     add_json_flag(parser)
     parser.set_defaults(handler=run)

@@ -4,7 +4,7 @@ each through its entry (see app.core.jobs.entry), and the tests check every entr
 from __future__ import annotations
 
 from app.core.bench.jobs import BENCH, CELL, COMPARE, MEMBER, SWEEP
-from app.core.convert.jobs import CONVERT, DETECT_TRANSFORMER
+from app.core.convert.jobs import CONVERT, DETECT_TRANSFORMER, MAKE
 from app.core.diagnose.jobs import DIAGNOSE
 from app.core.graph.jobs import COST, DIFF, SUMMARY
 from app.core.iobinding.jobs import IOBINDING
@@ -15,7 +15,7 @@ from app.core.session.jobs import CAPABILITIES, PLACEMENT, PROBE_INPUTS, PROBE_P
 from app.core.tune.jobs import TUNE
 
 JOBS: tuple[Job, ...] = (
-    INSPECT, PROBE_PROVIDERS, CAPABILITIES, SMOKE_RUN, PROBE_INPUTS, PLACEMENT, CONVERT, DETECT_TRANSFORMER,
+    INSPECT, PROBE_PROVIDERS, CAPABILITIES, SMOKE_RUN, PROBE_INPUTS, PLACEMENT, MAKE, CONVERT, DETECT_TRANSFORMER,
     BENCH, MEMBER, COMPARE, CELL, SWEEP, PROFILE, READ_TRACE, DIFF_TRACES, COPY_TRACE, IOBINDING, TUNE, DIAGNOSE,
     COST, SUMMARY, DIFF,
 )

@@ -18,8 +18,11 @@ def test_convert_prints_the_contract_as_json(ortune, tmp_path):
     done = ortune("convert", "int8-dynamic", source, "-o", output, "--per-channel", "--dim", "batch=2", "--json")
     assert done.code == 0, done.stderr
     report = done.json()
-    for field in ("kind", "input", "output", "input_bytes", "output_bytes", "seconds", "fidelity"):
+    for field in ("kind", "input", "output", "input_bytes", "output_bytes", "seconds", "fidelity", "speed"):
         assert field in report
+    speed = report["speed"]
+    assert set(speed) >= {"ratio", "ratio_ci", "verdict", "source_p50_ms", "variant_p50_ms", "rounds"}
+    assert speed["verdict"] in ("faster", "slower", "no-difference") and speed["rounds"] >= 10
     assert report["kind"] == "int8-dynamic" and report["output"] == str(output)
     assert report["options"]["per_channel"] is True
     fidelity = report["fidelity"]
@@ -35,6 +38,16 @@ def test_convert_text_report(ortune, tmp_path):
     assert done.code == 0, done.stderr
     assert "SkipLayerNormalization ×1 added" in done.stdout
     assert "PASSED" in done.stdout
+    assert "speed: " in done.stdout and "× the source [" in done.stdout
+
+
+def test_no_speed_skips_the_speed_check_and_keeps_the_exit_code(ortune, tmp_path):
+    source = models.save(models.mlp(), tmp_path / "mlp.onnx")
+    done = ortune("convert", "int8-dynamic", source, "-o", tmp_path / "q.onnx", "--no-speed", "--json")
+    assert done.code == 0, done.stderr
+    assert done.json()["speed"] == {"skipped": True, "why": "the speed check was turned off"}
+    text = ortune("convert", "int8-dynamic", source, "-o", tmp_path / "q.onnx", "--force", "--no-speed")
+    assert "speed: not measured — the speed check was turned off" in text.stdout
 
 
 def test_an_existing_output_needs_force(ortune, tmp_path):
@@ -84,7 +97,9 @@ def test_ctrl_c_cancels_and_leaves_nothing(tmp_path):
     assert process.returncode == 3
     assert err.strip().splitlines()[-1] == "ortune: cancelled"
     assert sorted(p.name for p in tmp_path.iterdir()) == ["mlp.onnx"]
-    assert job and not any(p.is_running() and p.status() != psutil.STATUS_ZOMBIE for p in job)
+    # the job's processes, and the resource tracker a spawned child comes with, end with the command
+    _, alive = psutil.wait_procs(job, timeout=10)
+    assert job and not any(p.is_running() and p.status() != psutil.STATUS_ZOMBIE for p in alive)
 
 
 def _needs_21_values(path):
@@ -109,8 +124,9 @@ def test_a_variant_whose_check_cannot_run_is_made_and_exits_4(ortune, tmp_path):
     report = done.json()
     assert report["check"] == "not-run" and output.is_file()
     assert "could not run on the check's inputs" in report["fidelity"]["problem"]
+    assert report["speed"]["skipped"] is True and "does not run on the check's inputs" in report["speed"]["why"]
     text = ortune("convert", "fp16", source, "-o", output, "--force")
-    assert text.code == 4 and "NOT CHECKED" in text.stdout
+    assert text.code == 4 and "NOT CHECKED" in text.stdout and "speed: not measured" in text.stdout
     given = ortune("convert", "fp16", source, "-o", output, "--force", "--dim", "n=21", "--json")
     assert given.code == 0 and given.json()["check"] == "passed"
 

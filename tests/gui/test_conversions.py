@@ -35,6 +35,8 @@ def test_converting_adds_a_checked_variant_under_its_source(qtbot, window, tmp_p
     assert window.current_model() is variant
     assert panel.card.table.rows[0][0] == "y"
     assert "Fidelity passed" in panel.card.verdict.text()
+    assert set(report["speed"]) >= {"ratio", "ratio_ci", "verdict", "source_p50_ms", "variant_p50_ms", "rounds"}
+    assert "× the source [" in panel.card.speed.text()
     qtbot.waitUntil(lambda: panel.job is None, timeout=30000)
     assert panel.run_button.isEnabled()
 
@@ -93,7 +95,28 @@ def test_a_variant_that_could_not_be_checked_says_so(qtbot):
               "seconds": 0.1, "op_changes": {"text": "no change"}, "kept_in_fp32": [], "repairs": [],
               "warnings": [], "check": "not-run",
               "fidelity": {"skipped": False, "passed": None, "outputs": [],
-                           "problem": "the source could not run on the check's inputs: Reshape refused"}}
+                           "problem": "the source could not run on the check's inputs: Reshape refused"},
+              "speed": {"skipped": True, "why": "the source does not run on the check's inputs"}}
     card.show_report(report)
     assert "NOT CHECKED" in card.verdict.text() and "Reshape refused" in card.verdict.text()
     assert "passed" not in card.verdict.text()
+    assert "speed: not measured — the source does not run" in card.speed.text()
+
+
+def test_the_card_says_when_a_variant_is_slower_than_its_source(qtbot, window, tmp_path):
+    from app.gui.panels.convert.parts import ResultCard
+
+    card = ResultCard()
+    qtbot.addWidget(card)
+    report = {"kind": "fp16", "output": "m.fp16.onnx", "input_bytes": 100, "output_bytes": 50, "size_ratio": 0.5,
+              "seconds": 0.1, "op_changes": {"text": "no change"}, "kept_in_fp32": [], "repairs": [],
+              "warnings": [], "check": "skipped", "fidelity": {"skipped": True},
+              "speed": {"ratio": 0.5, "ratio_ci": [0.45, 0.55], "verdict": "slower", "source_p50_ms": 1.0,
+                        "variant_p50_ms": 2.0, "rounds": 12, "why": "float16 on the CPU provider"}}
+    card.show_report(report)
+    assert "0.50× the source [0.45–0.55] — SLOWER than the source" in card.speed.text()
+    assert "#c0392b" in card.speed.text() and "float16 on the CPU provider" in card.speed.text()
+    panel = open_source(qtbot, window, models.save(models.mlp(), tmp_path / "mlp.onnx"))
+    assert panel.params()["speed_s"] > 0
+    panel.speed.setChecked(False)
+    assert panel.params()["speed_s"] == 0

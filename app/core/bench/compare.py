@@ -14,7 +14,7 @@ OUTPUTS_FILE = "outputs.npz"
 def output_fidelity(reference: dict, outputs: dict) -> dict:
     """How far `outputs` drift from `reference`: the conversion fidelity check's numbers
     and verdict per output (default tolerance), plus the compare table's summary."""
-    from app.core.convert.fidelity import Tolerance, compare_values
+    from app.core.session.outputs import Tolerance, compare_values
 
     tolerance = Tolerance()
     rows = []

@@ -229,7 +229,7 @@ def failure_sentence(work: Work, problem: Problem) -> str:
 
 
 def convert_model(params, ctx: JobContext | None = None) -> dict:
-    """params: ConvertParams (app.core.convert.jobs)."""
+    """params: MakeParams (app.core.convert.jobs)."""
     ctx = ctx or JobContext()
     started = time.perf_counter()
     kind = params.kind
@@ -264,6 +264,9 @@ def convert_model(params, ctx: JobContext | None = None) -> dict:
             if kind == "mixed":          # mixed precision decides per node from the source's outputs
                 raise
             unchecked = exc.message
+    if reference is not None and params.feeds_file:      # the speed check runs on them too
+        import numpy as np
+        np.savez(params.feeds_file, **reference.feeds)
     with Staging(output, (source, *depends)) as stage, leftovers.noted(stage.folder):
         work = Work(kind=kind, source=source, target=stage.path, options=options, summary=summary, ctx=ctx,
                     config=config, large=summary["external_data"] or summary["total_bytes"] > PROTOBUF_LIMIT,

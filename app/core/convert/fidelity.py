@@ -1,9 +1,6 @@
-"""Does a variant still give the source model's answers? Both run on the same feeds.
-
-Per output: the largest absolute and relative difference, the cosine similarity and
-the NaN/Inf count; an output passes when every element is within
-`atol + rtol * |source|` (numpy.allclose), the cosine is at least `min_cosine`, the
-shapes agree and the variant has no NaN/Inf where the source has none.
+"""Does a variant still give the source model's answers? Both run on the same feeds, and
+every output is measured against the source's (app.core.session.outputs: the numbers, the
+tolerance and the verdict per output).
 
 `compare_outputs` is the whole check; `reference_run` + `run_variant` + `compare`
 are its steps, for jobs that reuse the source's outputs (conversions validate a
@@ -12,49 +9,16 @@ variant with the very run that measures its fidelity)."""
 from __future__ import annotations
 
 import os
-from dataclasses import asdict, dataclass, field
+from dataclasses import dataclass, field
 
 import numpy as np
 
 from app.core.jobs.errors import UserError
 from app.core.session.inputs import FeedSpec, numpy_dtype
 from app.core.jobs.protocol import JobContext
+from app.core.session.outputs import Tolerance, compare_values
 from app.core.units import ort_text
 from app.core.session.config import SessionConfig
-
-#: elements smaller than this share of an output's largest magnitude are left out of
-#: the relative difference (they make it explode without meaning anything)
-REL_FLOOR = 1e-3
-
-
-@dataclass
-class Tolerance:
-    atol: float = 1e-4
-    rtol: float = 1e-3
-    min_cosine: float = 0.9999
-
-    @classmethod
-    def from_dict(cls, data: dict | None) -> "Tolerance":
-        data = dict(data or {})
-        unknown = set(data) - set(cls.__dataclass_fields__)
-        if unknown:
-            raise UserError("bad-option", f"unknown tolerance setting(s): {', '.join(sorted(unknown))}")
-        try:
-            tolerance = cls(**{k: float(v) for k, v in data.items()})
-        except (TypeError, ValueError):
-            raise UserError("bad-option", f"the fidelity tolerances must be numbers, not {data}") from None
-        tolerance.validate()
-        return tolerance
-
-    def validate(self) -> None:
-        if not (self.atol >= 0 and self.rtol >= 0):
-            raise UserError("bad-option", "the fidelity tolerances must be ≥ 0")
-        if not -1 <= self.min_cosine <= 1:
-            raise UserError("bad-option", "the minimum cosine similarity must lie between -1 and 1")
-
-    def to_dict(self) -> dict:
-        return asdict(self)
-
 
 @dataclass
 class Reference:
@@ -158,73 +122,6 @@ def run_variant(variant_path: str | os.PathLike, reference: Reference,
     ctx = ctx or JobContext()
     session = load_session(variant_path, config or SessionConfig())
     return _run(session, feeds_for(session, reference.feeds), ctx)
-
-
-def as_array(value):
-    """An ndarray for an output value, or None when it cannot be compared numerically.
-
-    Sequences of maps (ZipMap's class probabilities) become one row per item."""
-    if isinstance(value, np.ndarray):
-        return value
-    if isinstance(value, list) and value and all(isinstance(v, dict) for v in value):
-        keys = sorted(value[0])
-        try:
-            return np.array([[item[k] for k in keys] for item in value], dtype=np.float64)
-        except (KeyError, TypeError, ValueError):
-            return None
-    if isinstance(value, list) and all(isinstance(v, np.ndarray) for v in value):
-        try:
-            return np.stack(value)
-        except ValueError:
-            return None
-    return None
-
-
-def compare_values(name: str, expected, got, tolerance: Tolerance) -> dict:
-    """The numbers for one output."""
-    row = {"name": name, "shape": None, "max_abs_diff": None, "max_rel_diff": None, "cosine": None,
-           "nonfinite": 0, "source_nonfinite": 0, "passed": False, "problem": ""}
-    a, b = as_array(expected), as_array(got)
-    if a is None or b is None:
-        row["problem"] = "values of this kind are not compared"
-        row["passed"] = None
-        return row
-    row["shape"] = list(a.shape)
-    if a.shape != b.shape:
-        row["problem"] = f"shape {list(b.shape)} instead of {list(a.shape)}"
-        return row
-    if a.dtype.kind in "USO" or b.dtype.kind in "USO":
-        same = bool(np.array_equal(a, b))
-        row.update(max_abs_diff=0.0 if same else None, passed=same, problem="" if same else "texts differ")
-        return row
-    a, b = a.astype(np.float64), b.astype(np.float64)
-    bad_a, bad_b = ~np.isfinite(a), ~np.isfinite(b)
-    row["source_nonfinite"], row["nonfinite"] = int(bad_a.sum()), int(bad_b.sum())
-    new_bad = bad_b & ~(bad_a & ((a == b) | (np.isnan(a) & np.isnan(b))))
-    both = ~bad_a & ~bad_b
-    a_f, b_f = a[both], b[both]
-    diff = np.abs(a_f - b_f)
-    row["max_abs_diff"] = float(diff.max()) if diff.size else 0.0
-    scale = float(np.abs(a_f).max()) if a_f.size else 0.0
-    meaningful = np.abs(a_f) > max(scale * REL_FLOOR, np.finfo(np.float64).tiny)
-    row["max_rel_diff"] = float((diff[meaningful] / np.abs(a_f[meaningful])).max()) if meaningful.any() else 0.0
-    norms = float(np.linalg.norm(a_f)) * float(np.linalg.norm(b_f))
-    if norms > 0:
-        row["cosine"] = float(np.dot(a_f.ravel(), b_f.ravel()) / norms)
-    elif a_f.size:
-        row["cosine"] = 1.0 if np.array_equal(a_f, b_f) else 0.0
-    within = bool(np.all(diff <= tolerance.atol + tolerance.rtol * np.abs(a_f)))
-    cosine_ok = row["cosine"] is None or row["cosine"] >= tolerance.min_cosine
-    problems = []
-    if new_bad.any():
-        problems.append(f"{int(new_bad.sum())} NaN/Inf value(s) the source does not have")
-    if not within:
-        problems.append(f"differences above {tolerance.atol:g} + {tolerance.rtol:g}·|source|")
-    if not cosine_ok:
-        problems.append(f"cosine {row['cosine']:.6f} below {tolerance.min_cosine:g}")
-    row["passed"] = not problems
-    row["problem"] = "; ".join(problems)
-    return row
 
 
 def compare(reference: Reference, outputs: dict, tolerance: Tolerance) -> dict:

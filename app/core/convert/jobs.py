@@ -1,15 +1,24 @@
-"""The conversion jobs: make a variant and prove it; read a transformer's shape."""
+"""The conversion jobs: make a variant, prove it and measure it against its source; read a
+transformer's shape."""
 
 from __future__ import annotations
 
+import tempfile
 from dataclasses import dataclass
+from pathlib import Path
 from typing import Any
 
 from app.core.jobs.entry import Job
 from app.core.jobs.params import Params, setting
+from app.core.jobs.protocol import JobContext
 from app.core.jobs.results import ConvertResult
 from app.core.model.jobs import ModelPath
 from app.core.session.config import SessionConfig
+
+#: seconds the variant and its source are timed for, in all, unless asked otherwise
+SPEED_S = 2.0
+#: the share of the progress bar the making and checking take when the speed is measured after
+MAKE_SHARE = 0.8
 
 
 @dataclass
@@ -21,12 +30,55 @@ class ConvertParams(Params):
     options: dict[str, Any] = setting(factory=dict)         # checked against the kind's option table
     fidelity: bool = True
     tolerance: dict[str, Any] = setting(factory=dict)       # atol, rtol, min_cosine (None: the kind's)
-    session: SessionConfig = setting(factory=SessionConfig)  # the fidelity check's session and inputs
+    session: SessionConfig = setting(factory=SessionConfig)  # the fidelity check's and the speed check's session
+    speed_s: float = setting(SPEED_S, minimum=0, flag="--speed-seconds")  # variant against source; 0: not measured
 
 
-def convert_job(params: ConvertParams, ctx) -> dict:
+@dataclass
+class MakeParams(ConvertParams):
+    feeds_file: str = ""                                    # where the check's feeds are saved (.npz), if anywhere
+
+
+def make_job(params: MakeParams, ctx) -> dict:
+    """The variant made and checked, in a process of its own."""
     from app.core.convert.convert import convert_model
     return convert_model(params, ctx)
+
+
+def convert_job(params: ConvertParams, ctx: JobContext) -> dict:
+    """Runs in the calling process (it only starts children): the variant is made and checked
+    in one child, then measured against its source in alternation, each in a child of its
+    own on the check's feeds (app.core.convert.speed)."""
+    from app.core.convert.speed import not_measured, variant_speed
+    from app.core.runner.process import JobHandle
+
+    share = MAKE_SHARE if params.speed_s else 1.0
+
+    def forward(kind: str, payload: dict) -> None:
+        if kind == "progress":
+            fraction = payload.get("fraction")
+            ctx.progress(None if fraction is None else fraction * share, payload.get("message", ""))
+        elif kind == "log":
+            ctx.log(payload["message"], payload.get("level", "info"))
+        else:
+            ctx.data(payload["kind"], payload["payload"])
+
+    with tempfile.TemporaryDirectory(prefix="ortune-convert-") as folder:
+        feeds = Path(folder) / "check-feeds.npz"
+        make = MakeParams.from_dict({**params.to_dict(), "feeds_file": str(feeds) if params.speed_s else ""})
+        limit = str(ctx.memory_budget) if ctx.memory_budget else None
+        handle = JobHandle(MAKE, make, memory_limit=limit).start()
+        remove = ctx.on_cancel(handle.cancel)
+        try:
+            report = handle.wait(forward)
+        finally:
+            remove()
+        if not params.speed_s:
+            report["speed"] = not_measured("the speed check was turned off")
+        else:
+            report["speed"] = variant_speed(report, params, feeds, Path(folder), ctx, start=share)
+    ctx.progress(1.0, "done")
+    return report
 
 
 def detect_transformer_job(params: ModelPath, ctx) -> dict:
@@ -34,5 +86,6 @@ def detect_transformer_job(params: ModelPath, ctx) -> dict:
     return detect_transformer_shape(params.path)
 
 
-CONVERT = Job("convert", convert_job, ConvertParams, result=ConvertResult)
+MAKE = Job("convert-make", make_job, MakeParams)   # the report of ConvertResult, less its speed
+CONVERT = Job("convert", convert_job, ConvertParams, child=False, result=ConvertResult)   # it only starts children
 DETECT_TRANSFORMER = Job("detect-transformer", detect_transformer_job, ModelPath)

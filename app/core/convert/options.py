@@ -6,6 +6,7 @@ Imports nothing heavy: the command line builds its parser from it at every start
 
 from __future__ import annotations
 
+import platform
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -18,6 +19,9 @@ TRANSFORMER_TYPES = ("bert", "bart", "clip", "conformer", "gpt2", "gpt_neox", "m
 TRANSFORMER_FUSIONS = ("attention", "bias_gelu", "bias_skip_layer_norm", "embed_layer_norm", "gelu", "layer_norm",
                        "qordered_matmul", "rotary_embeddings", "shape_inference", "skip_layer_norm")
 OPT_TARGETS = ("cpu", "cuda", "tensorrt", "dml", "openvino")
+#: the platforms an ORT-format model is made for; this machine's by default (see the ort kind)
+ORT_PLATFORMS = ("amd64", "arm", "any")
+THIS_PLATFORM = "arm" if platform.machine().lower().startswith(("arm", "aarch")) else "amd64"
 
 
 @dataclass(frozen=True)
@@ -144,6 +148,12 @@ KINDS: dict[str, Kind] = {k.name: k for k in (
                     choices=("Fixed", "Runtime")),
              Option("type_reduction", "bool", False, "Also record the data types each operator needs, so a "
                                                      "minimal build can leave the others out."),
+             Option("target_platform", "choice", THIS_PLATFORM,
+                    "The CPU the model will run on (this machine's by default). amd64: keeps x86's blocked "
+                    "(NCHWc) layout for convolutions, as a session of the .onnx model applies it; the model then "
+                    "runs only on x86-64. arm: for Arm devices (int8 QDQ nodes stay fusable). any: no "
+                    "platform-specific layout, so it runs everywhere, but convolutions are slower on x86-64.",
+                    choices=ORT_PLATFORMS),
          ), _FP_TOLERANCE),
     Kind("optimize", "Offline optimisation", "ONNX Runtime's graph optimisations applied once and saved, so "
          "sessions start faster. The result fits only the provider and machine class it was made for.",

@@ -62,6 +62,7 @@ class ConvertResult(TypedDict):
     seconds: float
     fidelity: dict                 # outputs [{name, max_abs_diff, max_rel_diff, cosine, nonfinite}], passed
     check: str                     # passed, failed, not-run, skipped
+    speed: dict                    # ratio, ratio_ci, verdict, source_p50_ms, variant_p50_ms, rounds; or skipped, why
 
 
 class ProfileResult(TypedDict):

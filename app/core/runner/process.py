@@ -231,12 +231,14 @@ class JobHandle:
         if self.done:
             return self
         leftovers.sweep()    # what killed jobs left behind
-        if self.isolate:
-            try:
+        try:
+            # a job run here that starts children of its own hands a limit it was given on to them
+            if self.isolate or self.memory_limit:
                 self.memory_budget = budget_bytes(self.memory_limit or _limit_setting())
-            except UserError as exc:
-                self._finish(error=exc)
-                return self
+        except UserError as exc:
+            self._finish(error=exc)
+            return self
+        if self.isolate:
             forking = self.fork and fork_is_safe()
             ctx = mp.get_context("fork" if forking else "spawn")
             events_recv, events_send = ctx.Pipe(duplex=False)
@@ -255,7 +257,7 @@ class JobHandle:
             self._control_conn = control_send
         else:
             self._queue = queue.Queue()
-            self._ctx = JobContext(lambda kind, payload: self._queue.put(("event", kind, payload)))
+            self._ctx = JobContext(lambda kind, payload: self._queue.put(("event", kind, payload)), self.memory_budget)
             threading.Thread(target=lambda: self._queue.put(
                 _run_in_context(self.job, self.params, self._ctx)),
                 name=f"ortune-job {self.job.name}", daemon=True).start()

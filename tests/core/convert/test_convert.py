@@ -4,7 +4,8 @@ import onnx
 import onnxruntime as ort
 import pytest
 
-from app.core.convert.jobs import CONVERT
+from app.core.convert.jobs import MAKE
+from app.core.convert.options import THIS_PLATFORM
 from app.core.jobs.errors import JobCancelled, UserError
 from app.core.jobs.protocol import JobContext
 from tests import bad_models, convert_models, models
@@ -19,7 +20,7 @@ def loads(path):
 
 
 def convert(kind, source, output, **params):
-    return CONVERT({"kind": kind, "input": str(source), "output": str(output), **params}, None)
+    return MAKE({"kind": kind, "input": str(source), "output": str(output), **params}, None)
 
 
 KINDS = [  # kind, model, an operator the variant must have gained
@@ -58,6 +59,16 @@ def test_ort_format_comes_with_its_operator_config(tmp_path):
     assert report["files"] == [str(config), str(tmp_path / "cnn.ort")]
     assert report["fidelity"]["passed"] is True
     loads(tmp_path / "cnn.ort")
+
+
+@pytest.mark.skipif(THIS_PLATFORM != "amd64", reason="the blocked NCHWc layout exists on x86-64 only")
+def test_ort_format_keeps_the_layout_a_session_of_the_source_gets_here(tmp_path):
+    source = models.save(models.cnn(), tmp_path / "cnn.onnx")
+    kept = convert("ort", source, tmp_path / "here.ort")
+    assert kept["options"]["target_platform"] == "amd64"
+    assert "com.microsoft.nchwc.Conv" in kept["op_changes"]["added"]
+    portable = convert("ort", source, tmp_path / "any.ort", options={"target_platform": "any"})
+    assert not any(op.startswith("com.microsoft.nchwc") for op in portable["op_changes"]["added"])
 
 
 def test_fp16_shrinks_the_weights(tmp_path):
@@ -175,7 +186,7 @@ def test_cancel_during_calibration_leaves_no_file(tmp_path):
     source = models.save(models.cnn(), tmp_path / "cnn.onnx")
     ctx = JobContext(lambda kind, payload: ctx.cancel() if "calibrating" in str(payload.get("message")) else None)
     with pytest.raises(JobCancelled):
-        CONVERT({"kind": "int8-static", "input": str(source), "output": str(tmp_path / "q.onnx"),
+        MAKE({"kind": "int8-static", "input": str(source), "output": str(tmp_path / "q.onnx"),
                  "options": {"calibration_count": 50}}, ctx)
     assert [p.name for p in tmp_path.iterdir()] == ["cnn.onnx"]
 

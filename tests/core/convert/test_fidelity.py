@@ -4,7 +4,8 @@ import pytest
 
 from app.core.jobs.errors import UserError
 from app.core.session.inputs import FeedSpec
-from app.core.convert.fidelity import Tolerance, as_array, compare_outputs, compare_values
+from app.core.convert.fidelity import compare_outputs
+from app.core.session.outputs import Tolerance, as_array, compare_values
 from tests import convert_models, models
 
 

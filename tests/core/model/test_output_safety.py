@@ -9,7 +9,7 @@ import onnx
 import onnxruntime as ort
 import pytest
 
-from app.core.convert.jobs import CONVERT
+from app.core.convert.jobs import MAKE
 from app.core.jobs.errors import UserError
 from app.core.profile.jobs import PROFILE
 from app.core.runner.process import run_job
@@ -17,8 +17,8 @@ from tests import bad_models, models
 
 
 def convert(source, output, **params):
-    return CONVERT({"kind": "fp16", "input": str(source), "output": str(output), "fidelity": False, **params},
-                   None)
+    return MAKE({"kind": "fp16", "input": str(source), "output": str(output), "fidelity": False, **params},
+                None)
 
 
 def refused(source, output, **params) -> UserError:

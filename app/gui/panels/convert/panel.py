@@ -10,7 +10,7 @@ from PySide6.QtWidgets import (QCheckBox, QComboBox, QFormLayout, QGroupBox, QHB
 from PySide6.QtCore import Qt
 
 from app.core.convert.options import KINDS, default_output, kind_info, unavailable_reason
-from app.core.convert.jobs import CONVERT, DETECT_TRANSFORMER
+from app.core.convert.jobs import CONVERT, DETECT_TRANSFORMER, SPEED_S
 from app.gui.panels.convert.parts import OptionsForm, PathEdit, ResultCard
 from app.gui.shell.panel import Panel
 
@@ -43,6 +43,10 @@ class ConvertPanel(Panel):
         self.fidelity = QCheckBox("Check fidelity against the source")
         self.fidelity.setChecked(True)
         self.fidelity.setToolTip("Run the source and the variant on the same inputs and compare every output.")
+        self.speed = QCheckBox("Measure its speed against the source")
+        self.speed.setChecked(True)
+        self.speed.setToolTip(f"Time the source and the variant in alternation for about {SPEED_S:g} s, each in its "
+                              "own process, with the Session tab's settings and the check's inputs.")
         self.atol, self.rtol, self.cosine = QLineEdit(), QLineEdit(), QLineEdit()
         self.atol.setToolTip("Absolute tolerance per element.")
         self.rtol.setToolTip("Relative tolerance per element (times the source's value).")
@@ -61,6 +65,7 @@ class ConvertPanel(Panel):
         form = QFormLayout(check_box)
         form.addRow("Save as:", self.output)
         form.addRow(self.fidelity)
+        form.addRow(self.speed)
         form.addRow("Tolerance:", tolerance)
         form.addRow("Dimensions:", self.dims)
         form.addRow("Inputs:", self.inputs)
@@ -205,7 +210,7 @@ class ConvertPanel(Panel):
                 tolerance[key] = edit.text()
         return {"kind": self.kind(), "input": self.model.path, "output": self.output.text().strip(),
                 "force": force, "options": self.options.values(), "fidelity": self.fidelity.isChecked(),
-                "tolerance": tolerance, "session": config.to_dict()}
+                "tolerance": tolerance, "session": config.to_dict(), "speed_s": SPEED_S if self.speed.isChecked() else 0}
 
     def confirm_overwrite(self, path: Path) -> bool:
         answer = QMessageBox.question(self, "Replace the file?", f"{path} already exists. Replace it?",

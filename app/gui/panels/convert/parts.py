@@ -10,6 +10,7 @@ from PySide6.QtWidgets import (QCheckBox, QComboBox, QFileDialog, QFormLayout, Q
                                QLineEdit, QPushButton, QSpinBox, QVBoxLayout, QWidget)
 
 from app.core.convert.options import Option
+from app.core.convert.speed import speed_sentence
 from app.core.units import human_bytes
 
 
@@ -137,7 +138,7 @@ def fidelity_table():
 
 class ResultCard(QGroupBox):
     """What a conversion made: sizes, time, operator changes, what stayed float32 and why,
-    and the fidelity table with its verdict."""
+    the fidelity table with its verdict, and the variant's speed against its source."""
 
     def __init__(self, parent: QWidget | None = None):
         super().__init__("Result", parent)
@@ -146,10 +147,14 @@ class ResultCard(QGroupBox):
         self.summary.setTextFormat(Qt.TextFormat.RichText)
         self.summary.setTextInteractionFlags(Qt.TextInteractionFlag.TextSelectableByMouse)
         self.verdict = QLabel()
+        self.speed = QLabel()
+        self.speed.setWordWrap(True)
+        self.speed.setTextFormat(Qt.TextFormat.RichText)
         self.table = fidelity_table()
         layout = QVBoxLayout(self)
         layout.addWidget(self.summary)
         layout.addWidget(self.verdict)
+        layout.addWidget(self.speed)
         layout.addWidget(self.table, 1)
         self.report: dict | None = None
         self.show_report(None)
@@ -159,8 +164,10 @@ class ResultCard(QGroupBox):
         if report is None:
             self.summary.setText("Pick a kind, set its options and press Convert. The result appears here.")
             self.verdict.setText("")
+            self.speed.setText("")
             self.table.set_rows([])
             return
+        self.show_speed(report["speed"])
         ratio = report.get("size_ratio")
         lines = [f"<b>{escape(report['kind'])}</b> → <code>{escape(report['output'])}</code>",
                  f"Size: {human_bytes(report['input_bytes'])} → {human_bytes(report['output_bytes'])}"
@@ -190,3 +197,8 @@ class ResultCard(QGroupBox):
                              f"{tolerance['min_cosine']:g}; inputs: {escape(dims)}")
         self.table.set_rows([[o["name"], o["max_abs_diff"], o["max_rel_diff"], o["cosine"], o["nonfinite"],
                               _verdict(o["passed"]), o["problem"]] for o in fidelity["outputs"]])
+
+    def show_speed(self, speed: dict) -> None:
+        colour = {"faster": "#2e8b3d", "slower": "#c0392b"}.get(speed.get("verdict"), "")
+        text = escape(speed_sentence(speed))
+        self.speed.setText(f"<b style='color:{colour}'>{text}</b>" if colour else text)

@@ -1,0 +1,149 @@
+"""Is the variant faster than its source? A variant made for speed that runs slower is worse
+than none, so every conversion measures the two against each other once it is made and
+checked: in alternation (app.core.bench.alternate), each in a process of its own, with the
+same session settings and the same feeds (the fidelity check's, when it ran), for a couple
+of seconds. The ratio is the source's p50 over the variant's (above 1: the variant is
+faster), with its 95 % interval and a verdict (app.core.bench.stats.speed_verdict).
+
+The check never fails a conversion: when it cannot run it says why (`not_measured`).
+"""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+from app.core.convert.options import THIS_PLATFORM, kind_info
+from app.core.jobs.errors import JobFailed, UserError
+from app.core.jobs.protocol import JobContext
+from app.core.session.config import SessionConfig
+from app.core.session.providers import GPU_PROVIDERS
+
+CPU = "CPUExecutionProvider"
+_INT8_KINDS = {"int8-dynamic", "int8-static", "int4"}
+_HALF_KINDS = {"fp16", "mixed"}
+
+
+def not_measured(why: str) -> dict:
+    return {"skipped": True, "why": why}
+
+
+def variant_speed(report: dict, params, feeds: Path, folder: Path, ctx: JobContext, start: float = 0.0) -> dict:
+    """The speed block of a conversion's `report` (params: ConvertParams). `feeds`: the check's
+    feeds, where the check saved them; `folder`: scratch space for the members; `start`:
+    where the progress bar stands when the measuring begins."""
+    config = params.session
+    why = _cannot_measure(report, config)
+    if why:
+        return not_measured(why)
+    ctx.progress(start, "measuring the variant's speed against the source")
+    checked = feeds.exists()
+    try:
+        speed = measure_speed(report["input"], report["output"], config, params.speed_s, folder, ctx,
+                              feeds=feeds if checked else None, start=start)
+    except (UserError, JobFailed) as exc:
+        ctx.log(f"the speed check could not run: {exc.message}", "warning")
+        return not_measured(f"the speed check could not run: {exc.message}")
+    if checked:      # the rows that say where each of the check's inputs came from
+        speed["inputs"] = report["fidelity"]["inputs"]
+    hint = slower_hint(report["kind"], speed["providers"], report["options"]) if speed["verdict"] == "slower" else ""
+    if hint:
+        speed["why"] = hint
+    return speed
+
+
+def _cannot_measure(report: dict, config: SessionConfig) -> str:
+    if report.get("check") == "not-run":
+        return f"the source does not run on the check's inputs ({report['fidelity'].get('problem', '')})"
+    if kind_info(report["kind"]).needs_gpu and not set(config.provider_names()) & GPU_PROVIDERS:
+        return f"{report['kind']} is made for a GPU, and the session runs on the CPU only"
+    return ""
+
+
+def measure_speed(source: str, variant: str, config: SessionConfig, seconds: float, folder: Path,
+                  ctx: JobContext | None = None, feeds: Path | None = None, start: float = 0.0) -> dict:
+    """`variant` against `source`, each in a member process of its own, for about `seconds`
+    in all (and at least MIN_ROUNDS rounds); on `feeds` (an .npz) when given, else on the
+    inputs `config` makes for the source, which the variant then gets too."""
+    from app.core.bench.alternate import alternate, summarize
+    from app.core.bench.bench import RunSettings
+    from app.core.bench.jobs import MEMBER, MemberParams
+    from app.core.session.input_spec import FeedSpec
+
+    ctx = ctx or JobContext()
+    base = SessionConfig.from_dict(config.to_dict())
+    if feeds is not None:
+        base.inputs = FeedSpec(mode="files", files={"*": str(feeds)}, seed=base.inputs.seed,
+                               vocab_size=base.inputs.vocab_size)
+    settings = RunSettings(duration_s=max(seconds / 2, 0.001))
+    members = [MemberParams(path=str(path), session=SessionConfig.from_dict(base.to_dict()), run=settings,
+                            variant=label, record=False, reference_dir=str(folder), is_reference=index == 0)
+               for index, (path, label) in enumerate(((source, "source"), (variant, "variant")))]
+
+    def on_event(index: int, event: str, payload: dict) -> None:
+        if event == "log":
+            ctx.log(f"speed check, {members[index].variant}: {payload['message']}", payload.get("level", "info"))
+
+    scaled = _scaled(ctx, start)
+    remove = ctx.on_cancel(scaled.cancel)
+    try:
+        alternation = alternate(MEMBER, members, settings, scaled, on_event)
+    finally:
+        remove()
+    row = summarize(alternation)[1]
+    source_report, variant_report = alternation.reports
+    return {"ratio": row["speedup"], "ratio_ci": row["speedup_ci"], "verdict": row["verdict"],
+            "source_p50_ms": source_report["latency_ms"]["p50"],
+            "variant_p50_ms": variant_report["latency_ms"]["p50"], "rounds": row["rounds"],
+            "providers": variant_report["providers"], "inputs": source_report["inputs"],
+            "feeds": "the fidelity check's" if feeds is not None else "made for the source",
+            "alternation": alternation.describe()}
+
+
+def _scaled(ctx: JobContext, start: float) -> JobContext:
+    """A context for the alternation whose progress fills the bar from `start` to the end
+    and whose events go to `ctx`."""
+    def emit(kind: str, payload: dict) -> None:
+        if kind == "progress":
+            fraction = payload.get("fraction")
+            ctx.progress(None if fraction is None else start + (1 - start) * fraction,
+                         f"measuring the speed: {payload.get('message', '')}")
+        elif kind == "log":
+            ctx.log(payload["message"], payload.get("level", "info"))
+
+    return JobContext(emit, ctx.memory_budget)
+
+
+def slower_hint(kind: str, providers: list[str], options: dict) -> str:
+    """Why a variant of `kind` made with `options` is slower on `providers`, for the cases
+    known to cause it."""
+    on_cpu = bool(providers) and providers[0] == CPU
+    if kind == "ort" and on_cpu and options.get("target_platform") != THIS_PLATFORM:
+        return (f"made for the {options.get('target_platform')} platform, without the blocked (NCHWc) layout a "
+                f"session of the source applies to convolutions on this {THIS_PLATFORM} machine")
+    if kind in _INT8_KINDS and on_cpu:
+        from app.core.session.machine_cpu import cpu_description, int8_acceleration
+
+        name, flags = cpu_description()
+        if flags and not int8_acceleration(flags):
+            return (f"{name} has no int8 dot-product instructions (AVX512-VNNI, AVX-VNNI, AMX or Arm dot-product): "
+                    "its int8 kernels gain little over float32 and the quantize/dequantize steps cost more")
+        return ("the quantize and dequantize steps around the integer operators cost more than they save on "
+                "this model: quantize fewer, larger operators (exclude the small ones) or keep float32")
+    if (kind in _HALF_KINDS or kind == "transformers") and on_cpu:
+        return ("float16 on the CPU provider: it has few float16 kernels and casts to float32 and back around "
+                "the rest; float16 pays off on GPUs")
+    return ""
+
+
+def speed_sentence(speed: dict) -> str:
+    """One line for a person: how fast the variant is against its source, and why when slower."""
+    if speed.get("skipped"):
+        return f"speed: not measured — {speed['why']}"
+    low, high = speed["ratio_ci"]
+    interval = f"[{low:.2f}–{high:.2f}]" if low is not None and high is not None else "[interval unknown]"
+    verdict = {"faster": "faster than the source on this machine",
+               "slower": "SLOWER than the source on this machine",
+               "no-difference": "no measurable difference from the source on this machine"}[speed["verdict"]]
+    line = (f"speed: {speed['ratio']:.2f}× the source {interval} — {verdict} (p50 {speed['source_p50_ms']:.3g} ms → "
+            f"{speed['variant_p50_ms']:.3g} ms, {speed['rounds']} rounds)")
+    return line + (f"; why: {speed['why']}" if speed.get("why") else "")

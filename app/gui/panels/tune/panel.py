@@ -188,14 +188,16 @@ class TunePanel(Panel):
         self.caption.show_run(path, label, result.get("inputs"), started,
                               note="stopped early" if result["cancelled"] else "")
         best, default = result["best"], result["default"]
-        self.show_board(result["trials"], default["race_latency_ms"], best["label"] if result["clearly_faster"] else None)
+        winner = best["label"] if result["clearly_faster"] else None
+        self.show_board(result["trials"], default["race_latency_ms"], winner)
         searched = (f"after {result['trials_used']} trials over {result['space_size']} settings in "
                     f"{result['seconds']:.0f} s" + (" (stopped early)." if result["cancelled"] else "."))
         if result["clearly_faster"]:
             low, high = result["speedup_ci"]
-            headline = (f"<b>Best: {best['label']}</b> — ×{result['speedup']:.2f} (95 % interval {low:.2f}–{high:.2f}, "
-                        f"{result['verdict']}) over your settings, each alone in its own process: "
-                        f"{best['latency_ms']:.3f} ms vs {default['latency_ms']:.3f} ms, ")
+            headline = (f"<b>Best: {best['label']}</b> — ×{result['speedup']:.2f} "
+                        f"(95 % interval {low:.2f}–{high:.2f}, {result['verdict']}) over your settings, "
+                        f"each alone in its own process: {best['latency_ms']:.3f} ms vs "
+                        f"{default['latency_ms']:.3f} ms, ")
         else:
             headline = f"<b>Nothing beat your settings.</b> {result['note']} "
         self.summary.setText(headline + searched)

@@ -135,6 +135,22 @@ def transformer_block(hidden: int = 32, heads: int = 4, seq: str = "sequence", s
     return _model(graph, extra_opsets=[helper.make_opsetid("com.microsoft", 1)])
 
 
+def foldable(width: int = 64, inner: int = 512, seed: int = 0) -> onnx.ModelProto:
+    """y = x @ (A @ B): the product of two weights is a constant that any optimisation
+    level folds, so with optimisations disabled every run multiplies them again (many
+    times slower): a setting that is slower beyond doubt."""
+    rng = np.random.default_rng(seed)
+    inits = [numpy_helper.from_array(rng.normal(0, 0.05, (width, inner)).astype(np.float32), "a"),
+             numpy_helper.from_array(rng.normal(0, 0.05, (inner, width)).astype(np.float32), "b")]
+    nodes = [helper.make_node("MatMul", ["a", "b"], ["ab"], name="fold"),
+             helper.make_node("MatMul", ["x", "ab"], ["y"], name="apply")]
+    graph = helper.make_graph(nodes, "foldable",
+                              [helper.make_tensor_value_info("x", TensorProto.FLOAT, ["batch", width])],
+                              [helper.make_tensor_value_info("y", TensorProto.FLOAT, ["batch", width])],
+                              initializer=inits)
+    return _model(graph)
+
+
 def save(model: onnx.ModelProto, path: Path) -> Path:
     path = Path(path)
     onnx.save(model, str(path))

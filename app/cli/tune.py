@@ -10,21 +10,40 @@ ORDER = 70
 
 
 def render(result: dict) -> str:
+    remeasured = [t for t in result["trials"] if t["remeasured"]]
     lines = [f"{result['trials_used']} trials over {result['space_size']} settings in "
-             f"{result['seconds']:.0f} s ({result['strategy']})" + (" — cancelled" if result["cancelled"] else "")]
+             f"{result['race_seconds']:.0f} s ({result['strategy']}, all in one process)"
+             + (" — cancelled" if result["cancelled"] else "")]
+    if remeasured:
+        lines.append(f"then the best {len(remeasured)} and your settings measured again, each alone in its own "
+                     f"process, in alternation ({result['alternation']['rounds_run']} rounds)")
     default, best = result["default"], result["best"]
     lines.append(f"default  {default['latency_ms']:.3f} ms")
-    lines.append(f"best     {best['latency_ms']:.3f} ms  {best['label']}  (speedup ×{result['speedup']:.2f})")
-    if result["speedup"] > 1.0 and not result["clearly_faster"]:
-        lines.append("         not clearly faster than your settings: its interval reaches theirs "
-                     "(a bigger budget measures it longer)")
+    if result["clearly_faster"]:
+        low, high = result["speedup_ci"]
+        lines.append(f"best     {best['latency_ms']:.3f} ms  {best['label']}  (speedup ×{result['speedup']:.2f}, "
+                     f"95 % interval {low:.2f}–{high:.2f}, {result['verdict']})")
+    else:
+        lines.append(f"best     your settings: {best['label']}")
+    lines.append(result["note"])
     rows = []
     for trial in result["trials"][:15]:
         ci = trial["ci_ms"]
-        rows.append([trial["label"], f"{trial['latency_ms']:.3f}",
+        alone = trial["speedup_ci"]
+        mark = "* " if result["clearly_faster"] and trial["label"] == best["label"] else "  "
+        rows.append([mark + trial["label"], f"{trial['latency_ms']:.3f}",
                      f"{ci[0]:.3f}–{ci[1]:.3f}" if ci else "", trial["blocks"],
-                     "yes" if trial["alive"] else f"round {trial['eliminated_in_round']}"])
-    lines += ["", format_table(["setting", "ms", "95% interval", "blocks", "still in"], rows)]
+                     "yes" if trial["alive"] else f"round {trial['eliminated_in_round']}",
+                     f"×{trial['speedup']:.2f}" if trial["remeasured"] else "",
+                     f"{alone[0]:.2f}–{alone[1]:.2f}" if trial["remeasured"] else "", trial["verdict"] or ""])
+    lines += ["", format_table(["setting", "race ms", "race 95%", "blocks", "still in", "alone", "alone 95%",
+                                "verdict"], rows),
+              "race: in one process beside the other settings (ranks only); alone: each in its own process, "
+              "speedup over your settings" + ("; * the best" if result["clearly_faster"] else "")]
+    if result["merged"]:
+        first = result["merged"][0]
+        lines += ["", f"{len(result['merged'])} setting(s) left out as the same as another, e.g. "
+                      f"{first['label']} = {first['same_as']}"]
     if result["failed"]:
         lines += ["", f"{len(result['failed'])} setting(s) could not run, e.g. {result['failed'][0]['label']}: "
                       f"{result['failed'][0]['error']}"]
@@ -40,8 +59,9 @@ def run(args) -> int:
         limits["max_threads"] = whole_number(args.max_threads, "--max-threads", 1)
     given = {"path": args.model, "session": config, "limits": limits, "strategy": args.strategy,
              "budget_trials": args.budget_trials, "budget_seconds": args.budget_seconds}
-    if args.block_runs:
-        given["block_runs"] = args.block_runs
+    for name in ("block_runs", "finalists", "confirm_seconds"):
+        if getattr(args, name):
+            given[name] = getattr(args, name)
     result = run_job_cli(TUNE, TUNE.params.from_dict(given, text=True), memory_limit=args.memory_limit)
     if args.save_best:
         from app.core.session.config import SessionConfig
@@ -54,16 +74,26 @@ def register(subparsers) -> None:
         "tune", help="search session settings for the lowest latency",
         description="Race session settings (provider, optimisation level, execution mode, threads, "
                     "spinning, dynamic block base, IO binding) against each other, measuring each in "
-                    "alternation with your own settings so machine noise cancels out. The settings given "
-                    "with the session flags are the baseline; --provider limits the providers tried.")
+                    "alternation with your own settings so machine noise cancels out; then measure the "
+                    "race's best again, each alone in its own process, and offer one only if it was faster "
+                    "there. The settings given with the session flags are the baseline; --provider limits "
+                    "the providers tried.")
     parser.add_argument("model", metavar="MODEL")
     parser.add_argument("--budget-trials", metavar="N", help="stop after N trials (a trial = one measured block)")
-    parser.add_argument("--budget-seconds", metavar="S", help="stop after S seconds")
+    parser.add_argument("--budget-seconds", metavar="S",
+                        help="stop the race after S seconds (the re-measurement comes after)")
     parser.add_argument("--max-threads", metavar="N", help="never try more than N intra-op threads")
     parser.add_argument("--strategy", choices=["race", "grid"], default="race",
                         help="race (default) or grid: every setting measured fully (slow, for comparison)")
     parser.add_argument("--block-runs", metavar="N", help="timed runs per block (default 10)")
-    parser.add_argument("--save-best", metavar="FILE.json", help="write the best setting as a session preset")
+    parser.add_argument("--finalists", metavar="N",
+                        help="measure the race's best N again, each alone in its own process (default 2)")
+    parser.add_argument("--confirm-seconds", metavar="S",
+                        help="how long each finalist and your settings are measured again (default 2, "
+                             "at least 10 rounds)")
+    parser.add_argument("--save-best", metavar="FILE.json",
+                        help="write the best setting as a session preset (your own settings when nothing "
+                             "measured was faster)")
     add_session_arguments(parser)
     add_json_flag(parser)
     parser.set_defaults(handler=run)

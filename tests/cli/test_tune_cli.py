@@ -1,24 +1,45 @@
 from app.core.session.config import SessionConfig
 from tests import models
 
+QUICK = ("--max-threads", "1", "--block-runs", "3", "--finalists", "2", "--confirm-seconds", "0.1")
+
 
 def test_tune_json_contract_and_saved_preset(ortune, tmp_path):
     path = models.save(models.mlp(width=32, depth=2), tmp_path / "mlp.onnx")
     best = tmp_path / "best.json"
-    result = ortune("tune", path, "--budget-trials", "12", "--max-threads", "1", "--block-runs", "3",
-                    "--save-best", best, "--json")
+    result = ortune("tune", path, "--budget-trials", "12", *QUICK, "--save-best", best, "--json")
     assert result.code == 0, result.stderr
     info = result.json()
-    for key in ("default", "best", "speedup", "trials"):
+    for key in ("default", "best", "speedup", "speedup_ci", "verdict", "note", "trials", "alternation"):
         assert key in info
     assert info["trials_used"] == 12
     for entry in (info["default"], info["best"], *info["trials"]):
         assert set(entry) >= {"session", "latency_ms"}
         SessionConfig.from_dict(entry["session"])
+    remeasured = [t for t in info["trials"] if t["remeasured"]]
+    assert len(remeasured) == 2
+    for trial in info["trials"]:
+        assert set(trial) >= {"speedup", "speedup_ci", "verdict", "race_speedup"}
+        assert (trial["verdict"] in ("faster", "slower", "no-difference")) == trial["remeasured"]
+    if info["clearly_faster"]:
+        assert info["verdict"] == "faster" and info["speedup_ci"][0] > 1.0
+    else:
+        assert info["best"]["session"] == info["default"]["session"] and info["speedup"] == 1.0
     assert SessionConfig.load(best).to_dict() == info["best"]["session"]
-    again = ortune("tune", path, "--config", best, "--budget-trials", "3", "--max-threads", "1", "--json")
+    again = ortune("tune", path, "--config", best, "--budget-trials", "3", *QUICK, "--json")
     assert again.code == 0, again.stderr
     assert again.json()["default"]["session"] == info["best"]["session"]
+
+
+def test_tune_text_says_what_was_measured_alone(ortune, tmp_path):
+    path = models.save(models.foldable(), tmp_path / "foldable.onnx")
+    result = ortune("tune", path, "--opt-level", "disable", "--threads", "1", "--budget-trials", "8", *QUICK)
+    assert result.code == 0, result.stderr
+    text = result.stdout
+    assert "measured again, each alone in its own process" in text
+    assert "faster)" in text and "as fast as your settings" in text      # optimising folds A @ B: beyond doubt
+    assert "\n* cpu " in text                                           # the winner is marked
+    assert "alone 95%" in text
 
 
 def test_tune_refuses_bad_budget(ortune, tmp_path):

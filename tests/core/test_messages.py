@@ -6,7 +6,7 @@ import pytest
 from onnx import TensorProto, helper
 
 from app.core.jobs.errors import UserError
-from app.core.runner.process import _error_info
+from app.core.runner.failure import error_info
 from app.core.jobs.stdio import capture_output
 from app.core.units import is_shape_problem, ort_text
 from tests import models
@@ -60,7 +60,7 @@ def test_a_shape_refusal_hints_at_dim_and_a_value_refusal_does_not():
         [helper.make_tensor_value_info("y", TensorProto.FLOAT, [3, 7])], [shape]),
         opset_imports=[helper.make_opsetid("", 17)])
     reshape.ir_version = 8
-    info = _error_info(_run_error(reshape, {"x": np.zeros((1, 20), np.float32)}), Params())
+    info = error_info(_run_error(reshape, {"x": np.zeros((1, 20), np.float32)}), Params())
     assert info["message"].startswith("model.onnx: ONNX Runtime refused to run it: ")
     assert "requested shape:{3,7}" in info["message"] and "--dim/--shape" in info["message"]
     assert "onnxruntime::" not in info["message"]
@@ -71,7 +71,7 @@ def test_a_shape_refusal_hints_at_dim_and_a_value_refusal_does_not():
         [helper.make_tensor_value_info("y", TensorProto.FLOAT, [1, 2])], [data]),
         opset_imports=[helper.make_opsetid("", 17)])
     gather.ir_version = 8
-    info = _error_info(_run_error(gather, {"i": np.array([57], np.int64)}), Params())
+    info = error_info(_run_error(gather, {"i": np.array([57], np.int64)}), Params())
     assert "idx=57" in info["message"] and "--dim" not in info["message"]
     assert not is_shape_problem("indices element out of data bounds, idx=57")
 

@@ -1,31 +1,69 @@
+from app.core.session.config import SessionConfig
 from tests import models
 
 
-def test_tune_panel_races_and_offers_the_best(qtbot, window, tmp_path):
-    path = models.save(models.mlp(width=32, depth=2), tmp_path / "mlp.onnx")
+def _tune(qtbot, window, path, trials, session):
     with qtbot.waitSignal(window.model_opened, timeout=60000):
         window.open_model(path)
+    window.session.update(session)
     panel = window.panel("Tune")
     window.tabs.setCurrentWidget(panel)
     panel.ensure_built()
     panel.max_threads.setValue(1)
     panel.budget_seconds.setValue(0)
-    panel.budget_trials.setValue(12)
+    panel.budget_trials.setValue(trials)
+    panel.confirm_seconds.setValue(0.1)
     assert panel.start_button.isEnabled()
     panel.start()
     qtbot.waitUntil(lambda: panel.job is None, timeout=120000)
     assert window.last_error is None
     assert panel.result is not None
-    assert panel.result["trials_used"] == 12
-    assert panel.table.rows, "the leaderboard shows the contenders"
-    assert "Best:" in panel.summary.text()
-    assert panel.caption.current and "mlp.onnx</b> · x 1×32 · " in panel.caption.text()
+    return panel
+
+
+def test_tune_panel_races_and_offers_the_remeasured_winner(qtbot, window, tmp_path):
+    path = models.save(models.foldable(), tmp_path / "foldable.onnx")
+    panel = _tune(qtbot, window, path, 8, SessionConfig(graph_optimization_level="disable", intra_op_num_threads=1))
+    result = panel.result
+    assert result["trials_used"] == 8
+    alone = [row for row in panel.table.rows if row[6] is not None]
+    assert len(alone) == 2 and all(row[9] in ("faster", "slower", "no-difference") for row in alone)
+    assert result["clearly_faster"], result["note"]      # optimising folds A @ B: faster beyond doubt
+    text = panel.summary.text()
+    assert f"Best: {result['best']['label']}" in text and "95 % interval" in text and "faster" in text
+    winner = next(i for i, row in enumerate(panel.table.rows) if row[0] == result["best"]["label"])
+    assert panel.table.rows[winner][5] == "best"
+    assert panel.table.source.item(winner, 0).font().bold()
+    assert not panel.table.source.item(1 - min(winner, 1), 0).font().bold()
+    assert panel.caption.current and "foldable.onnx</b> · x 1×64 · " in panel.caption.text()
     panel.apply_best()
     applied = window.session.config().to_dict()
-    best = panel.result["best"]["session"]
+    best = result["best"]["session"]
     for key in ("graph_optimization_level", "execution_mode", "intra_op_num_threads", "dynamic_block_base"):
         assert applied[key] == best[key]
     saved = tmp_path / "best.json"
     panel.save_best(str(saved))
-    from app.core.session.config import SessionConfig
-    assert SessionConfig.load(saved).to_dict() == panel.result["best"]["session"]
+    assert SessionConfig.load(saved).to_dict() == best
+
+
+def test_tune_panel_says_when_nothing_beat_your_settings(qtbot, window, tmp_path):
+    import time
+
+    from tests.core.tune.test_confirm import _alternation, _race, _trial
+    from app.core.tune.confirm import judge
+
+    path = models.save(models.mlp(width=8, depth=1), tmp_path / "mlp.onnx")
+    with qtbot.waitSignal(window.model_opened, timeout=60000):
+        window.open_model(path)
+    panel = window.panel("Tune")
+    panel.ensure_built()
+    result = judge(_race([_trial("a", 0.93), _trial("bb", 0.95)]), SessionConfig(), [0, 1],
+                   _alternation(10.0, 10.7, 10.6))
+    result["seconds"] = 3.0
+    panel._running = (str(path), "mlp.onnx", time.time())
+    panel._finished(result)
+    text = panel.summary.text()
+    assert "Nothing beat your settings." in text and "Nothing measured was faster" in text
+    assert "best" not in [row[5] for row in panel.table.rows]
+    assert [row[9] for row in panel.table.rows] == ["slower", "slower"]
+    assert not any(panel.table.source.item(i, 0).font().bold() for i in range(2))

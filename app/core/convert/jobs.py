@@ -50,7 +50,7 @@ def convert_job(params: ConvertParams, ctx: JobContext) -> dict:
     in one child, then measured against its source in alternation, each in a child of its
     own on the check's feeds (app.core.convert.speed)."""
     from app.core.convert.speed import not_measured, variant_speed
-    from app.core.runner.process import JobHandle
+    from app.core.runner.process import run_child
 
     share = MAKE_SHARE if params.speed_s else 1.0
 
@@ -67,12 +67,7 @@ def convert_job(params: ConvertParams, ctx: JobContext) -> dict:
         feeds = Path(folder) / "check-feeds.npz"
         make = MakeParams.from_dict({**params.to_dict(), "feeds_file": str(feeds) if params.speed_s else ""})
         limit = str(ctx.memory_budget) if ctx.memory_budget else None
-        handle = JobHandle(MAKE, make, memory_limit=limit).start()
-        remove = ctx.on_cancel(handle.cancel)
-        try:
-            report = handle.wait(forward)
-        finally:
-            remove()
+        report = run_child(MAKE, make, ctx, forward, memory_limit=limit)
         if not params.speed_s:
             report["speed"] = not_measured("the speed check was turned off")
         else:

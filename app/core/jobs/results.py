@@ -74,10 +74,13 @@ class ProfileResult(TypedDict):
 
 
 class TuneResult(TypedDict):
-    default: dict                  # {session, latency_ms}
-    best: dict
-    speedup: float
-    trials: list[dict]
+    default: dict                  # {session, latency_ms (alone, re-measured), race_latency_ms}
+    best: dict                     # a finalist found faster alone, or the user's own settings
+    speedup: float                 # default p50 / best p50, both alone, in alternation
+    speedup_ci: list[float]        # its 95 % interval ([1, 1] when best is the user's settings)
+    verdict: str                   # faster, or reference when best is the user's settings
+    note: str                      # one sentence: what was offered and why
+    trials: list[dict]             # the race's in-process figures; finalists add speedup, speedup_ci, verdict
 
 
 class DiagnoseResult(TypedDict):

@@ -4,10 +4,14 @@ window and the command line both show what this says."""
 
 from __future__ import annotations
 
+import os
+import signal
+import sys
+import traceback
 from dataclasses import dataclass
 from pathlib import Path
 
-from app.core.jobs.errors import JobCancelled, JobFailed, UserError
+from app.core.jobs.errors import JobCancelled, JobFailed, UserError, is_runtime_error
 
 #: failures whose message says all there is: no traceback to keep
 _PLAIN_FAILURES = ("crashed", "out-of-memory")
@@ -40,8 +44,6 @@ def describe_failure(exc: BaseException) -> Failure:
         return Failure("cancelled", "cancelled", exc.exit_code)
     if isinstance(exc, JobFailed) and exc.kind in _PLAIN_FAILURES:
         return Failure(exc.kind, exc.message, 1)
-    import traceback
-
     from app.core.store.paths import write_error_log
 
     details = exc.traceback if isinstance(exc, JobFailed) and exc.traceback else None
@@ -51,3 +53,45 @@ def describe_failure(exc: BaseException) -> Failure:
     except OSError:
         log = None
     return Failure("internal", message, 1, log)
+
+
+def describe_exit(code: int | None) -> str:
+    """One sentence for a job process that ended without saying how (a crash, a kill)."""
+    if code is None:
+        return "the job's process stopped answering"
+    if code < 0:
+        try:
+            name = signal.Signals(-code).name
+        except ValueError:
+            name = f"signal {-code}"
+        if -code == getattr(signal, "SIGKILL", 9):
+            return (f"the job's process was killed ({name}); this is most often the system "
+                    "running out of memory")
+        return f"the job's process crashed ({name})"
+    if sys.platform == "win32" and code >= 0xC0000000:
+        return f"the job's process crashed (Windows exception 0x{code:08X})"
+    return f"the job's process ended unexpectedly with exit code {code}"
+
+
+def error_info(exc: BaseException, params=None) -> dict:
+    """What a job's process sends its parent about the exception it ended with."""
+    if is_runtime_error(exc):
+        from app.core.units import is_shape_problem, ort_text
+        where = ""
+        named = next((getattr(params, key) for key in ("path", "input", "model")
+                      if isinstance(getattr(params, key, None), str)), None)
+        if named:
+            where = os.path.basename(named) + ": "
+        text = ort_text(str(exc))
+        hint = " Set the input shapes with --dim/--shape or in the Session tab." if is_shape_problem(text) else ""
+        return {"kind": "runtime-error", "user": True,
+                "message": f"{where}ONNX Runtime refused to run it: {text.rstrip('.')}.{hint}"}
+    if isinstance(exc, UserError):
+        return {"kind": exc.kind, "message": exc.message, "user": True}
+    if isinstance(exc, JobCancelled):
+        return {"kind": "cancelled", "message": exc.message}
+    if isinstance(exc, MemoryError):
+        return {"kind": "out-of-memory", "message": "the job ran out of memory",
+                "traceback": traceback.format_exc()}
+    return {"kind": "internal", "message": f"{type(exc).__name__}: {exc}",
+            "traceback": traceback.format_exc()}

@@ -29,7 +29,6 @@ import contextlib
 import multiprocessing as mp
 import os
 import queue
-import signal
 import sys
 import threading
 import time
@@ -37,9 +36,10 @@ import traceback
 from typing import Any, Callable, Iterator
 
 from app.core.jobs.entry import Job
-from app.core.jobs.errors import JobCancelled, JobFailed, UserError, error_from_dict, is_runtime_error
+from app.core.jobs.errors import JobCancelled, JobFailed, UserError, error_from_dict
 from app.core.jobs.memory import budget_bytes, over_budget_message, rss_bytes
 from app.core.jobs.protocol import JobContext
+from app.core.runner.failure import describe_exit, error_info
 from app.core.runner.lifeline import die_with_parent
 from app.core.store import leftovers
 
@@ -53,51 +53,11 @@ _THREADED_LIBRARIES = ("onnxruntime", "numpy", "PySide6", "torch")
 Event = tuple  # (kind, payload)
 
 
-def _describe_exit(code: int | None) -> str:
-    if code is None:
-        return "the job's process stopped answering"
-    if code < 0:
-        try:
-            name = signal.Signals(-code).name
-        except ValueError:
-            name = f"signal {-code}"
-        if -code == getattr(signal, "SIGKILL", 9):
-            return (f"the job's process was killed ({name}); this is most often the system "
-                    "running out of memory")
-        return f"the job's process crashed ({name})"
-    if sys.platform == "win32" and code >= 0xC0000000:
-        return f"the job's process crashed (Windows exception 0x{code:08X})"
-    return f"the job's process ended unexpectedly with exit code {code}"
-
-
-def _error_info(exc: BaseException, params=None) -> dict:
-    if is_runtime_error(exc):
-        from app.core.units import is_shape_problem, ort_text
-        where = ""
-        named = next((getattr(params, key) for key in ("path", "input", "model")
-                      if isinstance(getattr(params, key, None), str)), None)
-        if named:
-            where = os.path.basename(named) + ": "
-        text = ort_text(str(exc))
-        hint = " Set the input shapes with --dim/--shape or in the Session tab." if is_shape_problem(text) else ""
-        return {"kind": "runtime-error", "user": True,
-                "message": f"{where}ONNX Runtime refused to run it: {text.rstrip('.')}.{hint}"}
-    if isinstance(exc, UserError):
-        return {"kind": exc.kind, "message": exc.message, "user": True}
-    if isinstance(exc, JobCancelled):
-        return {"kind": "cancelled", "message": exc.message}
-    if isinstance(exc, MemoryError):
-        return {"kind": "out-of-memory", "message": "the job ran out of memory",
-                "traceback": traceback.format_exc()}
-    return {"kind": "internal", "message": f"{type(exc).__name__}: {exc}",
-            "traceback": traceback.format_exc()}
-
-
 def _run_in_context(job: Job, params, ctx: JobContext) -> tuple:
     try:
         return ("result", job.func(params, ctx))
     except BaseException as exc:  # every failure becomes a message; nothing escapes
-        return ("error", _error_info(exc, params))
+        return ("error", error_info(exc, params))
 
 
 def _child_main(job: Job, params, events_conn, control_conn, parent_pid: int, parent_ends=(),
@@ -352,7 +312,7 @@ class JobHandle:
                     self._finish(error=JobCancelled())
                 else:
                     code = self._process.exitcode if self._process else None
-                    self._finish(error=JobFailed("crashed", _describe_exit(code)))
+                    self._finish(error=JobFailed("crashed", describe_exit(code)))
 
     def _enforce_budget(self) -> None:
         """End the child once it holds more than its budget (sampled every 50 ms)."""
@@ -393,3 +353,16 @@ def run_job(job: Job, params=None, on_event: Callable[[str, dict], None] | None 
             isolate: bool | None = None, memory_limit: str | None = None) -> Any:
     """Run a job to its end and return its result (raises UserError/JobCancelled/JobFailed)."""
     return JobHandle(job, params, isolate=isolate, memory_limit=memory_limit).start().wait(on_event)
+
+
+def run_child(job: Job, params, ctx: JobContext, on_event: Callable[[str, dict], None] | None = None,
+              memory_limit: str | None = None) -> Any:
+    """Run one job in a fresh process from a job that orchestrates others (tune, convert).
+
+    Cancelling `ctx` cancels the child; its result is returned, its error raised."""
+    handle = JobHandle(job, params, memory_limit=memory_limit).start()
+    remove = ctx.on_cancel(handle.cancel)
+    try:
+        return handle.wait(on_event)
+    finally:
+        remove()

@@ -1,4 +1,5 @@
-"""The tuning job: race session settings against the user's own."""
+"""The tuning job: race session settings against the user's own in one process, then
+measure the race's finalists again, each alone in its own process, before offering one."""
 
 from __future__ import annotations
 
@@ -26,6 +27,8 @@ class TuneParams(Params):
     final_blocks: int = setting(4, minimum=1)
     warmup: int = setting(3, minimum=0)
     seed: int = 0
+    finalists: int = setting(2, minimum=1, flag="--finalists")                    # re-measured alone
+    confirm_seconds: float = setting(2.0, minimum=0.05, flag="--confirm-seconds")   # each, at least 10 rounds
 
     def validate(self) -> None:
         from app.core.tune.space import SearchLimits
@@ -36,9 +39,40 @@ class TuneParams(Params):
             raise UserError("bad-option", f"unknown search limit(s): {', '.join(sorted(unknown))}")
 
 
-def tune_job(params: TuneParams, ctx) -> dict:
+def race_job(params: TuneParams, ctx) -> dict:
+    """The race, in a process of its own (app.core.tune.tune)."""
     from app.core.tune.tune import Race
     return Race(params, ctx).run()
 
 
-TUNE = Job("tune", tune_job, TuneParams, result=TuneResult)
+def tune_job(params: TuneParams, ctx) -> dict:
+    """Runs in the calling process (it only starts children): the race in a child, then
+    its finalists and the user's settings, each in a child of its own, in alternation
+    (app.core.tune.confirm)."""
+    import time
+
+    from app.core.runner.process import run_child
+    from app.core.tune.confirm import finalists, judge, remeasure
+
+    started = time.monotonic()
+
+    def on_race_event(kind: str, payload: dict) -> None:
+        if kind == "data":
+            ctx.data(payload["kind"], payload["payload"])
+        elif kind == "progress":
+            fraction = payload.get("fraction")
+            ctx.progress(None if fraction is None else 0.9 * fraction, payload.get("message", ""))
+        elif kind == "log":
+            ctx.log(payload["message"], payload.get("level", "info"))
+
+    race = run_child(RACE, params, ctx, on_race_event)
+    chosen, alternation = finalists(race["trials"], params.finalists), None
+    if not race["cancelled"]:
+        ctx.progress(0.9, f"measuring the best {len(chosen)} again, each alone in its own process")
+        alternation = remeasure(params.path, params.session, [race["trials"][i] for i in chosen],
+                                params.confirm_seconds, ctx)
+    return judge(race, params.session, chosen, alternation) | {"seconds": time.monotonic() - started}
+
+
+RACE = Job("tune-race", race_job, TuneParams)
+TUNE = Job("tune", tune_job, TuneParams, child=False, result=TuneResult)   # it only starts children

@@ -3,7 +3,14 @@
 A candidate is a small dict of SessionConfig overrides; applying it to the base preset
 gives the session to measure. Pruning follows what ORT allows: inter-op threads only
 exist in parallel mode, IO binding only pays off on a device provider, and CUDA
-graphs need IO binding and the sequential executor."""
+graphs need IO binding and the sequential executor.
+
+Settings that differ only in options without effect are one setting, never two
+contenders whose gap can only be noise: a pool of one thread is no pool (ORT starts no
+thread for it), so with one intra-op thread neither spinning nor the dynamic block base
+does anything, and inter-op threads and their spinning exist only in parallel mode.
+Spinning is one switch for both pools here, so it stays a choice while either pool has
+threads (`canonical`, `effective`)."""
 
 from __future__ import annotations
 
@@ -64,8 +71,43 @@ def build_space(limits: SearchLimits, cores: int) -> list[dict]:
                                  "dynamic_block_base": block, "io_binding": binding}
                     if cuda_graph:
                         candidate["enable_cuda_graph"] = True
-                    candidates.append(candidate)
+                    candidate = canonical(candidate)
+                    if candidate not in candidates:
+                        candidates.append(candidate)
     return candidates
+
+
+def canonical(candidate: dict) -> dict:
+    """The candidate with the options that do nothing in it set to their defaults (see the
+    module's docstring), so two that run alike compare and read alike."""
+    candidate = dict(candidate)
+    intra_pool = candidate["intra_op_num_threads"] != 1
+    inter_pool = candidate["execution_mode"] == "parallel" and candidate["inter_op_num_threads"] != 1
+    if not intra_pool:
+        candidate["dynamic_block_base"] = 0
+    if not (intra_pool or inter_pool):
+        candidate["intra_op_allow_spinning"] = None
+    return candidate
+
+
+def effective(config: SessionConfig, cores: int) -> dict:
+    """The preset as ORT runs it, for telling whether two presets are the same setting:
+    thread counts of 0 are ORT's default (one per physical core, `cores`), unset spinning
+    is ORT's default (on), and options of a pool without threads, or of the inter-op pool
+    in sequential mode, are dropped."""
+    settings = config.to_dict()
+    parallel = settings["execution_mode"] == "parallel"
+    pools = {"intra": settings["intra_op_num_threads"] or cores,
+             "inter": (settings["inter_op_num_threads"] or cores) if parallel else 1}
+    for pool, threads in pools.items():
+        settings[f"{pool}_op_num_threads"] = threads
+        for option in (f"{pool}_op_allow_spinning", f"{pool}_op_spin_duration_us", f"{pool}_op_spin_backoff_max"):
+            settings[option] = None if threads == 1 else settings[option]
+        if threads != 1 and settings[f"{pool}_op_allow_spinning"] is None:
+            settings[f"{pool}_op_allow_spinning"] = True
+    if pools["intra"] == 1:
+        settings["dynamic_block_base"] = 0
+    return settings
 
 
 def apply_candidate(base: SessionConfig, candidate: dict) -> SessionConfig:

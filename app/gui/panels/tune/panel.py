@@ -1,12 +1,14 @@
-"""Tune tab: race session settings against each other, with a live leaderboard."""
+"""Tune tab: race session settings against each other, with a live leaderboard, then
+measure the race's best again, each alone in its own process, and offer one only if it
+was faster there."""
 
 from __future__ import annotations
 
 import time
 
 from PySide6.QtCore import Qt, QTimer
-from PySide6.QtWidgets import (QComboBox, QFileDialog, QFormLayout, QGroupBox, QHBoxLayout, QLabel, QPushButton,
-                               QSpinBox, QSplitter, QVBoxLayout, QWidget)
+from PySide6.QtWidgets import (QComboBox, QDoubleSpinBox, QFileDialog, QFormLayout, QGroupBox, QHBoxLayout, QLabel,
+                               QPushButton, QSpinBox, QSplitter, QVBoxLayout, QWidget)
 
 from app.gui.shell.panel import Panel
 from app.core.tune.jobs import TUNE
@@ -40,16 +42,27 @@ class TunePanel(Panel):
         form.addRow("Budget (trials):", self.budget_trials)
         form.addRow("Budget (time):", self.budget_seconds)
         form.addRow("Threads at most:", self.max_threads)
+        self.finalists = QSpinBox(minimum=1, maximum=8, value=2)
+        self.finalists.setToolTip("How many of the race's best are measured again, each alone in its own process.")
+        self.confirm_seconds = QDoubleSpinBox(minimum=0.1, maximum=600, value=2.0, decimals=1, suffix=" s")
+        self.confirm_seconds.setToolTip("How long each finalist and your settings are measured again "
+                                        "(at least 10 rounds).")
         form.addRow("Strategy:", self.strategy)
+        form.addRow("Measure again:", self.finalists)
+        form.addRow("Each for:", self.confirm_seconds)
         self.note = QLabel("The session settings of the Session tab are the baseline; the providers listed "
-                           "there are the ones tried. Each setting is measured right after a block of the "
-                           "baseline, so a busy machine slows both and the comparison stays fair.")
+                           "there are the ones tried. The race measures each setting right after a block of "
+                           "the baseline, in one process, which only ranks them; its best are then measured "
+                           "again, each alone in its own process as it will be deployed, and one is offered "
+                           "only if it was faster there.")
         self.note.setWordWrap(True)
         form.addRow(self.note)
         buttons = QHBoxLayout()
         self.start_button = QPushButton("Start tuning")
         self.start_button.clicked.connect(self.start)
-        self.cancel_button = QPushButton("Stop (keep the best so far)")
+        self.cancel_button = QPushButton("Stop")
+        self.cancel_button.setToolTip("Stop tuning: what the race measured stays in the table, but a setting "
+                                      "that was not measured again alone is not offered.")
         self.cancel_button.setEnabled(False)
         self.cancel_button.clicked.connect(self.cancel)
         buttons.addWidget(self.start_button)
@@ -76,7 +89,10 @@ class TunePanel(Panel):
         left_layout.addLayout(actions)
         left_layout.addStretch(1)
 
-        self.table = DataTable(["Setting", "Latency ms", "95% low", "95% high", "Blocks", "Status"])
+        self.table = DataTable(["Setting", "Race ms", "Race 95% low", "Race 95% high", "Blocks", "Status",
+                                "Alone ×", "Alone 95% low", "Alone 95% high", "Verdict"])
+        self.table.setToolTip("Race: in one process beside the other settings (ranks only). Alone: each in its "
+                              "own process, speedup over your settings, in alternation.")
         self.chart = LeaderboardChart()
         right = QSplitter(Qt.Orientation.Vertical)
         right.addWidget(self.caption)
@@ -104,7 +120,8 @@ class TunePanel(Panel):
         if self.max_threads.value():
             limits["max_threads"] = self.max_threads.value()
         return {"path": self.model.path, "session": config.to_dict(), "limits": limits,
-                "strategy": self.strategy.currentData(),
+                "strategy": self.strategy.currentData(), "finalists": self.finalists.value(),
+                "confirm_seconds": self.confirm_seconds.value(),
                 "budget_trials": self.budget_trials.value() or None,
                 "budget_seconds": self.budget_seconds.value() or None}
 
@@ -137,15 +154,31 @@ class TunePanel(Panel):
             self.show_board(self.pending["rows"], self.pending.get("default_ms"))
             self.pending = None
 
-    def show_board(self, rows: list[dict], default_ms: float | None) -> None:
+    def show_board(self, rows: list[dict], default_ms: float | None, best: str | None = None) -> None:
+        """The leaderboard; `best`: the label of the offered winner, shown in bold."""
         table_rows = []
         for row in rows:
             ci = row.get("ci_ms") or [None, None]
             status = "racing" if row["alive"] else (
                 f"failed: {row['error']}" if row.get("error") else f"dropped in round {row['eliminated_in_round'] + 1}")
-            table_rows.append([row["label"], row["latency_ms"], ci[0], ci[1], row["blocks"], status])
+            if row["label"] == best:
+                status = "best"
+            alone = row.get("speedup_ci") or [None, None]
+            table_rows.append([row["label"], row["latency_ms"], ci[0], ci[1], row["blocks"], status,
+                               row.get("speedup"), alone[0], alone[1], row.get("verdict") or ""])
         self.table.set_rows(table_rows)
+        for index, row in enumerate(rows):
+            if row["label"] == best:
+                self._highlight(index)
         self.chart.show_rows([r for r in rows if r["latency_ms"] is not None][:20], default_ms)
+
+    def _highlight(self, index: int) -> None:
+        source = self.table.source
+        for column in range(source.columnCount()):
+            item = source.item(index, column)
+            font = item.font()
+            font.setBold(True)
+            item.setFont(font)
 
     def _finished(self, result: dict) -> None:
         path, label, started = self._running
@@ -154,15 +187,20 @@ class TunePanel(Panel):
         self.context.report_inputs(path, result.get("inputs") or [])
         self.caption.show_run(path, label, result.get("inputs"), started,
                               note="stopped early" if result["cancelled"] else "")
-        self.show_board(result["trials"], result["default"]["latency_ms"])
         best, default = result["best"], result["default"]
-        self.summary.setText(
-            f"<b>Best: {best['label']}</b> — {best['latency_ms']:.3f} ms vs {default['latency_ms']:.3f} ms with "
-            f"your settings (×{result['speedup']:.2f}), after {result['trials_used']} trials over "
-            f"{result['space_size']} settings in {result['seconds']:.0f} s"
-            + (" (stopped early: the best so far)." if result["cancelled"] else ".")
-            + ("" if result["clearly_faster"] or result["speedup"] <= 1.0 else
-               " It is not clearly faster than your settings yet: a bigger budget measures it longer."))
+        winner = best["label"] if result["clearly_faster"] else None
+        self.show_board(result["trials"], default["race_latency_ms"], winner)
+        searched = (f"after {result['trials_used']} trials over {result['space_size']} settings in "
+                    f"{result['seconds']:.0f} s" + (" (stopped early)." if result["cancelled"] else "."))
+        if result["clearly_faster"]:
+            low, high = result["speedup_ci"]
+            headline = (f"<b>Best: {best['label']}</b> — ×{result['speedup']:.2f} "
+                        f"(95 % interval {low:.2f}–{high:.2f}, {result['verdict']}) over your settings, "
+                        f"each alone in its own process: {best['latency_ms']:.3f} ms vs "
+                        f"{default['latency_ms']:.3f} ms, ")
+        else:
+            headline = f"<b>Nothing beat your settings.</b> {result['note']} "
+        self.summary.setText(headline + searched)
         for button in (self.apply_button, self.save_button, self.copy_button):
             button.setEnabled(True)
 

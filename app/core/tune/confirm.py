@@ -1,0 +1,105 @@
+"""Judging the race's finalists as they will be deployed, before any is offered.
+
+The race (app.core.tune.tune) ranks settings in one process, where sessions taking turns
+share caches, the allocator and the cores; a setting it puts ahead can run slower alone.
+So its best few (`finalists`) and the user's own settings are measured again, each in a
+process of its own with the same inputs, in alternation (app.core.bench.alternate: the
+comparison's member job, the user's settings as the reference that writes the feeds).
+A finalist is offered only when that re-measurement finds it faster (the whole 95 %
+interval of its speedup beyond the practical band); otherwise `best` is the user's own
+settings, with a sentence saying what was measured and why nothing is offered.
+"""
+
+from __future__ import annotations
+
+import tempfile
+
+from app.core.bench.alternate import Alternation, OnEvent, alternate, summarize
+from app.core.bench.bench import RunSettings
+from app.core.jobs.protocol import JobContext
+from app.core.session.config import SessionConfig
+
+DEFAULT_LABEL = "default (your session settings)"
+NOTHING_FASTER_LABEL = "default (no setting was faster)"
+RACE_FIELDS = ("strategy", "failed", "merged", "trials_used", "space_size", "rounds", "cancelled", "inputs",
+               "input_dims")
+
+
+def finalists(trials: list[dict], count: int) -> list[int]:
+    """Indices into the race's `trials` of its best `count` that ran without error: those
+    still racing first, then those dropped last, each group by the race's score."""
+    usable = [i for i, t in enumerate(trials) if not t["error"]]
+    usable.sort(key=lambda i: (not trials[i]["alive"], -(trials[i]["eliminated_in_round"] or 0),
+                               trials[i]["relative"]))
+    return usable[:count]
+
+
+def remeasure(path: str, base: SessionConfig, chosen: list[dict], seconds: float, ctx: JobContext,
+              on_event: OnEvent | None = None) -> Alternation:
+    """The user's settings (member 0) and each chosen trial's session, each in its own
+    process on the same feeds, timed in alternation for about `seconds` each."""
+    from app.core.bench.jobs import MEMBER, MemberParams
+
+    settings = RunSettings(duration_s=seconds)
+    sessions = [(DEFAULT_LABEL, base.to_dict())] + [(t["label"], t["session"]) for t in chosen]
+    with tempfile.TemporaryDirectory(prefix="ortune-tune-") as folder:
+        members = [MemberParams(path=path, session=SessionConfig.from_dict(session), run=settings, variant=label,
+                                reference_dir=folder, is_reference=index == 0)
+                   for index, (label, session) in enumerate(sessions)]
+        return alternate(MEMBER, members, settings, ctx, on_event)
+
+
+def judge(race: dict, base: SessionConfig, chosen: list[int], alternation: Alternation | None) -> dict:
+    """The tune result: the race's trials as it saw them (in-process), the finalists'
+    re-measured speedups, and `best`: the fastest finalist that the re-measurement found
+    faster than the user's settings, or those settings themselves."""
+    trials = [dict(t, remeasured=False, speedup=None, speedup_ci=None, verdict=None, remeasured_ms=None,
+                   outputs_match=None) for t in race["trials"]]
+    default = {"label": DEFAULT_LABEL, "session": base.to_dict(), "latency_ms": race["default_ms"],
+               "race_latency_ms": race["default_ms"], "relative": 1.0, "blocks": race["default_blocks"]}
+    result = {key: race[key] for key in RACE_FIELDS}
+    result["race_seconds"] = race["seconds"]
+    result["race_speedup"] = trials[0]["race_speedup"]
+    result["alternation"] = alternation.describe() if alternation is not None else None
+    if alternation is not None:
+        default["latency_ms"] = alternation.reports[0]["latency_ms"]["p50"]
+        for index, row, report in zip(chosen, summarize(alternation)[1:], alternation.reports[1:]):
+            trials[index].update(remeasured=True, speedup=row["speedup"], speedup_ci=row["speedup_ci"],
+                                 verdict=row["verdict"], remeasured_ms=report["latency_ms"]["p50"],
+                                 outputs_match=(report.get("fidelity") or {}).get("passed"))
+    remeasured = [t for t in trials if t["remeasured"]]
+    faster = [t for t in remeasured if t["verdict"] == "faster"]
+    if faster:
+        top = max(faster, key=lambda t: t["speedup"])
+        best = dict(top, latency_ms=top["remeasured_ms"], race_latency_ms=top["latency_ms"])
+        figures = {"speedup": top["speedup"], "speedup_ci": top["speedup_ci"], "verdict": top["verdict"]}
+        note = (f"{top['label']} ran {top['speedup']:.2f}× as fast as your settings ({_interval(top)}), "
+                "each alone in its own process.")
+    else:
+        best = dict(default, label=NOTHING_FASTER_LABEL)
+        figures = {"speedup": 1.0, "speedup_ci": [1.0, 1.0], "verdict": "reference"}
+        note = nothing_faster(remeasured, race["cancelled"])
+    return result | figures | {"default": default, "best": best, "clearly_faster": bool(faster), "note": note,
+                               "trials": trials}
+
+
+def _interval(trial: dict) -> str:
+    low, high = trial["speedup_ci"]
+    return f"95 % interval {low:.2f}–{high:.2f}"
+
+
+def nothing_faster(remeasured: list[dict], cancelled: bool) -> str:
+    """Why `best` is the user's own settings, in one sentence."""
+    if not remeasured:
+        why = "the race was stopped" if cancelled else "no setting could be measured again"
+        return (f"Nothing is offered: {why} before its leaders were measured alone, and the race's "
+                "in-process figures are no promise. Your settings stay.")
+    top = max(remeasured, key=lambda t: t["speedup"])
+    claim = f"the race, in one process, had it at ×{top['race_speedup']:.2f}"
+    if top["speedup"] > 1.0:
+        return (f"Nothing measured was clearly faster than your settings: the closest, {top['label']}, ran "
+                f"×{top['speedup']:.2f} ({_interval(top)}) alone, not clearly faster ({claim}; a longer "
+                "re-measurement narrows the interval). Your settings stay.")
+    return (f"Nothing measured was faster than your settings: of the race's best {len(remeasured)}, the closest, "
+            f"{top['label']}, ran ×{top['speedup']:.2f} ({_interval(top)}) alone in its own process ({claim}). "
+            "Your settings stay.")

@@ -1,0 +1,105 @@
+"""The search space: what cannot work is left out, and settings that run alike are one."""
+
+import json
+
+from app.core.session.config import SessionConfig
+from app.core.tune.space import (SearchLimits, apply_candidate, build_space, canonical, describe, effective,
+                                 thread_counts)
+
+
+def _key(config: SessionConfig, cores: int) -> str:
+    return json.dumps(effective(config, cores), sort_keys=True)
+
+
+def test_thread_counts():
+    assert thread_counts(8) == [1, 2, 4, 8]
+    assert thread_counts(6) == [1, 2, 4, 6]
+    assert thread_counts(16, limit=2) == [1, 2]
+    assert thread_counts(1) == [1]
+
+
+def test_cpu_space_prunes_what_cannot_work():
+    space = build_space(SearchLimits(), cores=2)
+    for candidate in space:
+        if candidate["execution_mode"] == "sequential":
+            assert candidate["inter_op_num_threads"] == 0
+        assert candidate["io_binding"] is False           # binding on the CPU provider buys nothing
+        assert "enable_cuda_graph" not in candidate
+    assert len({describe(c) for c in space}) == len(space)
+
+
+def test_cpu_space_has_each_setting_once():
+    space = build_space(SearchLimits(), cores=2)
+    # Per level, sequential: 1 thread (1) + 2 threads × spin × block base (4); parallel: 1 intra
+    # thread with 1 inter-op thread (1) or 2 (spin: 2), 2 intra threads × 2 inter × spin × block base (8).
+    assert len(space) == 4 * (1 + 4 + 1 + 2 + 8)
+    assert len({_key(apply_candidate(SessionConfig(), c), 2) for c in space}) == len(space)
+
+
+def test_one_thread_has_no_spinning_or_block_base_to_choose():
+    space = build_space(SearchLimits(opt_levels=("all",)), cores=4)
+    alone = [c for c in space if c["intra_op_num_threads"] == 1
+             and (c["execution_mode"] == "sequential" or c["inter_op_num_threads"] == 1)]
+    assert [describe(c) for c in alone] == ["cpu all seq 1t", "cpu all par 1t 1i"]
+    # An inter-op pool of threads still spins or not, with one intra-op thread.
+    pooled = [describe(c) for c in space if c["intra_op_num_threads"] == 1 and c["inter_op_num_threads"] == 2]
+    assert pooled == ["cpu all par 1t 2i spin", "cpu all par 1t 2i nospin"]
+
+
+def test_canonical_drops_only_options_without_effect():
+    one = {"provider": "CPUExecutionProvider", "graph_optimization_level": "all", "execution_mode": "sequential",
+           "intra_op_num_threads": 1, "inter_op_num_threads": 0, "intra_op_allow_spinning": False,
+           "dynamic_block_base": 4, "io_binding": False}
+    assert canonical(one) == dict(one, intra_op_allow_spinning=None, dynamic_block_base=0)
+    two = dict(one, intra_op_num_threads=2)
+    assert canonical(two) == two
+
+
+def test_effective_tells_which_presets_run_alike():
+    def same(a: dict, b: dict, cores: int = 4) -> bool:
+        return _key(SessionConfig.from_dict(a), cores) == _key(SessionConfig.from_dict(b), cores)
+
+    assert same({}, {"intra_op_num_threads": 4, "intra_op_allow_spinning": True})      # ORT's defaults
+    assert not same({}, {"intra_op_num_threads": 2})
+    assert same({"intra_op_num_threads": 1, "intra_op_allow_spinning": False, "dynamic_block_base": 4},
+                {"intra_op_num_threads": 1})
+    assert not same({"intra_op_num_threads": 2, "dynamic_block_base": 4}, {"intra_op_num_threads": 2})
+    assert not same({"intra_op_num_threads": 2, "intra_op_allow_spinning": False}, {"intra_op_num_threads": 2})
+    assert same({"inter_op_num_threads": 3, "inter_op_allow_spinning": False}, {})     # sequential: no inter-op pool
+    parallel = {"execution_mode": "parallel", "inter_op_num_threads": 2}
+    assert not same(dict(parallel, inter_op_allow_spinning=False), parallel)
+    assert same(dict(parallel, inter_op_num_threads=1, inter_op_allow_spinning=False),
+                dict(parallel, inter_op_num_threads=1))
+    assert not same(parallel, {})                                                     # another executor
+
+
+def test_cuda_graph_only_with_binding_and_sequential():
+    limits = SearchLimits(providers=["CUDAExecutionProvider"], opt_levels=("all",))
+    space = build_space(limits, cores=1)
+    graphs = [c for c in space if c.get("enable_cuda_graph")]
+    assert graphs
+    assert all(c["io_binding"] and c["execution_mode"] == "sequential" for c in graphs)
+    assert any(c["io_binding"] for c in space) and any(not c["io_binding"] for c in space)
+
+
+def test_limits_narrow_the_space():
+    limits = SearchLimits(max_threads=1, opt_levels=("all",), execution_modes=("sequential",),
+                          try_spinning=False, try_dynamic_block_base=False)
+    assert build_space(limits, cores=64) == [{
+        "provider": "CPUExecutionProvider", "graph_optimization_level": "all", "execution_mode": "sequential",
+        "intra_op_num_threads": 1, "inter_op_num_threads": 0, "intra_op_allow_spinning": None,
+        "dynamic_block_base": 0, "io_binding": False}]
+
+
+def test_apply_candidate_keeps_the_base_inputs_and_options():
+    base = SessionConfig.from_dict({"providers": [{"name": "cuda", "options": {"device_id": "1"}}],
+                                    "inputs": {"dims": {"batch": 8}}})
+    candidate = {"provider": "CUDAExecutionProvider", "graph_optimization_level": "basic",
+                 "execution_mode": "sequential", "intra_op_num_threads": 2, "inter_op_num_threads": 0,
+                 "intra_op_allow_spinning": False, "dynamic_block_base": 4, "io_binding": True,
+                 "enable_cuda_graph": True}
+    config = apply_candidate(base, candidate)
+    assert config.inputs.dims == {"batch": 8}
+    assert config.providers[0].options == {"device_id": "1", "enable_cuda_graph": "1"}
+    assert config.graph_optimization_level == "basic" and config.io_binding
+    assert base.providers[0].options == {"device_id": "1"}

@@ -91,7 +91,7 @@ def _given_options(args, kind: str) -> dict:
     return given
 
 
-def _tolerance(args) -> dict:
+def tolerance_from_args(args) -> dict:
     values = {}
     for key, text, flag in (("atol", args.tol_abs, "--tol-abs"), ("rtol", args.tol_rel, "--tol-rel"),
                             ("min_cosine", args.tol_cosine, "--tol-cosine")):
@@ -106,7 +106,7 @@ def _tolerance(args) -> dict:
 def run(args) -> int:
     params = {"kind": args.kind, "input": args.model, "output": args.output, "force": args.force,
               "options": _given_options(args, args.kind), "fidelity": not args.no_fidelity,
-              "tolerance": _tolerance(args), "session": session_config_from_args(args).to_dict()}
+              "tolerance": tolerance_from_args(args), "session": session_config_from_args(args).to_dict()}
     result = run_job_cli(CONVERT, params, memory_limit=args.memory_limit)
     code = output(args, result, render)
     return CHECK_NOT_PASSED if result["check"] in ("failed", "not-run") else code

@@ -24,7 +24,7 @@ Exit codes: 0 success, 1 internal error, 2 bad input, 3 cancelled."""
 COMMAND_MODULES = {
     "gui": "gui", "inspect": "inspect", "devices": "devices", "bench": "bench", "convert": "convert",
     "compare": "compare", "placement": "placement", "profile": "profile", "profile-diff": "profile",
-    "iobinding": "iobinding", "tune": "tune", "diagnose": "diagnose", "history": "history",
+    "iobinding": "iobinding", "tune": "tune", "diagnose": "diagnose", "history": "history", "drift": "drift",
 }
 
 

@@ -6,6 +6,7 @@ from __future__ import annotations
 from app.core.bench.jobs import BENCH, COMPARE, MEMBER, SWEEP
 from app.core.convert.jobs import CONVERT, DETECT_TRANSFORMER
 from app.core.diagnose.jobs import DIAGNOSE
+from app.core.drift.jobs import DRIFT
 from app.core.iobinding.jobs import IOBINDING
 from app.core.jobs.entry import Job
 from app.core.model.jobs import INSPECT
@@ -16,5 +17,6 @@ from app.core.tune.jobs import TUNE
 JOBS: tuple[Job, ...] = (
     INSPECT, PROBE_PROVIDERS, CAPABILITIES, SMOKE_RUN, PROBE_INPUTS, PLACEMENT, CONVERT, DETECT_TRANSFORMER,
     BENCH, MEMBER, COMPARE, SWEEP, PROFILE, READ_TRACE, DIFF_TRACES, COPY_TRACE, IOBINDING, TUNE, DIAGNOSE,
+    DRIFT,
 )
 

@@ -1,0 +1,25 @@
+from tests import drift_models, models
+
+
+def test_drift_json_and_text_name_the_first_drifting_node(ortune, tmp_path):
+    source = models.save(drift_models.fp16_clip_trap(), tmp_path / "trap.onnx")
+    variant = tmp_path / "trap_fp16.onnx"
+    assert ortune("convert", "fp16", source, "-o", variant, "--no-fidelity").code == 0
+    result = ortune("drift", source, variant, "--seed", "3", "--json")
+    assert result.code == 0, result.stderr
+    data = result.json()
+    assert data["first_drift"]["node"] == "layer2" and data["first_nonfinite"] is None
+    assert {"tensors", "first_drift", "first_nonfinite", "inputs"} <= set(data)
+    assert data["inputs"][0]["values"].endswith("seed 3")
+    text = ortune("drift", source, variant)
+    assert text.code == 0, text.stderr
+    assert "first drift: tensor mm2 made by layer2 (MatMul)" in text.stdout
+    assert "first non-finite: none" in text.stdout and "SQNR dB" in text.stdout
+
+
+def test_drift_bad_tolerance_and_missing_file_are_exit_2(ortune, tmp_path):
+    source = models.save(models.tiny_add(), tmp_path / "tiny.onnx")
+    bad = ortune("drift", source, source, "--tol-abs", "x")
+    assert bad.code == 2 and bad.stderr.strip() == "ortune: --tol-abs expects a number, not 'x'"
+    missing = ortune("drift", source, tmp_path / "none.onnx", "--json")
+    assert missing.code == 2 and missing.json()["error"]["kind"] == "not-found"

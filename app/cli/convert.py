@@ -59,6 +59,11 @@ def render(result: dict) -> str:
     return "\n".join(lines)
 
 
+#: shorter names for the repairs `ortune drift` points at: keep its first drifting node in float32
+#: (fp16) or out of quantization (int8)
+ALIASES = {"node_block_list": ("--keep-fp32",), "nodes_to_exclude": ("--exclude-node",)}
+
+
 def _add_option_flags(parser: argparse.ArgumentParser) -> None:
     group = parser.add_argument_group("conversion options (the kinds each applies to are in brackets)")
     for name, users in options_for_flags().items():
@@ -74,7 +79,8 @@ def _add_option_flags(parser: argparse.ArgumentParser) -> None:
         else:
             metavar = "|".join(option.choices) if option.kind == "choice" else {
                 "list": "A,B,…", "path": "FOLDER", "int": "N", "float": "X"}[option.kind]
-            group.add_argument(option.flag, dest=name, metavar=metavar, default=None, help=text)
+            group.add_argument(option.flag, *ALIASES.get(name, ()), dest=name, metavar=metavar, default=None,
+                               help=text)
 
 
 def _given_options(args, kind: str) -> dict:

@@ -61,6 +61,11 @@ def render(result: dict) -> str:
     return "\n".join(lines)
 
 
+#: shorter names for the repairs `ortune drift` points at: keep its first drifting node in float32
+#: (fp16) or out of quantization (int8)
+ALIASES = {"node_block_list": ("--keep-fp32",), "nodes_to_exclude": ("--exclude-node",)}
+
+
 def _add_option_flags(parser: argparse.ArgumentParser) -> None:
     group = parser.add_argument_group("conversion options (the kinds each applies to are in brackets)")
     for name, users in options_for_flags().items():
@@ -76,7 +81,8 @@ def _add_option_flags(parser: argparse.ArgumentParser) -> None:
         else:
             metavar = "|".join(option.choices) if option.kind == "choice" else {
                 "list": "A,B,…", "path": "FOLDER", "int": "N", "float": "X"}[option.kind]
-            group.add_argument(option.flag, dest=name, metavar=metavar, default=None, help=text)
+            group.add_argument(option.flag, *ALIASES.get(name, ()), dest=name, metavar=metavar, default=None,
+                               help=text)
 
 
 def _given_options(args, kind: str) -> dict:
@@ -93,7 +99,7 @@ def _given_options(args, kind: str) -> dict:
     return given
 
 
-def _tolerance(args) -> dict:
+def tolerance_from_args(args) -> dict:
     values = {}
     for key, text, flag in (("atol", args.tol_abs, "--tol-abs"), ("rtol", args.tol_rel, "--tol-rel"),
                             ("min_cosine", args.tol_cosine, "--tol-cosine")):
@@ -115,7 +121,7 @@ def _seconds(text: str) -> float:
 def run(args) -> int:
     params = {"kind": args.kind, "input": args.model, "output": args.output, "force": args.force,
               "options": _given_options(args, args.kind), "fidelity": not args.no_fidelity,
-              "tolerance": _tolerance(args), "session": session_config_from_args(args).to_dict(),
+              "tolerance": tolerance_from_args(args), "session": session_config_from_args(args).to_dict(),
               "speed_s": 0 if args.no_speed else _seconds(args.speed_seconds)}
     result = run_job_cli(CONVERT, params, memory_limit=args.memory_limit)
     code = output(args, result, render)

@@ -92,3 +92,10 @@ class IOBindingResult(TypedDict):
     provider: str
     modes: list[dict]              # {name, latency_ms, bytes_copied_per_run}
     inputs: list[dict]
+
+
+class DriftResult(TypedDict):
+    tensors: list[dict]            # {name, node, op_type, max_abs_diff, max_rel_diff, cosine, sqnr_db, nonfinite, …}
+    first_drift: dict | None       # {tensor, node, op_type, …}: the first tensor past the tolerance
+    first_nonfinite: dict | None   # the first tensor with NaN/Inf the source does not have
+    inputs: list[dict]

@@ -126,6 +126,7 @@ def _quick_params(job, tmp_path):
                  "block_runs": 2, "final_blocks": 1, "grid_blocks": 1, "strategy": "grid", "warmup": 1},
         "diagnose": {**quick, "runs": 2, "timing_runs": 5, "timing_s": 0.2},
         "iobinding": {**quick, "provider": "cpu", "iterations": 3, "warmup": 1},
+        "drift": {"source": mlp, "variant": mlp, "session": quick["session"]},
     }.get(job.name)
 
 

@@ -1,0 +1,68 @@
+"""`ortune drift SOURCE VARIANT`: where a variant's values part from its source's, tensor by
+tensor, and the node where that starts."""
+
+from __future__ import annotations
+
+from app.cli.convert import tolerance_from_args
+from app.cli.common import add_json_flag, format_table, output, render_inputs, run_job_cli
+from app.cli.session_args import add_session_arguments, session_config_from_args
+from app.core.drift.jobs import DRIFT
+
+ORDER = 32
+WORST = 10
+
+
+def _number(value, spec: str) -> str:
+    return "–" if value is None else format(value, spec)
+
+
+def _first_text(label: str, first: dict | None) -> str:
+    if first is None:
+        return f"{label}: none"
+    return (f"{label}: tensor {first['tensor']} made by {first['node'] or '(unnamed)'} ({first['op_type']}), "
+            f"max |Δ| {_number(first['max_abs_diff'], '.3g')}, SQNR {_number(first['sqnr_db'], '.1f')} dB"
+            + (f"; {first['problem']}" if first.get("problem") else ""))
+
+
+def render(result: dict) -> str:
+    rows = result["tensors"]
+    worst = sorted((r for r in rows if r["sqnr_db"] is not None), key=lambda r: r["sqnr_db"])[:WORST]
+    table = [[r["index"], r["name"], r["node"], r["op_type"], _number(r["max_abs_diff"], ".3g"),
+              _number(r["max_rel_diff"], ".3g"), _number(r["cosine"], ".6f"), _number(r["sqnr_db"], ".1f"),
+              _number(r["sqnr_loss_db"], ".1f"), r["nonfinite"], _number(r["fp16_fraction"], ".2g"),
+              "yes" if r["passed"] else ("no" if r["passed"] is False else "–")]
+             for r in sorted(worst, key=lambda r: r["index"])]
+    tolerance = result["tolerance"]
+    lines = [f"{result['variant']} ({result['variant_precision']}) against {result['source']}: "
+             f"{result['compared']} of {result['source_tensors']} tensors compared",
+             f"the {len(worst)} with the lowest SQNR, in graph order:",
+             format_table(["#", "tensor", "node", "op", "max |Δ|", "max rel", "cosine", "SQNR dB", "lost dB",
+                           "NaN/Inf", "of fp16 max", "within"], table), "",
+             _first_text("first drift", result["first_drift"]),
+             _first_text("first non-finite", result["first_nonfinite"]),
+             f"tolerance: atol {tolerance['atol']:g}, rtol {tolerance['rtol']:g}, "
+             f"cosine ≥ {tolerance['min_cosine']:g}", ""]
+    return "\n".join(lines + render_inputs(result.get("inputs", [])))
+
+
+def run(args) -> int:
+    params = {"source": args.source, "variant": args.variant, "tolerance": tolerance_from_args(args),
+              "session": session_config_from_args(args).to_dict()}
+    return output(args, run_job_cli(DRIFT, params, memory_limit=args.memory_limit), render)
+
+
+def register(subparsers) -> None:
+    parser = subparsers.add_parser(
+        "drift", help="find the node where a variant's values start to part from its source's",
+        description="Run the source and the variant on the same inputs with every intermediate tensor exposed "
+                    "and compare them tensor by tensor in graph order: max abs and rel difference, cosine, SQNR, "
+                    "NaN/Inf, the source's reach into float16's range; name the first tensor past the tolerance "
+                    "and the first that goes non-finite, each with the node that made it.")
+    parser.add_argument("source", metavar="SOURCE", help="the float32 model")
+    parser.add_argument("variant", metavar="VARIANT", help="its variant (fp16, int8, optimised …)")
+    parser.add_argument("--tol-abs", metavar="X", help="absolute tolerance per element (default: the variant kind's)")
+    parser.add_argument("--tol-rel", metavar="X", help="relative tolerance per element (default: the variant kind's)")
+    parser.add_argument("--tol-cosine", metavar="X", help="lowest cosine similarity within tolerance")
+    add_session_arguments(parser)
+    add_json_flag(parser)
+    parser.set_defaults(handler=run)

@@ -1,0 +1,116 @@
+"""The drift job: source and variant on the same input plan, every intermediate tensor
+exposed, compared in the source's topological order.
+
+Tensors are matched by name: conversions to float16, offline optimisation and dynamic
+quantization keep the names of the tensors they do not remove, and where a variant fused
+nodes away only the tensors both still have are compared. In a QDQ variant a tensor's name
+holds its value before quantization (the quantizer may have dropped a Relu into the
+quantization's range); ONNX Runtime's `qdq_loss_debug` pairs it with its dequantized value,
+what its consumers see, and that is compared (`quantized`; `before_qdq_sqnr_db` the other). The tolerance is the variant's conversion
+kind's (float16, int8 or float32: guessed from its tensors and operators) unless given."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+from app.core.convert.fidelity import Reference, RunFailed, Tolerance, reference_run, run_variant
+from app.core.convert.options import KINDS
+from app.core.drift.expose import expose_all, exposed_copy, producers
+from app.core.drift.metrics import tensor_row
+from app.core.jobs.errors import UserError
+from app.core.model.intake import check_readable, load_onnx
+
+QUANTIZED_OPS = {"QuantizeLinear", "DequantizeLinear", "DynamicQuantizeLinear", "MatMulInteger", "ConvInteger",
+                 "MatMulNBits", "QLinearConv", "QLinearMatMul"}
+FIRST_FIELDS = ("tensor", "node", "op_type", "index", "max_abs_diff", "max_rel_diff", "cosine", "sqnr_db",
+                "nonfinite", "problem")
+
+
+def variant_precision(model) -> str:
+    """'int8', 'float16' or 'float32': what the variant computes in, for its default tolerance."""
+    if any(node.op_type in QUANTIZED_OPS for node in model.graph.node):
+        return "int8"
+    if any(t.data_type == 10 for t in model.graph.initializer) or any(
+            node.op_type == "Cast" and any(a.name == "to" and a.i == 10 for a in node.attribute)
+            for node in model.graph.node):
+        return "float16"
+    return "float32"
+
+
+def default_tolerance(precision: str) -> dict:
+    kind = {"int8": "int8-static", "float16": "fp16", "float32": "optimize"}[precision]
+    return dict(KINDS[kind].tolerance)
+
+
+def _all_tensors(path: Path, model, reference: Reference, config, ctx) -> dict:
+    expose_all(model)
+    with exposed_copy(path, model) as copy:
+        try:
+            return run_variant(copy, reference, config, ctx)
+        except RunFailed as exc:
+            raise UserError("variant-run-failed", f"{path.name} with its tensors exposed could not {exc.stage} on "
+                                                  f"the source's inputs: {exc.message}") from None
+
+
+def _after_qdq(variant_values: dict) -> dict:
+    """tensor -> its dequantized value, where the variant quantizes it (QDQ format)."""
+    from onnxruntime.quantization.qdq_loss_debug import create_activation_matching
+
+    matched = create_activation_matching({name: [value] for name, value in variant_values.items()})
+    return {name: pair["post_qdq"][0] for name, pair in matched.items()}
+
+
+def _first(rows: list[dict], test) -> dict | None:
+    row = next((r for r in rows if test(r)), None)
+    return None if row is None else {"tensor": row["name"], **{k: row[k] for k in FIRST_FIELDS if k in row}}
+
+
+def compare_tensors(source_model, source_values: dict, variant_values: dict, tolerance: Tolerance) -> list[dict]:
+    """One row per tensor both runs returned, in the source's node order (a quantized
+    tensor's dequantized value); `sqnr_loss_db` is
+    how much SQNR it lost against the worst-kept of its inputs (the error its node added)."""
+    after = _after_qdq(variant_values)
+    rows, reach = [], {}            # reach: tensor -> the SQNR it carries (through tensors not compared)
+    for name, node in producers(source_model).items():
+        upstream = [reach[i] for i in node.input if reach.get(i) is not None]
+        reach[name] = min(upstream) if upstream else None
+        if name not in source_values or name not in variant_values:
+            continue
+        got = after.get(name, variant_values[name])
+        row = tensor_row(name, source_values[name], got, tolerance)
+        row.update(index=len(rows), node=node.name, op_type=node.op_type, sqnr_loss_db=None, quantized=name in after)
+        if name in after:           # what its consumers see; the value before quantization too
+            row["before_qdq_sqnr_db"] = tensor_row(name, source_values[name], variant_values[name], tolerance)["sqnr_db"]
+        if row["sqnr_db"] is not None:
+            reach[name] = row["sqnr_db"]
+            if upstream:
+                row["sqnr_loss_db"] = min(upstream) - row["sqnr_db"]
+        rows.append(row)
+    return rows
+
+
+def drift(params, ctx) -> dict:
+    source, variant = check_readable(params.source), check_readable(params.variant)
+    source_model, variant_model = load_onnx(source), load_onnx(variant)
+    precision = variant_precision(variant_model)
+    tolerance = Tolerance.from_dict({**default_tolerance(precision), **params.tolerance})
+    config = params.session
+    ctx.progress(0.0, "running the source on the input plan")
+    reference = reference_run(source, config.inputs, config, ctx)
+    ctx.progress(0.3, "running the source with every tensor exposed")
+    source_values = _all_tensors(source, source_model, reference, config, ctx)
+    ctx.progress(0.6, "running the variant with every tensor exposed")
+    variant_values = _all_tensors(variant, variant_model, reference, config, ctx)
+    ctx.progress(0.9, "comparing tensors")
+    rows = compare_tensors(source_model, source_values, variant_values, tolerance)
+    if not rows:
+        raise UserError("nothing-to-compare", f"{variant.name} shares no float tensor name with {source.name}; "
+                                              "drift compares the tensors both models have")
+    return {
+        "source": str(source), "variant": str(variant), "variant_precision": precision,
+        "tolerance": tolerance.to_dict(), "tensors": rows,
+        "first_drift": _first(rows, lambda r: r["passed"] is False),
+        "first_nonfinite": _first(rows, lambda r: r["nonfinite"] > r["source_nonfinite"]),
+        "compared": len(rows), "source_tensors": len(producers(source_model)),
+        "inputs": list(reference.info.get("inputs", [])),
+    }

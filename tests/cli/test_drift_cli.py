@@ -1,0 +1,47 @@
+from tests import drift_models, models
+
+
+def test_drift_json_and_text_name_the_first_drifting_node(ortune, tmp_path):
+    source = models.save(drift_models.fp16_clip_trap(), tmp_path / "trap.onnx")
+    variant = tmp_path / "trap_fp16.onnx"
+    assert ortune("convert", "fp16", source, "-o", variant, "--no-fidelity").code == 0
+    result = ortune("drift", source, variant, "--seed", "3", "--json")
+    assert result.code == 0, result.stderr
+    data = result.json()
+    assert data["first_drift"]["node"] == "layer2" and data["first_nonfinite"] is None
+    assert {"tensors", "first_drift", "first_nonfinite", "inputs"} <= set(data)
+    assert data["inputs"][0]["values"].endswith("seed 3")
+    text = ortune("drift", source, variant)
+    assert text.code == 0, text.stderr
+    assert "first drift: tensor mm2 made by layer2 (MatMul)" in text.stdout
+    assert "first non-finite: none" in text.stdout and "SQNR dB" in text.stdout
+
+
+def test_drift_bad_tolerance_and_missing_file_are_exit_2(ortune, tmp_path):
+    source = models.save(models.tiny_add(), tmp_path / "tiny.onnx")
+    bad = ortune("drift", source, source, "--tol-abs", "x")
+    assert bad.code == 2 and bad.stderr.strip() == "ortune: --tol-abs expects a number, not 'x'"
+    missing = ortune("drift", source, tmp_path / "none.onnx", "--json")
+    assert missing.code == 2 and missing.json()["error"]["kind"] == "not-found"
+
+
+def test_keeping_the_first_drifting_node_in_float32_makes_the_planted_fp16_model_pass(ortune, tmp_path):
+    source = models.save(drift_models.fp16_clip_trap(), tmp_path / "trap.onnx")
+    bare = ortune("convert", "fp16", source, "-o", tmp_path / "bare.onnx", "--json")
+    assert bare.code == 4 and bare.json()["fidelity"]["passed"] is False
+    first = ortune("drift", source, tmp_path / "bare.onnx", "--json").json()["first_drift"]["node"]
+    kept = ortune("convert", "fp16", source, "-o", tmp_path / "kept.onnx", "--keep-fp32", first, "--json")
+    assert kept.code == 0, kept.stdout + kept.stderr
+    assert kept.json()["fidelity"]["passed"] is True
+
+
+def test_excluding_the_dominating_layer_from_int8_cuts_its_error(ortune, tmp_path):
+    source = models.save(drift_models.int8_wide_layer(), tmp_path / "wide.onnx")
+    cosines = {}
+    for label, extra in (("all", ()), ("excluded", ("--exclude-node", "layer1"))):
+        done = ortune("convert", "int8-static", source, "-o", tmp_path / f"{label}.onnx", *extra, "--json")
+        assert done.code in (0, 4), done.stderr
+        cosines[label] = done.json()["fidelity"]["outputs"][0]["cosine"]
+    assert cosines["all"] < 0.5 < 0.9 < cosines["excluded"]
+    wrong = ortune("convert", "int8-static", source, "-o", tmp_path / "x.onnx", "--keep-fp32", "layer1")
+    assert wrong.code == 2 and "is not an option of int8-static" in wrong.stderr

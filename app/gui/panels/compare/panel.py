@@ -55,8 +55,8 @@ class ComparePanel(OneJobView, Panel):
         self.table = DataTable(HEADERS)
         self.speedup_chart = BarChart("Speedup", horizontal=False)
         self.speedup_whiskers = None
-        self.latency_chart = GroupedBarChart("Latency (ms) of all the alternating blocks")
-        self.throughput_chart = BarChart("Throughput (runs/s) of the same blocks", horizontal=False)
+        self.latency_chart = GroupedBarChart("Latency (ms)")
+        self.throughput_chart = BarChart("Throughput (runs/s)", horizontal=False)
         charts = QSplitter(Qt.Orientation.Horizontal)
         charts.addWidget(self.speedup_chart)
         charts.addWidget(self.latency_chart)
@@ -146,7 +146,8 @@ class ComparePanel(OneJobView, Panel):
         models, baseline = result["models"], result["baseline"]
         self.speedup_chart.set_bars([row["label"] for row in models], [row["speedup"] or 0.0 for row in models],
                                     "speedup")
-        self.speedup_chart.plot.setTitle(f"Speedup: {baseline}'s p50 / each p50 (whiskers: 95 % interval)")
+        # the definition is spelled out under the charts: a long title would widen the chart past its place
+        self.speedup_chart.plot.setTitle("Speedup (whiskers: 95 % interval)")
         if self.speedup_whiskers is not None:
             self.speedup_chart.plot.removeItem(self.speedup_whiskers)
             self.speedup_whiskers = None

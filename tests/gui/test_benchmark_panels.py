@@ -127,7 +127,7 @@ def test_compare_selected_models(qtbot, window, tmp_path):
     whiskers = panel.speedup_whiskers.opts
     assert list(whiskers["bottom"]) == [pytest.approx(other["speedup"] - low)]
     assert list(whiskers["top"]) == [pytest.approx(high - other["speedup"])]
-    assert "a.onnx's p50 / each p50" in panel.speedup_chart.plot.getPlotItem().titleLabel.text
+    assert "95 % interval" in panel.speedup_chart.plot.getPlotItem().titleLabel.text
     assert "Speedup = a.onnx p50 / model p50" in panel.definition.text()
     assert "Verdict: faster or slower only when the whole 95 % interval" in panel.definition.text()
     assert panel.throughput_chart.labels == ["a.onnx", "b.onnx"]

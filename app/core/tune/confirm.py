@@ -8,6 +8,10 @@ comparison's member job, the user's settings as the reference that writes the fe
 A finalist is offered only when that re-measurement finds it faster (the whole 95 %
 interval of its speedup beyond the practical band); otherwise `best` is the user's own
 settings, with a sentence saying what was measured and why nothing is offered.
+
+When several finalists were measured, the fastest of them leans high: it won partly by
+luck. So the winner is measured once more against the user's settings, fresh, and that
+figure, not the one it was picked on, is the claim (`confirm`).
 """
 
 from __future__ import annotations
@@ -81,6 +85,26 @@ def judge(race: dict, base: SessionConfig, chosen: list[int], alternation: Alter
         note = nothing_faster(remeasured, race["cancelled"])
     return result | figures | {"default": default, "best": best, "clearly_faster": bool(faster), "note": note,
                                "trials": trials}
+
+
+def confirm(result: dict, row: dict, report: dict) -> dict:
+    """The result with its winner's claim replaced by a fresh re-measurement (`row`: the
+    winner's summarized speedup against the user's settings; `report`: its latency report).
+    A winner the fresh measurement does not find faster is not offered."""
+    best = result["best"]
+    picked = {"speedup": result["speedup"], "speedup_ci": result["speedup_ci"]}
+    fresh = {"speedup": row["speedup"], "speedup_ci": row["speedup_ci"], "verdict": row["verdict"]}
+    confirmation = {"picked_on": picked, "fresh": fresh}
+    if row["verdict"] == "faster":
+        best = dict(best, latency_ms=report["latency_ms"]["p50"])
+        note = (f"{best['label']} ran {row['speedup']:.2f}× as fast as your settings ({_interval(row)}), each "
+                f"alone in its own process, measured again after it was picked (×{picked['speedup']:.2f}).")
+        return result | fresh | {"best": best, "note": note, "confirmation": confirmation}
+    note = (f"Nothing is offered: {best['label']} was picked at ×{picked['speedup']:.2f}, but measured again, "
+            f"fresh, it ran ×{row['speedup']:.2f} ({_interval(row)}): not clearly faster. Your settings stay.")
+    return result | {"speedup": 1.0, "speedup_ci": [1.0, 1.0], "verdict": "reference",
+                     "best": dict(result["default"], label=NOTHING_FASTER_LABEL), "clearly_faster": False,
+                     "note": note, "confirmation": confirmation}
 
 
 def _interval(trial: dict) -> str:

@@ -134,3 +134,38 @@ def test_empty_space_is_a_user_error(small_model):
     with pytest.raises(UserError, match="same as your settings"):
         TUNE({"path": small_model, "session": {"intra_op_num_threads": 1}, "candidates": [_candidate()]},
              JobContext())
+
+
+def _picked(speedup):
+    default = {"label": "default (your session settings)", "session": {}, "latency_ms": 2.0}
+    best = {"label": "cpu all seq 1t", "session": {}, "latency_ms": 2.0 / speedup}
+    return {"speedup": speedup, "speedup_ci": [speedup - 0.05, speedup + 0.05], "verdict": "faster",
+            "best": best, "default": default, "clearly_faster": True, "note": "", "trials": []}
+
+
+def test_a_winner_picked_among_several_is_claimed_at_its_fresh_figure():
+    from app.core.tune.confirm import confirm
+
+    result = confirm(_picked(1.30), {"speedup": 1.12, "speedup_ci": [1.08, 1.16], "verdict": "faster"},
+                     {"latency_ms": {"p50": 1.79}})
+    assert (result["speedup"], result["speedup_ci"], result["best"]["latency_ms"]) == (1.12, [1.08, 1.16], 1.79)
+    assert result["confirmation"]["picked_on"]["speedup"] == 1.30 and "measured again" in result["note"]
+
+
+def test_a_winner_the_fresh_measurement_does_not_confirm_is_not_offered():
+    from app.core.tune.confirm import confirm
+
+    result = confirm(_picked(1.30), {"speedup": 1.01, "speedup_ci": [0.97, 1.05], "verdict": "no-difference"},
+                     {"latency_ms": {"p50": 1.98}})
+    assert result["best"]["label"] == NOTHING_FASTER_LABEL and result["clearly_faster"] is False
+    assert result["speedup"] == 1.0 and result["verdict"] == "reference"
+    assert "picked at ×1.30" in result["note"] and "×1.01" in result["note"]
+
+
+def test_with_several_finalists_the_winner_is_measured_once_more(tmp_path):
+    path = str(models.save(models.foldable(), tmp_path / "foldable.onnx"))
+    result = TUNE({"path": path, "session": {"graph_optimization_level": "disable", "intra_op_num_threads": 1},
+                   "candidates": [_candidate(), _candidate(level="extended")], **QUICK, "finalists": 2},
+                  JobContext())
+    assert result["verdict"] == "faster" and result["best"]["session"]["graph_optimization_level"] != "disable"
+    assert result["confirmation"]["fresh"]["speedup"] == result["speedup"]

@@ -99,6 +99,13 @@ def _given_options(args, kind: str) -> dict:
     return given
 
 
+def add_tolerance_arguments(group) -> None:
+    """--tol-abs, --tol-rel and --tol-cosine (convert's check and drift share them)."""
+    group.add_argument("--tol-abs", metavar="X", help="absolute tolerance per element (default by kind)")
+    group.add_argument("--tol-rel", metavar="X", help="relative tolerance per element (default by kind)")
+    group.add_argument("--tol-cosine", metavar="X", help="lowest cosine similarity that passes (default by kind)")
+
+
 def tolerance_from_args(args) -> dict:
     values = {}
     for key, text, flag in (("atol", args.tol_abs, "--tol-abs"), ("rtol", args.tol_rel, "--tol-rel"),
@@ -147,9 +154,7 @@ def register(subparsers) -> None:
     fidelity = parser.add_argument_group("fidelity check")
     fidelity.add_argument("--no-fidelity", action="store_true",
                           help="skip the check (the variant is still loaded in ONNX Runtime)")
-    fidelity.add_argument("--tol-abs", metavar="X", help="absolute tolerance per element (default by kind)")
-    fidelity.add_argument("--tol-rel", metavar="X", help="relative tolerance per element (default by kind)")
-    fidelity.add_argument("--tol-cosine", metavar="X", help="lowest cosine similarity that passes")
+    add_tolerance_arguments(fidelity)
     speed = parser.add_argument_group("speed check")
     speed.add_argument("--no-speed", action="store_true",
                        help="do not measure the variant against the source (in alternation, each in its own "

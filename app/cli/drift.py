@@ -3,7 +3,7 @@ tensor, and the node where that starts."""
 
 from __future__ import annotations
 
-from app.cli.convert import tolerance_from_args
+from app.cli.convert import add_tolerance_arguments, tolerance_from_args
 from app.cli.common import add_json_flag, format_table, output, render_inputs, run_job_cli
 from app.cli.session_args import add_session_arguments, session_config_from_args
 from app.core.drift.jobs import DRIFT
@@ -60,9 +60,7 @@ def register(subparsers) -> None:
                     "and the first that goes non-finite, each with the node that made it.")
     parser.add_argument("source", metavar="SOURCE", help="the float32 model")
     parser.add_argument("variant", metavar="VARIANT", help="its variant (fp16, int8, optimised …)")
-    parser.add_argument("--tol-abs", metavar="X", help="absolute tolerance per element (default: the variant kind's)")
-    parser.add_argument("--tol-rel", metavar="X", help="relative tolerance per element (default: the variant kind's)")
-    parser.add_argument("--tol-cosine", metavar="X", help="lowest cosine similarity within tolerance")
+    add_tolerance_arguments(parser)
     add_session_arguments(parser)
     add_json_flag(parser)
     parser.set_defaults(handler=run)

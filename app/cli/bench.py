@@ -107,9 +107,9 @@ def run(args) -> int:
     sweep = _sweep_params(args)
     params = {"path": args.model, "session": config.to_dict(), "run": settings, "record": not args.no_history}
     if sweep is None:
-        return output(args, run_job_cli(BENCH, params, memory_limit=args.memory_limit), render)
+        return output(args, run_job_cli(BENCH, params, memory_limit=args.memory_limit, target=args.target), render)
     sweep["concurrency_values"] = sweep["concurrency_values"] or [settings["concurrency"]]
-    result = run_job_cli(SWEEP, {**params, **sweep}, memory_limit=args.memory_limit)
+    result = run_job_cli(SWEEP, {**params, **sweep}, memory_limit=args.memory_limit, target=args.target)
     return output(args, result, render_sweep)
 
 

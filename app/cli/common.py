@@ -54,11 +54,17 @@ class ProgressLine:
 
 
 def run_job_cli(job: Job, params, on_event: Callable[[str, dict], None] | None = None,
-                memory_limit: str | None = None) -> Any:
+                memory_limit: str | None = None, target: str | None = None) -> Any:
     """Run a job with a progress line; Ctrl+C cancels it (and exits 3). `memory_limit`:
-    the job's memory budget (--memory-limit; the settings' when None)."""
+    the job's memory budget (--memory-limit; the settings' when None). `target`: the name
+    of a remote target to run it on (--target; this machine when None or "local")."""
     progress = ProgressLine()
-    handle = JobHandle(job, params, fork=True, memory_limit=memory_limit).start()
+    if target and target != "local":
+        from app.core.targets.handle import RemoteHandle
+        from app.core.targets.store import get_target
+        handle = RemoteHandle(get_target(target), job, params, memory_limit=memory_limit).start()
+    else:
+        handle = JobHandle(job, params, fork=True, memory_limit=memory_limit).start()
 
     def forward(kind: str, payload: dict) -> None:
         progress(kind, payload)
@@ -99,8 +105,18 @@ def output(args: argparse.Namespace, result: Any, render: Callable[[Any], str]) 
     if getattr(args, "json", False):
         print_json(result)
     else:
-        sys.stdout.write(render(result).rstrip("\n") + "\n")
+        sys.stdout.write(render(result).rstrip("\n") + "\n" + _target_line(result))
     return 0
+
+
+def _target_line(result: Any) -> str:
+    """Where a result was measured, when that was not this machine."""
+    target = result.get("target") if isinstance(result, dict) else None
+    if not target:
+        return ""
+    from app.core.session.machine import machine_text
+    return (f"measured on target {target['name']} ({target['address']}, ONNX Runtime {target['ort_version']}): "
+            f"{machine_text(target.get('machine') or {})}\n")
 
 
 def format_table(headers: list[str], rows: list[list[Any]]) -> str:

@@ -64,7 +64,7 @@ def run(args) -> int:
     config = session_config_from_args(args)
     params = {"models": [{"path": p, "label": label} for p, label in zip(args.models, labels_for(args.models))],
               "session": config.to_dict(), "run": run_settings_from_args(args), "record": not args.no_history}
-    return output(args, run_job_cli(COMPARE, params, memory_limit=args.memory_limit), render)
+    return output(args, run_job_cli(COMPARE, params, memory_limit=args.memory_limit, target=args.target), render)
 
 
 def register(subparsers) -> None:

@@ -109,6 +109,27 @@ def output(args: argparse.Namespace, result: Any, render: Callable[[Any], str]) 
     return 0
 
 
+def add_cluster_argument(parser: argparse.ArgumentParser) -> None:
+    parser.add_argument("--cluster", metavar="ADDRESS",
+                        help="spread the work over the Ray cluster at ADDRESS (host:port; pip install "
+                             "'ortune[cluster]'): one task to a worker at a time, each forming its own ratios")
+
+
+def cluster_lines(result: dict, name: Callable[[dict], str]) -> list[str]:
+    """Which Ray worker measured what, for a result spread over a cluster."""
+    cluster = result.get("cluster")
+    if not cluster:
+        return []
+    rows = cluster["tasks"]
+    lines = [f"spread over the Ray cluster at {cluster['address']} ({len(cluster['workers'])} workers, "
+             f"{cluster['cpus_per_task']:g} CPUs a task): {cluster['note']}"]
+    items = result.get("cells") or result.get("models") or []
+    for task in rows:
+        mine = [name(item) for item in items if item.get("measured_on") == {"node": task["node"], "host": task["host"]}]
+        lines.append(f"  {task['host']} ({task['node']}): {', '.join(mine)}")
+    return lines
+
+
 def _target_line(result: Any) -> str:
     """Where a result was measured, when that was not this machine."""
     target = result.get("target") if isinstance(result, dict) else None

@@ -24,3 +24,15 @@ def loop_target(sshd, ortune):
                   sshd.client_key, "--command", sshd.command(), "--trust", sshd.fingerprint(), "--force")
     assert done.code == 0, done.stderr
     return "loop"
+
+
+@pytest.fixture(scope="session")
+def ray_cluster(tmp_path_factory):
+    from tests.targets.ray_cluster import RAY, Cluster
+    if RAY is None:
+        if os.environ.get("CI"):
+            pytest.fail("CI must install Ray (the test extra) for the cluster tests")
+        pytest.skip("Ray is not installed: pip install -e '.[test]' brings it")
+    cluster = Cluster(tmp_path_factory.mktemp("ray"))
+    yield cluster
+    cluster.stop()

@@ -126,6 +126,9 @@ def _seconds(text: str) -> float:
 
 
 def run(args) -> int:
+    if args.target:
+        raise UserError("bad-option", "convert runs on this machine; measure its variant on a target with "
+                                      "`ortune compare SOURCE VARIANT --target NAME`")
     params = {"kind": args.kind, "input": args.model, "output": args.output, "force": args.force,
               "options": _given_options(args, args.kind), "fidelity": not args.no_fidelity,
               "tolerance": tolerance_from_args(args), "session": session_config_from_args(args).to_dict(),

@@ -48,7 +48,7 @@ def render(result: dict) -> str:
 def run(args) -> int:
     params = {"source": args.source, "variant": args.variant, "tolerance": tolerance_from_args(args),
               "session": session_config_from_args(args).to_dict()}
-    return output(args, run_job_cli(DRIFT, params, memory_limit=args.memory_limit), render)
+    return output(args, run_job_cli(DRIFT, params, memory_limit=args.memory_limit, target=args.target), render)
 
 
 def register(subparsers) -> None:

@@ -29,7 +29,7 @@ def render(result: dict) -> str:
 
 def run(args) -> int:
     params = {"path": args.model, "session": session_config_from_args(args).to_dict(), "method": args.method}
-    return output(args, run_job_cli(PLACEMENT, params, memory_limit=args.memory_limit), render)
+    return output(args, run_job_cli(PLACEMENT, params, memory_limit=args.memory_limit, target=args.target), render)
 
 
 def register(subparsers) -> None:

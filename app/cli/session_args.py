@@ -61,6 +61,8 @@ def add_session_arguments(parser: argparse.ArgumentParser) -> None:
 
 
 def add_memory_argument(parser: argparse.ArgumentParser) -> None:
+    parser.add_argument("--target", metavar="NAME",
+                        help="run on this remote target (see `ortune targets`); default: this machine")
     parser.add_argument("--memory-limit", metavar="SIZE",
                         help="the job's memory budget, e.g. 4G, 512M or 50%% of the memory available "
                              "(default: the settings', 75%%); past it the job stops and says so")

@@ -62,7 +62,7 @@ def run(args) -> int:
     for name in ("block_runs", "finalists", "confirm_seconds"):
         if getattr(args, name):
             given[name] = getattr(args, name)
-    result = run_job_cli(TUNE, TUNE.params.from_dict(given, text=True), memory_limit=args.memory_limit)
+    result = run_job_cli(TUNE, TUNE.params.from_dict(given, text=True), memory_limit=args.memory_limit, target=args.target)
     if args.save_best:
         from app.core.session.config import SessionConfig
         SessionConfig.from_dict(result["best"]["session"]).save(args.save_best)

@@ -29,6 +29,10 @@ from app.core.targets.upload import bundle, local_files, replaced
 
 HELLO_TIMEOUT_S = 40.0
 CANCEL_GRACE_S = 8.0
+#: the jobs that run a model, which the window sends to its chosen target; reading a model,
+#: converting it and drawing its graph stay on this machine
+MEASURING = frozenset({"bench", "compare", "sweep", "profile", "tune", "diagnose", "iobinding", "placement", "drift",
+                       "probe-inputs", "smoke-run", "probe-providers", "session-capabilities"})
 RECORDED = {"bench": "bench", "compare": "compare", "sweep": "sweep"}   # job name -> history kind
 
 

@@ -181,6 +181,8 @@ class MainWindow(QMainWindow):
         self._action(jobs_menu, "&Cancel Focused Job", self.cancel_focused_job, QKeySequence("Esc"))
         self._action(jobs_menu, "Cancel &All Jobs", self.jobs.cancel_all)
         self.view_menu = self.menuBar().addMenu("&View")
+        from app.gui.shell.target_menu import TargetMenu
+        self.target_menu = TargetMenu(self)
         help_menu = self.menuBar().addMenu("&Help")
         self._action(help_menu, "&Execution Providers…", self.show_providers)
         self._action(help_menu, "&About ORTune", self.show_about)

@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+from pathlib import Path
+
 import argparse
 
 from app.cli.common import add_json_flag, format_table, output, run_job_cli
@@ -126,14 +128,15 @@ def _seconds(text: str) -> float:
 
 
 def run(args) -> int:
-    if args.target:
-        raise UserError("bad-option", "convert runs on this machine; measure its variant on a target with "
-                                      "`ortune compare SOURCE VARIANT --target NAME`")
     params = {"kind": args.kind, "input": args.model, "output": args.output, "force": args.force,
               "options": _given_options(args, args.kind), "fidelity": not args.no_fidelity,
               "tolerance": tolerance_from_args(args), "session": session_config_from_args(args).to_dict(),
               "speed_s": 0 if args.no_speed else _seconds(args.speed_seconds)}
-    result = run_job_cli(CONVERT, params, memory_limit=args.memory_limit)
+    if args.target:        # refuse a bad output before any work there
+        from app.core.model.output import check_target
+        check_target(Path(args.model).resolve(), Path(args.output).resolve(), args.force)
+    result = run_job_cli(CONVERT, params, memory_limit=args.memory_limit, target=args.target,
+                         outputs={"output": args.output}, force=args.force)
     code = output(args, result, render)
     return CHECK_NOT_PASSED if result["check"] in ("failed", "not-run") else code
 

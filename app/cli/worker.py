@@ -32,6 +32,7 @@ class Worker:
         self.handle = None
         self.job_thread: threading.Thread | None = None
         self.upload: dict | None = None
+        self.scratch: list[Path] = []             # folders the job writes its outputs in, removed at the end
 
     def write(self, message: dict) -> None:
         from app.core.targets import channel
@@ -105,6 +106,30 @@ class Worker:
             shutil.rmtree(self.upload["staging"], ignore_errors=True)
             self.upload = None
 
+    # outputs -------------------------------------------------------------------
+    def make_scratch(self) -> None:
+        import tempfile
+        (cache_dir() / "outputs").mkdir(parents=True, exist_ok=True)
+        folder = Path(tempfile.mkdtemp(prefix="job-", dir=cache_dir() / "outputs"))
+        self.scratch.append(folder)
+        self.write({"scratch": str(folder)})
+
+    def send_back(self, message: dict) -> None:
+        """A file the job wrote in its scratch folder, and the files beside it that it needs."""
+        from app.core.targets.channel import CHUNK_BYTES
+        from app.core.targets.upload import bundle
+        path = Path(str(message["get"])).resolve()
+        if not any(path.is_relative_to(folder.resolve()) for folder in self.scratch) or not path.is_file():
+            raise ValueError(f"{path} is not an output of this job")
+        found = bundle(path)
+        self.write({"files": [{"name": name, "size": local.stat().st_size} for name, local, _ in found.files]})
+        for name, local, _ in found.files:
+            self.write({"file": name})
+            with open(local, "rb") as handle:
+                for block in iter(lambda: handle.read(CHUNK_BYTES), b""):
+                    self.write({"chunk": base64.b64encode(block).decode("ascii")})
+        self.write({"end": True})
+
     # the job -------------------------------------------------------------------
     def start_job(self, message: dict) -> None:
         from app.core.registry import JOBS
@@ -144,20 +169,20 @@ class Worker:
                 message = channel.read(self.inp)
             except ValueError:
                 message = None
-            if message is None:                        # the parent is gone
+            if message is None:                        # the parent is gone, or done
                 self.abandon()
                 if self.handle is not None:
                     self.handle.cancel()
                     self.job_thread.join(30)
+                for folder in self.scratch:
+                    shutil.rmtree(folder, ignore_errors=True)
                 return 0
             try:
                 self.dispatch(message)
             except (OSError, ValueError, KeyError, TypeError) as exc:
                 self.abandon()
                 self.write({"error": {"kind": "target-copy", "user": True,
-                                      "message": f"the target could not store a file: {exc}"}})
-            if self.job_thread is not None and not self.job_thread.is_alive():
-                return 0
+                                      "message": f"the target could not store or send a file: {exc}"}})
 
     def dispatch(self, message: dict) -> None:
         if "have" in message:
@@ -170,6 +195,10 @@ class Worker:
             self.chunk(message)
         elif "end" in message:
             self.end()
+        elif "scratch" in message:
+            self.make_scratch()
+        elif "get" in message:
+            self.send_back(message)
         elif "job" in message and self.handle is None:
             self.start_job(message)
         elif "cancel" in message and self.handle is not None:

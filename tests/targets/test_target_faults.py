@@ -171,5 +171,5 @@ def test_an_upload_outside_its_folder_is_refused(tmp_path, monkeypatch):
     out = io.BytesIO()
     monkeypatch.setattr(worker.Worker, "hello", lambda self: None)
     worker.Worker(stream, out).serve()
-    assert b"could not store a file" in out.getvalue()
+    assert b"could not store or send a file" in out.getvalue()
     assert not (tmp_path / "evil").exists() and not (tmp_path / "data" / "evil").exists()

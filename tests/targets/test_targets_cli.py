@@ -64,11 +64,19 @@ def test_compare_on_a_target_forms_its_ratio_there(loop_target, ortune, tmp_path
     assert all("speedup_ci" in m and m["verdict"] for m in result["models"])
 
 
-def test_convert_says_where_it_runs(loop_target, ortune, tmp_path):
+def test_convert_on_a_target_brings_the_variant_back(loop_target, ortune, tmp_path, sshd):
     model = models.save(models.mlp(), tmp_path / "mlp.onnx")
-    done = ortune("convert", "fp16", model, "-o", tmp_path / "out.onnx", "--target", loop_target)
-    assert done.code == 2 and "compare" in done.stderr
-    assert not (tmp_path / "out.onnx").exists()
+    out = tmp_path / "mlp.fp16.onnx"
+    done = ortune("convert", "fp16", model, "-o", out, "--target", loop_target, "--speed-seconds", "0.5", "--json")
+    assert done.code == 0, done.stderr
+    report = done.json()
+    assert report["target"]["name"] == "loop" and report["output"] == str(out) and report["check"] == "passed"
+    assert out.is_file() and out.stat().st_size == report["output_bytes"]
+    assert report["speed"]["verdict"] in ("faster", "slower", "no-difference")
+    assert not list((sshd.remote_home / "data" / "target-cache" / "outputs").glob("*/*"))   # scratch removed
+    before = out.read_bytes()
+    again = ortune("convert", "fp16", model, "-o", out, "--target", loop_target)
+    assert again.code == 2 and "--force" in again.stderr and out.read_bytes() == before
 
 
 def test_unknown_target_is_one_line(ortune, tmp_path):

@@ -86,3 +86,14 @@ def test_a_bad_address_is_one_line_in_the_dialog(qtbot, window, monkeypatch, add
     monkeypatch.setattr(form, "exec", lambda: QDialog.DialogCode.Accepted)
     dialog.add(dialog=form)
     assert "not a host name" in dialog.status.text()
+
+
+def test_a_conversion_on_the_chosen_target_lands_here(qtbot, window, loop_target, tmp_path):
+    from app.core.convert.jobs import CONVERT
+    model = models.save(models.mlp(), tmp_path / "mlp.onnx")
+    out = tmp_path / "mlp.fp16.onnx"
+    window.target_menu.choose(loop_target)
+    report = _finish(qtbot, window.jobs.start("convert", CONVERT, {"kind": "fp16", "input": str(model),
+                                                                   "output": str(out), "speed_s": 0}))
+    window.target_menu.choose(None)
+    assert report["target"]["name"] == loop_target and report["output"] == str(out) and out.is_file()

@@ -25,13 +25,15 @@ from app.core.jobs.errors import JobCancelled, JobFailed, UserError, error_from_
 from app.core.targets import channel
 from app.core.targets.ssh import SSH_FAILED, explain_ssh_failure, ssh_command
 from app.core.targets.store import Target
+from app.core.targets.download import fetch
 from app.core.targets.upload import bundle, local_files, replaced
 
 HELLO_TIMEOUT_S = 40.0
 CANCEL_GRACE_S = 8.0
-#: the jobs that run a model, which the window sends to its chosen target; reading a model,
-#: converting it and drawing its graph stay on this machine
-MEASURING = frozenset({"bench", "compare", "sweep", "profile", "tune", "diagnose", "iobinding", "placement", "drift",
+#: the jobs that run a model, which the window sends to its chosen target (a conversion is
+#: made, checked and timed there, and its variant copied back); reading a model and drawing
+#: its graph stay on this machine
+MEASURING = frozenset({"convert", "bench", "compare", "sweep", "profile", "tune", "diagnose", "iobinding", "placement", "drift",
                        "probe-inputs", "smoke-run", "probe-providers", "session-capabilities"})
 RECORDED = {"bench": "bench", "compare": "compare", "sweep": "sweep"}   # job name -> history kind
 
@@ -42,8 +44,14 @@ def describe_target(target: Target, hello: dict) -> dict:
 
 
 class RemoteHandle:
-    def __init__(self, target: Target, job: Job, params=None, memory_limit: str | None = None):
+    def __init__(self, target: Target, job: Job, params=None, memory_limit: str | None = None,
+                 outputs: dict[str, str] | None = None, force: bool = False):
+        """`outputs`: the parameters that name files the job writes ({field: local path}):
+        the job writes them in a scratch folder there, and they are copied back here once
+        it has succeeded, into place as a conversion's output is (`force` to replace)."""
         self.target, self.job, self.memory_limit = target, job, memory_limit
+        self.outputs, self.force = dict(outputs or {}), force
+        self._fetched: dict[str, str] = {}       # the target's output path -> this machine's
         self.result: Any = None
         self.error: Exception | None = None
         self.done = False
@@ -96,6 +104,11 @@ class RemoteHandle:
         params = self.params.to_dict()
         self._paths = self._upload(local_files(params))
         params = replaced(params, self._paths)
+        if self.outputs:
+            self._send({"scratch": True})
+            folder = self._expect("scratch")["scratch"]
+            for key, local in self.outputs.items():
+                params[key] = self._fetched_as(f"{folder}/{Path(local).name}", local)
         self._send({"job": self.job.name, "params": params, "memory_limit": self.memory_limit})
         self._job_sent = True
         if self._cancel_at is not None:
@@ -115,7 +128,9 @@ class RemoteHandle:
     def _arrived(self, result: Any) -> Any:
         """The result as if measured here: this machine's paths, the target named, and kept in
         this machine's history too (the target's keeps its own copy)."""
-        result = replaced(result, {remote: local for local, remote in self._paths.items()})
+        for remote, local in self._fetched.items():
+            fetch(self, remote, Path(local), self.force)
+        result = replaced(result, {remote: local for local, remote in self._paths.items()} | self._fetched)
         if isinstance(result, dict):
             result["target"] = describe_target(self.target, self.hello or {})
             kind = RECORDED.get(self.job.name)
@@ -154,6 +169,10 @@ class RemoteHandle:
                 self._send({"end": True})
                 answer = self._expect("stored")
             remote[path] = answer["path"]
+        return remote
+
+    def _fetched_as(self, remote: str, local: str) -> str:
+        self._fetched[remote] = local
         return remote
 
     # the channel -------------------------------------------------------------

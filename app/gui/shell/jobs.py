@@ -38,7 +38,10 @@ class JobWorker(QObject):
             from app.core.targets.handle import RemoteHandle
             from app.core.targets.store import get_target
             try:
-                self.handle = RemoteHandle(get_target(target), job, params)
+                given = params.to_dict() if hasattr(params, "to_dict") else dict(params or {})
+                copied_back = {"outputs": {"output": given["output"]}, "force": bool(given.get("force"))} \
+                    if job.name == "convert" else {}         # the variant is made there and copied here
+                self.handle = RemoteHandle(get_target(target), job, params, **copied_back)
             except UserError as exc:               # the target was removed meanwhile
                 self.handle, self.refused = None, exc
         else:

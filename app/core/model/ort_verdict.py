@@ -11,14 +11,26 @@ from pathlib import Path
 
 _LOAD_PREFIX = re.compile(r"^Load model from .*? failed:\s*")
 
+#: versions every ONNX Runtime ORTune supports (1.20 and newer, see pyproject.toml) loads:
+#: a model within them needs no question, which would cost importing ONNX Runtime (~0.4 s)
+ALWAYS_LOADED_IR = 10
+ALWAYS_LOADED_OPSETS = {"": 21, "ai.onnx": 21, "ai.onnx.ml": 4, "com.microsoft": 1}
 
-@functools.lru_cache(maxsize=32)
+
 def runtime_version_refusal(ir_version: int, opsets: tuple[tuple[str, int], ...]) -> str:
     """ONNX Runtime's reason for refusing a model of this IR version and these opsets, or ''.
 
     Asked of ONNX Runtime itself, on an empty model stamped with the same versions: the
     onnx package and ONNX Runtime each know their own newest versions, and only ONNX
-    Runtime's count here. Cached: a few milliseconds after the first."""
+    Runtime's count here."""
+    if 0 <= ir_version <= ALWAYS_LOADED_IR and all(
+            1 <= version <= ALWAYS_LOADED_OPSETS.get(domain, 0) for domain, version in opsets):
+        return ""
+    return _asked_version_refusal(ir_version, opsets)
+
+
+@functools.lru_cache(maxsize=32)
+def _asked_version_refusal(ir_version: int, opsets: tuple[tuple[str, int], ...]) -> str:
     import onnx
     from onnx import helper
 

@@ -123,3 +123,24 @@ def test_a_device_is_named(tmp_path):
     assert "folder" not in refused.value.message
     with pytest.raises(UserError, match="is a folder"):
         admit(tmp_path)
+
+
+def test_the_version_verdict_is_onnx_runtime_s_own(tmp_path):
+    """For every IR version and ai.onnx opset the onnx package knows (and one more), the
+    intake refuses exactly what ONNX Runtime refuses to load, quick path included."""
+    from app.core.model.ort_verdict import runtime_version_refusal
+
+    quiet = ort.SessionOptions()
+    quiet.log_severity_level = 3
+    for ir in range(1, onnx.IR_VERSION + 2):
+        for opset in (1, 7, 13, 17, 21, onnx.defs.onnx_opset_version(), onnx.defs.onnx_opset_version() + 1):
+            model = models.tiny_add()
+            model.ir_version, model.opset_import[0].version = ir, opset
+            model.graph.ClearField("node")
+            model.graph.output[0].name = "x"
+            try:
+                ort.InferenceSession(model.SerializeToString(), quiet, providers=["CPUExecutionProvider"])
+                loads = True
+            except Exception:  # noqa: BLE001 - whatever ORT raises is a refusal
+                loads = False
+            assert (runtime_version_refusal(ir, (("", opset),)) == "") == loads, (ir, opset)

@@ -15,7 +15,7 @@ from pathlib import Path
 
 from app.core.jobs.errors import UserError
 from app.core.jobs.protocol import JobContext
-from app.core.model.intake import check_readable
+from app.core.model.intake import admit
 from app.core.model.output import check_replaceable
 from app.core.units import ort_text
 from app.core.store import leftovers
@@ -101,7 +101,7 @@ def _remove_partial(prefix: Path) -> None:
 def profile_model_job(params, ctx: JobContext) -> dict:
     """params: ProfileParams (app.core.profile.jobs). Returns the trace's profile plus the
     session it ran with."""
-    model = check_readable(params.model)
+    model = admit(params.model).path
     config = params.session
     runs = DEFAULT_RUNS if params.runs is None else params.runs
     if not 1 <= runs <= MAX_RUNS:

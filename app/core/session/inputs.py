@@ -29,7 +29,8 @@ def numpy_dtype(type_text: str):
     try:
         return np.dtype(_NUMPY_TYPES[name])
     except KeyError:
-        raise UserError("unsupported-input", f"inputs of type {type_text} cannot be generated") from None
+        from app.core.model.value_type import ort_type_text
+        raise UserError("unsupported-input", f"inputs of type {ort_type_text(type_text)} cannot be generated") from None
 
 
 def load_user_arrays(spec: FeedSpec, names: list[str]) -> dict[str, np.ndarray]:

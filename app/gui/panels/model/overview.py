@@ -2,12 +2,16 @@
 
 from __future__ import annotations
 
+from html import escape
+
 from PySide6.QtCore import Qt
 from PySide6.QtWidgets import QFormLayout, QGroupBox, QLabel, QSplitter, QVBoxLayout, QWidget
 
 from app.core.graph.cost import totals_text
-from app.core.units import human_bytes, shape_text
+from app.core.model.value_type import io_rows
+from app.core.units import human_bytes
 from app.gui.shell.panel import Panel
+from app.gui.widgets.run_caption import WARN_STYLE
 
 
 class OverviewPanel(Panel):
@@ -29,6 +33,7 @@ class OverviewPanel(Panel):
                     "Weights", "Cost", "External data", "Metadata"):
             label = QLabel("–")
             label.setTextInteractionFlags(Qt.TextInteractionFlag.TextSelectableByMouse)
+            label.setTextFormat(Qt.TextFormat.PlainText)
             label.setWordWrap(True)
             self.fact_labels[key] = label
             self.facts.addRow(key + ":", label)
@@ -65,7 +70,10 @@ class OverviewPanel(Panel):
             self._clear()
             return
         info = model.summary
-        self.heading.setText(f"<b>{model.label}</b><br><small>{info['path']}</small>")
+        warnings = "".join(f"<br><span style='{WARN_STYLE}'>Warning: {escape(text, quote=False)}</span>"
+                           for text in info.get("warnings", []))
+        self.heading.setText(f"<b>{escape(model.label, quote=False)}</b>"
+                             f"<br><small>{escape(info['path'], quote=False)}</small>{warnings}")
         size = human_bytes(info["size_bytes"])
         if info["external_data"]:
             size += f" (+ external data: {human_bytes(info['total_bytes'])} in all)"
@@ -87,9 +95,7 @@ class OverviewPanel(Panel):
         }
         for key, text in values.items():
             self.fact_labels[key].setText(text)
-        rows = [["input", v["name"], v["dtype"], shape_text(v["shape"])] for v in info["inputs"]]
-        rows += [["output", v["name"], v["dtype"], shape_text(v["shape"])] for v in info["outputs"]]
-        self.io_table.set_rows(rows)
+        self.io_table.set_rows(io_rows(info))
         total = max(1, info["node_count"])
         ops = list(info["op_counts"].items())
         self.op_table.set_rows([[op, n, round(100 * n / total, 1)] for op, n in ops])

@@ -265,8 +265,8 @@ def convert_model(params, ctx: JobContext | None = None) -> dict:
                 raise
             unchecked = exc.message
     if reference is not None and params.feeds_file:      # the speed check runs on them too
-        import numpy as np
-        np.savez(params.feeds_file, **reference.feeds)
+        from app.core.session.inputs import save_arrays
+        save_arrays(params.feeds_file, reference.feeds)
     with Staging(output, (source, *depends)) as stage, leftovers.noted(stage.folder):
         work = Work(kind=kind, source=source, target=stage.path, options=options, summary=summary, ctx=ctx,
                     config=config, large=summary["external_data"] or summary["total_bytes"] > PROTOBUF_LIMIT,

@@ -74,3 +74,20 @@ def shape_inference_gives_up() -> onnx.ModelProto:
     graph = helper.make_graph(nodes, "inverse", [helper.make_tensor_value_info("x", TensorProto.FLOAT, [4, 4])],
                               [helper.make_tensor_value_info("y", TensorProto.FLOAT, [4, 4])], initializer=[weight])
     return models._model(graph, extra_opsets=[helper.make_opsetid("com.microsoft", 1)])
+
+
+def wrong_declared_shape() -> onnx.ModelProto:
+    """The mlp declaring a width its first MatMul does not produce (value_info), as some
+    exporters leave it: ONNX Runtime loads it, the quantizer's shape inference trips."""
+    model = models.mlp()
+    model.graph.value_info.append(helper.make_tensor_value_info("m0", TensorProto.FLOAT, ["batch", 7]))
+    return model
+
+
+def standard_domain_twice(versions=(17, 17)) -> onnx.ModelProto:
+    """The mlp declaring the standard operator set as both '' and 'ai.onnx'."""
+    model = models.mlp()
+    del model.opset_import[:]
+    model.opset_import.extend([helper.make_opsetid("", versions[0]), helper.make_opsetid("ai.onnx", versions[1])])
+    return model
+

@@ -223,13 +223,17 @@ def produce_ort(work: Work) -> None:
 
     folder = work.scratch("ort")
     folder.mkdir(exist_ok=True)
+    source = work.source
+    if work.options["optimization_style"] == "Runtime":
+        # For this style the tool makes a temporary folder beside the model it is given
+        source = _linked_source(work)
     # The tool leaves ORT's NCHWc layout transformation out unless told the platform is amd64,
     # while a session of the source applies it on x86-64: without it, convolution models ran
     # at 0.5-0.8× their source's speed (benchmarks/convert_speed.py).
     platform = work.options["target_platform"]
     with capture_output() as captured:
         try:
-            convert_onnx_models_to_ort(work.source, output_dir=folder,
+            convert_onnx_models_to_ort(source, output_dir=folder,
                                        optimization_styles=[OptimizationStyle[work.options["optimization_style"]]],
                                        enable_type_reduction=work.options["type_reduction"],
                                        target_platform=None if platform == "any" else platform)
@@ -245,6 +249,22 @@ def produce_ort(work: Work) -> None:
     os.replace(configs[0], work.target.parent / config_name)
     work.companions = [config_name]
     work.details["required_operators_config"] = config_name
+
+
+def _linked_source(work: Work) -> Path:
+    """The source and its data files seen from a folder in the staging folder: hard links
+    where the file system allows them, copies where it does not."""
+    import shutil
+
+    folder = work.scratch("ort-source")
+    for name in [work.source.name, *work.summary["external_data_files"]]:
+        original, seen = work.source.parent / name, folder / name
+        seen.parent.mkdir(parents=True, exist_ok=True)
+        try:
+            os.link(original, seen)
+        except OSError:
+            shutil.copyfile(original, seen)
+    return folder / work.source.name
 
 
 # offline optimisation ------------------------------------------------------------

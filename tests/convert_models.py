@@ -91,3 +91,22 @@ def standard_domain_twice(versions=(17, 17)) -> onnx.ModelProto:
     model.opset_import.extend([helper.make_opsetid("", versions[0]), helper.make_opsetid("ai.onnx", versions[1])])
     return model
 
+
+def weights_in_a_branch() -> onnx.ModelProto:
+    """An If whose two branches hold all the weights (a MatMul each)."""
+    rng = np.random.default_rng(0)
+
+    def branch(name: str) -> onnx.GraphProto:
+        weight = numpy_helper.from_array(rng.normal(0, 0.1, (16, 64)).astype(np.float32), f"w_{name}")
+        return helper.make_graph([helper.make_node("MatMul", ["x", weight.name], [name], name=f"{name}_matmul")],
+                                 name, [], [helper.make_tensor_value_info(name, TensorProto.FLOAT, [1, 64])],
+                                 initializer=[weight])
+
+    nodes = [helper.make_node("ReduceSum", ["x"], ["s"], name="sum", keepdims=0),
+             helper.make_node("Greater", ["s", "zero"], ["cond"], name="positive"),
+             helper.make_node("If", ["cond"], ["y"], name="branch", then_branch=branch("then"),
+                              else_branch=branch("otherwise"))]
+    graph = helper.make_graph(nodes, "weights_in_a_branch", [helper.make_tensor_value_info("x", TensorProto.FLOAT, [1, 16])],
+                              [helper.make_tensor_value_info("y", TensorProto.FLOAT, [1, 64])],
+                              initializer=[numpy_helper.from_array(np.array(0, np.float32), "zero")])
+    return models._model(graph)

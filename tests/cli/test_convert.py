@@ -8,7 +8,7 @@ import time
 import onnxruntime as ort
 import pytest
 
-from tests import models
+from tests import models, transformer_models
 from tests.cli.conftest import ROOT
 
 
@@ -39,6 +39,16 @@ def test_convert_text_report(ortune, tmp_path):
     assert "SkipLayerNormalization ×1 added" in done.stdout
     assert "PASSED" in done.stdout
     assert "speed: " in done.stdout and "× the source [" in done.stdout
+
+
+def test_transformers_with_default_flags_say_what_they_read_and_fused(ortune, tmp_path):
+    source = models.save(transformer_models.gpt2_layer(), tmp_path / "gpt2.onnx")
+    done = ortune("convert", "transformers", source, "-o", tmp_path / "fused.onnx", "--fp16", "--no-speed")
+    assert done.code == 0, done.stderr
+    assert "fused       Attention ×1" in done.stdout and "(as gpt2, 4 heads, hidden size 32; model type: a causal" \
+        in done.stdout
+    assert "float16     100% of the weights" in done.stdout
+    assert "PASSED" in done.stdout
 
 
 def test_no_speed_skips_the_speed_check_and_keeps_the_exit_code(ortune, tmp_path):

@@ -134,19 +134,12 @@ def tolerance_from_args(args) -> dict:
     return values
 
 
-def _seconds(text: str) -> float:
-    try:
-        return float(text)
-    except ValueError:
-        raise UserError("bad-option", f"--speed-seconds expects a number of seconds, not {text!r}") from None
-
-
 def run(args) -> int:
     params = {"kind": args.kind, "input": args.model, "output": args.output, "force": args.force,
               "options": _given_options(args, args.kind), "fidelity": not args.no_fidelity,
               "tolerance": tolerance_from_args(args), "session": session_config_from_args(args).to_dict(),
-              "speed_s": 0 if args.no_speed else _seconds(args.speed_seconds)}
-    result = run_job_cli(CONVERT, params, memory_limit=args.memory_limit)
+              "speed_s": "0" if args.no_speed else args.speed_seconds}
+    result = run_job_cli(CONVERT, CONVERT.params.from_dict(params, text=True), memory_limit=args.memory_limit)
     code = output(args, result, render)
     return CHECK_NOT_PASSED if result["check"] in ("failed", "not-run") else code
 

@@ -51,6 +51,15 @@ def test_transformers_with_default_flags_say_what_they_read_and_fused(ortune, tm
     assert "PASSED" in done.stdout
 
 
+def test_speed_seconds_is_read_as_a_number_of_seconds(ortune, tmp_path):
+    source = models.save(models.mlp(), tmp_path / "mlp.onnx")
+    done = ortune("convert", "fp16", source, "-o", tmp_path / "half.onnx", "--speed-seconds", "two")
+    assert done.code == 2 and done.stderr.strip() == "ortune: --speed-seconds expects a number, not 'two'"
+    done = ortune("convert", "fp16", source, "-o", tmp_path / "half.onnx", "--speed-seconds", "-1")
+    assert done.code == 2 and "--speed-seconds must be at least 0" in done.stderr
+    assert sorted(p.name for p in tmp_path.iterdir()) == ["mlp.onnx"]
+
+
 def test_no_speed_skips_the_speed_check_and_keeps_the_exit_code(ortune, tmp_path):
     source = models.save(models.mlp(), tmp_path / "mlp.onnx")
     done = ortune("convert", "int8-dynamic", source, "-o", tmp_path / "q.onnx", "--no-speed", "--json")

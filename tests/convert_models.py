@@ -110,3 +110,25 @@ def weights_in_a_branch() -> onnx.ModelProto:
                               [helper.make_tensor_value_info("y", TensorProto.FLOAT, [1, 64])],
                               initializer=[numpy_helper.from_array(np.array(0, np.float32), "zero")])
     return models._model(graph)
+
+
+def conv_branches_with_outer_weights() -> onnx.ModelProto:
+    """An If with a biased convolution in each branch whose weights live in the main graph,
+    as PyTorch's torch.cond exports them (silero_vad_op18_ifless is made so): the
+    quantizer looks for a Conv's weight in its own graph when it adds the bias."""
+    rng = np.random.default_rng(0)
+    weights = [numpy_helper.from_array(rng.normal(0, 0.1, shape).astype(np.float32), f"{kind}_{name}")
+               for name in ("then", "otherwise") for kind, shape in (("w", (4, 3, 3, 3)), ("b", (4,)))]
+
+    def branch(name: str) -> onnx.GraphProto:
+        conv = helper.make_node("Conv", ["x", f"w_{name}", f"b_{name}"], [name], name=f"{name}_conv")
+        return helper.make_graph([conv], name, [], [helper.make_tensor_value_info(name, TensorProto.FLOAT, [1, 4, 6, 6])])
+
+    nodes = [helper.make_node("ReduceSum", ["x"], ["s"], name="sum", keepdims=0),
+             helper.make_node("Greater", ["s", "zero"], ["cond"], name="positive"),
+             helper.make_node("If", ["cond"], ["y"], name="branch", then_branch=branch("then"),
+                              else_branch=branch("otherwise"))]
+    graph = helper.make_graph(nodes, "conv_branches", [helper.make_tensor_value_info("x", TensorProto.FLOAT, [1, 3, 8, 8])],
+                              [helper.make_tensor_value_info("y", TensorProto.FLOAT, [1, 4, 6, 6])],
+                              initializer=[numpy_helper.from_array(np.array(0, np.float32), "zero"), *weights])
+    return models._model(graph)

@@ -4,8 +4,9 @@ random or the user's inputs) and int4 weight packing (MatMulNBits).
 Repairs: a model the quantizer cannot read (weights made by Constant nodes, shapes it
 cannot infer) is pre-processed with `quant_pre_process` first, and quantized without it
 when the pre-processing itself keeps failing; declared shapes that contradict ONNX's shape
-inference, or the standard domain declared twice, are amended in a copy; a node ORT
-cannot load or run once quantized is excluded from quantization by name."""
+inference, the standard domain declared twice, or subgraphs whose weights live in the
+outer graph (the quantizer looks for a Conv's weight in its own graph), are amended in a
+copy; a node ORT cannot load or run once quantized is excluded from quantization by name."""
 
 from __future__ import annotations
 
@@ -27,6 +28,7 @@ _NEEDS_PREPROCESS = re.compile(r"to be an initializer|ShapeInference|shape infer
                                r"not in graph input|undefined", re.I)
 #: the quantizer's shape inference tripping over the shapes the model declares (value_info)
 _DECLARED_SHAPES_WRONG = re.compile(r"and existing shape differ|differs from existing|Unable to find data type", re.I)
+_OUTER_WEIGHT = re.compile(r"Expected (\S+) to be an initializer")
 _QUANT_SUFFIXES = re.compile(r"(_quant|_QuantizeLinear|_DequantizeLinear|_MatMulNBits|_Q4|_output_quantized)$")
 
 
@@ -34,7 +36,8 @@ def _amended(work: Work) -> Path:
     """The source, or a copy with the amendments the repairs asked for: its declared
     intermediate shapes dropped (the quantizer infers them again), the standard domain
     declared once."""
-    if not (work.plan.get("drop_value_info") or work.plan.get("single_onnx_domain")):
+    if not (work.plan.get("drop_value_info") or work.plan.get("single_onnx_domain")
+            or work.plan.get("weights_into_subgraphs")):
         return work.source
     from app.core.model.intake import iter_graphs
     from app.core.model.output import save_model
@@ -43,6 +46,8 @@ def _amended(work: Work) -> Path:
     if work.plan.get("drop_value_info"):
         for graph in iter_graphs(model.graph):
             del graph.value_info[:]
+    if work.plan.get("weights_into_subgraphs"):
+        _weights_into_subgraphs(model)
     if work.plan.get("single_onnx_domain"):
         standard = [opset for opset in model.opset_import if opset.domain in ("", "ai.onnx")]
         for duplicate in standard[1:]:
@@ -51,6 +56,31 @@ def _amended(work: Work) -> Path:
     target = work.scratch("amended.onnx")
     save_model(model, target, work.large)
     return target
+
+
+def _weights_into_subgraphs(model) -> None:
+    """Give each subgraph its own copy of the outer weights its nodes read (the quantizer
+    looks for a subgraph's weights in that subgraph only); an outer weight no outer node
+    reads any more is dropped."""
+    outer = {tensor.name: tensor for tensor in model.graph.initializer}
+
+    def visit(graph, seen: set) -> None:
+        own = seen | {tensor.name for tensor in graph.initializer}
+        for node in graph.node:
+            if graph is not model.graph:
+                for name in node.input:
+                    if name in outer and name not in own:
+                        graph.initializer.add().CopyFrom(outer[name])
+                        own.add(name)
+            for attr in node.attribute:
+                for sub in ([attr.g] if attr.HasField("g") else []) + list(attr.graphs):
+                    visit(sub, own if graph is not model.graph else set())
+
+    visit(model.graph, set())
+    read = {name for node in model.graph.node for name in node.input} | {o.name for o in model.graph.output}
+    kept = [tensor for tensor in model.graph.initializer if tensor.name in read]
+    del model.graph.initializer[:]
+    model.graph.initializer.extend(kept)
 
 
 def _preprocessed(work: Work) -> Path:
@@ -239,6 +269,8 @@ def _opset(work: Work) -> int:
 
 
 def repair_quantized(work: Work, problem: Problem) -> dict | None:
+    import onnx
+
     plan, message = work.plan, problem.message
     if problem.stage == "convert":
         if message.startswith("NothingQuantized"):
@@ -251,6 +283,12 @@ def repair_quantized(work: Work, problem: Problem) -> dict | None:
             raise UserError("unsupported-model", f"{work.source.name}: opset {_opset(work)} is below the 10 "
                                                  "quantization needs, and ONNX's version converter could not "
                                                  f"upgrade it ({message})")
+        outer = _OUTER_WEIGHT.search(message)
+        if outer and plan.get("subgraphs") and not plan.get("weights_into_subgraphs") and \
+                outer.group(1) in {t.name for t in onnx.load(str(work.source), load_external_data=False).graph.initializer}:
+            plan["weights_into_subgraphs"] = True
+            return work.repair("gave each If/Loop subgraph its own copy of the outer weights it reads",
+                               f"the quantizer looks for a subgraph's weights in that subgraph: {message}")
         if _DECLARED_SHAPES_WRONG.search(message) and not plan.get("drop_value_info") and _declares_shapes(work):
             plan["drop_value_info"] = True
             return work.repair("dropped the intermediate shapes the model declares (value_info), to be inferred "

@@ -55,3 +55,13 @@ def test_failing_pre_processing_is_left_out_and_said(tmp_path, monkeypatch):
     assert "cannot read this model" in report["repairs"][-1]["why"]
     assert "QuantizeLinear" in report["op_changes"]["added"]
     assert report["fidelity"]["passed"] is True
+
+
+def test_branches_reading_outer_weights_get_their_own_copies(tmp_path):
+    source = models.save(convert_models.conv_branches_with_outer_weights(), tmp_path / "branches.onnx")
+    report = quantize("int8-dynamic", source, tmp_path / "branches.int8.onnx")
+    assert [r["what"] for r in report["repairs"]] == [
+        "quantized inside the If/Loop subgraphs too (EnableSubgraph)",
+        "gave each If/Loop subgraph its own copy of the outer weights it reads"]
+    assert report["op_changes"]["added"]["ConvInteger"] == 2
+    assert report["fidelity"]["passed"] is True

@@ -10,6 +10,7 @@ from app.cli.common import add_json_flag, format_table, output, run_job_cli
 from app.cli.session_args import add_session_arguments, session_config_from_args
 from app.core.convert.options import KINDS, options_for_flags
 from app.core.convert.speed import speed_sentence
+from app.core.convert.weights import share_text
 from app.core.jobs.errors import UserError
 from app.core.units import human_bytes
 from app.core.convert.jobs import CONVERT
@@ -32,6 +33,14 @@ def render(result: dict) -> str:
              + (f" ({ratio:.2f}×)" if ratio else ""),
              f"  time        {result['seconds']:.2f} s",
              f"  operators   {result['op_changes']['text']}"]
+    if "fused_operators" in result:
+        fused = ", ".join(f"{op} ×{n}" for op, n in result["fused_operators"].items()) or "none"
+        lines.append(f"  fused       {fused} (as {result['model_type']}, {result['num_heads'] or 'unknown'} heads, "
+                     f"hidden size {result['hidden_size'] or 'unknown'}; {_shape_source(result['shape_source'])})")
+    half = result.get("float16_weights")
+    if half and half["share"] is not None:
+        lines.append(f"  float16     {share_text(half['share'])} of the weights ({human_bytes(half['converted_bytes'])} as "
+                     f"float32; {human_bytes(half['kept_bytes'])} kept float32)")
     for item in result.get("kept_in_fp32", []):
         lines.append(f"  kept in float32: {item['what']} — {item['why']}")
     for item in result.get("repairs", []):
@@ -61,6 +70,13 @@ def render(result: dict) -> str:
                                                     "(exit code 4)")
     lines.append(speed_sentence(result["speed"]))
     return "\n".join(lines)
+
+
+def _shape_source(source: dict) -> str:
+    """Where the transformer's model type, heads and hidden size came from, in a few words."""
+    if all(value == "yours" for value in source.values()):
+        return "all as you gave them"
+    return "; ".join(f"{name.replace('_', ' ')}: {value}" for name, value in source.items() if value != "yours")
 
 
 #: shorter names for the repairs `ortune drift` points at: keep its first drifting node in float32
@@ -120,23 +136,16 @@ def tolerance_from_args(args) -> dict:
     return values
 
 
-def _seconds(text: str) -> float:
-    try:
-        return float(text)
-    except ValueError:
-        raise UserError("bad-option", f"--speed-seconds expects a number of seconds, not {text!r}") from None
-
-
 def run(args) -> int:
     params = {"kind": args.kind, "input": args.model, "output": args.output, "force": args.force,
               "options": _given_options(args, args.kind), "fidelity": not args.no_fidelity,
               "tolerance": tolerance_from_args(args), "session": session_config_from_args(args).to_dict(),
-              "speed_s": 0 if args.no_speed else _seconds(args.speed_seconds)}
+              "speed_s": "0" if args.no_speed else args.speed_seconds}
     if args.target:        # refuse a bad output before any work there
         from app.core.model.output import check_target
         check_target(Path(args.model).resolve(), Path(args.output).resolve(), args.force)
-    result = run_job_cli(CONVERT, params, memory_limit=args.memory_limit, target=args.target,
-                         outputs={"output": args.output}, force=args.force)
+    result = run_job_cli(CONVERT, CONVERT.params.from_dict(params, text=True), memory_limit=args.memory_limit,
+                         target=args.target, outputs={"output": args.output}, force=args.force)
     code = output(args, result, render)
     return CHECK_NOT_PASSED if result["check"] in ("failed", "not-run") else code
 

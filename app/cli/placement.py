@@ -15,6 +15,7 @@ def render(result: dict) -> str:
 
     lines = [f"{result['path']} ({'ORT graph assignment' if result['method'] == 'assignment' else 'one profiled run'})",
              "", result["summary"]]
+    lines += [f"note: {n}" for n in result.get("notes", [])]
     lines += [f"warning: {w}" for w in result["warnings"]]
     first = result["providers"][0]
     elsewhere = [n for n in result["nodes"] if n["provider"] != first]

@@ -8,7 +8,7 @@ import time
 import onnxruntime as ort
 import pytest
 
-from tests import models
+from tests import models, transformer_models
 from tests.cli.conftest import ROOT
 
 
@@ -39,6 +39,25 @@ def test_convert_text_report(ortune, tmp_path):
     assert "SkipLayerNormalization ×1 added" in done.stdout
     assert "PASSED" in done.stdout
     assert "speed: " in done.stdout and "× the source [" in done.stdout
+
+
+def test_transformers_with_default_flags_say_what_they_read_and_fused(ortune, tmp_path):
+    source = models.save(transformer_models.gpt2_layer(), tmp_path / "gpt2.onnx")
+    done = ortune("convert", "transformers", source, "-o", tmp_path / "fused.onnx", "--fp16", "--no-speed")
+    assert done.code == 0, done.stderr
+    assert "fused       Attention ×1" in done.stdout and "(as gpt2, 4 heads, hidden size 32; model type: a causal" \
+        in done.stdout
+    assert "float16     100% of the weights" in done.stdout
+    assert "PASSED" in done.stdout
+
+
+def test_speed_seconds_is_read_as_a_number_of_seconds(ortune, tmp_path):
+    source = models.save(models.mlp(), tmp_path / "mlp.onnx")
+    done = ortune("convert", "fp16", source, "-o", tmp_path / "half.onnx", "--speed-seconds", "two")
+    assert done.code == 2 and done.stderr.strip() == "ortune: --speed-seconds expects a number, not 'two'"
+    done = ortune("convert", "fp16", source, "-o", tmp_path / "half.onnx", "--speed-seconds", "-1")
+    assert done.code == 2 and "--speed-seconds must be at least 0" in done.stderr
+    assert sorted(p.name for p in tmp_path.iterdir()) == ["mlp.onnx"]
 
 
 def test_no_speed_skips_the_speed_check_and_keeps_the_exit_code(ortune, tmp_path):

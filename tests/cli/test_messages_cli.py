@@ -7,6 +7,9 @@ import pytest
     (["bench"], "the following arguments are required: MODEL (see ortune bench --help)"),
     (["bench", "m.onnx", "--bogus"], "unrecognized arguments: --bogus"),
     (["nosuch"], "invalid choice: 'nosuch'"),
+    (["gui", "--bogus"], "unrecognized arguments: --bogus (see ortune gui --help)"),
+    (["convert", "nosuch", "m.onnx", "-o", "o.onnx"], "argument KIND: invalid choice: 'nosuch'"),
+    (["tune", "m.onnx", "--save-best"], "argument --save-best: expected one argument"),
 ])
 def test_a_parse_error_is_prefixed_once(ortune, args, words):
     done = ortune(*args)

@@ -120,3 +120,18 @@ def test_the_card_says_when_a_variant_is_slower_than_its_source(qtbot, window, t
     assert panel.params()["speed_s"] > 0
     panel.speed.setChecked(False)
     assert panel.params()["speed_s"] == 0
+
+
+def test_the_card_gives_the_share_of_weights_made_float16(qtbot, tmp_path):
+    from app.core.convert.jobs import MAKE
+    from app.gui.panels.convert.parts import ResultCard
+    from tests import convert_models
+
+    source = models.save(convert_models.weights_in_a_branch(), tmp_path / "branch.onnx")
+    report = MAKE({"kind": "fp16", "input": str(source), "output": str(tmp_path / "half.onnx"),
+                   "options": {"node_block_list": "branch"}}, None)
+    card = ResultCard()
+    qtbot.addWidget(card)
+    card.show_report({**report, "speed": {"skipped": True, "why": "not asked"}})
+    assert "Float16: under 1% of the weights (by bytes)" in card.summary.text()
+    assert "⚠ Only under 1% of the weights" in card.summary.text()

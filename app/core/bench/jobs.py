@@ -99,13 +99,14 @@ def member_job(params: MemberParams, ctx: JobContext) -> dict:
     import numpy as np
 
     from app.core.session.input_spec import FeedSpec
+    from app.core.session.inputs import save_arrays
 
     folder = Path(params.reference_dir)
     config = params.session
     if params.is_reference:
         def on_first_outputs(feeds: dict, outputs: dict) -> dict:
-            np.savez(folder / FEEDS_FILE, **feeds)
-            np.savez(folder / OUTPUTS_FILE, **{k: v for k, v in outputs.items() if isinstance(v, np.ndarray)})
+            save_arrays(folder / FEEDS_FILE, feeds)
+            save_arrays(folder / OUTPUTS_FILE, outputs)
             return {}
     else:
         spec = config.inputs

@@ -62,6 +62,22 @@ def load_user_arrays(spec: FeedSpec, names: list[str]) -> dict[str, np.ndarray]:
     return arrays
 
 
+def save_arrays(path, arrays: dict) -> None:
+    """Write arrays to an .npz that another process loads without pickle. ORT gives string
+    tensors as object arrays of str: they are stored as fixed-width text (np.str_), which
+    ORT takes back as the same strings. Other object arrays (sequences, maps) are left out."""
+    storable = {}
+    for name, array in arrays.items():
+        if not isinstance(array, np.ndarray):
+            continue
+        if array.dtype == object:
+            if not all(isinstance(value, str) for value in array.flat):
+                continue
+            array = array.astype(np.str_)
+        storable[name] = array
+    np.savez(path, **storable)
+
+
 def make_feeds(inputs: list[dict], spec: FeedSpec | None = None, hints: GraphHints | None = None, *,
                found: dict[str, tuple[int, str]] | None = None, budget: int | None = None,
                ids: tuple[int, str] | None = None) -> tuple[dict[str, np.ndarray], dict]:

@@ -100,3 +100,30 @@ def test_a_member_that_fails_ends_the_comparison(tmp_path):
 def test_compare_needs_two_models(tmp_path):
     with pytest.raises(UserError, match="at least two"):
         COMPARE({"models": [{"path": str(tmp_path / "a.onnx")}]}, JobContext())
+
+
+def with_text(constant: str | None = None):
+    """Text in, text out (passed through, or a constant), beside a float path."""
+    from onnx import TensorProto, helper
+
+    text = (helper.make_node("Identity", ["words"], ["said"], name="say") if constant is None else
+            helper.make_node("Constant", [], ["said"], name="say",
+                             value=helper.make_tensor("c", TensorProto.STRING, [3], [constant.encode()] * 3)))
+    graph = helper.make_graph([text, helper.make_node("Add", ["x", "x"], ["y"], name="double")], "text",
+                              [helper.make_tensor_value_info("words", TensorProto.STRING, [3]),
+                               helper.make_tensor_value_info("x", TensorProto.FLOAT, [2])],
+                              [helper.make_tensor_value_info("said", TensorProto.STRING, [3]),
+                               helper.make_tensor_value_info("y", TensorProto.FLOAT, [2])])
+    return models._model(graph)
+
+
+def test_text_inputs_and_outputs_travel_between_the_processes(tmp_path):
+    source = models.save(with_text(), tmp_path / "echo.onnx")
+    same = models.save(with_text(), tmp_path / "echo2.onnx")
+    other = models.save(with_text("other"), tmp_path / "other.onnx")
+    result = COMPARE({"models": [{"path": str(p)} for p in (source, same, other)], "record": False,
+                      "run": {"warmup": 1, "iterations": 20}}, JobContext())
+    by_name = [{o["name"]: o for o in row["fidelity"]["outputs"]} for row in result["models"][1:]]
+    assert by_name[0]["said"]["passed"] is True and by_name[0]["y"]["passed"] is True
+    assert by_name[1]["said"]["passed"] is False and by_name[1]["said"]["problem"] == "texts differ"
+    assert result["inputs"][0]["dtype"] == "string"

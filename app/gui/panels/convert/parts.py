@@ -11,6 +11,7 @@ from PySide6.QtWidgets import (QCheckBox, QComboBox, QFileDialog, QFormLayout, Q
 
 from app.core.convert.options import Option
 from app.core.convert.speed import speed_sentence
+from app.core.convert.weights import share_text
 from app.core.units import human_bytes
 
 
@@ -174,6 +175,9 @@ class ResultCard(QGroupBox):
                  + (f" ({ratio:.2f}×)" if ratio else ""),
                  f"Time: {report['seconds']:.2f} s",
                  f"Operators: {escape(report['op_changes']['text'])}"]
+        half = report.get("float16_weights")
+        if half and half["share"] is not None:
+            lines.append(f"Float16: {share_text(half['share'])} of the weights (by bytes)")
         lines += [f"Kept in float32: {escape(k['what'])} — <i>{escape(k['why'])}</i>" for k in report["kept_in_fp32"]]
         lines += [f"Repaired: {escape(r['what'])} — <i>{escape(r['why'])}</i>" for r in report["repairs"]]
         lines += [f"⚠ {escape(w)}" for w in report["warnings"]]

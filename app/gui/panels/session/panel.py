@@ -245,10 +245,11 @@ class SessionPanel(Panel):
             path, _ = QFileDialog.getSaveFileName(self, "Save session preset", "session.json", PRESET_FILTER)
         if not path:
             return
+        from app.core.jobs.errors import UserError
         try:
             config.save(path)
-        except OSError as exc:
-            self.context.show_error("Save preset", f"{path}: cannot be written ({exc.strerror})")
+        except UserError as exc:
+            self.context.show_error("Save preset", exc.message)
             return
         self.message.setText(f"Saved {path}")
 

@@ -227,8 +227,13 @@ class TunePanel(Panel):
     def save_best(self, path: str | None = None) -> None:
         if path is None:
             path, _ = QFileDialog.getSaveFileName(self, "Save session preset", "tuned.json", "Presets (*.json)")
-        if path:
+        if not path:
+            return
+        from app.core.jobs.errors import UserError
+        try:
             self.best_config().save(path)
+        except UserError as exc:
+            self.context.show_error("Save preset", exc.message)
 
     def copy_best(self) -> None:
         from PySide6.QtGui import QGuiApplication

@@ -100,3 +100,13 @@ def test_a_member_that_fails_ends_the_comparison(tmp_path):
 def test_compare_needs_two_models(tmp_path):
     with pytest.raises(UserError, match="at least two"):
         COMPARE({"models": [{"path": str(tmp_path / "a.onnx")}]}, JobContext())
+
+
+def test_the_sessions_memory_limit_holds_in_every_members_process(tmp_path):
+    """The limit travels with the session: the members, each a process of its own, get it too."""
+    first = models.save(models.mlp(), tmp_path / "a.onnx")
+    second = models.save(models.mlp(seed=3), tmp_path / "b.onnx")
+    with pytest.raises(UserError) as info:
+        COMPARE({"models": [{"path": str(first)}, {"path": str(second)}], "session": {"memory_limit": "20M"},
+                 "run": {"warmup": 1, "iterations": 20}, "record": False}, JobContext())
+    assert info.value.kind == "over-memory-budget" and "more than 0.02 GiB" in info.value.message

@@ -68,6 +68,7 @@ class SessionPanel(Panel):
             else:
                 forms[field.group].addRow(field.label, widget)
         self.input_settings.addStretch()
+        self.widgets["memory_limit"].setPlaceholderText(f"{self.context.settings.memory_limit} (the settings')")
         self.spin_note = QLabel("Checking which spin settings this ONNX Runtime has…")
         self.spin_note.setWordWrap(True)
         forms["threads"].addRow(self.spin_note)

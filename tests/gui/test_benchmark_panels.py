@@ -128,8 +128,8 @@ def test_compare_selected_models(qtbot, window, tmp_path):
     assert list(whiskers["bottom"]) == [pytest.approx(other["speedup"] - low)]
     assert list(whiskers["top"]) == [pytest.approx(high - other["speedup"])]
     assert "95 % interval" in panel.speedup_chart.plot.getPlotItem().titleLabel.text
-    assert "Speedup = a.onnx p50 / model p50" in panel.definition.text()
-    assert "Verdict: faster or slower only when the whole 95 % interval" in panel.definition.text()
+    assert "Speedup = a.onnx p50 / model p50" in panel.caption.text()
+    assert "Verdict: faster or slower only when the whole 95 % interval" in panel.caption.text()
     assert panel.throughput_chart.labels == ["a.onnx", "b.onnx"]
     assert {r[1] for r in panel.latency_chart.rows} == {"a.onnx", "b.onnx"}
     assert panel.table.export_csv(str(tmp_path / "t.csv"))
@@ -146,7 +146,7 @@ def test_a_comparison_stored_before_alternation_says_it_has_no_interval(window):
     panel.show_result({"baseline": "a", "models": [row | {"label": "a", "speedup": 1.0},
                                                    row | {"label": "b", "speedup": 1.5}]})
     assert panel.table.rows[1][6:9] == [1.5, "not measured", "one after the other"]
-    assert panel.speedup_whiskers is None and "no interval, no verdict" in panel.definition.text()
+    assert panel.speedup_whiskers is None and "no interval, no verdict" in panel.caption.text()
 
 
 def test_sweep_view_shows_the_grid_and_the_best_cell(window):

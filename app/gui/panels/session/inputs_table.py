@@ -13,6 +13,7 @@ from PySide6.QtGui import QBrush, QColor
 from PySide6.QtWidgets import (QAbstractItemView, QFileDialog, QHeaderView, QLineEdit, QMenu, QSpinBox,
                                QTableWidget, QTableWidgetItem, QToolButton)
 
+from app.core.session.input_plan import dim_label, known_shape
 from app.core.units import shape_text
 
 #: the declared shape is the dimension cells themselves: a named one says its name, an unnamed one "?",
@@ -24,13 +25,6 @@ GUESSED_COLOR = QColor("#c0392b")
 ALL_FILES = "*"
 MIN_ROWS, MAX_ROWS = 2, 12
 SPIN_BUTTONS = 30             # the up/down arrows and the cell's margins, in pixels
-
-
-def dim_label(name: str, index: int, dim) -> str | None:
-    """The plan's name for a dimension nobody fixed (None for a fixed one)."""
-    if isinstance(dim, int) and dim >= 0:
-        return None
-    return dim if isinstance(dim, str) and dim not in ("", "?") else f"{name}[{index}]"
 
 
 def named(label: str, dim) -> bool:
@@ -191,25 +185,15 @@ class InputsTable(QTableWidget):
         self.setFixedHeight(height)
 
     def _draw_row(self, row: int, item: dict, dims: dict, shapes: dict, files: dict, mode: str) -> None:
-        from app.core.session.input_plan import default_dim
-
         name, declared = item["name"], item.get("shape")
-        planned = self.plan.get(name, {}).get("shape")
         if declared is None and name in self.shape_edits:
             self.shape_edits[name].setText(",".join(str(d) for d in shapes.get(name, [])))
-        for index, dim in enumerate(declared or []):
+        shown = known_shape(item, dims, shapes, self.plan.get(name, {}).get("shape")) if declared else []
+        for index, (value, origin) in enumerate(shown):
             spin = self.spins.get((name, index))
             if spin is None:
                 continue
-            label = dim_label(name, index, dim)
-            if name in shapes and index < len(shapes[name]):
-                value, mine = shapes[name][index], True
-            elif label in dims:
-                value, mine = dims[label], True
-            elif planned is not None and index < len(planned):
-                value, mine = planned[index], False
-            else:
-                value, mine = default_dim(label), False
+            label, mine = dim_label(name, index, declared[index]), origin == "yours"
             spin.setValue(int(value))
             font = spin.font()
             font.setItalic(not mine)

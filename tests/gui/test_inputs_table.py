@@ -156,3 +156,17 @@ def test_the_real_probe_runs_the_model_on_its_plan(qtbot, panel, window, tmp_pat
     assert "These inputs run: x 1×128×32" in panel.probe_status.text(), panel.probe_status.text()
     assert window.session.get("inputs.dims") == {"batch": 1, "sequence": 128}
     assert panel.guess_note.isVisibleTo(panel), "the sizes ran, but they are still the defaults"
+
+
+def test_before_a_plan_an_image_shows_the_size_the_plan_would_choose_and_long_names_fit(panel, window):
+    exported = {"inputs": [{"name": "x", "dtype": "float",
+                            "shape": ["p2o.DynamicDimension.0", 3, "p2o.DynamicDimension.1", "p2o.DynamicDimension.2"]}],
+                "outputs": [], "total_bytes": 1, "metadata": {}}
+    open_summary(window, "/det.onnx", exported)
+    table = panel.inputs_table
+    assert table.row_shape("x") == [1, 3, 224, 224], "the plan's image default, not 1×3×1×1"
+    spin = table.spins[("x", 2)]
+    assert spin.prefix() == "…Dimension.1: " and spin.toolTip().startswith("p2o.DynamicDimension.1: not set")
+    sized = dict(exported, metadata={"imgsz": "[320, 320]"})
+    open_summary(window, "/yolo.onnx", sized)
+    assert table.row_shape("x") == [1, 3, 320, 320], "the metadata's image size"

@@ -58,10 +58,12 @@ def dim_label(name: str, index: int, dim) -> str | None:
     return dim if isinstance(dim, str) and dim not in ("", "?") else f"{name}[{index}]"
 
 
-def known_shape(item: dict, dims: dict, shapes: dict, planned: list | None) -> list[tuple[int, str]]:
+def known_shape(item: dict, dims: dict, shapes: dict, planned: list | None, metadata: dict | None = None,
+                audio: bool = False) -> list[tuple[int, str]]:
     """An input's shape as far as it is known without planning, each dimension with where it
     comes from: "fixed" (by the model), "yours" (FeedSpec `dims` or `shapes`), or "plan": what
-    the last plan chose (`planned`), else what it would choose for the name alone."""
+    the last plan chose (`planned`), else the plan's default from what the input declares and
+    the model's `metadata` (what the graph says, and the probe, are known only once it plans)."""
     name, declared = item["name"], item.get("shape")
     if declared is None:
         return [(d, "yours") for d in shapes[name]] if shapes.get(name) else [(d, "plan") for d in planned or []]
@@ -77,7 +79,8 @@ def known_shape(item: dict, dims: dict, shapes: dict, planned: list | None) -> l
         elif planned is not None and index < len(planned):
             known.append((planned[index], "plan"))
         else:
-            known.append((default_dim(label), "plan"))
+            known.append((_default_dim(label, index, declared, item, GraphHints(metadata=metadata or {}), audio)[0],
+                          "plan"))
     return known
 
 

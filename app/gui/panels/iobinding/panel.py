@@ -157,7 +157,7 @@ class IOBindingPanel(Panel):
 
     def _show_inputs(self) -> None:
         """The sizes the Session tab's plan gives the current model's inputs."""
-        from app.core.session.input_plan import known_shape
+        from app.core.session.input_plan import known_shape, looks_like_audio
 
         model = self.context.current_model()
         if model is None or model.summary is None:
@@ -166,9 +166,10 @@ class IOBindingPanel(Panel):
         state = self.context.session
         dims, shapes = state.get("inputs.dims"), state.get("inputs.shapes")
         planned = {row["name"]: row["shape"] for row in self.context.last_plan(model.path) or []}
-        parts = []
-        for item in model.summary["inputs"]:
-            known = known_shape(item, dims, shapes, planned.get(item["name"]))
+        parts, inputs = [], model.summary["inputs"]
+        for item in inputs:
+            known = known_shape(item, dims, shapes, planned.get(item["name"]), model.summary.get("metadata"),
+                                looks_like_audio(inputs))
             sizes = "×".join(f"<i>{value}</i>" if origin == "plan" else str(value) for value, origin in known)
             parts.append(f"{html.escape(item['name'])} {sizes or '(shape chosen when it runs)'}")
         self.inputs_label.setText("Inputs, from the Session tab: " + ", ".join(parts))

@@ -25,10 +25,17 @@ GUESSED_COLOR = QColor("#c0392b")
 ALL_FILES = "*"
 MIN_ROWS, MAX_ROWS = 2, 12
 SPIN_BUTTONS = 30             # the up/down arrows and the cell's margins, in pixels
+NAME_CHARS = 12               # a dimension's name in its cell, at most
 
 
 def named(label: str, dim) -> bool:
     return isinstance(dim, str) and dim == label
+
+
+def short_name(name: str) -> str:
+    """A dimension's name short enough for its cell (the whole one is in the cell's tooltip):
+    exporters' names such as p2o.DynamicDimension.0 would push the Source column out of view."""
+    return name if len(name) <= NAME_CHARS else "…" + name[-(NAME_CHARS - 1):]
 
 
 class InputsTable(QTableWidget):
@@ -39,6 +46,8 @@ class InputsTable(QTableWidget):
         self.state = state
         self.inputs: list[dict] = []          # {name, dtype, shape} as the model declares them
         self.plan: dict[str, dict] = {}       # input name -> the last plan's row for the current model
+        self.metadata: dict = {}              # the model's, for the sizes the plan would choose
+        self.audio = False
         self.rank = 0
         self._writing = False
         self.spins: dict[tuple[str, int], QSpinBox] = {}
@@ -57,9 +66,12 @@ class InputsTable(QTableWidget):
         self.state.unsubscribe(self._state_changed)
 
     # the model -----------------------------------------------------------------------------
-    def set_inputs(self, inputs: list[dict]) -> None:
-        """The current model's inputs (its summary's); forgets the previous model's plan."""
+    def set_inputs(self, inputs: list[dict], metadata: dict | None = None) -> None:
+        """The current model's inputs and metadata (its summary's); forgets the previous model's plan."""
+        from app.core.session.input_plan import looks_like_audio
+
         self.inputs = [dict(i) for i in inputs]
+        self.metadata, self.audio = dict(metadata or {}), looks_like_audio(self.inputs)
         self.plan = {}
         self.rank = max([len(i["shape"]) for i in self.inputs if i.get("shape") is not None] + [1])
         self._rebuild()
@@ -119,7 +131,7 @@ class InputsTable(QTableWidget):
             return
         spin = QSpinBox()
         spin.setRange(0, MAX_DIM)
-        spin.setPrefix(f"{dim if named(label, dim) else '?'}: ")
+        spin.setPrefix(f"{short_name(dim) if named(label, dim) else '?'}: ")
         spin.setFrame(False)
         spin.valueChanged.connect(lambda value, n=name, i=index: self._dim_edited(n, i, value))
         self.spins[(name, index)] = spin
@@ -188,7 +200,8 @@ class InputsTable(QTableWidget):
         name, declared = item["name"], item.get("shape")
         if declared is None and name in self.shape_edits:
             self.shape_edits[name].setText(",".join(str(d) for d in shapes.get(name, [])))
-        shown = known_shape(item, dims, shapes, self.plan.get(name, {}).get("shape")) if declared else []
+        planned = self.plan.get(name, {}).get("shape")
+        shown = known_shape(item, dims, shapes, planned, self.metadata, self.audio) if declared else []
         for index, (value, origin) in enumerate(shown):
             spin = self.spins.get((name, index))
             if spin is None:

@@ -142,7 +142,8 @@ class SessionPanel(Panel):
     # the model ---------------------------------------------------------------
     def model_changed(self, model) -> None:
         ready = model is not None and model.summary is not None
-        self.inputs_table.set_inputs(model.summary["inputs"] if ready else [])
+        self.inputs_table.set_inputs(model.summary["inputs"] if ready else [],
+                                     model.summary.get("metadata") if ready else None)
         self.find_button.setEnabled(ready and self._probing is None)
         self.probe_status.setText("" if ready or model is None else f"{model.label}: reading…")
         plan = self.context.last_plan(model.path) if ready else None

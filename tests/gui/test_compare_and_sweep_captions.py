@@ -39,7 +39,8 @@ def test_a_comparison_is_titled_and_greyed_once_another_model_is_chosen(qtbot, w
     assert panel.caption.current and "<b>a.onnx vs b.onnx</b> · x 1×64 · 20" in text
     assert "inputs guessed: check them" in text
     rounds = panel.result["alternation"]["rounds_run"]
-    assert f"Speedup = a.onnx p50 / model p50 (above 1: faster than a.onnx), the median over {rounds} rounds" in text
+    assert ("Speedup = reference p50 / model p50, the reference being a.onnx (above 1: faster than it), as the "
+            f"median over {rounds} rounds") in text
     assert "its 95 % interval. Verdict: faster or slower only when the whole 95 % interval" in text
     assert window.context.last_plan(first.path) == panel.result["inputs"], "the Session tab learns the plan"
     window.model_list.select(second)

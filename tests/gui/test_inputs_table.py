@@ -166,7 +166,17 @@ def test_before_a_plan_an_image_shows_the_size_the_plan_would_choose_and_long_na
     table = panel.inputs_table
     assert table.row_shape("x") == [1, 3, 224, 224], "the plan's image default, not 1×3×1×1"
     spin = table.spins[("x", 2)]
-    assert spin.prefix() == "…Dimension.1: " and spin.toolTip().startswith("p2o.DynamicDimension.1: not set")
+    assert [table.spins[("x", i)].prefix() for i in (0, 2, 3)] == ["…0: ", "…1: ", "…2: "], "the shared start left out"
+    assert spin.toolTip().startswith("p2o.DynamicDimension.1: not set")
     sized = dict(exported, metadata={"imgsz": "[320, 320]"})
     open_summary(window, "/yolo.onnx", sized)
     assert table.row_shape("x") == [1, 3, 320, 320], "the metadata's image size"
+
+
+def test_long_dimension_names_are_shortened_only_as_far_as_needed():
+    from app.gui.panels.session.inputs_table import short_names
+
+    assert short_names(["batch", "sequence"]) == {"batch": "batch", "sequence": "sequence"}
+    assert short_names(["p2o.DynamicDimension.0"]) == {"p2o.DynamicDimension.0": "…Dimension.0"}
+    assert short_names(["unk__101", "unk__102"]) == {"unk__101": "…1", "unk__102": "…2"}
+    assert short_names(["batch_size", "batch_size_2"])["batch_size"] == "batch_size", "a whole name is no prefix"

@@ -22,7 +22,7 @@ NO_DIM = "(none: concurrency only)"
 
 class SweepView(OneJobView, QWidget):
     def __init__(self, panel):
-        from app.gui.widgets.run_form import RunSettingsForm
+        from app.gui.widgets.run_form import SIDE_WIDTH, RunSettingsForm
         from app.gui.widgets.charts import HeatMap, LineChart
         from app.gui.widgets.table import DataTable
 
@@ -65,7 +65,10 @@ class SweepView(OneJobView, QWidget):
         buttons = QHBoxLayout()
         buttons.addWidget(self.start_button)
         buttons.addWidget(self.cancel_button)
-        left = QVBoxLayout()
+        side = QWidget()
+        side.setMaximumWidth(SIDE_WIDTH)     # the results get the rest, however long a status or file name
+        left = QVBoxLayout(side)
+        left.setContentsMargins(0, 0, 0, 0)
         left.addWidget(grid_box)
         left.addWidget(self.run_form)
         left.addLayout(buttons)
@@ -92,7 +95,7 @@ class SweepView(OneJobView, QWidget):
         right.addWidget(self.caption)
         right.addWidget(results, 1)
         layout = QHBoxLayout(self)
-        layout.addLayout(left)
+        layout.addWidget(side)
         layout.addLayout(right, 1)
 
     def model_changed(self, model) -> None:

@@ -24,7 +24,7 @@ class ComparePanel(OneJobView, Panel):
     title = "Compare"
 
     def build(self) -> None:
-        from app.gui.widgets.run_form import RunSettingsForm
+        from app.gui.widgets.run_form import SIDE_WIDTH, RunSettingsForm
         from app.gui.widgets.charts import GroupedBarChart
         from app.gui.widgets.chart_base import BarChart
         from app.gui.widgets.table import DataTable
@@ -48,7 +48,10 @@ class ComparePanel(OneJobView, Panel):
         export_charts.clicked.connect(lambda: self.export_charts())
         self.status = QLabel()
         self.status.setWordWrap(True)
-        left = QVBoxLayout()
+        side = QWidget()
+        side.setMaximumWidth(SIDE_WIDTH)     # the results get the rest, however long a status or file name
+        left = QVBoxLayout(side)
+        left.setContentsMargins(0, 0, 0, 0)
         left.addWidget(self.hint)
         left.addWidget(self.run_form)
         for button in (self.start_button, self.cancel_button, export_table, export_charts):
@@ -68,7 +71,7 @@ class ComparePanel(OneJobView, Panel):
         results = QSplitter(Qt.Orientation.Vertical)
         results.addWidget(self.table)
         results.addWidget(charts)
-        results.setSizes([200, 400])
+        results.setSizes([250, 350])
         self.caption = RunCaption("No comparison yet: the table and the charts will say which models and inputs "
                                   "they measured.")
         self.caption.follow(results)
@@ -78,7 +81,7 @@ class ComparePanel(OneJobView, Panel):
         right_layout.addWidget(self.caption)
         right_layout.addWidget(results, 1)
         layout = QHBoxLayout()
-        layout.addLayout(left)
+        layout.addWidget(side)
         layout.addWidget(right, 1)
         self.layout_.addLayout(layout)
 
@@ -229,8 +232,8 @@ def _definition(result: dict) -> str:
     """How to read the speedups: what they divide, how they were measured, what a verdict says."""
     baseline, plan = result["baseline"], result.get("alternation")
     if not plan:
-        return (f"Speedup = {baseline} p50 / model p50, measured one after the other (a result stored before "
-                "comparisons alternated): no interval, no verdict.")
-    return (f"Speedup = {baseline} p50 / model p50 (above 1: faster than {baseline}), the median over "
-            f"{plan['rounds_run']} rounds in which each model ran a block of {plan['block_runs']} runs in turn; "
+        return (f"Speedup = reference p50 / model p50, the reference being {baseline}, measured one after the "
+                "other (a result stored before comparisons alternated): no interval, no verdict.")
+    return (f"Speedup = reference p50 / model p50, the reference being {baseline} (above 1: faster than it), as "
+            f"the median over {plan['rounds_run']} rounds in which each model ran {plan['block_runs']} runs in turn; "
             f"whiskers and the interval column: its 95 % interval. Verdict: {plan['verdict_rule']}.")

@@ -8,6 +8,8 @@ unnamed dimension gets its whole shape in `inputs.shapes[input]`; a file sets
 
 from __future__ import annotations
 
+import os
+
 from PySide6.QtCore import Qt, Signal
 from PySide6.QtGui import QBrush, QColor
 from PySide6.QtWidgets import (QAbstractItemView, QFileDialog, QHeaderView, QLineEdit, QMenu, QSpinBox,
@@ -32,10 +34,15 @@ def named(label: str, dim) -> bool:
     return isinstance(dim, str) and dim == label
 
 
-def short_name(name: str) -> str:
-    """A dimension's name short enough for its cell (the whole one is in the cell's tooltip):
-    exporters' names such as p2o.DynamicDimension.0 would push the Source column out of view."""
-    return name if len(name) <= NAME_CHARS else "…" + name[-(NAME_CHARS - 1):]
+def short_names(names: list[str]) -> dict[str, str]:
+    """Each dimension name short enough for its cell (the whole one is in the cell's tooltip):
+    exporters' names such as p2o.DynamicDimension.0 would push the Source column out of view.
+    A long start that all of them share is left out (…0, …1), else a long name keeps its end."""
+    names = list(dict.fromkeys(names))
+    shared = os.path.commonprefix(names) if len(names) > 1 else ""
+    if len(shared) >= 6 and all(len(name) > len(shared) for name in names):
+        return {name: "…" + name[len(shared):] for name in names}
+    return {name: name if len(name) <= NAME_CHARS else "…" + name[-(NAME_CHARS - 1):] for name in names}
 
 
 class InputsTable(QTableWidget):
@@ -47,6 +54,7 @@ class InputsTable(QTableWidget):
         self.inputs: list[dict] = []          # {name, dtype, shape} as the model declares them
         self.plan: dict[str, dict] = {}       # input name -> the last plan's row for the current model
         self.metadata: dict = {}              # the model's, for the sizes the plan would choose
+        self.short_names: dict[str, str] = {}  # a dimension's name -> as its cells show it
         self.audio = False
         self.rank = 0
         self._writing = False
@@ -72,6 +80,8 @@ class InputsTable(QTableWidget):
 
         self.inputs = [dict(i) for i in inputs]
         self.metadata, self.audio = dict(metadata or {}), looks_like_audio(self.inputs)
+        self.short_names = short_names([d for i in self.inputs for d in i.get("shape") or []
+                                        if isinstance(d, str) and d not in ("", "?")])
         self.plan = {}
         self.rank = max([len(i["shape"]) for i in self.inputs if i.get("shape") is not None] + [1])
         self._rebuild()
@@ -131,7 +141,7 @@ class InputsTable(QTableWidget):
             return
         spin = QSpinBox()
         spin.setRange(0, MAX_DIM)
-        spin.setPrefix(f"{short_name(dim) if named(label, dim) else '?'}: ")
+        spin.setPrefix(f"{self.short_names[dim] if named(label, dim) else '?'}: ")
         spin.setFrame(False)
         spin.valueChanged.connect(lambda value, n=name, i=index: self._dim_edited(n, i, value))
         self.spins[(name, index)] = spin

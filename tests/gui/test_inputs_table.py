@@ -111,6 +111,10 @@ def test_a_plan_from_any_tab_shows_its_sources_and_flags_guesses(panel, window):
     table = panel.inputs_table
     assert table.item(0, table._column("Source")).text() == "⚠ default: length 128, a usual text length"
     assert table.item(1, table._column("Source")).text() == "model: as ids has it"
+    window.context.report_inputs(model.path, [rows[0], rows[1] | {"source": "probed", "reason": "probed: 64 (32 "
+                                                                                               "was refused)"}])
+    assert table.item(1, table._column("Source")).text() == "probed: 64 (32 was refused)", "said once"
+    window.context.report_inputs(model.path, rows)
     assert panel.guess_note.isVisibleTo(panel) and "inputs guessed: check them" in panel.guess_note.text()
     other = open_summary(window, "/other.onnx")
     assert not panel.guess_note.isVisibleTo(panel), "a plan belongs to its model"

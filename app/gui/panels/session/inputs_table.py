@@ -243,8 +243,9 @@ class InputsTable(QTableWidget):
             cell.setForeground(QBrush(self.palette().placeholderText().color()))
             cell.setToolTip("")
             return
-        text = f"{plan['source']}: {plan['reason']}"
-        guessed = plan["source"] == "default"
+        source, reason = plan["source"], plan["reason"]
+        text = reason if reason.startswith(f"{source}:") else f"{source}: {reason}"     # not "probed: probed: 18"
+        guessed = source == "default"
         cell.setText(("⚠ " if guessed else "") + text)
         cell.setToolTip(f"{text}\nvalues: {plan.get('values', '')}\nshape run: {shape_text(plan.get('shape'))}")
         cell.setForeground(QBrush(GUESSED_COLOR if guessed else self.palette().text().color()))

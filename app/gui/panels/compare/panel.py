@@ -9,14 +9,16 @@ from __future__ import annotations
 from pathlib import Path
 
 from PySide6.QtCore import Qt
-from PySide6.QtWidgets import QFileDialog, QHBoxLayout, QLabel, QPushButton, QSplitter, QVBoxLayout, QWidget
+from PySide6.QtWidgets import (QFileDialog, QHBoxLayout, QLabel, QPushButton, QSplitter, QTabWidget, QVBoxLayout,
+                               QWidget)
 
 from app.core.units import human_bytes
 from app.gui.shell.panel import OneJobView, Panel
 from app.gui.widgets.run_caption import RunCaption, inputs_text, stored_text
 from app.core.bench.jobs import COMPARE
 
-HEADERS = ["Model", "Size", "p50 ms", "p90 ms", "p99 ms", "runs/s", "Speedup", "95 % interval", "Verdict", "max |Δ|",
+#: the answer first (speedup, its interval and verdict), so it is in view however narrow the window
+HEADERS = ["Model", "Speedup", "95 % interval", "Verdict", "p50 ms", "p90 ms", "p99 ms", "runs/s", "Size", "max |Δ|",
            "Cosine", "Providers"]
 
 
@@ -64,10 +66,10 @@ class ComparePanel(OneJobView, Panel):
         self.speedup_whiskers = None
         self.latency_chart = GroupedBarChart("Latency (ms)")
         self.throughput_chart = BarChart("Throughput (runs/s)", horizontal=False)
-        charts = QSplitter(Qt.Orientation.Horizontal)
-        charts.addWidget(self.speedup_chart)
-        charts.addWidget(self.latency_chart)
-        charts.addWidget(self.throughput_chart)
+        charts = QTabWidget()             # one chart at a time, each with the whole width
+        charts.addTab(self.speedup_chart, "Speedup")
+        charts.addTab(self.latency_chart, "Latency")
+        charts.addTab(self.throughput_chart, "Throughput")
         results = QSplitter(Qt.Orientation.Vertical)
         results.addWidget(self.table)
         results.addWidget(charts)
@@ -164,11 +166,10 @@ class ComparePanel(OneJobView, Panel):
             fidelity = row["fidelity"] or {}
             interval = row.get("speedup_ci")
             unchecked = "reference" if index == 0 else "not checked"    # a partial comparison checks none
-            rows.append([row["label"], human_bytes(row["size_bytes"]), row["latency_ms"]["p50"],
-                         row["latency_ms"]["p90"], row["latency_ms"]["p99"], row["throughput_per_s"], row["speedup"],
-                         f"{interval[0]:.3f} – {interval[1]:.3f}" if interval else "not measured",
-                         row.get("verdict", "one after the other"),
-                         fidelity.get("max_abs_diff", unchecked if row["fidelity"] is None else None),
+            rows.append([row["label"], row["speedup"], f"{interval[0]:.3f} – {interval[1]:.3f}" if interval else
+                         "not measured", row.get("verdict", "one after the other"), row["latency_ms"]["p50"],
+                         row["latency_ms"]["p90"], row["latency_ms"]["p99"], row["throughput_per_s"],
+                         human_bytes(row["size_bytes"]), fidelity.get("max_abs_diff", unchecked if row["fidelity"] is None else None),
                          fidelity.get("min_cosine"), ", ".join(row["providers"])])
         self.table.decimals = 4
         self.table.set_rows(rows)

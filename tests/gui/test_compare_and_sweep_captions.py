@@ -114,3 +114,11 @@ def test_a_cancelled_sweep_keeps_its_cells_as_partial(qtbot, window, tmp_path):
     assert "partial — cancelled with 2 of 2 cells measured; not stored" in sweep.caption.text()
     assert [row[0] for row in sweep.table.rows] == [1, 2] and sweep.table.rows[0][-2] == "reference"
     assert sweep.table.isEnabled()
+
+
+def test_a_long_model_name_is_shortened_under_its_bar_only():
+    from app.gui.panels.compare.panel import _short
+
+    long = "rapidocr_onnxruntime__ch_ppocr_mobile_v2.0_cls_infer.onnx"
+    assert _short(long) == "rapidocr_onnx…cls_infer.onnx" and len(_short(long)) == 28
+    assert _short("cls_int8.onnx [int8-dynamic]") == "cls_int8.onnx [int8-dynamic]"

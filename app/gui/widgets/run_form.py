@@ -5,7 +5,7 @@ from __future__ import annotations
 
 from PySide6.QtWidgets import QComboBox, QDoubleSpinBox, QFormLayout, QGroupBox, QSpinBox
 
-SIDE_WIDTH = 320          # px: the settings column beside a comparison's or a sweep's results, at most
+SIDE_WIDTH = 280          # px: the settings column beside a comparison's or a sweep's results, at most
 
 
 def ms_text(value) -> str:

@@ -17,6 +17,7 @@ from app.gui.shell.panel import OneJobView, Panel
 from app.gui.widgets.run_caption import RunCaption, inputs_text, stored_text
 from app.core.bench.jobs import COMPARE
 
+CHART_LABEL_CHARS = 28     # a bar's label; a longer one would be dropped by the axis for want of room
 #: the answer first (speedup, its interval and verdict), so it is in view however narrow the window
 HEADERS = ["Model", "Speedup", "95 % interval", "Verdict", "p50 ms", "p90 ms", "p99 ms", "runs/s", "Size", "max |Δ|",
            "Cosine", "Providers"]
@@ -173,16 +174,16 @@ class ComparePanel(OneJobView, Panel):
                          fidelity.get("min_cosine"), ", ".join(row["providers"])])
         self.table.decimals = 4
         self.table.set_rows(rows)
-        labels = [row["label"] for row in result["models"]]
+        labels = [_short(row["label"]) for row in result["models"]]
         self._show_speedups(result)
         self.latency_chart.set_groups(["p50", "p90", "p99"],
-                                      [(row["label"], [row["latency_ms"][k] for k in ("p50", "p90", "p99")])
+                                      [(_short(row["label"]), [row["latency_ms"][k] for k in ("p50", "p90", "p99")])
                                        for row in result["models"]], "ms")
         colors = series_colors()
         self.throughput_chart.set_bars(labels, [row["throughput_per_s"] for row in result["models"]], "runs/s",
                                        brushes=[colors[i % len(colors)] for i in range(len(labels))])
         if not result.get("partial"):
-            self.status.setText(f"Reference: {result['baseline']}" + stored_text(result))
+            self.status.setText("Done: the first model is the reference" + stored_text(result))
 
     def _show_speedups(self, result: dict) -> None:
         """Speedup bars with their 95 % intervals as whiskers."""
@@ -190,7 +191,7 @@ class ComparePanel(OneJobView, Panel):
         import pyqtgraph as pg
 
         models = result["models"]
-        self.speedup_chart.set_bars([row["label"] for row in models], [row["speedup"] or 0.0 for row in models],
+        self.speedup_chart.set_bars([_short(row["label"]) for row in models], [row["speedup"] or 0.0 for row in models],
                                     "speedup")
         # the definition is spelled out under the charts: a long title would widen the chart past its place
         self.speedup_chart.plot.setTitle("Speedup (whiskers: 95 % interval)")
@@ -223,6 +224,11 @@ class ComparePanel(OneJobView, Panel):
             if answer != QMessageBox.StandardButton.Yes:
                 return []
         return [chart.export_png(str(Path(folder) / name)) for name, chart in names.items()]
+
+
+def _short(label: str, most: int = CHART_LABEL_CHARS) -> str:
+    """A model's label short enough to sit under its bar (the table and the caption have it whole)."""
+    return label if len(label) <= most else label[:most // 2 - 1] + "…" + label[-(most // 2):]
 
 
 def _label(models: list[dict]) -> str:

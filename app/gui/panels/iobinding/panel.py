@@ -274,7 +274,8 @@ class IOBindingPanel(Panel):
         skipped = [mode["title"] for mode in result["modes"] if not mode["latency_ms"]]
         return html.escape(
             ON_A_GPU + where + "On the CPU, device memory is host memory: no mode copies anything, so the modes "
-            "below differ only by their own bookkeeping, microseconds per run"
+            "below do the same work, and what differs between them is bookkeeping (microseconds per run) or the "
+            "machine's noise"
             + (f" ({', '.join(skipped)}: GPU only)" if skipped else "") + f". {result['iterations']} runs per "
             f"mode in alternating rounds, with {human_bytes(result['input_bytes'])} of inputs per run.")
 

@@ -114,6 +114,10 @@ def session_config_from_args(args):
     for text in args.free_dim:
         key, value = _key_value(text, "--free-dim")
         config.free_dimension_overrides[key] = whole_number(value, "--free-dim", 1)
+    if getattr(args, "memory_limit", None):
+        from app.core.jobs.memory import parse_memory_limit
+        parse_memory_limit(args.memory_limit)
+        config.memory_limit = args.memory_limit
     if getattr(args, "io_binding", False):
         config.io_binding = True
     feeds = config.inputs

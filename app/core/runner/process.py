@@ -163,7 +163,8 @@ class JobHandle:
         once with the UserError that says why. `isolate`: in a child process (the entry's
         choice unless a test asks otherwise). `fork`: start the child by forking where that
         is safe (see fork_is_safe), which saves starting a second interpreter.
-        `memory_limit`: the child's budget ("4G", "75%"; the settings' when None)."""
+        `memory_limit`: the child's budget ("4G", "75%"; when None, the one its params' session
+        asks for, else the settings')."""
         self.job = job
         self.memory_limit = memory_limit
         self.memory_budget: int | None = None
@@ -193,8 +194,9 @@ class JobHandle:
         leftovers.sweep()    # what killed jobs left behind
         try:
             # a job run here that starts children of its own hands a limit it was given on to them
-            if self.isolate or self.memory_limit:
-                self.memory_budget = budget_bytes(self.memory_limit or _limit_setting())
+            limit = self.memory_limit or _session_limit(self.params)
+            if self.isolate or limit:
+                self.memory_budget = budget_bytes(limit or _limit_setting())
         except UserError as exc:
             self._finish(error=exc)
             return self
@@ -342,6 +344,12 @@ class JobHandle:
         if self.error is not None:
             raise self.error
         return self.result
+
+
+def _session_limit(params) -> str | None:
+    """The limit the job's session asks for (SessionConfig.memory_limit): it travels with the
+    session into every process a comparison, sweep or tuning run starts for it."""
+    return getattr(getattr(params, "session", None), "memory_limit", None) or None
 
 
 def _limit_setting() -> str:

@@ -15,6 +15,7 @@ from pathlib import Path
 from typing import Any
 
 from app.core.jobs.errors import UserError
+from app.core.jobs.memory import parse_memory_limit
 from app.core.jobs.params import LARGEST, Params, setting
 from app.core.session.input_spec import FeedSpec
 from app.core.session.providers import provider_name
@@ -115,6 +116,8 @@ class SessionConfig(Params):
     free_dimension_overrides: dict[str, int] = setting(factory=dict)
     config_entries: dict[str, str] = setting(factory=dict)
     io_binding: bool = False
+    #: the memory budget of every job that runs with this session ("4G", "512M", "50%"; "": the settings')
+    memory_limit: str = ""
     inputs: FeedSpec = setting(factory=FeedSpec)
 
     # presets ---------------------------------------------------------------
@@ -203,6 +206,9 @@ class SessionConfig(Params):
                     raise UserError("bad-option", f"{spec.name} option {key} must be a whole number, not {value!r}")
                 if kind is bool and str(value).lower() not in ("0", "1", "true", "false"):
                     raise UserError("bad-option", f"{spec.name} option {key} must be 0/1 or true/false")
+        self.memory_limit = self.memory_limit.strip()
+        if self.memory_limit:
+            parse_memory_limit(self.memory_limit, "memory limit")
         for name, value in self.free_dimension_overrides.items():
             if not 1 <= value <= LARGEST:
                 raise UserError("bad-option", f"free dimension override {name} must be ≥ 1, not {value!r}")

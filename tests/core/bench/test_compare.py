@@ -89,6 +89,35 @@ def test_cancel_ends_the_comparison(tmp_path):
                  "record": False}, ctx)
 
 
+def test_a_cancelled_comparison_sends_the_rounds_it_measured_as_partial(tmp_path):
+    first = models.save(models.mlp(), tmp_path / "a.onnx")
+    second = models.save(models.mlp(seed=3), tmp_path / "b.onnx")
+    sent, ctx = [], None
+
+    def emit(kind, payload):
+        if kind == "data":
+            sent.append(payload)
+        if kind == "progress" and payload["message"].startswith("round 3"):
+            ctx.cancel()
+
+    ctx = JobContext(emit)
+    with pytest.raises(JobCancelled):
+        COMPARE({"models": [{"path": str(first), "label": "a"}, {"path": str(second), "label": "b"}],
+                 "run": {"duration_s": 60}, "record": False}, ctx)
+    planned = [event["payload"] for event in sent if event["kind"] == "inputs"]
+    assert [row["shape"] for row in planned[0]["inputs"]] == [[1, 64]], "the reference's inputs, while it runs"
+    (partial,) = [event["payload"] for event in sent if event["kind"] == "compare-partial"]
+    assert partial["partial"] is True and partial["baseline"] == "a" and partial["inputs"] == planned[0]["inputs"]
+    rounds = partial["alternation"]["rounds_run"]
+    reference, other = partial["models"]
+    assert rounds >= 3 and reference["rounds"] == other["rounds"] == rounds
+    assert reference["verdict"] == "reference" and other["verdict"] in ("faster", "slower", "no-difference")
+    assert other["iterations"] == rounds * partial["alternation"]["block_runs"] and other["latency_ms"]["p50"] > 0
+    assert other["size_bytes"] == second.stat().st_size and other["fidelity"] is None
+    low, high = other["speedup_ci"]
+    assert low <= other["speedup"] <= high
+
+
 def test_a_member_that_fails_ends_the_comparison(tmp_path):
     first = models.save(models.mlp(), tmp_path / "a.onnx")
     with pytest.raises(UserError) as info:
@@ -127,3 +156,13 @@ def test_text_inputs_and_outputs_travel_between_the_processes(tmp_path):
     assert by_name[0]["said"]["passed"] is True and by_name[0]["y"]["passed"] is True
     assert by_name[1]["said"]["passed"] is False and by_name[1]["said"]["problem"] == "texts differ"
     assert result["inputs"][0]["dtype"] == "string"
+
+
+def test_the_sessions_memory_limit_holds_in_every_members_process(tmp_path):
+    """The limit travels with the session: the members, each a process of its own, get it too."""
+    first = models.save(models.mlp(), tmp_path / "a.onnx")
+    second = models.save(models.mlp(seed=3), tmp_path / "b.onnx")
+    with pytest.raises(UserError) as info:
+        COMPARE({"models": [{"path": str(first)}, {"path": str(second)}], "session": {"memory_limit": "20M"},
+                 "run": {"warmup": 1, "iterations": 20}, "record": False}, JobContext())
+    assert info.value.kind == "over-memory-budget" and "more than 0.02 GiB" in info.value.message

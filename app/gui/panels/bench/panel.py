@@ -103,7 +103,7 @@ class BenchmarkPanel(OneJobView, Panel):
         """A stored sweep opens on the Sweep page; a benchmark's figures on the first."""
         if kind == "sweep":
             self.tabs.setCurrentWidget(self.sweep)
-            self.sweep.show_result(result)
+            self.sweep.show_result(result, note="re-opened from History")
         else:
             self.tabs.setCurrentIndex(0)
             self.show_report(result, note="re-opened from History")

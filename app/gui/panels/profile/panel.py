@@ -79,7 +79,7 @@ class ProfilePanel(Panel):
                             (self.runs_view, "Runs"), (self.timeline, "Timeline"), (self.compare, "Compare")):
             self.views.addTab(view, title)
         self.layout_.addWidget(self.views, 1)
-        self.caption.follow(self.views)
+        self.caption.follow(self.heading, self.views)
         self.compare.before.currentIndexChanged.connect(lambda _: self.update_compare())
         self.compare.after.currentIndexChanged.connect(lambda _: self.update_compare())
         self.compare.measure_button.clicked.connect(self.measure_compare)

@@ -100,7 +100,7 @@ class TunePanel(Panel):
         right.addWidget(self.chart)
         right.setStretchFactor(1, 1)
         right.setStretchFactor(2, 1)
-        self.caption.follow(self.table, self.chart)
+        self.caption.follow(self.table, self.chart, self.summary)
         body = QSplitter(Qt.Orientation.Horizontal)
         body.addWidget(left)
         body.addWidget(right)

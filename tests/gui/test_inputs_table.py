@@ -133,7 +133,8 @@ def probe(qtbot, panel, monkeypatch):
 def test_found_inputs_fill_the_table_and_the_state(qtbot, panel, window, monkeypatch):
     open_summary(window)
     probe(qtbot, panel, monkeypatch)
-    assert window.session.get("inputs.dims") == {"batch": 2, "sequence": 64}
+    assert window.session.get("inputs.dims") == {}, "found, not given: later results still say so"
+    assert window.session.get("inputs.probed") == {"batch": 2, "sequence": 64}
     assert window.session.get("inputs.shapes") == {"pixels": [2, 3, 8, 8]}
     table = panel.inputs_table
     assert table.row_shape("ids") == [2, 64] and table.item(2, table._column("Source")).text() == \
@@ -147,7 +148,8 @@ def test_when_nothing_works_the_probe_says_why_in_one_line(qtbot, panel, window,
     probe(qtbot, panel, monkeypatch)
     text = panel.probe_status.text()
     assert "No inputs worked: Got invalid dimensions for input: ids" in text and "more" not in text
-    assert window.session.get("inputs.dims") == {}, "sizes that did not work are not taken"
+    assert window.session.get("inputs.dims") == {} and window.session.get("inputs.probed") == {}, \
+        "sizes that did not work are not taken"
     assert panel.guess_note.isVisibleTo(panel)
 
 
@@ -158,7 +160,7 @@ def test_the_real_probe_runs_the_model_on_its_plan(qtbot, panel, window, tmp_pat
     panel.find_inputs()
     qtbot.waitUntil(lambda: panel._probing is None, timeout=60000)
     assert "These inputs run: x 1×128×32" in panel.probe_status.text(), panel.probe_status.text()
-    assert window.session.get("inputs.dims") == {"batch": 1, "sequence": 128}
+    assert window.session.get("inputs.probed") == {"batch": 1, "sequence": 128}
     assert panel.guess_note.isVisibleTo(panel), "the sizes ran, but they are still the defaults"
 
 
@@ -184,3 +186,14 @@ def test_long_dimension_names_are_shortened_only_as_far_as_needed():
     assert short_names(["p2o.DynamicDimension.0"]) == {"p2o.DynamicDimension.0": "…Dimension.0"}
     assert short_names(["unk__101", "unk__102"]) == {"unk__101": "…1", "unk__102": "…2"}
     assert short_names(["batch_size", "batch_size_2"])["batch_size"] == "batch_size", "a whole name is no prefix"
+
+
+def test_sizes_found_for_one_model_do_not_run_another(qtbot, panel, window, monkeypatch):
+    first = open_summary(window)
+    probe(qtbot, panel, monkeypatch)
+    assert window.session.get("inputs.probed")
+    other = open_summary(window, "/other.onnx")
+    assert window.session.get("inputs.probed") == {} and window.session.get("inputs.shapes") == {}
+    window.model_list.select(first)
+    assert window.session.get("inputs.probed") == {"batch": 2, "sequence": 64}
+    assert other is not first

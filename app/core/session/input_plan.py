@@ -218,7 +218,9 @@ def plan_input(item: dict, dtype: np.dtype, spec: FeedSpec, hints: GraphHints, c
         shape = [] if declared == [] else [len(rule.fixed)]
         origins, guessed = [("graph", rule.reason)], []
     else:
-        shape, origins, guessed = _plan_dims(item, spec, hints, chosen, audio, found or {})
+        earlier = {label: (value, f"probed: {value}, which ran when Find working inputs tried it")
+                   for label, value in spec.probed.items()}
+        shape, origins, guessed = _plan_dims(item, spec, hints, chosen, audio, earlier | (found or {}))
     elements = int(np.prod(shape, dtype=np.int64)) if shape else 1
     size = elements * dtype.itemsize
     if size > 8 << 30:

@@ -25,6 +25,7 @@ class FeedSpec(Params):
     shapes: dict[str, list[int]] = setting(factory=dict)   # input name -> whole shape
     files: dict[str, str] = setting(factory=dict)          # input name -> .npy; "*" -> one .npz
     values: dict[str, float] = setting(factory=dict)       # input name -> one value for all its elements
+    probed: dict[str, int] = setting(factory=dict)         # dim -> a size Find working inputs ran the model with
     vocab_size: int = setting(DEFAULT_VOCAB, minimum=1)    # upper bound for integer ids
 
     def validate(self) -> None:
@@ -42,6 +43,10 @@ class FeedSpec(Params):
                 elements *= dim
             if elements > MAX_ELEMENTS:
                 raise UserError("bad-option", f"shape of {name} {shape} has more than 2^40 elements")
+        for name, value in self.probed.items():
+            if not isinstance(value, int) or isinstance(value, bool) or not 0 <= value <= MAX_ELEMENTS:
+                raise UserError("bad-option", f"the probed size of {name} must be a whole number from 0 to 2^40, "
+                                              f"not {value!r}")
         for name, value in self.values.items():
             if name in self.files:
                 raise UserError("bad-option", f"input {name} has both a file and a value; give one")

@@ -30,6 +30,8 @@ class PanelContext(QObject):
         self.jobs: JobManager = window.jobs
         self.settings: Settings = window.settings
         self._plans: dict[str, list[dict]] = {}
+        # first, before any tab hears of the model: its own input sizes are in place for them
+        self.model_changed.connect(lambda model: session.follow_model(None if model is None else model.path))
 
     # models ----------------------------------------------------------------------
     def current_model(self) -> OpenModel | None:

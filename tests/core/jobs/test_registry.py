@@ -44,7 +44,7 @@ def example(kind):
 
 
 #: text fields with a format of their own: an example of it
-FORMATTED = {"memory_limit": "2G"}
+FORMATTED = {"memory_limit": "2G", "intra_op_thread_affinities": "1;2"}   # three threads: two groups
 
 
 def example_params(cls):

@@ -83,6 +83,21 @@ def test_user_values_win_and_say_so(tmp_path):
     assert feeds["x"].shape == (2, 7) and rows["x"]["source"] == "user"
 
 
+def test_sizes_an_earlier_probe_found_run_but_stay_marked_as_found(tmp_path):
+    graph = helper.make_graph([helper.make_node("Relu", ["x"], ["y"])], "g",
+                              [helper.make_tensor_value_info("x", TensorProto.FLOAT, ["batch", "sequence"])],
+                              [helper.make_tensor_value_info("y", TensorProto.FLOAT, None)])
+    spec = FeedSpec(dims={"batch": 3}, probed={"sequence": 256, "batch": 9})
+    feeds, rows = _run(_save(graph, tmp_path), spec)
+    assert feeds["x"].shape == (3, 256), "the user's size first, then the probe's"
+    assert rows["x"]["source"] == "probed" and "256, which ran when Find working inputs" in rows["x"]["reason"]
+
+
+def test_a_probed_size_must_be_a_number_and_a_reason():
+    with pytest.raises(UserError, match="probed size of sequence"):
+        FeedSpec.from_dict({"probed": {"sequence": -1}}).checked()
+
+
 def _one_op(tmp_path, op, inputs, **attributes):
     """A graph of one `op` over `inputs` ([(name, type, shape)]), its output y."""
     graph = helper.make_graph([helper.make_node(op, [i[0] for i in inputs], ["y"], **attributes)], "g",

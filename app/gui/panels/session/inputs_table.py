@@ -331,11 +331,13 @@ class InputsTable(QTableWidget):
         return value if ok else None
 
     def fill(self, dims: dict[str, int], rows: list[dict]) -> None:
-        """Take a plan's sizes as the user's (the probe found them): named dims into
-        `inputs.dims`, the whole shape of an input with an unnamed one into `inputs.shapes`."""
-        given, shapes = self.state.get("inputs.dims"), self.state.get("inputs.shapes")
+        """Keep the sizes the probe found: named dims into `inputs.probed`, still marked as
+        found rather than given (a later result says they were guessed), and the whole shape
+        of an input with an unnamed dimension into `inputs.shapes`."""
+        probed, shapes = self.state.get("inputs.probed"), self.state.get("inputs.shapes")
+        given = self.state.get("inputs.dims")
         labels = {dim for item in self.inputs for dim in item.get("shape") or [] if isinstance(dim, str)}
-        given.update({label: value for label, value in dims.items() if label in labels})
+        probed.update({label: value for label, value in dims.items() if label in labels and label not in given})
         planned = {row["name"]: row["shape"] for row in rows}
         for item in self.inputs:
             declared = item.get("shape")
@@ -344,7 +346,7 @@ class InputsTable(QTableWidget):
             if unnamed and item["name"] in planned:
                 shapes[item["name"]] = list(planned[item["name"]])
         self.set_plan(rows)
-        self._set_state(**{"inputs.dims": given, "inputs.shapes": shapes})
+        self._set_state(**{"inputs.probed": probed, "inputs.shapes": shapes})
 
     def _pick_file(self, name: str) -> None:
         path = self.choose_file(name)

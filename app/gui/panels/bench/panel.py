@@ -17,6 +17,7 @@ from app.core.bench.jobs import BENCH
 
 LIVE_KEYS = ["mean", "p50", "p90", "p95", "p99", "p999", "min", "max", "std"]
 WARN_STYLE = "color: #c0392b;"
+FIGURE_ROWS = 8           # the figures' grid: 15 figures in two columns
 STATS_EVERY = 5           # live figures refresh every 5th redraw (about 6 times a second)
 
 
@@ -69,15 +70,16 @@ class BenchmarkPanel(OneJobView, Panel):
             label.setMinimumWidth(label.fontMetrics().horizontalAdvance("0,000,000.0 /s"))
             label.setTextInteractionFlags(Qt.TextInteractionFlag.TextSelectableByMouse)
             self.values[name] = label
-            grid.addWidget(QLabel(name + ":"), index % 5, 2 * (index // 5))
-            grid.addWidget(label, index % 5, 2 * (index // 5) + 1)
+            # two columns of figures, so the tab fits beside the model list in a 1024-pixel window
+            grid.addWidget(QLabel(name + ":"), index % FIGURE_ROWS, 2 * (index // FIGURE_ROWS))
+            grid.addWidget(label, index % FIGURE_ROWS, 2 * (index // FIGURE_ROWS) + 1)
         self.stats_note = QLabel("")
-        grid.addWidget(self.stats_note, 5, 0, 1, 8)
+        grid.addWidget(self.stats_note, FIGURE_ROWS, 0, 1, 4)
         self.guess_note = QLabel()
         self.guess_note.setWordWrap(True)
         self.guess_note.setStyleSheet(WARN_STYLE)
         self.guess_note.hide()
-        grid.addWidget(self.guess_note, 6, 0, 1, 8)
+        grid.addWidget(self.guess_note, FIGURE_ROWS + 1, 0, 1, 4)
         top = QHBoxLayout()
         top.addLayout(left)
         top.addWidget(stats_box, 1)

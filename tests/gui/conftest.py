@@ -26,10 +26,15 @@ def no_dangling_qthreads(monkeypatch):
 @pytest.fixture(autouse=True)
 def no_unexpected_questions(monkeypatch):
     """A modal question nobody answers would hang the test run: fail instead (a test that
-    expects one monkeypatches QMessageBox.question itself)."""
+    expects one monkeypatches QMessageBox.question itself). Closing a window at a test's end,
+    with jobs still running, quits (test_window_memory checks that the window asks)."""
     from PySide6.QtWidgets import QMessageBox
 
+    from app.gui.shell.main_window import QUIT_TITLE
+
     def unexpected(_parent, title, text, *args, **kwargs):
+        if title == QUIT_TITLE:
+            return QMessageBox.StandardButton.Yes
         raise AssertionError(f"unexpected question: {title}: {text}")
 
     monkeypatch.setattr(QMessageBox, "question", unexpected)

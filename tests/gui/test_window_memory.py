@@ -36,6 +36,10 @@ def test_open_models_the_selection_and_tab_settings_come_back(qtbot, tmp_path, m
     convert.ensure_built()
     convert.select_kind("ort")
     convert.speed.setChecked(False)
+    bench = first.panel("Benchmark")
+    bench.ensure_built()
+    bench.run_form.stop_by.setCurrentIndex(1)
+    bench.run_form.duration.setValue(3.5)
     first.session.set(intra_op_num_threads=3)
     first.close()
     first.jobs.shutdown()
@@ -52,6 +56,10 @@ def test_open_models_the_selection_and_tab_settings_come_back(qtbot, tmp_path, m
     convert = second.panel("Convert")
     convert.ensure_built()
     assert convert.kind() == "ort" and not convert.speed.isChecked() and convert.fidelity.isChecked()
+    bench = second.panel("Benchmark")
+    bench.ensure_built()
+    assert bench.run_form.stop_by.currentIndex() == 1 and bench.run_form.duration.value() == 3.5
+    assert bench.run_form.duration.isEnabled() and not bench.run_form.iterations.isEnabled()
     second.jobs.shutdown()
 
 

@@ -24,6 +24,8 @@ if TYPE_CHECKING:
     from app.gui.shell.open_model import OpenModel
 
 MODEL_FILTER = "Models (*.onnx *.ort);;All files (*)"
+#: the title of the question asked before quitting stops running jobs
+QUIT_TITLE = "Quit ORTune?"
 #: the narrowest the model list gets (the splitter never collapses it)
 MODEL_LIST_MIN_WIDTH = 170
 
@@ -379,7 +381,7 @@ class MainWindow(QMainWindow):
         from PySide6.QtWidgets import QMessageBox
         names = ", ".join(job.title for job in running[:3]) + (" …" if len(running) > 3 else "")
         count = f"{len(running)} jobs are" if len(running) > 1 else "A job is"
-        answer = QMessageBox.question(self, "Quit ORTune?", f"{count} still running ({names}). Quitting stops "
+        answer = QMessageBox.question(self, QUIT_TITLE, f"{count} still running ({names}). Quitting stops "
                                       "them, and what they have not finished is lost. Quit anyway?",
                                       QMessageBox.StandardButton.Yes | QMessageBox.StandardButton.No,
                                       QMessageBox.StandardButton.No)

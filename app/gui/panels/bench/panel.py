@@ -93,6 +93,11 @@ class BenchmarkPanel(OneJobView, Panel):
         layout.addLayout(top)
         layout.addWidget(self.view, 1)
 
+    def remembered(self) -> dict:
+        form = self.run_form
+        return {"warmup": form.warmup, "stop_by": form.stop_by, "iterations": form.iterations,
+                "duration": form.duration, "concurrency": form.concurrency, "log_scale": self.view.log_scale}
+
     def model_changed(self, model) -> None:
         if self.job is None:
             self.status.setText("Open a model to benchmark it." if model is None else

@@ -29,6 +29,7 @@ class JobsTable(QTableWidget):
         self.setEditTriggers(QAbstractItemView.EditTrigger.NoEditTriggers)
         self.horizontalHeader().setSectionResizeMode(len(COLUMNS) - 1, QHeaderView.ResizeMode.Stretch)
         self.setColumnWidth(0, 240)
+        self.setHorizontalScrollBarPolicy(Qt.ScrollBarPolicy.ScrollBarAlwaysOff)   # the message column gives way
         self.setWordWrap(False)                 # one line per job: a long title is cut, its tooltip has it all
         self.setItemDelegate(ClippedTipDelegate(self))
         self.verticalHeader().setDefaultSectionSize(self.fontMetrics().height() + 10)
@@ -115,10 +116,10 @@ class JobsTable(QTableWidget):
             bar.setValue(int(1000 * max(0.0, min(1.0, job.fraction))))
 
     def minimumSizeHint(self) -> QSize:  # noqa: N802
-        """Room for the header and MIN_ROWS jobs (and the scroll bar below them)."""
+        """Room for the header and MIN_ROWS jobs."""
         base = super().minimumSizeHint()
         height = (self.horizontalHeader().sizeHint().height() + MIN_ROWS * self.verticalHeader().defaultSectionSize()
-                  + self.horizontalScrollBar().sizeHint().height() + 2 * self.frameWidth())
+                  + 2 * self.frameWidth() + 4)           # + a few pixels the header takes beyond its hint
         return QSize(base.width(), height)
 
     def sizeHint(self) -> QSize:  # noqa: N802

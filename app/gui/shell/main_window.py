@@ -179,6 +179,10 @@ class MainWindow(QMainWindow):
         dock = QDockWidget(title, self)
         dock.setObjectName(f"{title}Dock")
         dock.setWidget(widget)
+        # Docked, the tab below names it: no title bar, which leaves the tabs its 20 px. Floating, it
+        # has one again (to move it by).
+        dock.setTitleBarWidget(QWidget())
+        dock.topLevelChanged.connect(lambda floating: dock.setTitleBarWidget(None if floating else QWidget()))
         self.addDockWidget(Qt.DockWidgetArea.BottomDockWidgetArea, dock)
         return dock
 

@@ -16,6 +16,16 @@ from app.gui.shell.remember import set_widget_values, widget_values
 MIN_PLOT = QSize(160, 150)
 
 
+class _Body(QWidget):
+    """A tab's contents. With word-wrapped labels inside, a scroll area sizes its widget by
+    heightForWidth, which Qt answers with the preferred height (plots at their roomy size hint),
+    so it scrolled while the tab fitted: answer with the least height instead (the contents'
+    minimum, in which Qt already counts room for wrapped text)."""
+
+    def heightForWidth(self, width: int) -> int:  # noqa: N802
+        return self.minimumSizeHint().height()
+
+
 class Panel(QWidget):
     title = "Panel"
 
@@ -24,7 +34,7 @@ class Panel(QWidget):
         self.context = context
         self.model = None
         self.built = False
-        self.body = QWidget()
+        self.body = _Body()
         self.layout_ = QVBoxLayout(self.body)
         self.layout_.setContentsMargins(6, 6, 6, 6)
         scroll = QScrollArea()

@@ -16,7 +16,7 @@ class StatusLine:
         self.message.setSizePolicy(QSizePolicy.Policy.Ignored, QSizePolicy.Policy.Preferred)
         self.message.setContentsMargins(4, 0, 16, 0)     # a gap before the first permanent label
         self.model_label = ElidedLabel(minimum_width=120, middle=True)     # keeps the size at its end
-        self.model_label.setMaximumWidth(420)
+        self.model_label.setMaximumWidth(320)
         self.providers_label = ElidedLabel(minimum_width=80)
         self.ort_label = ElidedLabel("ONNX Runtime: checking…", minimum_width=80)
         status_bar.addWidget(self.message, 1)

@@ -7,6 +7,14 @@ from PySide6.QtCore import QSize
 from PySide6.QtWidgets import QLabel, QSizePolicy
 
 
+def breakable(name: str) -> str:
+    """A file name a word-wrapped label may break after "_", "." or "-" (a zero-width space there):
+    a long name with no spaces otherwise runs out of its label."""
+    for mark in "_.-":
+        name = name.replace(mark, mark + "\u200b")
+    return name
+
+
 class ElidedLabel(QLabel):
     """One line of plain text, cut with "…" to the space it gets; text() gives the whole text.
     `middle`: cut in the middle, keeping the end (a name followed by its size)."""
@@ -41,7 +49,9 @@ class ElidedLabel(QLabel):
         return super().text() != self._full
 
     def sizeHint(self) -> QSize:  # noqa: N802
-        return QSize(self.fontMetrics().horizontalAdvance(self._full) + 8, super().sizeHint().height())
+        margins = self.contentsMargins()
+        width = self.fontMetrics().horizontalAdvance(" ".join(self._full.split())) + 8 + margins.left() + margins.right()
+        return QSize(width, super().sizeHint().height())
 
     def minimumSizeHint(self) -> QSize:  # noqa: N802
         return QSize(self._minimum_width, super().minimumSizeHint().height())
@@ -57,9 +67,10 @@ class ElidedLabel(QLabel):
     def _elide(self) -> None:
         # Qt's namespace (the elide mode) only when the text does not fit: it is slow to load at start-up.
         shown = " ".join(self._full.split())          # one line, however the text was written
-        if shown and self.isVisible() and self.fontMetrics().horizontalAdvance(shown) > self.width() - 4:
+        room = self.contentsRect().width() - 4
+        if shown and self.isVisible() and self.fontMetrics().horizontalAdvance(shown) > room:
             from PySide6.QtCore import Qt
             mode = Qt.TextElideMode.ElideMiddle if self._middle else Qt.TextElideMode.ElideRight
-            shown = self.fontMetrics().elidedText(shown, mode, max(0, self.width() - 4))
+            shown = self.fontMetrics().elidedText(shown, mode, max(0, room))
         QLabel.setText(self, shown)
         QLabel.setToolTip(self, self._tip or (self._full if shown != self._full else ""))

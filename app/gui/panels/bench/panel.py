@@ -10,6 +10,7 @@ from PySide6.QtWidgets import (QGridLayout, QGroupBox, QHBoxLayout, QLabel,
                                QPushButton, QSizePolicy, QTabWidget, QVBoxLayout, QWidget)
 
 from app.core.units import human_bytes
+from app.gui.widgets.clipped import breakable
 from app.gui.widgets.run_caption import stored_text
 from app.gui.widgets.run_form import RunSettingsForm, ms_text
 from app.gui.shell.panel import OneJobView, Panel
@@ -42,6 +43,7 @@ class BenchmarkPanel(OneJobView, Panel):
         self.tabs.addTab(self.sweep, "Sweep")
 
         self.run_form = RunSettingsForm()
+        self.run_form.layout().setVerticalSpacing(2)     # compact rows leave the plots room at 1024x700
         self.start_button = QPushButton("Start")
         self.start_button.clicked.connect(lambda: self.start())
         self.cancel_button = QPushButton("Cancel")
@@ -51,18 +53,19 @@ class BenchmarkPanel(OneJobView, Panel):
         self.status.setWordWrap(True)
         # A fixed box: the text changes several times a second and must not re-lay out the tab.
         self.status.setSizePolicy(QSizePolicy.Policy.Ignored, QSizePolicy.Policy.Fixed)
-        self.status.setFixedHeight(3 * self.status.fontMetrics().lineSpacing())
+        # Two lines across the whole tab (below the form and the figures, not under the form alone).
+        self.status.setFixedHeight(2 * self.status.fontMetrics().lineSpacing())
         buttons = QHBoxLayout()
         buttons.addWidget(self.start_button)
         buttons.addWidget(self.cancel_button)
         left = QVBoxLayout()
         left.addWidget(self.run_form)
         left.addLayout(buttons)
-        left.addWidget(self.status)
         left.addStretch()
 
         stats_box = QGroupBox("Figures")
         grid = QGridLayout(stats_box)
+        grid.setVerticalSpacing(2)
         self.values: dict[str, QLabel] = {}
         names = LIVE_KEYS + ["throughput", "runs", "session creation", "first run", "peak RSS", "GPU memory"]
         for index, name in enumerate(names):
@@ -89,8 +92,11 @@ class BenchmarkPanel(OneJobView, Panel):
                                   "measured.")
         self.caption.follow(stats_box, self.view)
         layout = QVBoxLayout(live)
+        layout.setContentsMargins(4, 4, 4, 4)
+        layout.setSpacing(4)
         layout.addWidget(self.caption)
         layout.addLayout(top)
+        layout.addWidget(self.status)
         layout.addWidget(self.view, 1)
 
     def remembered(self) -> dict:
@@ -101,7 +107,7 @@ class BenchmarkPanel(OneJobView, Panel):
     def model_changed(self, model) -> None:
         if self.job is None:
             self.status.setText("Open a model to benchmark it." if model is None else
-                                f"Ready: {model.label} with the Session tab's settings.")
+                                f"Ready: {breakable(model.label)} with the Session tab's settings.")
         self.caption.model_changed(model)
         self.sweep.model_changed(model)
 

@@ -105,6 +105,7 @@ class PathEdit(QWidget):
         super().__init__(parent)
         self.folder, self.save, self.filter_text = folder, save, filter_text
         self.edit = QLineEdit()
+        self.edit.textChanged.connect(self.edit.setToolTip)     # a long path shows whole on hover
         button = QPushButton("Browse…")
         button.clicked.connect(self.browse)
         layout = QHBoxLayout(self)

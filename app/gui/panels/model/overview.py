@@ -29,6 +29,7 @@ class OverviewPanel(Panel):
 
         facts_box = QGroupBox("Model")
         self.facts = QFormLayout(facts_box)
+        self.facts.setVerticalSpacing(2)
         self.fact_labels: dict[str, ElidedLabel] = {}
         for key in ("Format", "Size", "IR version", "Opsets", "Producer", "Nodes", "Parameters",
                     "Weights", "Cost", "External data", "Metadata"):

@@ -203,3 +203,13 @@ def test_a_failed_check_is_in_the_failure_colour_with_its_reason(qtbot):
     assert source.item(1, 5).foreground().color().name() != verdict_color(False)
     assert card.rel_note.isVisible() and "near zero" in REL_NOTE and "0.1 %" in REL_NOTE
     assert source.horizontalHeaderItem(2).toolTip() == REL_NOTE
+
+
+def test_the_transformers_kind_says_which_model_type_auto_reads(qtbot, window, tmp_path):
+    panel = open_source(qtbot, window, models.save(models.transformer_block(), tmp_path / "block.onnx"))
+    with qtbot.waitSignal(window.jobs.job_finished, timeout=60000,
+                          check_params_cb=lambda job: job.title.startswith("Detect")):
+        panel.select_kind("transformers")
+    assert panel.options.values()["model_type"] == "auto"
+    assert "auto reads this graph as bert: no causal attention mask" in panel.kind_note.text()
+    assert panel.options.values()["num_heads"] == 4

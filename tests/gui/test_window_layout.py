@@ -3,7 +3,8 @@ tooltips for text a cell or label cuts short."""
 
 import pytest
 from PySide6.QtGui import QPalette
-from PySide6.QtWidgets import QGraphicsView, QStyleOptionViewItem
+from PySide6.QtCore import Qt
+from PySide6.QtWidgets import QGraphicsView
 
 from app.gui.shell.jobs_dock import MIN_ROWS
 from app.gui.shell.main_window import MODEL_LIST_MIN_WIDTH
@@ -90,16 +91,18 @@ def test_long_metadata_and_shapes_have_their_whole_text_as_a_tooltip(qtbot, wind
     assert metadata.toolTip().startswith("vocabulary: word word") and "10,000 characters" in metadata.toolTip()
     table = overview.io_table
     shape_row = next(r for r in range(table.proxy.rowCount()) if "sequence_length" in table.proxy.index(r, 3).data())
-    table.setColumnWidth(3, 60)
-    delegate = table.itemDelegate()
-    option = QStyleOptionViewItem()
-    option.font = table.font()
-    clipped = table.proxy.index(shape_row, 3)
-    option.rect = table.visualRect(clipped)
-    assert "sequence_length_of_the_whole_conversation_so_far" in delegate.clipped_text(option, clipped)
-    short = table.proxy.index(shape_row, 2)
-    option.rect = table.visualRect(short)
-    assert delegate.clipped_text(option, short) == ""
+    shape = table.proxy.index(shape_row, 3)
+    assert "sequence_length_of_the_whole_conversation_so_far" in shape.data(Qt.ItemDataRole.ToolTipRole)
+
+
+def test_a_long_job_title_is_one_line_with_a_tooltip(qtbot, window):
+    title = "Convert a_model_with_a_very_long_name_indeed_from_an_exporter.onnx to int8-static"
+    with qtbot.waitSignal(window.jobs.job_finished, timeout=30000):
+        job = window.jobs.start(title, USER_ERROR)
+    table = window.jobs_table
+    item = table.item(table.rows[job.id], 0)
+    assert item.toolTip() == title and not table.wordWrap()
+    assert table.rowHeight(table.rows[job.id]) == table.verticalHeader().defaultSectionSize()
 
 
 def test_the_tune_tab_does_not_ask_for_a_model_when_one_is_selected(qtbot, window, tmp_path):

@@ -10,7 +10,6 @@ from PySide6.QtGui import QPalette
 from PySide6.QtWidgets import (QAbstractItemView, QHeaderView, QProgressBar, QPushButton, QTableWidget,
                                QTableWidgetItem)
 
-from app.gui.widgets.clipped import ClippedTipDelegate
 from app.gui.widgets.theme import plot_colors
 
 COLUMNS = ["Job", "State", "Progress", "Time", "ETA", "", "Message"]
@@ -31,7 +30,6 @@ class JobsTable(QTableWidget):
         self.setColumnWidth(0, 240)
         self.setHorizontalScrollBarPolicy(Qt.ScrollBarPolicy.ScrollBarAlwaysOff)   # the message column gives way
         self.setWordWrap(False)                 # one line per job: a long title is cut, its tooltip has it all
-        self.setItemDelegate(ClippedTipDelegate(self))
         self.verticalHeader().setDefaultSectionSize(self.fontMetrics().height() + 10)
         self.verticalHeader().setSectionResizeMode(QHeaderView.ResizeMode.Fixed)
         self.rows: dict[int, int] = {}
@@ -55,7 +53,9 @@ class JobsTable(QTableWidget):
         self.rows = {jid: r + 1 for jid, r in self.rows.items()}
         self.rows[job.id] = row
         self.jobs[job.id] = job
-        self.setItem(row, 0, QTableWidgetItem(job.title))
+        title = QTableWidgetItem(job.title)
+        title.setToolTip(job.title)             # a long title is cut to the column
+        self.setItem(row, 0, title)
         bar = QProgressBar()
         bar.setRange(0, 1000)
         bar.setTextVisible(True)

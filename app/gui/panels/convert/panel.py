@@ -170,8 +170,11 @@ class ConvertPanel(Panel):
                 for name in ("num_heads", "hidden_size"):
                     if shape[name]:
                         self.options.set_value(name, shape[name])
+                # The type stays "auto" (the conversion reads it the same way); the note says what that gives.
+                self.kind_note.setText(f"{kind_info('transformers').summary} Model type auto reads this graph as "
+                                       f"{shape['model_type']}: {shape['model_type_reason']}.")
 
-        self.jobs.start(f"Detect heads of {model.label}", DETECT_TRANSFORMER, {"path": model.path}, on_result=detected)
+        self.jobs.start(f"Detect the layout of {model.label}", DETECT_TRANSFORMER, {"path": model.path}, on_result=detected)
 
     def _refresh_state(self) -> None:
         running = self.job is not None

@@ -34,3 +34,23 @@ def test_an_unknown_scheme_leaves_the_platform_palette(qtbot, monkeypatch):
     monkeypatch.setattr(theme, "system_scheme", lambda: Qt.ColorScheme.Unknown)
     theme.apply_system_scheme(app)
     assert app.palette().color(QPalette.ColorRole.Window) == before
+
+
+def test_the_window_follows_a_dark_system_before_its_first_tab_draws_a_plot(qtbot, monkeypatch):
+    from app.core.store.settings import Settings
+    from app.gui.shell.main_window import MainWindow
+
+    app = QApplication.instance()
+    monkeypatch.setattr(theme, "system_scheme", lambda: Qt.ColorScheme.Dark)
+    win = MainWindow(Settings(), probe_providers=False)
+    qtbot.addWidget(win)
+    try:
+        win.show()
+        qtbot.waitUntil(lambda: win.panel("Overview").built, timeout=10000)
+        assert window_lightness(app) < 128
+        assert win.panel("Overview").op_chart.colors["background"].lightness() < 128
+    finally:
+        win.jobs.shutdown()
+        monkeypatch.setattr(theme, "system_scheme", lambda: Qt.ColorScheme.Light)
+        theme.apply_system_scheme(app)
+    assert window_lightness(app) > 128

@@ -22,8 +22,6 @@ def run_application(paths: list[str], demo: bool = False) -> int:
     qt_app.setApplicationVersion(app.__version__)
     qt_app.setDesktopFileName("ortune")
     _set_icon(qt_app)
-    from app.gui.widgets.theme import follow_system
-    follow_system(qt_app)
     window = MainWindow(load_settings(set_aside=True))
 
     if os.environ.get("ORTUNE_STARTUP_PROBE"):

@@ -8,7 +8,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING
 
 from PySide6.QtCore import QByteArray, QEvent, QTimer, Signal
-from PySide6.QtWidgets import QDockWidget, QMainWindow, QSplitter, QTabWidget, QWidget
+from PySide6.QtWidgets import QApplication, QDockWidget, QMainWindow, QSplitter, QTabWidget, QWidget
 
 import app
 from app.core.store.settings import Settings, save_settings
@@ -150,6 +150,10 @@ class MainWindow(QMainWindow):
         return self._jobs_table
 
     def _after_first_paint(self) -> None:
+        # The system's colour scheme, before any panel picks its plot colours; not before the first
+        # paint, since asking loads Qt's namespace (~50 ms of start-up).
+        from app.gui.widgets.theme import follow_system
+        follow_system(QApplication.instance())
         self.model_list
         self._build_docks()
         self.jobs_table

@@ -64,8 +64,11 @@ def apply_system_scheme(app) -> None:
 
 
 def follow_system(app) -> None:
-    """Apply the system's scheme now and whenever it changes."""
+    """Apply the system's scheme now and whenever it changes (once per application)."""
     apply_system_scheme(app)
+    if app.property("ortune_follows_scheme"):
+        return
+    app.setProperty("ortune_follows_scheme", True)
     changed = getattr(app.styleHints(), "colorSchemeChanged", None)
     if changed is not None:
         changed.connect(lambda _scheme: apply_system_scheme(app))

@@ -44,13 +44,14 @@ class PanelContext(QObject):
         return [m for m in models.models() if m in chosen]
 
     def open_model(self, path, *, parent: OpenModel | None = None, kind: str = "source",
-                   extra: dict | None = None, reread: bool = False) -> OpenModel:
-        """Open a model (or a variant under `parent`); `reread`: it changed on disk, read it again."""
+                   extra: dict | None = None, reread: bool = False, select: bool = True) -> OpenModel:
+        """Open a model (or a variant under `parent`); `reread`: it changed on disk, read it again;
+        `select`: make it the current model."""
         if reread:
             stale = self._window.model_list.find(str(path))
             if stale is not None:
                 self._window.model_list.remove(stale)
-        return self._window.open_model(path, parent=parent, kind=kind, extra=extra)
+        return self._window.open_model(path, parent=parent, kind=kind, extra=extra, select=select)
 
     @property
     def providers_info(self) -> dict | None:
@@ -72,7 +73,7 @@ class PanelContext(QObject):
         self._window.show_error(title, message)
 
     def show_status(self, message: str, timeout_ms: int = 5000) -> None:
-        self._window.statusBar().showMessage(message, timeout_ms)
+        self._window.status_line.show_message(message, timeout_ms)
 
     def show_tab(self, panel) -> None:
         """Bring a panel's own tab to the front."""

@@ -30,7 +30,7 @@ class DiagnosePanel(Panel):
         self.run_button.setToolTip("Profile the model with the Session tab's settings, time it, try fixed "
                                    "dimensions and spinning, and explain what slows it down.")
         self.run_button.clicked.connect(self.start)
-        self.status = QLabel("Pick a model and press Diagnose.")
+        self.status = QLabel()
         self.status.setWordWrap(True)
         top.addWidget(self.run_button)
         top.addWidget(self.status, 1)
@@ -55,6 +55,9 @@ class DiagnosePanel(Panel):
     def model_changed(self, model) -> None:
         self.run_button.setEnabled(model is not None and model.summary is not None and self.job is None)
         self.caption.model_changed(model)
+        if self.job is None and self.result is None:
+            self.status.setText("Open a model to diagnose it." if model is None else
+                                f"Ready: Diagnose profiles, times and tries settings on {model.label}.")
 
     def start(self) -> None:
         from app.core.jobs.errors import UserError

@@ -11,6 +11,7 @@ from app.core.graph.cost import totals_text
 from app.core.model.value_type import io_rows
 from app.core.units import human_bytes
 from app.gui.shell.panel import Panel
+from app.gui.widgets.clipped import ElidedLabel
 from app.gui.widgets.run_caption import WARN_STYLE
 
 
@@ -28,13 +29,14 @@ class OverviewPanel(Panel):
 
         facts_box = QGroupBox("Model")
         self.facts = QFormLayout(facts_box)
-        self.fact_labels: dict[str, QLabel] = {}
+        self.facts.setVerticalSpacing(2)
+        self.fact_labels: dict[str, ElidedLabel] = {}
         for key in ("Format", "Size", "IR version", "Opsets", "Producer", "Nodes", "Parameters",
                     "Weights", "Cost", "External data", "Metadata"):
-            label = QLabel("–")
+            # One line each: a long fact (cost, metadata) is cut with "…" and shown whole as a tooltip.
+            label = ElidedLabel("–")
             label.setTextInteractionFlags(Qt.TextInteractionFlag.TextSelectableByMouse)
             label.setTextFormat(Qt.TextFormat.PlainText)
-            label.setWordWrap(True)
             self.fact_labels[key] = label
             self.facts.addRow(key + ":", label)
 
@@ -95,6 +97,8 @@ class OverviewPanel(Panel):
         }
         for key, text in values.items():
             self.fact_labels[key].setText(text)
+        metadata = info.get("metadata", {})
+        self.fact_labels["Metadata"].setToolTip("\n".join(f"{k}: {_short(str(v))}" for k, v in metadata.items()))
         self.io_table.set_rows(io_rows(info))
         total = max(1, info["node_count"])
         ops = list(info["op_counts"].items())
@@ -103,8 +107,14 @@ class OverviewPanel(Panel):
         self.op_chart.set_bars([op for op, _ in shown], [n for _, n in shown], value_name="count")
 
     def _clear(self) -> None:
+        self.fact_labels["Metadata"].setToolTip("")
         for label in self.fact_labels.values():
             label.setText("–")
         self.io_table.set_rows([])
         self.op_table.set_rows([])
         self.op_chart.set_bars([], [])
+
+
+def _short(text: str, limit: int = 300) -> str:
+    """A metadata value for a tooltip: some models keep whole vocabularies there."""
+    return text if len(text) <= limit else text[:limit] + f"… ({len(text):,} characters)"

@@ -69,7 +69,7 @@ class TunePanel(Panel):
         buttons.addWidget(self.cancel_button)
         form.addRow(buttons)
 
-        self.summary = QLabel("Pick a model and start.")
+        self.summary = QLabel()
         self.summary.setWordWrap(True)
         self.summary.setTextInteractionFlags(Qt.TextInteractionFlag.TextSelectableByMouse)
         actions = QHBoxLayout()
@@ -113,6 +113,9 @@ class TunePanel(Panel):
     def model_changed(self, model) -> None:
         self.start_button.setEnabled(model is not None and model.summary is not None and self.job is None)
         self.caption.model_changed(model)
+        if self.job is None and self.result is None:
+            self.summary.setText("Open a model to tune it." if model is None else
+                                 f"Ready: Start tuning searches session settings for {model.label}.")
 
     def params(self) -> dict:
         config = self.context.session.config()

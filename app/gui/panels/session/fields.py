@@ -116,7 +116,7 @@ FIELDS: list[Field] = [
           tip="Integer inputs (token ids) are drawn below this number."),
 ]
 #: the fields the Inputs table (inputs_table.py) edits, a row per model input, rather than one widget each
-TABLE_FIELDS = frozenset({"inputs.dims", "inputs.shapes", "inputs.files", "inputs.values"})
+TABLE_FIELDS = frozenset({"inputs.dims", "inputs.shapes", "inputs.files", "inputs.values", "inputs.probed"})
 
 #: what a pairs field is called in its error messages
 PAIRS_NAMES = {"free_dimension_overrides": "free dimension overrides", "config_entries": "config entries"}

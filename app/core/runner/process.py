@@ -29,6 +29,7 @@ import contextlib
 import multiprocessing as mp
 import os
 import queue
+import signal
 import sys
 import threading
 import time
@@ -64,6 +65,8 @@ def _run_in_context(job: Job, params, ctx: JobContext) -> tuple:
 def _child_main(job: Job, params, events_conn, control_conn, parent_pid: int, parent_ends=(),
                 memory_budget=None) -> None:
     die_with_parent(parent_pid)
+    if hasattr(signal, "SIGTERM"):
+        signal.signal(signal.SIGTERM, signal.SIG_DFL)   # a forked child keeps the command's handler
     for conn in parent_ends:  # a forked child holds copies of the parent's ends too
         conn.close()
     send_lock = threading.Lock()

@@ -160,8 +160,12 @@ def model_feeds(path, session, spec: FeedSpec | None = None) -> tuple[dict[str, 
 def session_inputs(session) -> list[dict]:
     """{name, dtype, shape} of an ORT session's inputs (symbolic dims as names, unknown as '?')."""
     result = []
-    for arg in session.get_inputs():
-        shape = None if arg.shape is None else [
-            d if isinstance(d, int) else (d if d else "?") for d in arg.shape]
-        result.append({"name": arg.name, "dtype": arg.type, "shape": shape})
+    for index, arg in enumerate(session.get_inputs()):
+        try:
+            shape = None if arg.shape is None else [
+                d if isinstance(d, int) else (d if d else "?") for d in arg.shape]
+            result.append({"name": arg.name, "dtype": arg.type, "shape": shape})
+        except UnicodeDecodeError:      # ONNX Runtime takes any bytes; Python wants UTF-8 text
+            raise UserError("bad-model", f"the model's input {index + 1} has a name, or a dimension name, that "
+                                         "is not UTF-8 text") from None
     return result

@@ -9,18 +9,20 @@ as a user would, in subprocesses, on files made here:
 - files_destroyed: `convert -o ... --force` onto a FIFO, a device node (made with mknod
   in a temporary folder, only as root; never /dev/null itself), a socket, a folder, the
   source, the source's external data (directly, through a symlink and a hard link), and a
-  dangling symlink without --force; `tune --save-best` onto a FIFO. A file counts as
+  dangling symlink without --force; `profile --out` and `tune --save-best` onto a FIFO. A file counts as
   destroyed when anything that was in the folder before changed its kind, inode, content or
   link target.
 - measurements_lost: `bench` and `compare` with a damaged, truncated, zeroed, locked or
   read-only history database (as root: with the capabilities that override file
-  permissions dropped) and a data
-  folder that is a file: exit 0, the result in the JSON and one warning line expected.
+  permissions dropped), a data folder that is a file, and one that does not exist yet:
+  exit 0 and the result in the JSON expected (with one warning line where the store is
+  unusable).
 - leftovers: `convert` (int8-static, a long calibration) and `bench` (a long duration) killed
   with SIGTERM and SIGKILL once their job runs: job processes still alive 5 s later (read
   from /proc), staging `.partial` folders right after, and after the next command.
 - ort_log: ONNX Runtime's own log lines (a model with an unused initializer, logged at the
-  warning level; a model whose run fails) on stderr raw, and shown as ORTune warnings.
+  warning level) through bench, profile and convert: raw on stderr, and shown as ORTune
+  warnings.
 
 Prints one JSON object. Run it at low priority: nice -n 10 python benchmarks/robustness.py
 [--mutants 40] [--seed 0] [--workers 2]

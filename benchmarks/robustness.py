@@ -125,7 +125,7 @@ def main() -> None:
         for name, measure in (("bad_input_models", lambda: mutant_runs(tool, args.mutants, args.seed, args.workers)),
                               ("bad_input_flags", lambda: flag_runs(tool, args.workers)),
                               ("files_destroyed", lambda: files_destroyed(tool)),
-                              ("measurements_lost", lambda: measurements_lost(tool)),
+                              ("measurements_lost", lambda: measurements_lost(tool, args.workers)),
                               ("leftovers", lambda: leftovers(tool)),
                               ("ort_log", lambda: ort_log(tool))):
             begun = time.monotonic()
@@ -138,6 +138,7 @@ def main() -> None:
         "bad_flags_not_exit_2": len({c["case"] for c in report["bad_input_flags"]["not_as_expected"]}),
         "files_destroyed": report["files_destroyed"]["destroyed"],
         "measurements_lost": report["measurements_lost"]["lost"],
+        "unusable_store_not_one_warning": len(report["measurements_lost"]["not_one_warning"]),
         "orphans": report["leftovers"]["orphans"],
         "staging_left_after_next_command": report["leftovers"]["staging_after_next_command"],
         "staging_left_right_after_sigterm": sum(case["staging_right_after"] for name, case in

@@ -14,6 +14,7 @@ import subprocess
 import sys
 import tempfile
 import time
+from concurrent.futures import ThreadPoolExecutor
 from pathlib import Path
 
 ROOT = Path(__file__).resolve().parents[1]
@@ -209,7 +210,7 @@ def _kept(run: dict, command: str) -> bool:
     return bool(result.get("models")) and all((m.get("latency_ms") or {}).get("p50") for m in result["models"])
 
 
-def measurements_lost(tool: Tool) -> dict:
+def measurements_lost(tool: Tool, workers: int = 2) -> dict:
     folder = tool.folder / "history"
     folder.mkdir()
     tool.model(folder, "a.onnx")
@@ -245,31 +246,39 @@ def measurements_lost(tool: Tool) -> dict:
 
     cases = {"damaged": damaged, "truncated": truncated, "zeroed": zeroed, "read-only": read_only,
              "data folder is a file": data_is_file, "missing folder": missing, "locked": None}
-    results, lost = {"made the template": made["code"]}, 0
-    for index, (case, make) in enumerate(cases.items()):
-        for command in ("bench", "compare"):
-            data = folder / f"data{index}-{command}" / "nested"
-            data.parent.mkdir()
-            lock = None
-            if make is None:
-                data.mkdir()
-                (data / "history.sqlite").write_bytes(database)
-                lock = sqlite3.connect(data / "history.sqlite")
-                lock.execute("BEGIN EXCLUSIVE")
-            else:
-                make(data)
-            args = ["bench", "a.onnx"] if command == "bench" else ["compare", "a.onnx", "b.onnx"]
+
+    def measure(index: int, case: str, command: str) -> dict:
+        make = cases[case]
+        data = folder / f"data{index}-{command}" / "nested"
+        data.parent.mkdir()
+        lock = None
+        if make is None:              # another program holds the database's write lock meanwhile
+            data.mkdir()
+            (data / "history.sqlite").write_bytes(database)
+            lock = sqlite3.connect(data / "history.sqlite")
+            lock.execute("BEGIN EXCLUSIVE")
+        else:
+            make(data)
+        args = ["bench", "a.onnx"] if command == "bench" else ["compare", "a.onnx", "b.onnx"]
+        try:
             run = tool.run([*args, "--iterations", "5", "--json"], cwd=folder, data=data,
                            prefix=WITHOUT_OVERRIDES if case == "read-only" and root else ())
+        finally:
             if lock is not None:
                 lock.close()
-            kept = run["code"] == 0 and _kept(run, command)
-            lost += not kept
-            results[f"{case}, {command}"] = {"code": run["code"], "kept": kept, "warning_lines": run["warning_lines"],
-                                             "seconds": run["seconds"],
-                                             "stderr": run["stderr"].strip()[-240:]}
-    return {"lost": lost, "read_only_as": "root without its override capabilities" if root else "this user",
-            "cases": results}
+        return {"code": run["code"], "kept": run["code"] == 0 and _kept(run, command),
+                "warning_lines": run["warning_lines"], "seconds": run["seconds"],
+                "stderr": run["stderr"].strip()[-240:]}
+
+    runs = [(index, case, command) for index, case in enumerate(cases) for command in ("bench", "compare")]
+    with ThreadPoolExecutor(workers) as pool:
+        measured = list(pool.map(lambda run: measure(*run), runs))
+    results = {"made the template": made["code"],
+               **{f"{case}, {command}": result for (_, case, command), result in zip(runs, measured)}}
+    return {"lost": sum(not result["kept"] for result in measured),
+            "not_one_warning": [f"{case}, {command}" for (_, case, command), result in zip(runs, measured)
+                                if result["warning_lines"] != (0 if case == "missing folder" else 1)],
+            "read_only_as": "root without its override capabilities" if root else "this user", "cases": results}
 
 
 # leftovers --------------------------------------------------------------------------------

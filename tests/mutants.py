@@ -84,7 +84,7 @@ def _field_mutation(model: onnx.ModelProto, rng: random.Random) -> str:
     if choice == 5 and any(n.attribute for n in nodes):
         node = _pick(rng, [n for n in nodes if n.attribute])
         attribute = _pick(rng, node.attribute)
-        attribute.type = rng.randrange(0, 16)
+        attribute.type = _pick(rng, sorted(onnx.AttributeProto.AttributeType.values()))   # protobuf takes no other
         return f"type of attribute {attribute.name} = {attribute.type}"
     if choice == 6 and tensors:
         tensor = _pick(rng, tensors)

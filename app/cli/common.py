@@ -21,14 +21,28 @@ def add_json_flag(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("--json", action="store_true", help="print exactly one JSON object on stdout")
 
 
+#: the warnings this command has printed, so a result's own list does not repeat them
+_warned: set[str] = set()
+
+
+def warn(message: str, level: str = "warning") -> None:
+    if message not in _warned:
+        _warned.add(message)
+        sys.stderr.write(f"{level}: {message}\n")
+
+
 class ProgressLine:
-    """A one-line progress bar on stderr, drawn only when stderr is a terminal."""
+    """A one-line progress bar on stderr, drawn only when stderr is a terminal; the job's
+    warnings, one line each, wherever stderr goes."""
 
     def __init__(self, enabled: bool | None = None):
         self.enabled = sys.stderr.isatty() if enabled is None else enabled
         self._shown = False
 
     def __call__(self, kind: str, payload: dict) -> None:
+        if kind == "log" and payload.get("level") in ("warning", "error"):
+            self.clear()
+            warn(payload["message"], payload["level"])
         if not self.enabled:
             return
         if kind == "progress":
@@ -42,9 +56,6 @@ class ProgressLine:
             sys.stderr.write(f"\r{bar} {message:<50}")
             sys.stderr.flush()
             self._shown = True
-        elif kind == "log" and payload.get("level") in ("warning", "error"):
-            self.clear()
-            sys.stderr.write(f"{payload['level']}: {payload['message']}\n")
 
     def clear(self) -> None:
         if self._shown:
@@ -100,9 +111,9 @@ def print_json(obj: Any) -> None:
 
 
 def output(args: argparse.Namespace, result: Any, render: Callable[[Any], str]) -> int:
-    if isinstance(result, dict) and not sys.stderr.isatty():   # on a terminal the progress line said it
+    if isinstance(result, dict):
         for message in result.get("history_warnings", []):
-            sys.stderr.write(f"warning: {message}\n")
+            warn(message)
     if getattr(args, "json", False):
         print_json(result)
     else:

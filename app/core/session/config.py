@@ -90,7 +90,7 @@ class ProviderSpec(Params):
         self.options = {key: str(value) for key, value in self.options.items()}
 
 
-def _thread_limit() -> int:
+def thread_limit() -> int:
     return THREADS_PER_CORE_LIMIT * (os.cpu_count() or 1)
 
 
@@ -182,7 +182,7 @@ class SessionConfig(Params):
 
     def validate(self) -> None:
         """Checks across fields; each field's type and range is checked as it is read."""
-        limit = _thread_limit()
+        limit = thread_limit()
         for name in ("intra_op_num_threads", "inter_op_num_threads"):
             value = getattr(self, name)
             if value > limit:
@@ -211,7 +211,7 @@ class SessionConfig(Params):
             parse_memory_limit(self.memory_limit, "memory limit")
         for name, value in self.free_dimension_overrides.items():
             if not 1 <= value <= LARGEST:
-                raise UserError("bad-option", f"free dimension override {name} must be ≥ 1, not {value!r}")
+                raise UserError("bad-option", f"free dimension override {name} must be from 1 to 2^53, not {value!r}")
         self.inputs.validate()
 
     def _check_affinities(self) -> None:

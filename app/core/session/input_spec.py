@@ -15,6 +15,8 @@ DEFAULT_VOCAB = 1000
 
 #: the most elements an input may have: past it, the size is a typo, not a model's input
 MAX_ELEMENTS = 2 ** 40
+#: integer ids are drawn below the vocabulary size as int64
+MAX_VOCAB = 2 ** 62
 
 
 @dataclass
@@ -50,5 +52,5 @@ class FeedSpec(Params):
         for name, value in self.values.items():
             if name in self.files:
                 raise UserError("bad-option", f"input {name} has both a file and a value; give one")
-        if not isinstance(self.vocab_size, int) or not 1 <= self.vocab_size <= 2 ** 62:
+        if not isinstance(self.vocab_size, int) or not 1 <= self.vocab_size <= MAX_VOCAB:
             raise UserError("bad-option", "the vocabulary size must be from 1 to 2^62")

@@ -165,3 +165,15 @@ def test_force_never_replaces_a_fifo(ortune, tmp_path):
     assert done.code == 2 and done.json()["error"]["kind"] == "bad-output"
     assert len(done.stderr.strip().splitlines()) == 1 and "FIFO" in done.stderr
     assert stat.S_ISFIFO(os.lstat(tmp_path / "out.onnx").st_mode)
+
+
+@pytest.mark.parametrize("flags", [["--provider", "nonsense"], ["--input", "x=objects.npy"]])
+def test_a_wrong_setting_for_the_check_ends_the_conversion(tmp_path, flags):
+    """The user's settings, not the source, are wrong: exit 2 and no variant, not "made, check not run"."""
+    import numpy as np
+    source = models.save(models.mlp(), tmp_path / "mlp.onnx")
+    np.save(tmp_path / "objects.npy", np.array([{"a": 1}], dtype=object), allow_pickle=True)
+    done = subprocess.run([sys.executable, "-m", "app", "convert", "fp16", source.name, "-o", "out.onnx", *flags],
+                          cwd=tmp_path, capture_output=True, text=True, env=dict(os.environ, PYTHONPATH=str(ROOT)))
+    assert done.returncode == 2 and done.stderr.count("\n") == 1, done.stderr
+    assert not (tmp_path / "out.onnx").exists()

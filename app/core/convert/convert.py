@@ -27,6 +27,9 @@ from app.core.jobs.stdio import capture_output
 from app.core.store import leftovers
 
 MAX_ATTEMPTS = 12
+#: refusals of the check's run that are about the user's settings, not the source: they end the
+#: conversion (exit 2) rather than give a variant whose check "could not run" (exit 4)
+NOT_THE_SOURCE = frozenset({"provider-unavailable", "bad-input-file", "not-found", "bad-option"})
 _HANDLER_MODULES = ("app.core.convert.kinds", "app.core.convert.quantize", "app.core.convert.transformers")
 
 
@@ -262,7 +265,7 @@ def convert_model(params, ctx: JobContext | None = None) -> dict:
             reference = reference_run(source, config.inputs, config, ctx)
         except UserError as exc:
             source_is_invalid(source, summary)
-            if kind == "mixed":          # mixed precision decides per node from the source's outputs
+            if kind == "mixed" or exc.kind in NOT_THE_SOURCE:   # the user's settings, not the source, are wrong
                 raise
             unchecked = exc.message
     if reference is not None and params.feeds_file:      # the speed check runs on them too

@@ -216,6 +216,15 @@ def check_external_data(path: Path, model) -> list[str]:
             raise _problem(path, "unsafe-external-data",
                            f"{where}, which points outside the model's folder; refused")
         target = base / Path(*parts)
+        try:
+            os.lstat(target)                          # a name the system cannot take fails here
+        except FileNotFoundError:
+            pass                                      # said below, once links are ruled out
+        except (OSError, ValueError) as exc:
+            shown = location if len(location) <= 80 else location[:77] + "…"
+            raise _problem(path, "bad-external-data", f"tensor '{tensor.name}' names its data file '{shown}', "
+                                                      f"which is not a usable file name "
+                                                      f"({getattr(exc, 'strerror', None) or exc})") from None
         if target.is_symlink() or any(p.is_symlink() for p in target.parents if base in p.parents):
             raise _problem(path, "unsafe-external-data",
                            f"{where}, which is a symbolic link; refused")

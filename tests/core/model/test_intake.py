@@ -144,3 +144,20 @@ def test_the_version_verdict_is_onnx_runtime_s_own(tmp_path):
             except Exception:  # noqa: BLE001 - whatever ORT raises is a refusal
                 loads = False
             assert (runtime_version_refusal(ir, (("", opset),)) == "") == loads, (ir, opset)
+
+
+@pytest.mark.parametrize("location", ["d" * 5000, "data\x00file"])
+def test_an_external_data_name_the_system_cannot_take_is_one_line(tmp_path, location):
+    import onnx
+    from app.core.model.intake import check_external_data
+    model = models.mlp()
+    tensor = model.graph.initializer[0]
+    tensor.data_location = onnx.TensorProto.EXTERNAL
+    del tensor.external_data[:]
+    tensor.external_data.add(key="location", value=location)
+    path = tmp_path / "m.onnx"
+    path.write_bytes(model.SerializeToString())
+    with pytest.raises(UserError) as refused:
+        check_external_data(path, model)
+    assert refused.value.kind == "bad-external-data" and "not a usable file name" in refused.value.message
+    assert len(refused.value.message) < 400

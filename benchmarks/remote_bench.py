@@ -6,7 +6,7 @@ Runs `ortune bench MODEL` locally and `--target loop`, alternating, `--pairs` ti
 and reports the median p50 of each, their ratio with its spread over pairs (goal: within
 10 %), and the history row of a remote run, which must name the target. Prints one JSON object.
 
-    python benchmarks/remote_bench.py MODEL [--pairs 5] [--duration 3] [-- extra bench flags]
+    python benchmarks/remote_bench.py MODEL [--pairs 5] [--duration 3] [--threads N]
 """
 
 from __future__ import annotations
@@ -40,7 +40,7 @@ def main() -> None:
     parser.add_argument("model", type=Path)
     parser.add_argument("--pairs", type=int, default=5)
     parser.add_argument("--duration", default="3")
-    parser.add_argument("extra", nargs="*", help="more bench flags, after --")
+    parser.add_argument("--threads", help="intra-op threads of both (1 is least moved by a busy second core)")
     args = parser.parse_args()
     started = time.monotonic()
     with tempfile.TemporaryDirectory(prefix="remote-bench-") as scratch:
@@ -52,7 +52,7 @@ def main() -> None:
                             "--port", str(server.port), "--identity", str(server.client_key), "--command",
                             server.command(), "--trust", server.fingerprint()], check=True, capture_output=True,
                            env=dict(os.environ, PYTHONPATH=str(ROOT)))
-            flags = [str(args.model), "--duration", args.duration, *args.extra]
+            flags = [str(args.model), "--duration", args.duration] + (["--threads", args.threads] if args.threads else [])
             local, remote, rows = [], [], []
             for _ in range(args.pairs):
                 local.append(ortune("bench", *flags)["latency_ms"]["p50"])
@@ -63,12 +63,15 @@ def main() -> None:
         finally:
             server.stop()
     ratios = [r / l for r, l in zip(remote, local)]
+    pair_median = statistics.median(ratios)
     ratio = statistics.median(remote) / statistics.median(local)
     row = next(r for r in history if r["id"] == rows[-1])
     print(json.dumps({
         "benchmark": "remote_bench", "model": args.model.name, "pairs": args.pairs, "duration_s": float(args.duration),
+        "threads": args.threads,
         "local_p50_ms": [round(v, 4) for v in local], "remote_p50_ms": [round(v, 4) for v in remote],
         "remote_over_local": round(ratio, 4), "pair_ratios": [round(v, 4) for v in ratios],
+        "pair_ratio_median": round(pair_median, 4),
         "pair_ratio_range": [round(min(ratios), 4), round(max(ratios), 4)],
         "within_10_percent": abs(ratio - 1) <= 0.10,
         "history_row": {"id": row["id"], "target": row["target"], "model_path": row["model_path"]},

@@ -1,7 +1,8 @@
-"""Where ORTune keeps its files: settings, results history, logs, bundled resources.
+"""Where ORTune keeps its files: settings, results history, logs, cached work (graph
+layouts), bundled resources.
 
-ORTUNE_CONFIG_DIR and ORTUNE_DATA_DIR override the platform folders (tests point
-them at temporary folders so they never touch a user's real ones)."""
+ORTUNE_CONFIG_DIR, ORTUNE_DATA_DIR and ORTUNE_CACHE_DIR override the platform folders
+(tests point them at temporary folders so they never touch a user's real ones)."""
 
 from __future__ import annotations
 
@@ -28,6 +29,15 @@ def data_dir() -> Path:
         return Path(override)
     import platformdirs
     return Path(platformdirs.user_data_dir(APP_ID, appauthor=False))
+
+
+def cache_dir() -> Path:
+    """Work that can be made again and is kept only to save time: deleting it loses nothing."""
+    override = os.environ.get("ORTUNE_CACHE_DIR")
+    if override:
+        return Path(override)
+    import platformdirs
+    return Path(platformdirs.user_cache_dir(APP_ID, appauthor=False))
 
 
 def log_dir() -> Path:

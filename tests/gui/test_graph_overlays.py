@@ -36,6 +36,8 @@ def test_the_profile_overlay_colours_nodes_by_their_time(qtbot, window, tmp_path
     assert panel.legend.entries[0] == (RAMP[0], "10 µs–15.8 µs")
     panel.select("0")
     assert "Profile: 100 µs per run" in panel.node_panel.text.toPlainText()
+    panel.show_overlay("flops")                         # conv2: 1.2 MFLOPs; flatten moves data: 0
+    assert colour_of(panel, "2") == RAMP[-1] and colour_of(panel, "5") == NO_VALUE
     panel.show_overlay("none")
     assert panel.view.canvas.palette[int(panel.view.canvas.fill[1])].name() == "#c9dcf2"
 

@@ -3,10 +3,16 @@ outputs with their inferred dtypes and shapes (on the input plan's shapes), the
 initializers it reads (shape, dtype, size, and min/max/mean of the values) and its cost.
 
 Shapes come from the same inference as the cost (app.core.graph.cost.inferred_types);
-the values of the weights are read once, tensor by tensor, for their statistics."""
+the values of the weights are read once, tensor by tensor, for their statistics.
+
+Each node's details travel as one JSON text, decoded when the node is shown
+(`node_facts`): 20,000 nodes' details as Python objects would hold the window's
+interpreter for a second as they arrive. The FLOPs, which an overlay needs for every
+node at once, come beside them."""
 
 from __future__ import annotations
 
+import json
 from pathlib import Path
 
 import numpy as np
@@ -79,9 +85,16 @@ def _described(model) -> dict[str, dict]:
     return found
 
 
+def node_facts(details: dict, node_id: str) -> dict | None:
+    """{op_type, domain, attributes, inputs, outputs, initializers, cost} of one node."""
+    text = details["nodes"].get(node_id)
+    return None if text is None else json.loads(text)
+
+
 def node_details(path: str | Path, spec: FeedSpec | None = None, ctx: JobContext | None = None) -> dict:
-    """id -> {op_type, domain, attributes, inputs, outputs, initializers, cost} for every node
-    (ids as app.core.graph.structure gives them), and the plan's inputs and inference note."""
+    """nodes: id -> its facts as JSON text (see `node_facts`) for every node (ids as
+    app.core.graph.structure gives them); flops: id -> FLOPs of the counted nodes; the plan's
+    inputs and the inference note."""
     from app.core.graph.cost import inferred_types, node_row
     from app.core.graph.structure import walk
 
@@ -92,15 +105,17 @@ def node_details(path: str | Path, spec: FeedSpec | None = None, ctx: JobContext
     ctx.progress(0.5, "reading the weights")
     weight_facts = initializer_facts(path, ctx)
     described = _described(found["model"])
-    nodes = {}
+    nodes, flops = {}, {}
     for node_id, _owner, node, index, graph in walk(found["model"].graph):
         cost = node_row(node, index, graph.name, types, weights)
-        nodes[node_id] = {
+        if cost["counted"]:
+            flops[node_id] = cost["flops"]
+        nodes[node_id] = json.dumps({
             "op_type": node.op_type, "domain": node.domain or "ai.onnx",
             "attributes": {a.name: attribute_text(a) for a in node.attribute},
             "inputs": [described.get(n, {"name": n, "dtype": None, "shape": None}) for n in node.input if n],
             "outputs": [described.get(n, {"name": n, "dtype": None, "shape": None}) for n in node.output if n],
             "initializers": [{"name": n, **weight_facts[n]} for n in node.input if n in weight_facts],
             "cost": {k: cost[k] for k in ("macs", "flops", "parameters", "activation_bytes", "counted", "why_not")},
-        }
-    return {"nodes": nodes, "inputs": found["inputs"], "inference_note": found["note"]}
+        })
+    return {"nodes": nodes, "flops": flops, "inputs": found["inputs"], "inference_note": found["note"]}

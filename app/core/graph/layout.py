@@ -2,25 +2,34 @@
 to bottom), as graphviz-pure ships it: one self-contained program in a wheel, no system
 install on Windows or Linux.
 
-Measured against grandalf (pure Python Sugiyama) on generated DNN-like graphs on this
-machine: 1,000 nodes 0.4 s in dot, 1.0 s in grandalf; 5,000 nodes 14 s in dot with its
-defaults, 31 s in grandalf. Dot's time goes into the network simplex that straightens the
-x positions (11 s of the 14); its `nslimit` caps those iterations, and the cap below gives
-that step about half a second whatever the size (5,000 nodes in 1.3-1.8 s, 20,000 in
-2.5 s), where the drawing is as readable: ranks and orders are unchanged, long edges
-bend a little more.
+Measured against grandalf (pure Python Sugiyama) on generated DNN-like graphs (residual
+blocks) on a shared 2-core machine: 1,000 nodes 0.4 s in dot, 1.0 s in grandalf; 5,000
+nodes 14 s in dot with its defaults, 31 s in grandalf. Dot's time goes into the network
+simplex that straightens the x positions (11 s of the 14), and each of its iterations
+costs more the larger the graph. Past STRAIGHTEN_UP_TO nodes `nslimit=0` skips it: 5,000
+nodes then take about 1 s of CPU, 20,000 about 2.5 s. Ranks and orders are unchanged;
+the main line runs straight down the left and branches hang to its right, where the
+straightened drawing centres them.
 
 Boxes are sized here (points; dot's inches are 72 points), so dot only places them; the
 window draws the text. The positions come back in dot's plain format, y flipped to grow
-downwards like the window's."""
+downwards like the window's.
+
+The layout travels (to the window, into the cache) as packed arrays, base64 text of
+little-endian numbers (see `unpack`): a 20,000-node drawing as lists of lists would be a
+million Python objects, and building them in the window holds its interpreter for a
+second or more."""
 
 from __future__ import annotations
 
+import base64
 import shutil
 import subprocess
 import sys
 import sysconfig
 from pathlib import Path
+
+import numpy as np
 
 from app.core.jobs.errors import UserError
 
@@ -30,8 +39,8 @@ BOX_HEIGHT = 34
 CHAR_WIDTH = (6.6, 4.6)
 BOX_PADDING = 16
 BOX_WIDTH = (60, 190)
-#: about half a second of dot's x straightening (see the module docstring): iterations x nodes
-STRAIGHTENING = 1.1e6
+#: past this many drawn nodes dot skips straightening the x positions (see the module docstring)
+STRAIGHTEN_UP_TO = 1500
 PROGRAM = "graphviz-pure"
 
 
@@ -76,7 +85,7 @@ def dot_source(shown: list[dict], arrows: list[dict], by_id: dict) -> tuple[str,
     count = len(shown)
     lines = ["digraph G {",
              "graph [rankdir=TB, nodesep=0.22, ranksep=0.32, compound=true, fontsize=10, fontname=Arimo"
-             + (f", nslimit={STRAIGHTENING / count ** 2:.6f}" if count > 1000 else "") + "];",
+             + (", nslimit=0" if count > STRAIGHTEN_UP_TO else "") + "];",
              'node [shape=box, fixedsize=true, label=""];', "edge [arrowhead=none];"]
 
     def emit(body: str, depth: int) -> None:
@@ -157,8 +166,27 @@ def clusters(shown: list[dict], boxes: dict, by_id: dict) -> list[dict]:
     return found
 
 
+def _pack(values, dtype: str) -> str:
+    return base64.b64encode(np.asarray(values, dtype=dtype).tobytes()).decode("ascii")
+
+
+#: the packed arrays of a layout and their element types
+PACKED = {"boxes": "<f4", "tails": "<i4", "heads": "<i4", "dashed": "u1", "offsets": "<i4", "points": "<f4"}
+
+
+def unpack(layout: dict) -> dict[str, np.ndarray]:
+    """boxes (n, 4: centre x, centre y, width, height), and per arrow its tail and head (indices
+    into `ids`), whether it is dashed (a body's), and its points: points[offsets[i]:offsets[i + 1]]
+    (k, 2)."""
+    found = {key: np.frombuffer(base64.b64decode(layout[key]), dtype=dtype) for key, dtype in PACKED.items()}
+    found["boxes"] = found["boxes"].reshape(-1, 4)
+    found["points"] = found["points"].reshape(-1, 2)
+    return found
+
+
 def lay_out(structure: dict, expanded: set[str], timeout: float | None = None) -> dict:
-    """Positions for the nodes drawn with `expanded` open (see app.core.graph.structure)."""
+    """Positions for the nodes drawn with `expanded` open (see app.core.graph.structure):
+    ids in drawing order, the packed arrays (`unpack`), the bodies' frames and the size."""
     from app.core.graph.structure import arrows, visible
 
     by_id = {n["id"]: n for n in structure["nodes"]}
@@ -166,7 +194,14 @@ def lay_out(structure: dict, expanded: set[str], timeout: float | None = None) -
     joins = arrows(structure, shown, expanded)
     text, ids = dot_source(shown, joins, by_id)
     boxes, routes, size = parse_plain(run_dot(text, timeout), ids)
-    for arrow in joins:
-        arrow["points"] = routes.get((arrow["tail"], arrow["head"]), [])
-    return {"expanded": sorted(expanded), "boxes": boxes, "arrows": joins, "clusters": clusters(shown, boxes, by_id),
-            "size": size}
+    index = {node_id: i for i, node_id in enumerate(ids)}
+    drawn = [(a, routes[(a["tail"], a["head"])]) for a in joins if len(routes.get((a["tail"], a["head"]), [])) >= 2]
+    offsets = np.cumsum([0] + [len(points) for _, points in drawn])
+    return {"expanded": sorted(expanded), "ids": ids, "clusters": clusters(shown, boxes, by_id), "size": size,
+            "arrow_count": len(drawn),
+            "boxes": _pack([boxes[i] for i in ids], "<f4"),
+            "tails": _pack([index[a["tail"]] for a, _ in drawn], "<i4"),
+            "heads": _pack([index[a["head"]] for a, _ in drawn], "<i4"),
+            "dashed": _pack([a["kind"] == "body" for a, _ in drawn], "u1"),
+            "offsets": _pack(offsets, "<i4"),
+            "points": _pack([p for _, points in drawn for p in points], "<f4")}

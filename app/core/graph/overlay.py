@@ -77,9 +77,8 @@ def fallbacks(placement: dict) -> set[str]:
 
 
 def flops(details: dict) -> dict:
-    """FLOPs of each node whose cost is counted."""
-    values = {i: d["cost"]["flops"] for i, d in details.get("nodes", {}).items() if d["cost"]["counted"]}
-    return _result(values, 0, len(details.get("nodes", {})))
+    """FLOPs of each node whose cost is counted (app.core.graph.details)."""
+    return _result(dict(details.get("flops", {})), 0, len(details.get("nodes", {})))
 
 
 def drift(nodes: list[dict], result: dict) -> dict:

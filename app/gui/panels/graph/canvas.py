@@ -9,6 +9,8 @@ no text and no antialiasing."""
 
 from __future__ import annotations
 
+import math
+
 import numpy as np
 from PySide6.QtCore import QLineF, QPointF, QRectF, Qt
 from PySide6.QtGui import QColor, QFont, QFontMetricsF, QPainterPath, QPen, QStaticText, QTransform
@@ -50,38 +52,42 @@ def family(node: dict) -> str:
     return next((name for name, ops in FAMILIES.items() if node["op_type"] in ops), "other")
 
 
-def _route(points: list) -> tuple[QPainterPath, list[QLineF]]:
-    """The arrow's curve (dot's cubic B-spline pieces) with a small head, and its straight
-    stand-in for the zoomed-out drawing."""
-    path = QPainterPath(QPointF(*points[0]))
+def _route(points: list) -> QPainterPath:
+    """The arrow's curve (dot's cubic B-spline pieces) with a small head along its last tangent."""
+    path = QPainterPath()
+    path.moveTo(*points[0])
     for i in range(1, len(points) - 2, 3):
-        path.cubicTo(QPointF(*points[i]), QPointF(*points[i + 1]), QPointF(*points[i + 2]))
-    end = QPointF(*points[-1])
-    before = path.pointAtPercent(0.97) if path.length() > 8 else QPointF(*points[0])
-    direction = QLineF(end, before)
-    if direction.length() > 0:
-        for turn in (-25, 25):
-            wing = QLineF(direction)
-            wing.setLength(6)
-            wing.setAngle(direction.angle() + turn)
-            path.moveTo(end)
-            path.lineTo(wing.p2())
-    corners = [points[0], points[len(points) // 2], points[-1]]
-    return path, [QLineF(QPointF(*a), QPointF(*b)) for a, b in zip(corners, corners[1:])]
+        path.cubicTo(*points[i], *points[i + 1], *points[i + 2])
+    (x0, y0), (x1, y1) = points[-2], points[-1]
+    if (x0, y0) != (x1, y1):
+        angle = math.atan2(y0 - y1, x0 - x1)
+        for turn in (-0.45, 0.45):
+            path.moveTo(x1, y1)
+            path.lineTo(x1 + 6 * math.cos(angle + turn), y1 + 6 * math.sin(angle + turn))
+    return path
+
+
+def _straight(points: list) -> list[QLineF]:
+    """The arrow's stand-in for the zoomed-out drawing: start, middle and end joined."""
+    a, b, c = points[0], points[len(points) // 2], points[-1]
+    return [QLineF(*a, *b), QLineF(*b, *c)]
 
 
 class GraphCanvas(QGraphicsItem):
     def __init__(self, picture: dict, dark: bool = False):
         super().__init__()
         self.setFlag(QGraphicsItem.GraphicsItemFlag.ItemUsesExtendedStyleOption)
+        from app.core.graph.layout import unpack
+
         structure, layout = picture["structure"], picture["layout"]
         by_id = {n["id"]: n for n in structure["nodes"]}
         self.dark = dark
         self.expanded = set(layout["expanded"])
-        self.ids = list(layout["boxes"])
+        self.ids = list(layout["ids"])
         self.index = {node_id: i for i, node_id in enumerate(self.ids)}
         self.nodes = [by_id[i] for i in self.ids]
-        boxes = np.array([layout["boxes"][i] for i in self.ids], dtype=np.float64).reshape(-1, 4)
+        packed = unpack(layout)
+        boxes = packed["boxes"].astype(np.float64)
         self.bounds = np.column_stack([boxes[:, 0] - boxes[:, 2] / 2, boxes[:, 1] - boxes[:, 3] / 2,
                                        boxes[:, 0] + boxes[:, 2] / 2, boxes[:, 1] + boxes[:, 3] / 2])
         self.rects = [QRectF(x0, y0, x1 - x0, y1 - y0) for x0, y0, x1, y1 in self.bounds.tolist()]
@@ -90,13 +96,18 @@ class GraphCanvas(QGraphicsItem):
         names = list(colours)
         self.base_fill = np.array([names.index(family(n)) for n in self.nodes], dtype=np.int32)
         self.fill = self.base_fill.copy()
-        self.arrows = [a for a in layout["arrows"] if len(a["points"]) >= 2]
-        routes = [_route(a["points"]) for a in self.arrows]
-        self.paths = [r[0] for r in routes]
-        self.lines = [r[1] for r in routes]
-        self.dashed = np.array([a["kind"] == "body" for a in self.arrows], dtype=bool)
-        edge_boxes = [p.boundingRect() for p in self.paths]
-        self.edge_bounds = np.array([[r.left(), r.top(), r.right(), r.bottom()] for r in edge_boxes]).reshape(-1, 4)
+        self.points, self.offsets = packed["points"].astype(np.float64), packed["offsets"]
+        self.dashed = packed["dashed"].astype(bool)
+        self._paths: dict[int, QPainterPath] = {}          # made when first painted
+        self._lines: dict[int, list[QLineF]] = {}
+        # a cubic piece stays inside its control points' box; the head adds its 6 points
+        starts = self.offsets[:-1]
+        if starts.size:
+            low = np.minimum.reduceat(self.points, starts, axis=0) - 6
+            high = np.maximum.reduceat(self.points, starts, axis=0) + 6
+            self.edge_bounds = np.column_stack([low, high])
+        else:
+            self.edge_bounds = np.zeros((0, 4))
         self.frames = [(QRectF(*c["rect"]), c["label"]) for c in layout["clusters"]]
         width, height = layout["size"] or [0, 0]
         extent = QRectF(0, 0, width, height)
@@ -142,6 +153,9 @@ class GraphCanvas(QGraphicsItem):
     def boundingRect(self) -> QRectF:
         return self._rect
 
+    def _points(self, i: int) -> list:
+        return self.points[self.offsets[i]:self.offsets[i + 1]].tolist()
+
     def _text(self, i: int) -> tuple:
         if i not in self._texts:
             node = self.nodes[i]
@@ -176,10 +190,16 @@ class GraphCanvas(QGraphicsItem):
             dashed = QPen(self.edge_pen)
             dashed.setStyle(Qt.PenStyle.DashLine)
             for i in routes.tolist():
+                if i not in self._paths:
+                    self._paths[i] = _route(self._points(i))
                 painter.setPen(dashed if self.dashed[i] else self.edge_pen)
-                painter.drawPath(self.paths[i])
+                painter.drawPath(self._paths[i])
         elif routes.size:
-            painter.drawLines([line for i in routes.tolist() for line in self.lines[i]])
+            lines = self._lines
+            for i in routes.tolist():
+                if i not in lines:
+                    lines[i] = _straight(self._points(i))
+            painter.drawLines([line for i in routes.tolist() for line in lines[i]])
         painter.setPen(self.outline if scale >= TITLE_SCALE else Qt.PenStyle.NoPen)
         fills = self.fill[shown]
         for colour in np.unique(fills).tolist():

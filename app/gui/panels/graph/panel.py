@@ -13,6 +13,7 @@ from pathlib import Path
 from PySide6.QtCore import Qt
 from PySide6.QtWidgets import QComboBox, QHBoxLayout, QLabel, QLineEdit, QPushButton, QSplitter, QVBoxLayout, QWidget
 
+from app.core.graph.details import node_facts
 from app.core.graph.jobs import DRAW
 from app.core.graph.structure import search
 from app.gui.shell.panel import Panel
@@ -144,9 +145,9 @@ class GraphPanel(Panel):
         self.picture = payload
         self.view.show_canvas(GraphCanvas(payload, dark=is_dark()), plot_colors()["background"])
         layout = payload["layout"]
-        hidden = len(payload["structure"]["nodes"]) - len(layout["boxes"])
+        hidden = len(payload["structure"]["nodes"]) - len(layout["ids"])
         how = "from the cache" if payload["cached"] else f"laid out in {payload['seconds']:.2f} s"
-        self.drawn_text = (f"{len(layout['boxes']):,} nodes drawn, {len(layout['arrows']):,} arrows ({how})"
+        self.drawn_text = (f"{len(layout['ids']):,} nodes drawn, {layout['arrow_count']:,} arrows ({how})"
                            + (f"; {hidden:,} more inside closed bodies: double-click an If, Loop or Scan to "
                               "open it" if hidden else ""))
         self.status.setText(self.drawn_text)
@@ -205,7 +206,7 @@ class GraphPanel(Panel):
         if centre:
             self.view.centre_on(index)
         node = canvas.nodes[index]
-        details = (self.details or {}).get("nodes", {}).get(node_id)
+        details = node_facts(self.details, node_id) if self.details else None
         self.node_panel.show_node(node, details, node_id in canvas.expanded, self.overlay_lines.get(node_id, ""))
 
     def choose(self, path: str, name: str) -> None:

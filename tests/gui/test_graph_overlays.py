@@ -27,7 +27,7 @@ def profile_of(qtbot, window, model, tmp_path):
 def test_the_profile_overlay_colours_nodes_by_their_time(qtbot, window, tmp_path):
     panel, model = open_graph(qtbot, window, models.save(models.cnn(), tmp_path / "cnn.onnx"))
     panel.show_overlay("profile")
-    assert panel.extras.measure_button.text() == "Profile now" and "no profile" in panel.legend.note.text()
+    assert panel.extras.measure_button.text() == "Profile now" and "no profile" in panel.legend.note
     profile_of(qtbot, window, model, tmp_path)
     window.tabs.setCurrentWidget(panel)
     # steady runs: conv1 100 µs, conv2 60, fc 20, relu1 10
@@ -83,6 +83,7 @@ def test_a_diff_is_drawn_on_the_variant_and_listed(qtbot, window, tmp_path):
     assert "1 added, 0 removed" in panel.diff_box.heading.text()
     panel.diff_box.table.selectRow(next(i for i, r in enumerate(panel.diff_box.table.rows) if r[1] == "conv2"))
     assert panel.selected == "2"
+    assert "attribute pads: [1, 1, 1, 1] → [0, 0, 0, 0]" in panel.node_panel.text.toPlainText()
 
 
 def test_a_profile_row_centres_the_graph_on_its_node(qtbot, window, tmp_path):

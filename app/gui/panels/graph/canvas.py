@@ -123,6 +123,7 @@ class GraphCanvas(QGraphicsItem):
         self._texts: dict[int, tuple] = {}
         ink = QColor("#e6e6e6" if dark else "#202020")
         self.ink, self.edge_pen = ink, QPen(QColor("#8c96a0" if dark else "#7a8490"), 0)
+        self.light_ink = QColor("#f4f4f4") if not dark else ink
         self.outline = QPen(QColor("#9aa3ad" if dark else "#6c7580"), 0)
 
     # what the panel sets ---------------------------------------------------------------
@@ -220,20 +221,27 @@ class GraphCanvas(QGraphicsItem):
                     painter.drawText(frame.adjusted(6, 3, -6, 0), Qt.AlignmentFlag.AlignLeft, label)
 
     def _paint_text(self, painter, shown: np.ndarray) -> None:
-        """Operator lines first, then the names: one font change per pass, not per node."""
-        painter.setPen(self.ink)
+        """Operator lines, then the names: one font change per pass, not per node; light
+        text on the dark colours of a palette, dark text on the others."""
+        dark_fill = np.array([colour.lightness() < 120 for colour in self.palette])
+        light = dark_fill[self.fill[shown]] if shown.size else np.zeros(0, dtype=bool)
         texts = [(i, *self._text(i)) for i in shown.tolist()]
-        painter.setFont(self.op_font)
-        for i, top, name in texts:
-            rect, size = self.rects[i], top.size()
-            y = rect.top() + 3 if name is not None else rect.center().y() - size.height() / 2
-            painter.drawStaticText(QPointF(rect.center().x() - size.width() / 2, y), top)
-        painter.setFont(self.name_font)
-        for i, _top, name in texts:
-            if name is not None:
-                rect, size = self.rects[i], name.size()
-                painter.drawStaticText(QPointF(rect.center().x() - size.width() / 2,
-                                               rect.bottom() - size.height() - 3), name)
+        for font, line in ((self.op_font, 1), (self.name_font, 2)):
+            painter.setFont(font)
+            for inked, pen in ((False, self.ink), (True, self.light_ink)):
+                painter.setPen(pen)
+                for (i, top, name), on_dark in zip(texts, light.tolist()):
+                    if on_dark != inked:
+                        continue
+                    rect = self.rects[i]
+                    if line == 1:
+                        size = top.size()
+                        y = rect.top() + 3 if name is not None else rect.center().y() - size.height() / 2
+                        painter.drawStaticText(QPointF(rect.center().x() - size.width() / 2, y), top)
+                    elif name is not None:
+                        size = name.size()
+                        painter.drawStaticText(QPointF(rect.center().x() - size.width() / 2,
+                                                       rect.bottom() - size.height() - 3), name)
 
     def _paint_marks(self, painter, scale: float) -> None:
         painter.setBrush(Qt.BrushStyle.NoBrush)

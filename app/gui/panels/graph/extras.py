@@ -6,7 +6,7 @@ from __future__ import annotations
 
 from pathlib import Path
 
-from PySide6.QtWidgets import QComboBox, QFileDialog, QHBoxLayout, QLabel, QPushButton, QVBoxLayout, QWidget
+from PySide6.QtWidgets import QComboBox, QFileDialog, QHBoxLayout, QLabel, QMenu, QPushButton, QVBoxLayout, QWidget
 
 from app.core.graph.jobs import DIFF, NETRON
 from app.core.graph.netron import INSTALL_HINT, netron_installed
@@ -21,15 +21,18 @@ class ExtrasBar(QWidget):
         self.netron_jobs: dict[str, object] = {}
         self.fit_button = QPushButton("Fit")
         self.fit_button.clicked.connect(lambda: panel.view.fit())
-        self.png_button, self.svg_button = QPushButton("Export PNG…"), QPushButton("Export SVG…")
-        self.png_button.clicked.connect(lambda: self.export_dialog("png"))
-        self.svg_button.clicked.connect(lambda: self.export_dialog("svg"))
+        self.export_button = QPushButton("Export")
+        menu = QMenu(self.export_button)
+        menu.addAction("PNG image…", lambda: self.export_dialog("png"))
+        menu.addAction("SVG drawing…", lambda: self.export_dialog("svg"))
+        self.export_button.setMenu(menu)
         self.netron_button = QPushButton("Open in Netron")
         self.netron_button.setToolTip("Netron's own view, served on this machine and opened in your browser"
                                       if netron_installed() else INSTALL_HINT)
         self.netron_button.clicked.connect(self.open_in_netron)
         self.partner = QComboBox()
-        self.partner.setMinimumContentsLength(24)
+        self.partner.setMinimumContentsLength(12)
+        self.partner.setSizeAdjustPolicy(QComboBox.SizeAdjustPolicy.AdjustToMinimumContentsLengthWithIcon)
         self.diff_button = QPushButton("Diff")
         self.diff_button.setToolTip("Nodes added, removed and changed against the chosen model")
         self.diff_button.clicked.connect(self.start_diff)
@@ -43,7 +46,7 @@ class ExtrasBar(QWidget):
         row.addWidget(self.partner, 1)
         row.addWidget(self.diff_button)
         row.addSpacing(12)
-        for button in (self.fit_button, self.png_button, self.svg_button, self.netron_button):
+        for button in (self.fit_button, self.export_button, self.netron_button):
             row.addWidget(button)
 
     @property

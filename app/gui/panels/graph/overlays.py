@@ -5,11 +5,12 @@ panel shows. Nodes an overlay has no value for are grey."""
 from __future__ import annotations
 
 from dataclasses import dataclass, field
+from html import escape
 
 import numpy as np
 from PySide6.QtCore import Qt
 from PySide6.QtGui import QColor
-from PySide6.QtWidgets import QHBoxLayout, QLabel, QWidget
+from PySide6.QtWidgets import QLabel
 
 from app.core.graph import overlay
 from app.core.graph.cost import count_text
@@ -120,7 +121,7 @@ def paint(kind: str, ids: list[str], nodes: list[dict], sources: dict) -> Painte
         fill, palette = _categories(ids, {k: band(v) for k, v in found["values"].items()}, bands)
         return Painted(fill, palette, list(zip(bands.values(), bands)) + [(NO_VALUE, "not compared")],
                        _matched(found, "compared tensors"),
-                       {k: f"Drift of {v['tensor']}: SQNR "
+                       {k: f"Drift of {escape(v['tensor'])}: SQNR "
                            f"{'∞' if v['sqnr_db'] is None else format(v['sqnr_db'], '.1f')} dB"
                            + (" — past tolerance" if v["passed"] is False else "") for k, v in found["values"].items()})
     if kind == "diff" and sources.get("diff"):
@@ -128,37 +129,41 @@ def paint(kind: str, ids: list[str], nodes: list[dict], sources: dict) -> Painte
         values = {i: found["values"].get(i, "unchanged") for i, n in zip(ids, nodes) if n["kind"] == "op"}
         fill, palette = _categories(ids, values, DIFF_COLOURS)
         removed = len(sources["diff"].get("removed", []))
+        changes = {row["name"]: row["changes"] for row in sources["diff"].get("changed", [])}
+        lines = {k: f"Diff: {v}" for k, v in found["values"].items()}
+        for node_id, node in zip(ids, nodes):
+            if found["values"].get(node_id) == "changed":
+                lines[node_id] += "<br>" + "<br>".join(_change_text(c) for c in changes.get(node["name"], []))
         return Painted(fill, palette, [(c, s) for s, c in DIFF_COLOURS.items()],
-                       f"{removed} node(s) removed: listed below, not in this drawing" if removed else "",
-                       {k: f"Diff: {v}" for k, v in found["values"].items()})
+                       f"{removed} node(s) removed: listed below, not in this drawing" if removed else "", lines)
     return needs
 
 
-class Legend(QWidget):
-    """One line: a swatch per colour and what it means, then a note."""
+def _change_text(change: dict) -> str:
+    """One change of a node (app.core.graph.diff) as a line: what, before → after."""
+    def facts(value) -> str:
+        if isinstance(value, dict):
+            return " ".join(str(value[k]) for k in ("dtype", "shape") if k in value) or "?"
+        return "–" if value is None else str(value)
+
+    what = change["what"] + (f" {change['name']}" if change.get("name") else "")
+    return escape(f"{what}: {facts(change.get('a'))[:60]} → {facts(change.get('b'))[:60]}")
+
+
+class Legend(QLabel):
+    """A swatch per colour and what it means, then a note: one text that wraps where the
+    window is narrow."""
 
     def __init__(self):
         super().__init__()
-        self.row = QHBoxLayout(self)
-        self.row.setContentsMargins(0, 0, 0, 0)
+        self.setWordWrap(True)
+        self.setTextInteractionFlags(Qt.TextInteractionFlag.TextSelectableByMouse)
         self.entries: list[tuple[str, str]] = []
-        self.note = QLabel()
-        self.note.setWordWrap(True)
+        self.note = ""
 
     def show_entries(self, entries: list[tuple[str, str]], note: str = "") -> None:
-        while self.row.count():
-            item = self.row.takeAt(0)
-            if item.widget() is not None and item.widget() is not self.note:
-                item.widget().deleteLater()
-        self.entries = list(entries)
-        for colour, text in entries:
-            swatch = QLabel()
-            swatch.setFixedSize(14, 14)
-            swatch.setStyleSheet(f"background: {colour}; border: 1px solid #777;")
-            self.row.addWidget(swatch)
-            label = QLabel(text)
-            label.setTextInteractionFlags(Qt.TextInteractionFlag.TextSelectableByMouse)
-            self.row.addWidget(label)
-            self.row.addSpacing(8)
-        self.note.setText(note)
-        self.row.addWidget(self.note, 1)
+        self.entries, self.note = list(entries), note
+        swatches = "&nbsp;&nbsp; ".join(
+            f"<span style='background-color: {colour}; color: {colour}'>&#9632;&#9632;</span>&nbsp;{escape(text).replace(' ', '&nbsp;')}"
+            for colour, text in entries)
+        self.setText(swatches + (f"&nbsp;&nbsp; <i>{escape(note)}</i>" if note else ""))

@@ -56,6 +56,7 @@ class GraphPanel(Panel):
         self.next_button.clicked.connect(self.next_match)
         self.match_label = QLabel()
         self.overlay = QComboBox()
+        self.overlay.setSizeAdjustPolicy(QComboBox.SizeAdjustPolicy.AdjustToContents)
         for key, text, _ in OVERLAYS:
             self.overlay.addItem(text, key)
         self.overlay.currentIndexChanged.connect(lambda _: self.apply_overlay())
@@ -90,7 +91,7 @@ class GraphPanel(Panel):
         body.addWidget(self.view)
         body.addWidget(side)
         body.setStretchFactor(0, 1)
-        body.setSizes([900, 380])
+        body.setSizes([1000, 330])
         self.layout_.addWidget(body, 1)
 
     # what is drawn -----------------------------------------------------------------------

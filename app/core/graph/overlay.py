@@ -111,3 +111,11 @@ def diff_states(nodes: list[dict], diff: dict) -> dict:
             else:
                 values[node_id] = state
     return _result(values, missing, len(diff.get("added", [])) + len(diff.get("changed", [])))
+
+
+def achieved(nodes: list[dict], profile: dict, details: dict) -> dict:
+    """FLOP/s each timed and counted node reached: its FLOPs over its time per run."""
+    times = profile_times(nodes, profile)["values"]
+    counted = details.get("flops", {})
+    values = {i: counted[i] / (us * 1e-6) for i, us in times.items() if us > 0 and counted.get(i)}
+    return _result(values, 0, len(times))

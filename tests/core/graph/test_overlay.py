@@ -42,3 +42,10 @@ def test_drift_marks_the_node_writing_each_tensor_and_diff_the_added_and_changed
     assert found["unmatched"] == 1
     diff = {"added": [{"name": "fc"}], "changed": [{"name": "conv2"}], "removed": [{"name": "old"}]}
     assert overlay.diff_states(_nodes(), diff)["values"] == {"6": "added", "2": "changed"}
+
+
+def test_achieved_flops_per_second_is_flops_over_time_per_run():
+    profile = {"runs": 2, "by_node": [{"name": "conv1", "avg_us": 50, "count": 2}, {"name": "flatten", "avg_us": 5,
+                                                                                   "count": 2}]}
+    details = {"flops": {"0": 1_000_000, "5": 0}, "nodes": {}}
+    assert overlay.achieved(_nodes(), profile, details)["values"] == {"0": 1_000_000 / 50e-6}

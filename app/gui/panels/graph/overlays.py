@@ -161,9 +161,15 @@ class Legend(QLabel):
         self.entries: list[tuple[str, str]] = []
         self.note = ""
 
+    @staticmethod
+    def _visible(colour: str) -> str:
+        """A near-white colour a shade darker, so its swatch shows on the window's background."""
+        shade = QColor(colour)
+        return shade.darker(125).name() if shade.lightness() > 215 else colour
+
     def show_entries(self, entries: list[tuple[str, str]], note: str = "") -> None:
         self.entries, self.note = list(entries), note
         swatches = "&nbsp;&nbsp; ".join(
-            f"<span style='background-color: {colour}; color: {colour}'>&#9632;&#9632;</span>&nbsp;{escape(text).replace(' ', '&nbsp;')}"
-            for colour, text in entries)
+            f"<span style='color: {self._visible(colour)}'>&#9632;&#9632;</span>&nbsp;"
+            f"{escape(text).replace(' ', '&nbsp;')}" for colour, text in entries)
         self.setText(swatches + (f"&nbsp;&nbsp; <i>{escape(note)}</i>" if note else ""))

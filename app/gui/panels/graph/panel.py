@@ -13,6 +13,8 @@ from pathlib import Path
 from PySide6.QtCore import Qt
 from PySide6.QtWidgets import QComboBox, QHBoxLayout, QLabel, QLineEdit, QPushButton, QSplitter, QVBoxLayout, QWidget
 
+from app.core.graph import overlay
+from app.core.graph.cost import count_text
 from app.core.graph.details import node_facts
 from app.core.graph.jobs import DRAW
 from app.core.graph.structure import search
@@ -208,7 +210,13 @@ class GraphPanel(Panel):
             self.view.centre_on(index)
         node = canvas.nodes[index]
         details = node_facts(self.details, node_id) if self.details else None
-        self.node_panel.show_node(node, details, node_id in canvas.expanded, self.overlay_lines.get(node_id, ""))
+        line = self.overlay_lines.get(node_id, "")
+        profile = self.context.latest("profile", self.picture["path"])
+        if profile and self.details:
+            reached = overlay.achieved([node], profile, self.details)["values"].get(node_id)
+            if reached:
+                line += ("<br>" if line else "") + f"Achieved {count_text(reached)}FLOP/s in the profile"
+        self.node_panel.show_node(node, details, node_id in canvas.expanded, line)
 
     def choose(self, path: str, name: str) -> None:
         """A table elsewhere named a node: select and centre it (once drawn, if it is not yet)."""

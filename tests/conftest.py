@@ -1,4 +1,4 @@
-"""Test setup shared by every suite: Qt offscreen, and settings/data folders that are
+"""Test setup shared by every suite: Qt offscreen, and settings/data/cache folders that are
 temporary, so no test ever touches a user's real ones (child processes inherit these).
 
 ORTUNE_BLOCK_QT=1 makes PySide6, shiboken6 and pyqtgraph unimportable here and in the
@@ -23,6 +23,7 @@ _ROOT = tempfile.mkdtemp(prefix="ortune-tests-")
 os.environ["ORTUNE_CONFIG_DIR"] = os.path.join(_ROOT, "config")
 os.environ["ORTUNE_DATA_DIR"] = os.path.join(_ROOT, "data")
 os.environ["ORTUNE_OUTPUT_DIR"] = os.path.join(_ROOT, "variants")
+os.environ["ORTUNE_CACHE_DIR"] = os.path.join(_ROOT, "cache")
 
 import pytest  # noqa: E402
 

@@ -38,9 +38,15 @@ HOT_OP_ADVICE = {
 
 
 def _finding(id_: str, severity: str, title: str, evidence: str, fix: str, cost: str = "",
-             setting: dict | None = None) -> dict:
+             setting: dict | None = None, nodes: list[str] | None = None) -> dict:
+    """nodes: the nodes the finding is about, the most telling first (the Graph tab shows them)."""
     return {"id": id_, "severity": severity, "title": title, "evidence": evidence, "cost": cost, "fix": fix,
-            "setting": setting}
+            "setting": setting, "nodes": nodes or []}
+
+
+def _hottest(profile: dict, test, limit: int = 5) -> list[str]:
+    """The names of the profile's slowest nodes that pass `test`."""
+    return [row["name"] for row in profile.get("by_node", []) if test(row)][:limit]
 
 
 def _severity(percent: float) -> str:
@@ -60,7 +66,8 @@ def placement_findings(profile: dict, providers: list[str]) -> list[dict]:
             "cpu-fallback", _severity(percent), f"{percent:.0f}% of node time runs on the CPU under {gpu[0]}",
             f"the profile puts {cpu_us:,} µs of {total:,} µs on CPUExecutionProvider: {', '.join(cpu_ops[:8])}",
             "these operators have no kernel for the GPU provider (or ORT judged the CPU faster); an opset or "
-            "dtype the provider supports, or the TensorRT provider, can move them", f"≈{percent:.0f}% of node time"))
+            "dtype the provider supports, or the TensorRT provider, can move them", f"≈{percent:.0f}% of node time",
+            nodes=_hottest(profile, lambda row: row["provider"] == "CPUExecutionProvider")))
     memcpy = [row for row in profile.get("by_op_type", []) if row["op_type"] in MEMCPY_OPS]
     if memcpy:
         us = sum(row["total_us"] for row in memcpy)
@@ -207,5 +214,6 @@ def hot_op_findings(profile: dict | None, limit: int = 3) -> list[dict]:
         findings.append(_finding(
             "hot-op-types", _severity(row["percent"]), f"{row['op_type']} takes {row['percent']:.0f}% of node time",
             f"{row['count']} runs of {row['op_type']} took {row['total_us']:,} µs in the profile",
-            advice, f"{row['percent']:.0f}% of node time"))
+            advice, f"{row['percent']:.0f}% of node time",
+            nodes=_hottest(profile, lambda node, op=row["op_type"]: node["op_type"] == op)))
     return findings

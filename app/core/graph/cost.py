@@ -24,6 +24,7 @@ from __future__ import annotations
 from pathlib import Path
 
 from app.core.graph.formulas import node_cost
+from app.core.graph.structure import display_name
 from app.core.jobs.protocol import JobContext
 from app.core.session.input_spec import FeedSpec
 
@@ -124,36 +125,38 @@ def _bytes(types: dict, name: str) -> int | None:
     return int(count * _itemsize(elem_type))
 
 
+def node_row(node, index: int, graph_name: str, types: dict, weights: set[str]) -> dict:
+    """What one node costs (`index`: its place in its graph, for a node without a name)."""
+    ins = [types.get(n, (None, 0))[0] if n else None for n in node.input]
+    outs = [types.get(n, (None, 0))[0] for n in node.output]
+    cost = node_cost(node.op_type, ins, outs, _attributes(node))
+    out_bytes = [_bytes(types, n) for n in node.output if n]
+    params = 0
+    for name in node.input:
+        if name in weights and types[name][0] is not None:
+            count = 1
+            for d in types[name][0]:
+                count *= d
+            params += count
+    return {
+        "name": display_name(node, index), "op_type": node.op_type, "domain": node.domain,
+        "graph": graph_name, "counted": isinstance(cost, tuple),
+        "why_not": "" if isinstance(cost, tuple) else (
+            "operator not in the table" if cost == "unknown" else "shapes not known"),
+        "macs": cost[0] if isinstance(cost, tuple) else 0,
+        "flops": cost[1] if isinstance(cost, tuple) else 0,
+        "parameters": params,
+        "activation_bytes": sum(b for b in out_bytes if b is not None),
+        "outputs_known": None not in out_bytes,
+    }
+
+
 def node_costs(model, types: dict, weights: set[str]) -> list[dict]:
     """One entry per node, subgraphs included, in graph order."""
     from app.core.model.intake import iter_graphs
 
-    rows = []
-    for graph in iter_graphs(model.graph):
-        for index, node in enumerate(graph.node):
-            ins = [types.get(n, (None, 0))[0] if n else None for n in node.input]
-            outs = [types.get(n, (None, 0))[0] for n in node.output]
-            cost = node_cost(node.op_type, ins, outs, _attributes(node))
-            out_bytes = [_bytes(types, n) for n in node.output if n]
-            params = 0
-            for name in node.input:
-                if name in weights and types[name][0] is not None:
-                    count = 1
-                    for d in types[name][0]:
-                        count *= d
-                    params += count
-            rows.append({
-                "name": node.name or f"{node.op_type}_{index}", "op_type": node.op_type, "domain": node.domain,
-                "graph": graph.name, "counted": isinstance(cost, tuple),
-                "why_not": "" if isinstance(cost, tuple) else (
-                    "operator not in the table" if cost == "unknown" else "shapes not known"),
-                "macs": cost[0] if isinstance(cost, tuple) else 0,
-                "flops": cost[1] if isinstance(cost, tuple) else 0,
-                "parameters": params,
-                "activation_bytes": sum(b for b in out_bytes if b is not None),
-                "outputs_known": None not in out_bytes,
-            })
-    return rows
+    return [node_row(node, index, graph.name, types, weights)
+            for graph in iter_graphs(model.graph) for index, node in enumerate(graph.node)]
 
 
 def peak_activation_bytes(graph, types: dict, weights: set[str]) -> int:
@@ -180,8 +183,10 @@ def peak_activation_bytes(graph, types: dict, weights: set[str]) -> int:
     return peak
 
 
-def model_cost(path: str | Path, spec: FeedSpec | None = None, ctx: JobContext | None = None) -> dict:
-    """The cost of the model at `path` on the input plan's shapes (see the module docstring)."""
+def inferred_types(path: str | Path, spec: FeedSpec | None = None, ctx: JobContext | None = None) -> dict:
+    """The model's structure with shapes inferred on the input plan's shapes: the inferred
+    model, name -> (dims or None, elem type), the initializers' names, the plan's inputs and
+    a note where inference gave up."""
     from app.core.model.intake import load_onnx
     from app.core.model.proto_scan import ScanError, load_structure
 
@@ -198,6 +203,14 @@ def model_cost(path: str | Path, spec: FeedSpec | None = None, ctx: JobContext |
     inferred, note = _infer(model)
     ctx.check_cancel()
     types, weights = _types(inferred)
+    return {"model": inferred, "types": types, "weights": weights, "inputs": planned, "note": note}
+
+
+def model_cost(path: str | Path, spec: FeedSpec | None = None, ctx: JobContext | None = None) -> dict:
+    """The cost of the model at `path` on the input plan's shapes (see the module docstring)."""
+    ctx = ctx or JobContext()
+    found = inferred_types(path, spec, ctx)
+    inferred, types, weights = found["model"], found["types"], found["weights"]
     nodes = node_costs(inferred, types, weights)
     not_counted: dict[str, int] = {}
     for row in nodes:
@@ -212,13 +225,13 @@ def model_cost(path: str | Path, spec: FeedSpec | None = None, ctx: JobContext |
         "peak_activation_bytes": peak_activation_bytes(inferred.graph, types, weights),
         "counted_nodes": sum(r["counted"] for r in nodes),
         "not_counted": not_counted,
-        "inference_note": note,
-        "inputs": planned,
+        "inference_note": found["note"],
+        "inputs": found["inputs"],
         "nodes": nodes,
     }
 
 
-def _count(value: float) -> str:
+def count_text(value: float) -> str:
     for unit, size in (("T", 1e12), ("G", 1e9), ("M", 1e6), ("k", 1e3)):
         if value >= size:
             return f"{value / size:.2f} {unit}"
@@ -233,7 +246,7 @@ def totals_text(summary: dict) -> str:
         return f"not counted: {summary.get('cost', {}).get('error', 'no shapes')}"
     cost = summary["cost"]
     shapes = ", ".join(f"{i['name']} {i['shape']}" for i in cost.get("inputs", []))
-    text = (f"{_count(summary['macs'])}MACs, {_count(summary['flops'])}FLOPs, activations "
+    text = (f"{count_text(summary['macs'])}MACs, {count_text(summary['flops'])}FLOPs, activations "
             f"{human_bytes(summary['activation_bytes'])} (peak ~{human_bytes(summary['peak_activation_bytes'])})")
     if shapes:
         text += f" for {shapes}"

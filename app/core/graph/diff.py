@@ -15,24 +15,14 @@ import hashlib
 from collections import Counter
 from pathlib import Path
 
+from app.core.graph.details import attribute_text
+from app.core.graph.structure import display_name
 from app.core.jobs.protocol import JobContext
 
 
 def _load(path: Path, weights: bool):
     from app.core.model.intake import admit
     return admit(path, weights=weights, onnx_only="diff compares the graphs of .onnx models").model
-
-
-def _attribute_text(attr) -> str:
-    from onnx import helper
-    if attr.HasField("g") or attr.graphs:
-        return f"graph ({len(attr.g.node)} nodes)" if attr.HasField("g") else f"{len(attr.graphs)} graphs"
-    value = helper.get_attribute_value(attr)
-    if hasattr(value, "dims"):                          # a TensorProto attribute
-        return f"tensor {list(value.dims)} #{hashlib.sha256(value.SerializeToString()).hexdigest()[:12]}"
-    if isinstance(value, bytes):
-        return value.decode("utf-8", "replace")
-    return repr(value)
 
 
 def _tensor_facts(tensor, weights: bool) -> dict:
@@ -87,8 +77,8 @@ def _node_changes(a, b, inits_a: dict, inits_b: dict) -> list[dict]:
     for what in ("op_type", "domain"):
         if getattr(a, what) != getattr(b, what):
             changes.append({"what": what, "a": getattr(a, what), "b": getattr(b, what)})
-    attrs_a = {x.name: _attribute_text(x) for x in a.attribute}
-    attrs_b = {x.name: _attribute_text(x) for x in b.attribute}
+    attrs_a = {x.name: attribute_text(x) for x in a.attribute}
+    attrs_b = {x.name: attribute_text(x) for x in b.attribute}
     for name in sorted(set(attrs_a) | set(attrs_b)):
         if attrs_a.get(name) != attrs_b.get(name):
             changes.append({"what": "attribute", "name": name, "a": attrs_a.get(name), "b": attrs_b.get(name)})
@@ -104,7 +94,7 @@ def _node_changes(a, b, inits_a: dict, inits_b: dict) -> list[dict]:
 
 
 def _describe(node, index: int) -> dict:
-    return {"name": node.name or f"{node.op_type}_{index}", "op_type": node.op_type, "domain": node.domain}
+    return {"name": display_name(node, index), "op_type": node.op_type, "domain": node.domain}
 
 
 def _io(values) -> dict:

@@ -1,5 +1,6 @@
-"""The jobs of the graph room: a model's cost, its summary with the cost totals, and the
-difference between two models."""
+"""The jobs of the graph room: a model's cost, its summary with the cost totals, the
+difference between two models, the model drawn (layout and node details), and Netron
+serving it."""
 
 from __future__ import annotations
 
@@ -71,6 +72,37 @@ def diff_job(params: DiffParams, ctx) -> dict:
     return diff_models(params.a, params.b, params.values, ctx)
 
 
+@dataclass
+class DrawParams(Params):
+    path: str
+    expanded: list[str] = setting(factory=list)     # ids of the control-flow nodes drawn open
+    details: bool = True                            # also every node's shapes, weights and cost
+    inputs: FeedSpec = setting(factory=lambda: FeedSpec(mode="zeros"))
+
+
+class DrawResult(TypedDict):
+    key: str                       # the model file's content hash
+    details: dict | None           # {nodes {id: {...}}, inputs, inference_note}; see app.core.graph.details
+
+
+def draw_job(params: DrawParams, ctx) -> dict:
+    from app.core.graph.drawing import draw_model
+    return draw_model(params, ctx)
+
+
+@dataclass
+class NetronParams(Params):
+    path: str
+    browse: bool = True
+
+
+def netron_job(params: NetronParams, ctx) -> dict:
+    from app.core.graph.netron import serve_until_cancelled
+    return serve_until_cancelled(params.path, params.browse, ctx)
+
+
 COST = Job("cost", cost_job, CostParams)
 SUMMARY = Job("inspect-with-cost", summary_job, CostParams, result=SummaryResult)
 DIFF = Job("diff", diff_job, DiffParams, result=DiffResult)
+DRAW = Job("graph-layout", draw_job, DrawParams, result=DrawResult)
+NETRON = Job("netron", netron_job, NetronParams)

@@ -1,6 +1,7 @@
-"""Where ORTune keeps its files: settings, results history, logs, bundled resources.
+"""Where ORTune keeps its files: settings, results history, logs, cached work (graph
+layouts), bundled resources.
 
-ORTUNE_CONFIG_DIR, ORTUNE_DATA_DIR and ORTUNE_OUTPUT_DIR override the platform folders
+ORTUNE_CONFIG_DIR, ORTUNE_DATA_DIR, ORTUNE_OUTPUT_DIR and ORTUNE_CACHE_DIR override the platform folders
 (tests point them at temporary folders so they never touch a user's real ones)."""
 
 from __future__ import annotations
@@ -38,6 +39,15 @@ def output_dir() -> Path:
         return Path(override)
     import platformdirs
     return Path(platformdirs.user_documents_dir()) / APP_NAME / "variants"
+
+
+def cache_dir() -> Path:
+    """Work that can be made again and is kept only to save time: deleting it loses nothing."""
+    override = os.environ.get("ORTUNE_CACHE_DIR")
+    if override:
+        return Path(override)
+    import platformdirs
+    return Path(platformdirs.user_cache_dir(APP_ID, appauthor=False))
 
 
 def log_dir() -> Path:

@@ -22,6 +22,8 @@ class PanelContext(QObject):
     model_changed = Signal(object)       # the current OpenModel (or None); again when its summary arrives
     providers_ready = Signal(object)     # the provider probe's result
     inputs_planned = Signal(str, object)  # a model's path and the input plan a job just ran it on
+    node_chosen = Signal(str, str)       # a model's path and a node's name: a table row named it (the graph centres)
+    result_made = Signal(str, str, object)  # kind, a model's path, a result another tab may draw (see publish)
 
     def __init__(self, window, session: SessionState):
         super().__init__(window)
@@ -32,6 +34,8 @@ class PanelContext(QObject):
         self._plans: dict[str, list[dict]] = {}
         # first, before any tab hears of the model: its own input sizes are in place for them
         self.model_changed.connect(lambda model: session.follow_model(None if model is None else model.path))
+        self._latest: dict[tuple[str, str], dict] = {}
+        self._chosen: tuple[str, str] | None = None
 
     # models ----------------------------------------------------------------------
     def current_model(self) -> OpenModel | None:
@@ -53,6 +57,10 @@ class PanelContext(QObject):
                 self._window.model_list.remove(stale)
         return self._window.open_model(path, parent=parent, kind=kind, extra=extra, select=select)
 
+    def open_models(self) -> list[OpenModel]:
+        """Every model in the list, in its order."""
+        return self._window.model_list.models()
+
     @property
     def providers_info(self) -> dict | None:
         """The provider probe's result, or None before it arrives (see providers_ready)."""
@@ -67,6 +75,24 @@ class PanelContext(QObject):
 
     def last_plan(self, path: str) -> list[dict] | None:
         return self._plans.get(str(path))
+
+    # results other tabs draw, and nodes a table names --------------------------------
+    def publish(self, kind: str, path: str, result: dict) -> None:
+        """A tab made a result of `kind` ("profile", "placement", "drift") for the model at `path`:
+        kept as that model's newest, for the tabs that draw it (the Graph tab's overlays)."""
+        self._latest[(kind, str(path))] = result
+        self.result_made.emit(kind, str(path), result)
+
+    def latest(self, kind: str, path: str) -> dict | None:
+        return self._latest.get((kind, str(path)))
+
+    def choose_node(self, path: str, name: str) -> None:
+        """A table row names a node of the model at `path`."""
+        self._chosen = (str(path), name)
+        self.node_chosen.emit(str(path), name)
+
+    def chosen_node(self) -> tuple[str, str] | None:
+        return self._chosen
 
     # telling the user ------------------------------------------------------------
     def show_error(self, title: str, message: str) -> None:

@@ -5,6 +5,7 @@ a single panel module."""
 PANELS = [
     ("Overview", "app.gui.panels.model.overview", "OverviewPanel"),
     ("Convert", "app.gui.panels.convert.panel", "ConvertPanel"),
+    ("Graph", "app.gui.panels.graph.panel", "GraphPanel"),
     ("Session", "app.gui.panels.session.panel", "SessionPanel"),
     ("Benchmark", "app.gui.panels.bench.panel", "BenchmarkPanel"),
     ("Compare", "app.gui.panels.compare.panel", "ComparePanel"),
@@ -25,4 +26,5 @@ RESULT_TABS = {
     "bench": "Benchmark",
     "sweep": "Benchmark",
     "compare": "Compare",
+    "node": "Graph",                 # {path, name}: a node shown in the drawing
 }

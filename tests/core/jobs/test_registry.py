@@ -117,6 +117,7 @@ def _quick_params(job, tmp_path):
         "inspect": {"path": mlp},
         "inspect-with-cost": {"path": mlp},
         "diff": {"a": mlp, "b": mlp},
+        "graph-layout": {"path": mlp},
         "probe-providers": {},
         "bench": {**quick, "run": {"warmup": 1, "iterations": 5}, "record": False},
         "compare": {"models": [{"path": mlp}, {"path": mlp}], "session": quick["session"],

@@ -116,6 +116,8 @@ class DiagnosePanel(Panel):
         self.apply_button.setEnabled(bool(finding and finding.get("setting")))
         if finding is None:
             return
+        if finding.get("nodes") and self._running:      # the Graph tab centres on the node it names first
+            self.context.choose_node(self._running[0], finding["nodes"][0])
         from html import escape
         parts = [f"<h3>{escape(finding['title'])}</h3>", f"<p><b>Evidence:</b> {escape(finding['evidence'])}</p>"]
         if finding["cost"]:

@@ -85,6 +85,8 @@ class ProfilePanel(Panel):
         self.compare.before.currentIndexChanged.connect(lambda _: self.update_compare())
         self.compare.after.currentIndexChanged.connect(lambda _: self.update_compare())
         self.compare.measure_button.clicked.connect(self.measure_compare)
+        self.nodes.table.selectionModel().currentRowChanged.connect(lambda *_: self._node_chosen(show=False))
+        self.nodes.table.doubleClicked.connect(lambda _: self._node_chosen(show=True))
         self._list_profiles()     # some may have arrived before the tab was first shown
 
     def remembered(self) -> dict:
@@ -163,6 +165,9 @@ class ProfilePanel(Panel):
     # showing -----------------------------------------------------------------------------------
     def add_profile(self, label: str, info: dict) -> None:
         self.profiles.append((label, info))
+        path = info.get("model_path") or info.get("model")
+        if path:                                 # the Graph tab draws the newest profile of each model
+            self.context.publish("profile", str(Path(path).resolve()), info)
         if self.built:
             self._list_profiles()
 
@@ -208,6 +213,17 @@ class ProfilePanel(Panel):
         self.warning.setVisible(bool(info["warnings"]))
         for view in (self.operators, self.nodes, self.providers, self.runs_view, self.timeline):
             view.show_profile(info, include)
+
+    def _node_chosen(self, show: bool) -> None:
+        """A row of the Nodes view names a node: the Graph tab centres on it (and comes forward on a double-click)."""
+        info, index = self.current(), self.nodes.table.currentIndex()
+        path = info and (info.get("model_path") or info.get("model"))
+        if not path or not index.isValid():
+            return
+        name = self.nodes.table.proxy.index(index.row(), 1).data()
+        self.context.choose_node(str(Path(path).resolve()), name)
+        if show:
+            self.context.show_result("node", {"path": str(Path(path).resolve()), "name": name})
 
     def update_compare(self) -> None:
         from app.core.profile.diff import diff_profiles

@@ -26,6 +26,9 @@ class PlacementView(QWidget):
         self.warnings.setStyleSheet("color: #c0392b; font-weight: bold")
         self.providers = DataTable(["Provider", "Nodes", "Share %", "Operators"])
         self.nodes = DataTable(["Node", "Operator", "Provider"])
+        self.nodes.selectionModel().currentRowChanged.connect(lambda *_: self._node_chosen(show=False))
+        self.nodes.doubleClicked.connect(lambda _: self._node_chosen(show=True))
+        self.model_path = ""
         top = QHBoxLayout()
         top.addWidget(self.button)
         top.addWidget(self.summary, 1)
@@ -52,6 +55,8 @@ class PlacementView(QWidget):
 
         def done(result: dict) -> None:
             self.button.setEnabled(True)
+            self.model_path = model.path
+            context.publish("placement", model.path, result)     # the Graph tab's provider overlay
             self.show_result(result)
 
         context.jobs.start(f"Placement of {model.label}", PLACEMENT,
@@ -70,3 +75,13 @@ class PlacementView(QWidget):
                                   ", ".join(f"{op} ×{n}" for op, n in info["op_types"].items())]
                                  for p, info in result["by_provider"].items()])
         self.nodes.set_rows([[n["name"], n["op_type"], display_name(n["provider"])] for n in result["nodes"]])
+
+    def _node_chosen(self, show: bool) -> None:
+        """A row names a node: the Graph tab centres on it (and comes forward on a double-click)."""
+        index = self.nodes.currentIndex()
+        if not self.model_path or not index.isValid():
+            return
+        name = self.nodes.proxy.index(index.row(), 0).data()
+        self.panel.context.choose_node(self.model_path, name)
+        if show:
+            self.panel.context.show_result("node", {"path": self.model_path, "name": name})

@@ -1,0 +1,121 @@
+"""Measurements laid on the drawn graph: for each drawn node, the value an overlay colours
+it by, from a result ORTune made elsewhere (a profile, a placement, the node details'
+cost, a drift run, a diff). Results name nodes (and drift names tensors); the drawing
+knows nodes by id, so each function matches names to ids and says how many it could
+not place: ONNX Runtime's optimiser fuses and renames nodes, and a profile or placement
+of an optimised session names the nodes it made.
+
+A name ONNX Runtime made is traced back where its form says where it came from: a
+node its layout transformer rewrote is named after the tensor it writes plus "_nchwc"
+(the node that writes that tensor here), and a fusion is named after the node it kept
+plus "/<Name>Fusion/" (that node). The nodes a fusion absorbed get no value of their own:
+their time is the kept node's. Nodes ORT inserted (layout reorders, "..._token_N") stay
+unmatched.
+
+Every function returns {"values": {id: value}, "unmatched": n, "total": n}."""
+
+from __future__ import annotations
+
+import re
+
+_FUSED = re.compile(r"^(?P<kept>.+)/[A-Za-z0-9]*Fusion/?$")
+_LAYOUT = "_nchwc"
+
+
+class _Names:
+    """Finds the drawn node an ORT node name means (see the module docstring)."""
+
+    def __init__(self, nodes: list[dict]):
+        self.by_name = {n["name"]: n["id"] for n in nodes if n["kind"] == "op"}
+        self.by_output = {t: n["id"] for n in nodes if n["kind"] == "op" for t in n["outputs"]}
+
+    def get(self, name: str) -> str | None:
+        if name in self.by_name:
+            return self.by_name[name]
+        if name.endswith(_LAYOUT) and name[:-len(_LAYOUT)] in self.by_output:
+            return self.by_output[name[:-len(_LAYOUT)]]
+        fused = _FUSED.match(name)
+        return self.get(fused["kept"]) if fused else None
+
+
+def _result(values: dict, unmatched: int, total: int) -> dict:
+    return {"values": values, "unmatched": unmatched, "total": total}
+
+
+def profile_times(nodes: list[dict], profile: dict) -> dict:
+    """µs per run of each node the profile timed: its steady average per call (the warm-up
+    run left out where the profile did) times its calls per run."""
+    ids = _Names(nodes)
+    runs = max(1, profile.get("runs", 1))
+    values, missing = {}, 0
+    for row in profile.get("by_node", []):
+        node_id = ids.get(row["name"])
+        if node_id is None:
+            missing += 1
+        else:
+            values[node_id] = values.get(node_id, 0.0) + row["avg_us"] * row["count"] / runs
+    return _result(values, missing, len(profile.get("by_node", [])))
+
+
+def providers(nodes: list[dict], placement: dict) -> dict:
+    """The execution provider that runs each node."""
+    ids = _Names(nodes)
+    values, missing = {}, 0
+    for row in placement.get("nodes", []):
+        node_id = ids.get(row["name"])
+        if node_id is None:
+            missing += 1
+        else:
+            values[node_id] = row["provider"]
+    return _result(values, missing, len(placement.get("nodes", [])))
+
+
+def fallbacks(placement: dict) -> set[str]:
+    """Providers that mean a fallback here: CPU when another provider was asked for first."""
+    asked = placement.get("providers", [])
+    return {"CPUExecutionProvider"} if asked and asked[0] != "CPUExecutionProvider" else set()
+
+
+def flops(details: dict) -> dict:
+    """FLOPs of each node whose cost is counted (app.core.graph.details)."""
+    return _result(dict(details.get("flops", {})), 0, len(details.get("nodes", {})))
+
+
+def drift(nodes: list[dict], result: dict) -> dict:
+    """Per node, the drift of the tensor it writes (the worst one, by SQNR in dB, where it
+    writes several): {sqnr_db, passed, tensor}."""
+    writer = {t: n["id"] for n in nodes for t in n["outputs"]}
+    values, missing = {}, 0
+    for row in result.get("tensors", []):
+        node_id = writer.get(row["name"])
+        if node_id is None:
+            missing += 1
+            continue
+        sqnr = row.get("sqnr_db")
+        seen = values.get(node_id)
+        if seen is None or (sqnr is not None and (seen["sqnr_db"] is None or sqnr < seen["sqnr_db"])):
+            values[node_id] = {"sqnr_db": sqnr, "passed": row.get("passed"), "tensor": row["name"]}
+    return _result(values, missing, len(result.get("tensors", [])))
+
+
+def diff_states(nodes: list[dict], diff: dict) -> dict:
+    """added or changed, for the nodes of the diff's second model (B) drawn here; what B
+    lacks (removed) cannot be drawn on B and stays in the diff's list."""
+    ids = {n["name"]: n["id"] for n in nodes if n["kind"] == "op" and not n["owner"]}
+    values, missing = {}, 0
+    for state in ("added", "changed"):
+        for row in diff.get(state, []):
+            node_id = ids.get(row["name"])
+            if node_id is None:
+                missing += 1
+            else:
+                values[node_id] = state
+    return _result(values, missing, len(diff.get("added", [])) + len(diff.get("changed", [])))
+
+
+def achieved(nodes: list[dict], profile: dict, details: dict) -> dict:
+    """FLOP/s each timed and counted node reached: its FLOPs over its time per run."""
+    times = profile_times(nodes, profile)["values"]
+    counted = details.get("flops", {})
+    values = {i: counted[i] / (us * 1e-6) for i, us in times.items() if us > 0 and counted.get(i)}
+    return _result(values, 0, len(times))

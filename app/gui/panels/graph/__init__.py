@@ -1,0 +1,1 @@
+"""Graph tab: the current model drawn, with measurements laid on it."""

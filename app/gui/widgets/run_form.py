@@ -5,9 +5,12 @@ from __future__ import annotations
 
 from PySide6.QtWidgets import QComboBox, QDoubleSpinBox, QFormLayout, QGroupBox, QSpinBox
 
+from app.core.units import duration_text
+
 
 def ms_text(value) -> str:
-    return "–" if value is None or value != value else f"{value:.4g} ms"
+    """A figure held in ms, in the unit its size reads best in (4 significant digits)."""
+    return duration_text(value, 4)
 
 
 class RunSettingsForm(QGroupBox):

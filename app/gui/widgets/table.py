@@ -4,11 +4,14 @@ from __future__ import annotations
 
 import csv
 import io
+from itertools import zip_longest
 from typing import Any, Sequence
 
 from PySide6.QtCore import QSortFilterProxyModel, Qt
 from PySide6.QtGui import QAction, QGuiApplication, QKeySequence, QStandardItem, QStandardItemModel
 from PySide6.QtWidgets import QAbstractItemView, QFileDialog, QHeaderView, QMenu, QTableView, QWidget
+
+from app.core.units import shared_decimals
 
 SORT_ROLE = Qt.ItemDataRole.UserRole + 1
 
@@ -50,21 +53,26 @@ class DataTable(QTableView):
         self.addAction(copy)
         self.headers = list(headers)
         self.rows: list[list[Any]] = []
-        self.decimals = 2
+        self.decimals = 2            # the most a column of fractions gets (see set_rows)
+        self._column_decimals: list[int] = []
         self.sortByColumn(-1, Qt.SortOrder.AscendingOrder)   # insertion order until a header is clicked
 
     def set_rows(self, rows: Sequence[Sequence[Any]], headers: Sequence[str] | None = None) -> None:
         if headers is not None:
             self.headers = list(headers)
         self.rows = [list(r) for r in rows]
+        # one format per column: as many decimals as its smallest figure needs (3 significant
+        # digits), the same for every row, so 944.7470 and 2,767.2 never share a column
+        self._column_decimals = [shared_decimals([v for v in column if isinstance(v, float)], most=self.decimals)
+                                 for column in zip_longest(*self.rows)]
         self.setSortingEnabled(False)
         self.source.clear()
         self.source.setColumnCount(len(self.headers))
         self.source.setHorizontalHeaderLabels(self.headers)
         for row in self.rows:
             items = []
-            for value in row:
-                item = QStandardItem(self.format(value))
+            for column, value in enumerate(row):
+                item = QStandardItem(self.format(value, column))
                 item.setData(value if isinstance(value, (int, float)) and not isinstance(value, bool)
                              else self.format(value), SORT_ROLE)
                 if isinstance(value, (int, float)):
@@ -74,13 +82,17 @@ class DataTable(QTableView):
         self.setSortingEnabled(True)
         self.resizeColumnsToContents()
 
-    def format(self, value: Any) -> str:
+    def format(self, value: Any, column: int | None = None) -> str:
         if isinstance(value, bool) or value is None:
             return "" if value is None else ("yes" if value else "no")
         if isinstance(value, int):
             return f"{value:,}"
         if isinstance(value, float):
-            return f"{value:,.{self.decimals}f}" if abs(value) < 1000 else f"{value:,.1f}"
+            if value != value:
+                return "–"
+            decimals = self._column_decimals[column] if column is not None and column < len(
+                self._column_decimals) else self.decimals
+            return f"{value:,.{decimals}f}"
         return str(value)
 
     def set_filter(self, text: str) -> None:

@@ -33,10 +33,10 @@ def bins_for(runs: int) -> int:
     return max(10, min(HISTOGRAM_BINS, int(2 * math.sqrt(max(runs, 1)))))
 
 
-def _decades(low: float, high: float) -> tuple[float, float]:
-    """Whole powers of ten around [low, high], as log10 values (pyqtgraph's log view)."""
-    bottom = math.floor(math.log10(max(low, 1e-9)))
-    return float(bottom), float(max(math.ceil(math.log10(max(high, 1e-9))), bottom + 1))
+def _decades(low: float, high: float, step: float = 1.0) -> tuple[float, float]:
+    """[low, high] widened to whole steps of `step` decades, as log10 values (pyqtgraph's log view)."""
+    bottom = math.floor(math.log10(max(low, 1e-9)) / step) * step
+    return bottom, max(math.ceil(math.log10(max(high, 1e-9)) / step) * step, bottom + step)
 
 
 class LatencyView(QWidget):
@@ -246,7 +246,8 @@ class LatencyView(QWidget):
         line_y = _decades(low, high) if log else (0.0, _nice_ceiling(high))
         self._set_range("line", self.line, (0.0, _nice_ceiling(runs)), line_y)
         if counts is not None and counts.size:
-            hist_x = _decades(edges[0], edges[-1]) if log else (0.0, _nice_ceiling(edges[-1]))
+            # half decades: a narrow distribution is not lost in a 1 ms … 1 s axis
+            hist_x = _decades(edges[0], edges[-1], 0.5) if log else (0.0, _nice_ceiling(edges[-1]))
             self._set_range("hist", self.hist, hist_x, (0.0, _nice_ceiling(counts.max())))
 
     def _set_range(self, key: str, plot, x_range, y_range) -> None:

@@ -7,6 +7,7 @@ import time
 from PySide6.QtCore import Qt
 from PySide6.QtWidgets import QHBoxLayout, QLabel, QPushButton, QSplitter, QTextBrowser
 
+from app.core.units import duration_text
 from app.gui.shell.panel import Panel
 from app.core.diagnose.jobs import DIAGNOSE
 
@@ -79,8 +80,8 @@ class DiagnosePanel(Panel):
         self.context.report_inputs(path, result.get("inputs") or [])
         self.caption.show_run(path, label, result.get("inputs"), started)
         stats = result["evidence"]["latency_ms"]
-        self._done(f"{len(result['findings'])} finding(s). Latency p50 {stats['p50']:.3f} ms, p99 "
-                   f"{stats['p99']:.3f} ms over {stats['runs']} runs on {result['evidence']['cpu']}.")
+        self._done(f"{len(result['findings'])} finding(s). Latency p50 {duration_text(stats['p50'], 4)}, p99 "
+                   f"{duration_text(stats['p99'], 4)} over {stats['runs']} runs on {result['evidence']['cpu']}.")
         self.table.set_rows([[f"{SEVERITY_MARK.get(f['severity'], '')} {f['severity']}", f["title"], f["id"],
                               f["cost"]] for f in result["findings"]])
         if result["findings"]:

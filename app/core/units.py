@@ -35,14 +35,14 @@ def human_bytes(count: float | None) -> str:
 DURATION_UNITS = ((1000.0, "s"), (1.0, "ms"), (1e-3, "µs"), (1e-6, "ns"))
 
 
-def significant(value: float, digits: int = 3) -> str:
-    """`value` to `digits` significant digits, without an exponent or trailing zeros, with
-    thousands separators (1234.5 -> "1,234", 0.012345 -> "0.0123", 2.0 -> "2")."""
+def significant(value: float, digits: int = 3, trim: bool = True) -> str:
+    """`value` to `digits` significant digits, without an exponent, with thousands separators,
+    and (`trim`) without trailing zeros (1234.5 -> "1,234", 0.012345 -> "0.0123", 2.0 -> "2")."""
     if value == 0 or not math.isfinite(value):
         return "0" if value == 0 else str(value)
     decimals = max(0, digits - 1 - math.floor(math.log10(abs(value))))
     text = f"{round(value, decimals):,.{decimals}f}"
-    return text.rstrip("0").rstrip(".") if "." in text else text
+    return text.rstrip("0").rstrip(".") if trim and "." in text else text
 
 
 def duration_unit(ms: float) -> tuple[float, str]:
@@ -56,15 +56,16 @@ def duration_unit(ms: float) -> tuple[float, str]:
     raise AssertionError("unreachable")
 
 
-def duration_text(ms: float | None, digits: int = 3) -> str:
+def duration_text(ms: float | None, digits: int = 3, trim: bool = True) -> str:
     """A duration given in ms, in the unit its magnitude reads best in: 0.0123 -> "12.3 µs",
-    294.851 -> "295 ms", 2767.2 -> "2.77 s"."""
+    294.851 -> "295 ms", 2767.2 -> "2.77 s"; `trim=False` keeps trailing zeros ("27.70 ms"),
+    for figures shown side by side."""
     if ms is None or not math.isfinite(ms):
         return "–"
     if ms == 0:
         return "0 ms"
     factor, name = duration_unit(ms)
-    return f"{significant(ms / factor, digits)} {name}"
+    return f"{significant(ms / factor, digits, trim)} {name}"
 
 
 def shared_decimals(values, digits: int = 3, most: int = 4) -> int:

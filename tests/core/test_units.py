@@ -36,3 +36,8 @@ def test_float_noise_is_rounded_away_everywhere_in_a_report():
 def test_a_column_of_durations_has_one_unit_and_one_format():
     assert duration_column([944.747, 2767.2]) == ("s", ["0.945", "2.767"])
     assert duration_column([0.361, 0.0425, None]) == ("µs", ["361.0", "42.5", "–"])
+
+
+def test_figures_side_by_side_can_keep_their_trailing_zeros():
+    assert duration_text(27.7, 4, trim=False) == "27.70 ms" and duration_text(27.7, 4) == "27.7 ms"
+    assert duration_text(0.13, 4, trim=False) == "130.0 µs"

@@ -96,7 +96,7 @@ def test_benchmark_runs_live_and_lands_in_the_history(qtbot, window, tmp_path):
     assert len(x) > 0 and y.max() == panel.view.series.samples().max()
     edges, counts = panel.view.hist_curve.getOriginalDataset()
     assert counts.sum() == 3000 and len(edges) == len(counts) + 1
-    assert panel.values["p50"].text() == duration_text(panel.report["latency_ms"]["p50"], 4)
+    assert panel.values["p50"].text() == duration_text(panel.report["latency_ms"]["p50"], 4, trim=False)
     history = window.panel("History")
     window.tabs.setCurrentWidget(history)
     history.ensure_built()

@@ -18,7 +18,7 @@ from app.core.units import duration_text, duration_unit, significant
 LOG_STEPS = ((1,), (1, 3), (1, 2, 5), (1, 2, 3, 5, 7), (1, 2, 3, 4, 5, 6, 7, 8, 9))
 #: room a tick label needs along the axis, in pixels
 ROOM_ACROSS = 58      # bottom and top axes: the text's width
-ROOM_ALONG = 26       # left and right axes: the text's height, with air
+ROOM_ALONG = 40       # left and right axes: the text's height, with air
 
 
 def log_ticks(low: float, high: float, most: int) -> list[float]:

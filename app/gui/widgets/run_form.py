@@ -9,8 +9,9 @@ from app.core.units import duration_text
 
 
 def ms_text(value) -> str:
-    """A figure held in ms, in the unit its size reads best in (4 significant digits)."""
-    return duration_text(value, 4)
+    """A figure held in ms, in the unit its size reads best in, to 4 significant digits
+    (trailing zeros kept, so figures side by side read alike)."""
+    return duration_text(value, 4, trim=False)
 
 
 class RunSettingsForm(QGroupBox):

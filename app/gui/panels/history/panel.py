@@ -34,7 +34,9 @@ class HistoryPanel(Panel):
 
         self.entry: dict | None = None
         self.model_filter = QComboBox()
-        self.model_filter.setMinimumWidth(300)
+        # long model paths must not push the row's buttons out of a 1024-pixel window
+        self.model_filter.setSizeAdjustPolicy(QComboBox.SizeAdjustPolicy.AdjustToMinimumContentsLengthWithIcon)
+        self.model_filter.setMinimumContentsLength(18)
         self.kind_filter = QComboBox()
         self.kind_filter.addItems(["all kinds", "bench", "compare", "sweep"])
         self.text_filter = QLineEdit()

@@ -125,3 +125,16 @@ def test_line_chart_y_starts_at_zero(qtbot):
     chart.set_lines([1, 2, 4], [("all", [61.5, 87.1, 98.4])])
     low, high = chart.plot.getViewBox().viewRange()[1]
     assert low == 0 and high > 98.4
+
+
+def test_making_a_chart_opens_no_window(qtbot):
+    from PySide6.QtWidgets import QApplication, QWidget
+
+    host = QWidget()
+    qtbot.addWidget(host)
+    host.show()
+    qtbot.waitUntil(lambda: QApplication.activeWindow() is host)
+    chart = BarChart("A title")              # its title label must not show as a window of its own
+    qtbot.addWidget(chart)
+    qtbot.wait(50)
+    assert QApplication.activeWindow() is host

@@ -78,11 +78,11 @@ class ChartBase(QWidget):
             self.plot.getAxis(name).enableAutoSIPrefix(False)     # "ms", never "ms (x0.001)"
         self.canvas: QWidget = self.plot
         self.add_export_menu(self.plot.getPlotItem().getViewBox())
-        self.placeholder = QLabel(placeholder or self.placeholder_text)
+        self.placeholder = QLabel(placeholder or self.placeholder_text, self)
         self.placeholder.setAlignment(Qt.AlignmentFlag.AlignCenter)
         self.placeholder.setWordWrap(True)
         self.placeholder.setStyleSheet(f"color: {self.colors['muted'].name()};")
-        self.title = QLabel()
+        self.title = QLabel(self)     # a parent first: showing a parentless label opens a window
         self.title.setAlignment(Qt.AlignmentFlag.AlignCenter)
         self.title.setWordWrap(True)
         font = self.title.font()

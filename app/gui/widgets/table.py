@@ -55,6 +55,7 @@ class DataTable(QTableView):
         self.rows: list[list[Any]] = []
         self.decimals = 2            # the most a column of fractions gets (see set_rows)
         self._column_decimals: list[int] = []
+        self._column: int | None = None
         self.sortByColumn(-1, Qt.SortOrder.AscendingOrder)   # insertion order until a header is clicked
 
     def set_rows(self, rows: Sequence[Sequence[Any]], headers: Sequence[str] | None = None) -> None:
@@ -72,17 +73,20 @@ class DataTable(QTableView):
         for row in self.rows:
             items = []
             for column, value in enumerate(row):
-                item = QStandardItem(self.format(value, column))
+                self._column = column          # format() reads it: a subclass may override format(value)
+                item = QStandardItem(self.format(value))
                 item.setData(value if isinstance(value, (int, float)) and not isinstance(value, bool)
                              else self.format(value), SORT_ROLE)
                 if isinstance(value, (int, float)):
                     item.setTextAlignment(Qt.AlignmentFlag.AlignRight | Qt.AlignmentFlag.AlignVCenter)
                 items.append(item)
             self.source.appendRow(items)
+        self._column = None
         self.setSortingEnabled(True)
         self.resizeColumnsToContents()
 
-    def format(self, value: Any, column: int | None = None) -> str:
+    def format(self, value: Any) -> str:
+        """A cell's text; a fraction takes its column's decimals while set_rows fills the table."""
         if isinstance(value, bool) or value is None:
             return "" if value is None else ("yes" if value else "no")
         if isinstance(value, int):
@@ -90,6 +94,7 @@ class DataTable(QTableView):
         if isinstance(value, float):
             if value != value:
                 return "–"
+            column = self._column
             decimals = self._column_decimals[column] if column is not None and column < len(
                 self._column_decimals) else self.decimals
             return f"{value:,.{decimals}f}"

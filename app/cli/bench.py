@@ -8,22 +8,26 @@ from app.cli.common import add_cluster_argument, add_json_flag, cluster_lines, f
 from app.cli.session_args import add_run_arguments, add_session_arguments, run_settings_from_args, session_config_from_args
 from app.core.jobs.errors import UserError
 from app.core.bench.jobs import BENCH, SWEEP
+from app.core.units import duration_column, duration_text
 
 ORDER = 30
 STAT_KEYS = ["mean", "p50", "p90", "p95", "p99", "p999", "min", "max", "std"]
 
 
-def ms(value) -> str:
-    return "–" if value is None else f"{value:.4g}"
+def latency_columns(latencies: list[dict], keys) -> dict[str, tuple[str, list[str]]]:
+    """Per percentile, its unit and texts over `latencies` (one unit and format per column)."""
+    return {key: duration_column([latency.get(key) for latency in latencies]) for key in keys}
 
 
 def render(report: dict) -> str:
+    unit, figures = duration_column([report["latency_ms"][k] for k in STAT_KEYS])
     lines = [f"{Path(report['model']['path']).name} on {', '.join(report['providers'])} "
              f"(ONNX Runtime {report['ort_version']})",
-             f"session created in {report['session_create_ms']:.1f} ms, first run {ms(report['first_run_ms'])} ms, "
-             f"{report['warmup']} warm-up runs, {report['iterations']:,} measured runs in {report['measure_s']:.2f} s",
-             "", "latency in ms:",
-             format_table(STAT_KEYS, [[ms(report["latency_ms"][k]) for k in STAT_KEYS]]),
+             f"session created in {duration_text(report['session_create_ms'])}, first run "
+             f"{duration_text(report['first_run_ms'], 4)}, {report['warmup']} warm-up runs, "
+             f"{report['iterations']:,} measured runs in {report['measure_s']:.2f} s",
+             "", f"latency in {unit}:",
+             format_table(STAT_KEYS, [figures]),
              "",
              f"throughput {report['throughput_per_s']:,.1f} runs/s (concurrency {report['concurrency']})",
              f"peak RSS {human_bytes(report['peak_rss_bytes'])}"
@@ -41,13 +45,14 @@ def _interval(low: float, high: float) -> str:
 def render_sweep(result: dict) -> str:
     dim = result["dim"]
     best = result["best"]
-    headers = ([dim] if dim else []) + ["concurrency", "p50 ms", "p99 ms", "runs/s"] + (
-        [f"{dim} items/s"] if dim else []) + ["vs first", "95 % interval", "verdict", "best"]
+    latency = latency_columns([cell["latency_ms"] for cell in result["cells"]], ("p50", "p99"))
+    headers = ([dim] if dim else []) + ["concurrency"] + [f"{key} {latency[key][0]}" for key in ("p50", "p99")] + [
+        "runs/s"] + ([f"{dim} items/s"] if dim else []) + ["vs first", "95 % interval", "verdict", "best"]
     rows = []
-    for cell in result["cells"]:
+    for index, cell in enumerate(result["cells"]):
         mark = "◀" if cell == best else ""
         rows.append(([cell["dim_value"]] if dim else []) + [
-            cell["concurrency"], ms(cell["latency_ms"]["p50"]), ms(cell["latency_ms"]["p99"]),
+            cell["concurrency"], latency["p50"][1][index], latency["p99"][1][index],
             f"{cell['throughput_per_s']:,.1f}"] + ([f"{cell['items_per_s']:,.1f}"] if dim else []) + (
             [f"{cell['ratio']:.3g}x", _interval(*cell["ratio_ci"]), cell["verdict"]] if "ratio" in cell
             else ["–", "–", "–"]) + [mark])

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from pathlib import Path
 
-from app.cli.bench import ms
+from app.cli.bench import latency_columns
 from app.cli.common import add_cluster_argument, add_json_flag, cluster_lines, format_table, human_bytes, output, run_job_cli
 from app.cli.session_args import add_run_arguments, add_session_arguments, run_settings_from_args, session_config_from_args
 from app.core.bench.jobs import COMPARE
@@ -43,12 +43,13 @@ def speedup_text(row: dict) -> str:
 
 
 def render(result: dict) -> str:
-    rows = [[row["label"], human_bytes(row["size_bytes"]), ms(row["latency_ms"]["p50"]), ms(row["latency_ms"]["p90"]),
-             ms(row["latency_ms"]["p99"]), f"{row['throughput_per_s']:,.1f}", speedup_text(row), row.get("verdict", "–"),
-             fidelity_text(row["fidelity"])]
-            for row in result["models"]]
-    lines = [format_table(["model", "size", "p50 ms", "p90 ms", "p99 ms", "runs/s", "speedup [95 % interval]",
-                           "verdict", "fidelity"], rows), ""]
+    keys = ("p50", "p90", "p99")
+    latency = latency_columns([row["latency_ms"] for row in result["models"]], keys)
+    rows = [[row["label"], human_bytes(row["size_bytes"]), *[latency[key][1][index] for key in keys],
+             f"{row['throughput_per_s']:,.1f}", speedup_text(row), row.get("verdict", "–"), fidelity_text(row["fidelity"])]
+            for index, row in enumerate(result["models"])]
+    lines = [format_table(["model", "size", *[f"{key} {latency[key][0]}" for key in keys], "runs/s",
+                           "speedup [95 % interval]", "verdict", "fidelity"], rows), ""]
     plan = result.get("alternation")
     if plan:
         lines += [f"measured in alternation: {plan['rounds_run']} rounds of {plan['block_runs']} runs per model; "

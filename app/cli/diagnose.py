@@ -7,6 +7,7 @@ import textwrap
 from app.cli.common import add_json_flag, output, render_inputs, run_job_cli
 from app.cli.session_args import add_session_arguments, session_config_from_args, whole_number
 from app.core.diagnose.jobs import DIAGNOSE
+from app.core.units import duration_text
 
 ORDER = 80
 
@@ -15,7 +16,8 @@ def render(result: dict) -> str:
     evidence = result["evidence"]
     stats = evidence["latency_ms"]
     lines = [f"{result['model']}",
-             f"  latency p50 {stats['p50']:.3f} ms, p99 {stats['p99']:.3f} ms over {stats['runs']} runs; "
+             f"  latency p50 {duration_text(stats['p50'], 4)}, p99 {duration_text(stats['p99'], 4)} over "
+             f"{stats['runs']} runs; "
              f"CPU {evidence['cpu']}", ""]
     if not result["findings"]:
         lines.append("No findings: nothing measured here points at a setting or a conversion to change.")

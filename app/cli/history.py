@@ -4,8 +4,8 @@ from __future__ import annotations
 
 import time
 
-from app.cli.bench import ms
 from app.cli.common import add_json_flag, format_table, output
+from app.core.units import duration_column, shared_decimals
 
 ORDER = 90
 
@@ -13,10 +13,16 @@ ORDER = 90
 def render_list(entries: list[dict]) -> str:
     if not entries:
         return "no stored results"
+    # one unit and one number format per column
+    p50_unit, p50 = duration_column([e["p50_ms"] for e in entries])
+    p99_unit, p99 = duration_column([e["p99_ms"] for e in entries])
+    decimals = shared_decimals([e["throughput_per_s"] for e in entries], most=2)
     rows = [[e["id"], time.strftime("%Y-%m-%d %H:%M", time.localtime(e["created"])), e["kind"], e["model_path"],
-             e["variant"], e["providers"], e.get("target", "local"), ms(e["p50_ms"]), ms(e["p99_ms"]),
-             "–" if e["throughput_per_s"] is None else f"{e['throughput_per_s']:,.1f}"] for e in entries]
-    return format_table(["id", "time", "kind", "model", "variant", "providers", "measured on", "p50 ms", "p99 ms", "runs/s"], rows)
+             e["variant"], e["providers"], e.get("target", "local"), p50[i], p99[i],
+             "–" if e["throughput_per_s"] is None else f"{e['throughput_per_s']:,.{decimals}f}"]
+            for i, e in enumerate(entries)]
+    return format_table(["id", "time", "kind", "model", "variant", "providers", "measured on", f"p50 {p50_unit}", f"p99 {p99_unit}",
+                         "runs/s"], rows)
 
 
 def run(args) -> int:

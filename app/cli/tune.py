@@ -4,7 +4,9 @@ from __future__ import annotations
 
 from app.cli.common import add_json_flag, format_table, output, render_inputs, run_job_cli
 from app.cli.session_args import add_session_arguments, session_config_from_args, whole_number
+from app.core.session.settings_text import settings_text
 from app.core.tune.jobs import TUNE
+from app.core.units import duration_text
 
 ORDER = 70
 
@@ -13,15 +15,16 @@ def render(result: dict) -> str:
     remeasured = [t for t in result["trials"] if t["remeasured"]]
     lines = [f"{result['trials_used']} trials over {result['space_size']} settings in "
              f"{result['race_seconds']:.0f} s ({result['strategy']}, all in one process)"
-             + (" — cancelled" if result["cancelled"] else "")]
+             + (" — cancelled" if result["cancelled"] else ""), result.get("stop_reason", "")]
     if remeasured:
         lines.append(f"then the best {len(remeasured)} and your settings measured again, each alone in its own "
                      f"process, in alternation ({result['alternation']['rounds_run']} rounds)")
     default, best = result["default"], result["best"]
-    lines.append(f"default  {default['latency_ms']:.3f} ms")
+    lines.append(f"default  {duration_text(default['latency_ms'], 4)}  your settings: "
+                 f"{settings_text(default['session'])}")
     if result["clearly_faster"]:
         low, high = result["speedup_ci"]
-        lines.append(f"best     {best['latency_ms']:.3f} ms  {best['label']}  (speedup ×{result['speedup']:.2f}, "
+        lines.append(f"best     {duration_text(best['latency_ms'], 4)}  {best['label']}  (speedup ×{result['speedup']:.2f}, "
                      f"95 % interval {low:.2f}–{high:.2f}, {result['verdict']})")
     else:
         lines.append(f"best     your settings: {best['label']}")
@@ -33,13 +36,17 @@ def render(result: dict) -> str:
         mark = "* " if result["clearly_faster"] and trial["label"] == best["label"] else "  "
         rows.append([mark + trial["label"], f"{trial['latency_ms']:.3f}",
                      f"{ci[0]:.3f}–{ci[1]:.3f}" if ci else "", trial["blocks"],
-                     "yes" if trial["alive"] else f"round {trial['eliminated_in_round']}",
+                     "yes" if trial["alive"] else f"dropped in round {trial['eliminated_in_round'] + 1}",
                      f"×{trial['speedup']:.2f}" if trial["remeasured"] else "",
                      f"{alone[0]:.2f}–{alone[1]:.2f}" if trial["remeasured"] else "", trial["verdict"] or ""])
-    lines += ["", format_table(["setting", "race ms", "race 95%", "blocks", "still in", "alone", "alone 95%",
-                                "verdict"], rows),
+    lines += ["", format_table(["setting (what it changes in yours)", "race ms", "race 95%", "blocks", "still in",
+                                "alone", "alone 95%", "verdict"], rows),
               "race: in one process beside the other settings (ranks only); alone: each in its own process, "
               "speedup over your settings" + ("; * the best" if result["clearly_faster"] else "")]
+    dropped = [t for t in result["trials"][:15] if t.get("dropped_because") and not t["error"]]
+    if dropped:
+        reasons = dict.fromkeys(t["dropped_because"] for t in dropped)
+        lines.append("dropped: " + "; or ".join(reasons))
     if result["merged"]:
         first = result["merged"][0]
         lines += ["", f"{len(result['merged'])} setting(s) left out as the same as another, e.g. "

@@ -45,7 +45,8 @@ def test_tune_text_says_what_was_measured_alone(ortune, tmp_path):
     assert "with --save-best" not in text and saved.is_file()
     assert "measured again, each alone in its own process" in text
     assert "faster)" in text and "as fast as your settings" in text      # optimising folds A @ B: beyond doubt
-    assert "\n* cpu " in text                                           # the winner is marked
+    assert "\n* " in text and "optimisation" in text                    # the winner is marked, in words
+    assert "The budget of 8 trials was spent" in text                   # and why the race stopped
     assert "alone 95%" in text
 
 

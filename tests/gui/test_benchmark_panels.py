@@ -8,6 +8,7 @@ from PySide6.QtGui import QGuiApplication
 
 from app.core.session.inputs import FeedSpec
 from app.core.session.config import ProviderSpec, SessionConfig
+from app.core.units import duration_text
 from app.gui.shell.model_list import OpenModel
 from tests import models
 
@@ -95,7 +96,7 @@ def test_benchmark_runs_live_and_lands_in_the_history(qtbot, window, tmp_path):
     assert len(x) > 0 and y.max() == panel.view.series.samples().max()
     edges, counts = panel.view.hist_curve.getOriginalDataset()
     assert counts.sum() == 3000 and len(edges) == len(counts) + 1
-    assert panel.values["p50"].text() == f"{panel.report['latency_ms']['p50']:.4g} ms"
+    assert panel.values["p50"].text() == duration_text(panel.report["latency_ms"]["p50"], 4, trim=False)
     history = window.panel("History")
     window.tabs.setCurrentWidget(history)
     history.ensure_built()
@@ -103,7 +104,8 @@ def test_benchmark_runs_live_and_lands_in_the_history(qtbot, window, tmp_path):
     history.table.selectRow(0)
     history.open_selected()
     assert history.chart.series.count == 3000
-    assert json.loads(history.settings_text.toPlainText())["iterations"] == 3000
+    assert json.loads(history.raw_text.toPlainText())["iterations"] == 3000
+    assert "a thread per core" in history.summary.toPlainText()
 
 
 def test_compare_selected_models(qtbot, window, tmp_path):
@@ -127,7 +129,7 @@ def test_compare_selected_models(qtbot, window, tmp_path):
     whiskers = panel.speedup_whiskers.opts
     assert list(whiskers["bottom"]) == [pytest.approx(other["speedup"] - low)]
     assert list(whiskers["top"]) == [pytest.approx(high - other["speedup"])]
-    assert "95 % interval" in panel.speedup_chart.plot.getPlotItem().titleLabel.text
+    assert "95 % interval" in panel.speedup_chart.title.text()
     assert "Speedup = reference p50 / model p50, the reference being a.onnx" in panel.caption.text()
     assert "Verdict: faster or slower only when the whole 95 % interval" in panel.caption.text()
     assert panel.throughput_chart.labels == ["a.onnx", "b.onnx"]
@@ -196,3 +198,20 @@ def test_placement_view(window, nodes, warned):
     assert panel.placement.nodes.rows[0] == ["g0", "Conv", "CUDA"]
     assert panel.placement.summary.text().startswith(f"CUDA: {nodes} node")
     assert bool(panel.placement.warnings.text()) is warned
+
+
+def test_a_one_dimensional_sweep_is_a_line_not_a_one_column_heat_map(window):
+    panel = window.panel("Benchmark")
+    panel.ensure_built()
+    sweep = panel.sweep
+    assert sweep.throughput_chart.empty                       # nothing yet: a line of text, not axes
+    cells = [{"dim_value": None, "concurrency": k, "throughput_per_s": t, "items_per_s": t,
+              "latency_ms": {"p50": 10.0 * k, "p90": 12.0 * k, "p99": 14.0 * k}} for k, t in ((1, 61.5), (2, 87.1))]
+    sweep.show_result({"dim": None, "cells": cells, "best": cells[1], "latency_limit_ms": None,
+                       "limit_percentile": "p99"})
+    assert not sweep.charts.isTabVisible(0) and sweep.charts.currentWidget() is sweep.throughput_chart
+    assert [r[:3:2] for r in sweep.throughput_chart.rows] == [[1, 61.5], [2, 87.1]]
+    grid = [dict(c, dim_value=b) for b in (1, 4) for c in cells]
+    sweep.show_result({"dim": "batch", "cells": grid, "best": grid[0], "latency_limit_ms": None,
+                       "limit_percentile": "p99"})
+    assert sweep.charts.isTabVisible(0)                        # two dimensions: the heat map is back

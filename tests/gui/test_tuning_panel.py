@@ -27,13 +27,20 @@ def test_tune_panel_races_and_offers_the_remeasured_winner(qtbot, window, tmp_pa
     result = panel.result
     assert result["trials_used"] == 8
     alone = [row for row in panel.table.rows if row[6] is not None]
-    assert len(alone) == 2 and all(row[9] in ("faster", "slower", "no-difference") for row in alone)
+    assert len(alone) == 2 and all(row[10] in ("faster", "slower", "no-difference") for row in alone)
+    assert all(row[9] > 0 for row in alone)                   # the re-measured median, beside the race's
     assert result["clearly_faster"], result["note"]      # optimising folds A @ B: faster beyond doubt
     text = panel.summary.text()
     assert f"Best: {result['best']['label']}" in text and "95 % interval" in text and "faster" in text
+    assert "The budget of 8 trials was spent" in text          # why it stopped
+    assert "optimisation" in result["best"]["label"] and " 1t" not in result["best"]["label"]   # in words
+    assert not panel.progress.isVisible()
     winner = next(i for i, row in enumerate(panel.table.rows) if row[0] == result["best"]["label"])
     assert panel.table.rows[winner][5] == "best"
     assert panel.table.source.item(winner, 0).font().bold()
+    assert panel.table.source.item(winner, 0).background().color().alpha() > 0
+    assert panel.chart.bars.opts["brushes"][panel.chart.labels.index(result["best"]["label"])] == \
+        panel.chart.colors["good"]
     assert not panel.table.source.item(1 - min(winner, 1), 0).font().bold()
     assert panel.caption.current and "foldable.onnx</b> · x 1×64 · " in panel.caption.text()
     panel.apply_best()
@@ -65,10 +72,27 @@ def test_tune_panel_says_when_nothing_beat_your_settings(qtbot, window, tmp_path
     text = panel.summary.text()
     assert "Nothing beat your settings." in text and "Nothing measured was faster" in text
     assert "best" not in [row[5] for row in panel.table.rows]
-    assert [row[9] for row in panel.table.rows] == ["slower", "slower"]
+    assert [row[10] for row in panel.table.rows] == ["slower", "slower"]
     assert not any(panel.table.source.item(i, 0).font().bold() for i in range(2))
     assert panel.caption.current and panel.summary.isEnabled()
     with qtbot.waitSignal(window.model_opened, timeout=60000):
         window.open_model(models.save(models.tiny_add(), tmp_path / "other.onnx"))
     assert panel.caption.state == "previous" and not panel.table.isEnabled()
     assert not panel.summary.isEnabled(), "the other model's verdict is greyed with its leaderboard"
+
+
+def test_tune_panel_shows_progress_in_per_cent_and_explains_dropped_rows(qtbot, window):
+    from app.gui.panels.tune.panel import status_text
+
+    panel = window.panel("Tune")
+    panel.ensure_built()
+    panel.progress.setVisible(True)
+    panel._progressed(0.37, "round 2: 5 left after 30 trials")
+    assert panel.progress.value() == 37 and panel.progress.text().startswith("37 %")
+    assert panel.chart.empty and "start tuning" in panel.chart.placeholder.text()
+    winner = {"label": "2 threads", "latency_ms": 4.4, "alive": True, "remeasured": True}
+    dropped = {"label": "1 thread", "latency_ms": 3.9, "alive": False, "eliminated_in_round": 1, "blocks": 2,
+               "dropped_because": "not among the best 1/4 of those left", "error": None}
+    text = status_text(dropped, winner)
+    assert text.startswith("dropped in round 2: not among the best 1/4") and "rests on 2 block(s)" in text
+    assert status_text(winner, winner) == "best"

@@ -5,6 +5,7 @@ thumb alone: without evidence there is no finding."""
 from __future__ import annotations
 
 from app.core.session.providers import GPU_PROVIDERS
+from app.core.units import duration_text
 
 QUANTIZED_OPS = {"QLinearConv", "QLinearMatMul", "MatMulInteger", "ConvInteger", "DynamicQuantizeLinear",
                  "QuantizeLinear", "DequantizeLinear", "QLinearAdd", "QLinearMul", "QGemm",
@@ -49,6 +50,11 @@ def _hottest(profile: dict, test, limit: int = 5) -> list[str]:
     return [row["name"] for row in profile.get("by_node", []) if test(row)][:limit]
 
 
+def _us(microseconds: float) -> str:
+    """A profile's microseconds in the unit their size reads best in (295 ms, not 294,851 µs)."""
+    return duration_text(microseconds / 1000)
+
+
 def _severity(percent: float) -> str:
     return "high" if percent >= 30 else "medium" if percent >= 10 else "low"
 
@@ -64,7 +70,7 @@ def placement_findings(profile: dict, providers: list[str]) -> list[dict]:
         percent = 100 * cpu_us / total
         findings.append(_finding(
             "cpu-fallback", _severity(percent), f"{percent:.0f}% of node time runs on the CPU under {gpu[0]}",
-            f"the profile puts {cpu_us:,} µs of {total:,} µs on CPUExecutionProvider: {', '.join(cpu_ops[:8])}",
+            f"the profile puts {_us(cpu_us)} of {_us(total)} on CPUExecutionProvider: {', '.join(cpu_ops[:8])}",
             "these operators have no kernel for the GPU provider (or ORT judged the CPU faster); an opset or "
             "dtype the provider supports, or the TensorRT provider, can move them", f"≈{percent:.0f}% of node time",
             nodes=_hottest(profile, lambda row: row["provider"] == "CPUExecutionProvider")))
@@ -74,9 +80,9 @@ def placement_findings(profile: dict, providers: list[str]) -> list[dict]:
         count = sum(row["count"] for row in memcpy)
         findings.append(_finding(
             "memcpy-nodes", _severity(100 * us / total), "copies between devices inside the graph",
-            f"{count} Memcpy node runs took {us:,} µs ({100 * us / total:.1f}% of node time)",
+            f"{count} Memcpy node runs took {_us(us)} ({100 * us / total:.1f}% of node time)",
             "each Memcpy marks a boundary between providers; fewer CPU fallbacks (see above) and IO binding for "
-            "the inputs and outputs remove them", f"{us:,} µs per profile"))
+            "the inputs and outputs remove them", f"{_us(us)} per profile"))
     return findings
 
 
@@ -149,7 +155,7 @@ def symbolic_findings(probe: dict | None) -> list[dict]:
     return [_finding(
         "symbolic-dims", "medium" if gain >= 0.10 else "low", "symbolic dimensions hold back optimisation",
         f"with {dims} fixed, the optimised graph has {nodes_after} nodes instead of {nodes_before} and runs in "
-        f"{probe['latency_fixed_ms']:.3f} ms instead of {probe['latency_symbolic_ms']:.3f} ms",
+        f"{duration_text(probe['latency_fixed_ms'])} instead of {duration_text(probe['latency_symbolic_ms'])}",
         "if these sizes are fixed in deployment, set them as free dimension overrides",
         f"≈{100 * gain:.0f}% latency", {"free_dimension_overrides": probe["overrides"]})]
 
@@ -161,7 +167,7 @@ def variance_findings(stats: dict, config: dict) -> list[dict]:
     tail = stats["p99"] / stats["p50"] if stats["p50"] else 1.0
     if cv < 0.15 and tail < 2.0:
         return []
-    evidence = (f"over {stats['runs']} runs: p50 {stats['p50']:.3f} ms, p99 {stats['p99']:.3f} ms "
+    evidence = (f"over {stats['runs']} runs: p50 {duration_text(stats['p50'])}, p99 {duration_text(stats['p99'])} "
                 f"(×{tail:.1f}), std/mean {cv:.2f}")
     if not config.get("dynamic_block_base"):
         return [_finding("high-variance", "medium", "latency varies a lot from run to run", evidence,
@@ -194,9 +200,9 @@ def spinning_findings(probe: dict | None) -> list[dict]:
         return []
     return [_finding(
         "spinning", "low", "idle threads spin and burn CPU between requests",
-        f"with requests {probe['gap_ms']:.0f} ms apart, each request cost {probe['cpu_ms_spin']:.1f} ms of CPU with "
-        f"spinning and {probe['cpu_ms_nospin']:.1f} ms without; latency {probe['latency_spin_ms']:.3f} vs "
-        f"{probe['latency_nospin_ms']:.3f} ms",
+        f"with requests {duration_text(probe['gap_ms'])} apart, each request cost {duration_text(probe['cpu_ms_spin'])} of CPU with "
+        f"spinning and {duration_text(probe['cpu_ms_nospin'])} without; latency {duration_text(probe['latency_spin_ms'])} vs "
+        f"{duration_text(probe['latency_nospin_ms'])}",
         "when throughput is not the goal (a service with gaps between requests), turn spinning off: "
         "session.intra_op.allow_spinning=0" + (f" (latency rises {100 * slower:.0f}%)" if slower > 0.02 else ""),
         f"×{ratio:.1f} CPU per request", {"intra_op_allow_spinning": False, "inter_op_allow_spinning": False})]
@@ -213,7 +219,7 @@ def hot_op_findings(profile: dict | None, limit: int = 3) -> list[dict]:
         advice = HOT_OP_ADVICE.get(name, "look at this operator's nodes in the Profile tab (shapes, provider)")
         findings.append(_finding(
             "hot-op-types", _severity(row["percent"]), f"{row['op_type']} takes {row['percent']:.0f}% of node time",
-            f"{row['count']} runs of {row['op_type']} took {row['total_us']:,} µs in the profile",
+            f"{row['count']} runs of {row['op_type']} took {_us(row['total_us'])} in the profile",
             advice, f"{row['percent']:.0f}% of node time",
             nodes=_hottest(profile, lambda node, op=row["op_type"]: node["op_type"] == op)))
     return findings

@@ -25,8 +25,8 @@ from app.core.session.config import SessionConfig
 
 DEFAULT_LABEL = "default (your session settings)"
 NOTHING_FASTER_LABEL = "default (no setting was faster)"
-RACE_FIELDS = ("strategy", "failed", "merged", "trials_used", "space_size", "rounds", "cancelled", "inputs",
-               "input_dims")
+RACE_FIELDS = ("strategy", "failed", "merged", "trials_used", "space_size", "rounds", "cancelled", "stop_reason",
+               "inputs", "input_dims")
 
 
 def finalists(trials: list[dict], count: int) -> list[int]:
@@ -122,8 +122,8 @@ def nothing_faster(remeasured: list[dict], cancelled: bool) -> str:
     claim = f"the race, in one process, had it at ×{top['race_speedup']:.2f}"
     if top["speedup"] > 1.0:
         return (f"Nothing measured was clearly faster than your settings: the closest, {top['label']}, ran "
-                f"×{top['speedup']:.2f} ({_interval(top)}) alone, not clearly faster ({claim}; a longer "
-                "re-measurement narrows the interval). Your settings stay.")
+                f"×{top['speedup']:.2f} ({_interval(top)}) alone, not clearly faster ({claim}; measuring the "
+                "finalists again for longer narrows the interval, a bigger race budget does not). Your settings stay.")
     return (f"Nothing measured was faster than your settings: of the race's best {len(remeasured)}, the closest, "
             f"{top['label']}, ran ×{top['speedup']:.2f} ({_interval(top)}) alone in its own process ({claim}). "
             "Your settings stay.")

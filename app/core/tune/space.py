@@ -131,22 +131,10 @@ def apply_candidate(base: SessionConfig, candidate: dict) -> SessionConfig:
     return config
 
 
-def describe(candidate: dict) -> str:
-    """A short label: 'cpu all seq 2t spin dbb4'."""
-    from app.core.session.providers import LONG_TO_SHORT
+def describe(candidate: dict, base: SessionConfig | None = None) -> str:
+    """The candidate in words, as what it changes in the base preset (default: ORT's
+    defaults): '2 threads, spinning off, dynamic block base 4'."""
+    from app.core.session.settings_text import settings_text
 
-    parts = [LONG_TO_SHORT.get(candidate["provider"], candidate["provider"]),
-             candidate["graph_optimization_level"], candidate["execution_mode"][:3],
-             f"{candidate['intra_op_num_threads']}t"]
-    if candidate["execution_mode"] == "parallel":
-        parts.append(f"{candidate['inter_op_num_threads']}i")
-    spin = candidate["intra_op_allow_spinning"]
-    if spin is not None:
-        parts.append("spin" if spin else "nospin")
-    if candidate["dynamic_block_base"]:
-        parts.append(f"dbb{candidate['dynamic_block_base']}")
-    if candidate["io_binding"]:
-        parts.append("iob")
-    if candidate.get("enable_cuda_graph"):
-        parts.append("graph")
-    return " ".join(parts)
+    base = base or SessionConfig()
+    return settings_text(apply_candidate(base, candidate).to_dict(), base.to_dict())

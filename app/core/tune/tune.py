@@ -41,7 +41,11 @@ class Contender:
         self.ratios: list[float] = []      # contender median / pacer median, per block
         self.alive = True
         self.eliminated_in_round: int | None = None
+        self.dropped_because: str | None = None
         self.error: str | None = None
+
+    def drop(self, round_index: int, because: str) -> None:
+        self.alive, self.eliminated_in_round, self.dropped_because = False, round_index, because
 
     @property
     def score(self) -> float:
@@ -60,7 +64,8 @@ class Contender:
                 "race_speedup": 1.0 / self.score if self.ratios and self.score > 0 else None,
                 "ci_ms": [low * pacer_ms, high * pacer_ms] if low is not None else None,
                 "blocks": len(self.ratios), "alive": self.alive,
-                "eliminated_in_round": self.eliminated_in_round, "error": self.error}
+                "eliminated_in_round": self.eliminated_in_round, "dropped_because": self.dropped_because,
+                "error": self.error}
 
 
 class SessionPool:
@@ -113,10 +118,10 @@ def prune(contenders: list[Contender], round_index: int, eta: int) -> None:
         leader_high = leader.interval()[1]
         for contender in field:
             if contender is not leader and len(contender.ratios) > 1 and contender.interval()[0] > leader_high:
-                contender.alive, contender.eliminated_in_round = False, round_index
+                contender.drop(round_index, "clearly slower than the leader: their 95 % intervals did not overlap")
     field = sorted((c for c in field if c.alive), key=lambda c: c.score)
     for contender in field[max(1, math.ceil(len(field) / eta)):]:
-        contender.alive, contender.eliminated_in_round = False, round_index
+        contender.drop(round_index, f"not among the best 1/{eta} of those left")
 
 
 class _BudgetSpent(Exception):
@@ -156,7 +161,7 @@ class Race:
     def over_budget(self) -> bool:
         if self.params.budget_trials is not None and self.trials >= self.params.budget_trials:
             return True
-        return self.params.budget_seconds is not None and time.monotonic() - self.started >= self.params.budget_seconds
+        return self.params.budget_seconds is not None and self.elapsed() >= self.params.budget_seconds
 
     def measure(self, contender: Contender) -> None:
         if self.over_budget():
@@ -169,8 +174,8 @@ class Race:
         except JobCancelled:
             raise
         except Exception as exc:  # a setting ORT refuses: that contender is out, the race goes on
-            contender.alive, contender.eliminated_in_round = False, self.rounds
             contender.error = getattr(exc, "message", None) or str(exc).splitlines()[0][:200]
+            contender.drop(self.rounds, "it failed")
             self.pool.drop(contender.index)
         else:
             self.pacer_ms.append(pacer)
@@ -184,7 +189,7 @@ class Race:
         return not field or (len(field) == 1 and len(field[0].ratios) >= self.params.final_blocks)
 
     def run(self) -> dict:
-        cancelled = False
+        cancelled, self.stop_reason = False, ""
         try:
             while not self.finished():
                 # One block each while screening; the few left get more.
@@ -201,12 +206,39 @@ class Race:
                         if not contender.alive:
                             self.pool.drop(contender.index)
                 self.rounds += 1
+            self.stop_reason = self.decided_reason()
         except _BudgetSpent:
-            pass
+            self.stop_reason = self.budget_reason()
         except JobCancelled:
             cancelled = True
+            self.stop_reason = f"You stopped it after {self.elapsed():.0f} s, in round {self.rounds + 1}."
         self.report()
         return self.result(cancelled)
+
+    def elapsed(self) -> float:
+        return time.monotonic() - self.started
+
+    def budget_reason(self) -> str:
+        if self.params.budget_trials is not None and self.trials >= self.params.budget_trials:
+            return f"The budget of {self.params.budget_trials:,} trials was spent, in round {self.rounds + 1}."
+        return f"The time budget of {self.params.budget_seconds:g} s was spent, in round {self.rounds + 1}."
+
+    def decided_reason(self) -> str:
+        """Why a race that ended by itself ended, and against which budget."""
+        if self.strategy == "grid":
+            why = f"every setting was measured {self.grid_blocks} times"
+        elif not any(c.alive for c in self.contenders):
+            why = "no setting could run"
+        elif len(self.contenders) == 1:
+            why = f"there was one setting to try besides yours, and it had its {self.final_blocks} blocks"
+        else:
+            last = 1 + max(c.eliminated_in_round for c in self.contenders if not c.alive)
+            why = (f"all settings but one were eliminated by round {last}, and the last one had its "
+                   f"{self.final_blocks} blocks: more time would not change the ranking")
+        budget = [f"{self.params.budget_seconds:g} s"] if self.params.budget_seconds is not None else []
+        budget += [f"{self.params.budget_trials:,} trials"] if self.params.budget_trials is not None else []
+        of = f" of the {' or '.join(budget)} budget" if budget else ""
+        return f"Stopped after {self.elapsed():.0f} s and {self.trials:,} trials{of}: {why}."
 
     def reference_ms(self) -> float:
         return float(np.median(self.pacer_ms)) if self.pacer_ms else math.nan
@@ -216,7 +248,7 @@ class Race:
         if self.params.budget_trials:
             fraction = min(1.0, self.trials / int(self.params.budget_trials))
         elif self.params.budget_seconds:
-            fraction = min(1.0, (time.monotonic() - self.started) / float(self.params.budget_seconds))
+            fraction = min(1.0, self.elapsed() / float(self.params.budget_seconds))
         alive = sum(c.alive for c in self.contenders)
         self.ctx.progress(fraction, f"round {self.rounds + 1}: {alive} left after {self.trials} trials")
         ranked = sorted(self.contenders, key=lambda c: (not c.alive, c.score))
@@ -237,7 +269,8 @@ class Race:
                 "trials": [c.entry(reference) for c in sorted(measured, key=lambda c: c.score)],
                 "failed": [{"label": c.label, "error": c.error} for c in self.contenders if c.error],
                 "merged": self.merged, "trials_used": self.trials, "space_size": len(self.contenders),
-                "rounds": self.rounds, "cancelled": cancelled, "seconds": time.monotonic() - self.started,
+                "rounds": self.rounds, "cancelled": cancelled, "stop_reason": self.stop_reason,
+                "seconds": self.elapsed(),
                 "inputs": self.feed_info["inputs"], "input_dims": self.feed_info["dims"]}
 
 
@@ -250,7 +283,7 @@ def distinct(base: SessionConfig, candidates: list[dict], cores: int) -> tuple[l
     seen = {key(base): "your settings"}
     contenders, merged = [], []
     for candidate in candidates:
-        config, label = apply_candidate(base, candidate), describe(candidate)
+        config, label = apply_candidate(base, candidate), describe(candidate, base)
         setting = key(config)
         if setting in seen:
             merged.append({"label": label, "same_as": seen[setting]})

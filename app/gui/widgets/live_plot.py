@@ -6,14 +6,15 @@ at once (cheap), and the curves are handed new data only on the timer's tick."""
 
 from __future__ import annotations
 
-from PySide6.QtCore import QTimer, Signal
-from PySide6.QtWidgets import QCheckBox, QFileDialog, QGraphicsItem, QSplitter, QVBoxLayout, QWidget
+from PySide6.QtCore import Qt, QTimer, Signal
+from PySide6.QtWidgets import (QCheckBox, QFileDialog, QGraphicsItem, QLabel, QSplitter, QStackedWidget, QVBoxLayout,
+                               QWidget)
 
 import math
 from collections import deque
 
 REDRAW_MS = 33        # ≤ 30 Hz
-HISTOGRAM_BINS = 120
+HISTOGRAM_BINS = 120  # at most; fewer for fewer runs (bins_for)
 HISTOGRAM_EVERY = 3   # the histogram redraws at 10 Hz
 FOLD_SLICE = 20_000   # samples folded per GUI event
 
@@ -26,10 +27,16 @@ def _nice_ceiling(value: float) -> float:
     return next(m * base for m in (1, 2, 5, 10) if m * base >= value)
 
 
-def _decades(low: float, high: float) -> tuple[float, float]:
-    """Whole powers of ten around [low, high], as log10 values (pyqtgraph's log view)."""
-    bottom = math.floor(math.log10(max(low, 1e-9)))
-    return float(bottom), float(max(math.ceil(math.log10(max(high, 1e-9))), bottom + 1))
+def bins_for(runs: int) -> int:
+    """Histogram bins for this many runs: about two per square root of the runs, so a few
+    hundred runs make a shape instead of a comb."""
+    return max(10, min(HISTOGRAM_BINS, int(2 * math.sqrt(max(runs, 1)))))
+
+
+def _decades(low: float, high: float, step: float = 1.0) -> tuple[float, float]:
+    """[low, high] widened to whole steps of `step` decades, as log10 values (pyqtgraph's log view)."""
+    bottom = math.floor(math.log10(max(low, 1e-9)) / step) * step
+    return bottom, max(math.ceil(math.log10(max(high, 1e-9)) / step) * step, bottom + step)
 
 
 class LatencyView(QWidget):
@@ -39,6 +46,7 @@ class LatencyView(QWidget):
         super().__init__(parent)
         import pyqtgraph as pg
         from app.core.bench.latency_series import LatencySeries
+        from app.gui.widgets.axes import DurationAxis
         from app.gui.widgets.theme import plot_colors
 
         self._pg = pg
@@ -46,10 +54,10 @@ class LatencyView(QWidget):
         self.series = LatencySeries()
         self.dirty = False
         colors = plot_colors()
-        self.line = pg.PlotWidget()
-        self.hist = pg.PlotWidget()
+        self.line = pg.PlotWidget(axisItems={"left": DurationAxis("left")})
+        self.hist = pg.PlotWidget(axisItems={"bottom": DurationAxis("bottom")})
         for plot, title, x_label in ((self.line, "Latency of each run", "run"),
-                                     (self.hist, "Latency distribution", "latency (ms)")):
+                                     (self.hist, "Latency distribution", "latency")):
             plot.setBackground(colors["background"])
             plot.setTitle(title, color=colors["foreground"])
             plot.setLabel("bottom", x_label)
@@ -60,7 +68,7 @@ class LatencyView(QWidget):
         # Horizontal grid lines only, on the line chart: each grid is a plot-sized layer
         # blended on every frame, and reading latency levels is what it is for.
         self.line.showGrid(x=False, y=True, alpha=0.2)
-        self.line.setLabel("left", "latency (ms)")
+        self.line.setLabel("left", "latency")
         self.hist.setLabel("left", "runs")
         # STYLE.md: peak downsampling and clipping keep long series cheap to paint.
         self.line.setDownsampling(auto=True, mode="peak")
@@ -81,6 +89,13 @@ class LatencyView(QWidget):
         fill = pg.mkColor(*[(a + 2 * b) // 3 for a, b in zip(accent.getRgb()[:3], background.getRgb()[:3])])
         self.hist_curve = self.hist.plot(pen=pg.mkPen(colors["accent"], width=1), stepMode="center", fillLevel=0,
                                          brush=fill, skipFiniteCheck=True)
+        self.markers = {}
+        for key, color, height in (("p50", colors["second"], 0.92), ("p99", colors["bad"], 0.72)):
+            line = pg.InfiniteLine(angle=90, pen=pg.mkPen(color, width=1, style=Qt.PenStyle.DashLine),
+                                   label=key, labelOpts={"position": height, "color": color})
+            line.setVisible(False)
+            self.hist.addItem(line)
+            self.markers[key] = line
         for plot, export_csv in ((self.line, self.export_runs_csv), (self.hist, self.export_histogram_csv)):
             menu = plot.getPlotItem().getViewBox().menu
             menu.addSeparator()
@@ -90,6 +105,12 @@ class LatencyView(QWidget):
         split.addWidget(self.line)
         split.addWidget(self.hist)
         split.setSizes([650, 350])
+        self.placeholder = QLabel("No runs yet: start a benchmark, or open a stored one.")
+        self.placeholder.setAlignment(Qt.AlignmentFlag.AlignCenter)
+        self.placeholder.setStyleSheet(f"color: {colors['muted'].name()}; background: {colors['background'].name()};")
+        self.pages = QStackedWidget()
+        self.pages.addWidget(self.placeholder)
+        self.pages.addWidget(split)
         self._pending: deque = deque()
         self._fold_scheduled = False
         self._frames = 0
@@ -106,7 +127,7 @@ class LatencyView(QWidget):
         layout = QVBoxLayout(self)
         layout.setContentsMargins(0, 0, 0, 0)
         layout.addWidget(self.log_scale)
-        layout.addWidget(split, 1)
+        layout.addWidget(self.pages, 1)
         self.timer = QTimer(self)
         self.timer.setInterval(REDRAW_MS)
         self.timer.timeout.connect(self.redraw)
@@ -185,14 +206,29 @@ class LatencyView(QWidget):
         self.median_curve.setData(*series.medians())
         self.warmup_curve.setData(*series.warmup_points())
         edges, counts = None, None
+        self.pages.setCurrentIndex(1 if series.warmup.size + series.count else 0)
         if histogram or self._frames % HISTOGRAM_EVERY == 0:
-            edges, counts, _ = series.histogram(max_bins=HISTOGRAM_BINS, upper=1.0)
+            edges, counts, _ = series.histogram(max_bins=bins_for(series.count), upper=1.0)
             if counts.size:
                 self.hist_curve.setData(edges, counts)
             else:
                 self.hist_curve.setData([], [])
+            self._mark_percentiles()
         self._follow_data(edges, counts)
         self.redrawn.emit()
+
+    def _mark_percentiles(self) -> None:
+        """Dashed p50 and p99 lines on the histogram, labelled with their value."""
+        from app.core.units import duration_text
+
+        stats = self.series.stats()
+        log = self.log_scale.isChecked()
+        for key, line in self.markers.items():
+            value = stats.get(key)
+            line.setVisible(bool(value and value > 0))
+            if line.isVisible():
+                line.setValue(math.log10(value) if log else value)
+                line.label.setFormat(f"{key} {duration_text(value)}")
 
     def _follow_data(self, edges, counts) -> None:
         """Keep the data in view with ranges that change in steps (1-2-5 or whole decades).
@@ -210,7 +246,8 @@ class LatencyView(QWidget):
         line_y = _decades(low, high) if log else (0.0, _nice_ceiling(high))
         self._set_range("line", self.line, (0.0, _nice_ceiling(runs)), line_y)
         if counts is not None and counts.size:
-            hist_x = _decades(edges[0], edges[-1]) if log else (0.0, _nice_ceiling(edges[-1]))
+            # half decades: a narrow distribution is not lost in a 1 ms … 1 s axis
+            hist_x = _decades(edges[0], edges[-1], 0.5) if log else (0.0, _nice_ceiling(edges[-1]))
             self._set_range("hist", self.hist, hist_x, (0.0, _nice_ceiling(counts.max())))
 
     def _set_range(self, key: str, plot, x_range, y_range) -> None:
@@ -243,6 +280,6 @@ class LatencyView(QWidget):
         return self._save_csv(["phase", "run", "latency_ms"], warm + runs, "latency.csv", path)
 
     def export_histogram_csv(self, path: str | None = None) -> str | None:
-        edges, counts, _ = self.series.histogram(max_bins=HISTOGRAM_BINS, upper=1.0)
+        edges, counts, _ = self.series.histogram(max_bins=bins_for(self.series.count), upper=1.0)
         rows = [[float(edges[i]), float(edges[i + 1]), int(counts[i])] for i in range(counts.size)]
         return self._save_csv(["from_ms", "to_ms", "runs"], rows, "histogram.csv", path)

@@ -5,11 +5,15 @@ from __future__ import annotations
 
 from PySide6.QtWidgets import QComboBox, QDoubleSpinBox, QFormLayout, QGroupBox, QSpinBox
 
+from app.core.units import duration_text
+
 SIDE_WIDTH = 280          # px: the settings column beside a comparison's or a sweep's results, at most
 
 
 def ms_text(value) -> str:
-    return "–" if value is None or value != value else f"{value:.4g} ms"
+    """A figure held in ms, in the unit its size reads best in, to 4 significant digits
+    (trailing zeros kept, so figures side by side read alike)."""
+    return duration_text(value, 4, trim=False)
 
 
 class RunSettingsForm(QGroupBox):

@@ -4,11 +4,14 @@ from __future__ import annotations
 
 import csv
 import io
+from itertools import zip_longest
 from typing import Any, Sequence
 
 from PySide6.QtCore import QSortFilterProxyModel, Qt
 from PySide6.QtGui import QAction, QGuiApplication, QKeySequence, QStandardItem, QStandardItemModel
 from PySide6.QtWidgets import QAbstractItemView, QFileDialog, QHeaderView, QMenu, QTableView, QWidget
+
+from app.core.units import shared_decimals
 
 SORT_ROLE = Qt.ItemDataRole.UserRole + 1
 MAX_COLUMN_PX = 280       # a column with long text (a file name) stops here; the whole text is in its tooltip
@@ -52,20 +55,27 @@ class DataTable(QTableView):
         self.addAction(copy)
         self.headers = list(headers)
         self.rows: list[list[Any]] = []
-        self.decimals = 2
+        self.decimals = 2            # the most a column of fractions gets (see set_rows)
+        self._column_decimals: list[int] = []
+        self._column: int | None = None
         self.sortByColumn(-1, Qt.SortOrder.AscendingOrder)   # insertion order until a header is clicked
 
     def set_rows(self, rows: Sequence[Sequence[Any]], headers: Sequence[str] | None = None) -> None:
         if headers is not None:
             self.headers = list(headers)
         self.rows = [list(r) for r in rows]
+        # one format per column: as many decimals as its smallest figure needs (3 significant
+        # digits), the same for every row, so 944.7470 and 2,767.2 never share a column
+        self._column_decimals = [shared_decimals([v for v in column if isinstance(v, float)], most=self.decimals)
+                                 for column in zip_longest(*self.rows)]
         self.setSortingEnabled(False)
         self.source.clear()
         self.source.setColumnCount(len(self.headers))
         self.source.setHorizontalHeaderLabels(self.headers)
         for row in self.rows:
             items = []
-            for value in row:
+            for column, value in enumerate(row):
+                self._column = column          # format() reads it: a subclass may override format(value)
                 item = QStandardItem(self.format(value))
                 if isinstance(value, str):
                     item.setToolTip(value)
@@ -75,18 +85,25 @@ class DataTable(QTableView):
                     item.setTextAlignment(Qt.AlignmentFlag.AlignRight | Qt.AlignmentFlag.AlignVCenter)
                 items.append(item)
             self.source.appendRow(items)
+        self._column = None
         self.setSortingEnabled(True)
         self.resizeColumnsToContents()
         for column in range(self.source.columnCount()):
             self.setColumnWidth(column, min(self.columnWidth(column), MAX_COLUMN_PX))
 
     def format(self, value: Any) -> str:
+        """A cell's text; a fraction takes its column's decimals while set_rows fills the table."""
         if isinstance(value, bool) or value is None:
             return "" if value is None else ("yes" if value else "no")
         if isinstance(value, int):
             return f"{value:,}"
         if isinstance(value, float):
-            return f"{value:,.{self.decimals}f}" if abs(value) < 1000 else f"{value:,.1f}"
+            if value != value:
+                return "–"
+            column = self._column
+            decimals = self._column_decimals[column] if column is not None and column < len(
+                self._column_decimals) else self.decimals
+            return f"{value:,.{decimals}f}"
         return str(value)
 
     def set_filter(self, text: str) -> None:

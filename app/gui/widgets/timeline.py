@@ -8,8 +8,8 @@ from __future__ import annotations
 
 from typing import Callable, Sequence
 
-from PySide6.QtCore import Signal
-from PySide6.QtWidgets import QLabel, QToolTip, QVBoxLayout, QWidget
+from PySide6.QtCore import Qt, Signal
+from PySide6.QtWidgets import QLabel, QStackedWidget, QToolTip, QVBoxLayout, QWidget
 
 LANE_HEIGHT = 0.8
 HOVER_SLACK_PX = 3      # a bar narrower than this is still found within this many pixels
@@ -22,23 +22,29 @@ class TimelineView(QWidget):
         super().__init__(parent)
         import pyqtgraph as pg
 
+        from app.gui.widgets.axes import DurationAxis
         from app.gui.widgets.theme import plot_colors
 
         self._pg = pg
         colors = plot_colors()
-        self.plot = pg.PlotWidget()
+        self.plot = pg.PlotWidget(axisItems={"bottom": DurationAxis("bottom")})
         self.plot.setBackground(colors["background"])
         self.plot.setMouseEnabled(x=True, y=False)
         self.plot.showGrid(x=True, y=False, alpha=0.2)
-        self.plot.setLabel("bottom", "time since the run started (ms)")
-        self.plot.getAxis("bottom").enableAutoSIPrefix(False)     # stay in ms when zoomed to µs
+        self.plot.setLabel("bottom", "time since the run started")
         self.plot.getViewBox().invertY(True)
         self.plot.hideButtons()
         self.hover_label = QLabel(" ")
         self.hover_label.setWordWrap(True)
+        self.placeholder = QLabel("No node events to show.")
+        self.placeholder.setAlignment(Qt.AlignmentFlag.AlignCenter)
+        self.placeholder.setStyleSheet(f"color: {colors['muted'].name()}; background: {colors['background'].name()};")
+        self.pages = QStackedWidget()
+        self.pages.addWidget(self.placeholder)
+        self.pages.addWidget(self.plot)
         layout = QVBoxLayout(self)
         layout.setContentsMargins(0, 0, 0, 0)
-        layout.addWidget(self.plot, 1)
+        layout.addWidget(self.pages, 1)
         layout.addWidget(self.hover_label)
         self.items: list = []
         self.lanes: list[dict] = []          # per lane: start, end (ms, sorted), index (event ids)
@@ -50,6 +56,7 @@ class TimelineView(QWidget):
             self.plot.removeItem(item)
         self.items, self.lanes = [], []
         self.hover_label.setText(" ")
+        self.pages.setCurrentWidget(self.placeholder)
 
     def set_events(self, lane_names: Sequence[str], lane, start_ms, dur_ms, color_index,
                    describe: Callable[[int], str]) -> None:
@@ -80,6 +87,7 @@ class TimelineView(QWidget):
             self.plot.addItem(item)
             self.items.append(item)
         self.plot.getAxis("left").setTicks([[(i, name) for i, name in enumerate(lane_names)]])
+        self.pages.setCurrentWidget(self.plot if start.size else self.placeholder)
         end = float((start + dur).max()) if start.size else 1.0
         self.plot.setLimits(xMin=-0.05 * end, xMax=1.05 * end, yMin=-1, yMax=max(1, len(lane_names)))
         self.plot.setXRange(0, end, padding=0.02)

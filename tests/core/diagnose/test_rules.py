@@ -65,3 +65,10 @@ def test_symbolic_rule_needs_a_measured_gain():
     found = rules.symbolic_findings(probe)
     assert found[0]["setting"] == {"free_dimension_overrides": {"batch": 1}}
     assert rules.symbolic_findings(dict(probe, nodes_fixed=6)) == []
+
+
+def test_profile_times_read_in_the_unit_their_size_reads_best_in():
+    profile = {"total_node_us": 400_000, "by_provider": {"CPUExecutionProvider": 294_851},
+               "by_op_type": [{"op_type": "Conv", "percent": 74.0, "count": 30, "total_us": 294_851}]}
+    evidence = rules.hot_op_findings(profile)[0]["evidence"]
+    assert "295 ms" in evidence and "µs" not in evidence

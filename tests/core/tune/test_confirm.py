@@ -18,6 +18,7 @@ def _trial(label, relative, alive=True, round_=None, error=None):
 def _race(trials, cancelled=False):
     return {"strategy": "race", "default_ms": 10.0, "default_blocks": 9, "trials": trials, "failed": [],
             "merged": [], "trials_used": 9, "space_size": len(trials), "rounds": 2, "cancelled": cancelled,
+            "stop_reason": "Stopped after 1 s and 9 trials: all settings but one were eliminated by round 2.",
             "seconds": 1.0, "inputs": [], "input_dims": {}}
 
 

@@ -40,10 +40,24 @@ def test_one_thread_has_no_spinning_or_block_base_to_choose():
     space = build_space(SearchLimits(opt_levels=("all",)), cores=4)
     alone = [c for c in space if c["intra_op_num_threads"] == 1
              and (c["execution_mode"] == "sequential" or c["inter_op_num_threads"] == 1)]
-    assert [describe(c) for c in alone] == ["cpu all seq 1t", "cpu all par 1t 1i"]
+    assert [describe(c) for c in alone] == ["1 thread", "1 thread, parallel with 1 inter-op thread"]
     # An inter-op pool of threads still spins or not, with one intra-op thread.
     pooled = [describe(c) for c in space if c["intra_op_num_threads"] == 1 and c["inter_op_num_threads"] == 2]
-    assert pooled == ["cpu all par 1t 2i spin", "cpu all par 1t 2i nospin"]
+    assert pooled == ["1 thread, parallel with 2 inter-op threads",
+                      "1 thread, spinning off, parallel with 2 inter-op threads"]
+
+
+def test_settings_read_in_words_as_what_they_change():
+    base = SessionConfig(intra_op_num_threads=1)
+    candidate = {"provider": "CPUExecutionProvider", "graph_optimization_level": "extended",
+                 "execution_mode": "sequential", "intra_op_num_threads": 4, "inter_op_num_threads": 0,
+                 "intra_op_allow_spinning": False, "dynamic_block_base": 4, "io_binding": False}
+    assert describe(candidate, base) == ("extended optimisation, 4 threads, spinning off, "
+                                         "dynamic block base 4")
+    assert describe(dict(candidate, graph_optimization_level="all", intra_op_allow_spinning=True), base) == \
+        "4 threads, dynamic block base 4"       # spinning on is ORT's default for a pool
+    space = build_space(SearchLimits(), cores=4)
+    assert len({describe(c, base) for c in space}) == len(space)
 
 
 def test_canonical_drops_only_options_without_effect():

@@ -34,12 +34,14 @@ def test_the_race_leaves_out_settings_that_run_alike():
                   _candidate(level="basic", dynamic_block_base=4), _candidate(level="basic", intra=2),
                   _candidate(intra=2)]
     contenders, merged = distinct(SessionConfig(), candidates, cores=2)     # yours: ORT's default, 2 threads
-    assert [c.label for c in contenders] == ["cpu basic seq 1t", "cpu basic seq 2t"]
+    # labelled in words, as what each changes in your settings
+    assert [c.label for c in contenders] == ["basic optimisation, 1 thread", "basic optimisation, 2 threads"]
     assert [c.index for c in contenders] == [0, 1]
-    assert merged == [{"label": "cpu all seq 2t spin", "same_as": "your settings"},
-                      {"label": "cpu basic seq 1t nospin", "same_as": "cpu basic seq 1t"},
-                      {"label": "cpu basic seq 1t dbb4", "same_as": "cpu basic seq 1t"},
-                      {"label": "cpu all seq 2t", "same_as": "your settings"}]
+    # with one thread, spinning and the block base do nothing: those settings read as what they run as
+    assert merged == [{"label": "2 threads", "same_as": "your settings"},
+                      {"label": "basic optimisation, 1 thread", "same_as": "basic optimisation, 1 thread"},
+                      {"label": "basic optimisation, 1 thread", "same_as": "basic optimisation, 1 thread"},
+                      {"label": "2 threads", "same_as": "your settings"}]
 
 
 @pytest.fixture
@@ -89,7 +91,7 @@ def test_a_setting_slower_alone_is_not_offered_and_a_faster_one_is(tmp_path):
     assert slower["best"]["label"] == NOTHING_FASTER_LABEL and "Nothing measured was faster" in slower["note"]
     faster = TUNE({"path": path, "session": {"graph_optimization_level": "disable", "intra_op_num_threads": 1},
                    "candidates": [_candidate()], **QUICK}, JobContext())
-    assert faster["best"]["label"] == "cpu all seq 1t" and faster["verdict"] == "faster"
+    assert faster["best"]["label"] == "all optimisations" and faster["verdict"] == "faster"
     assert faster["speedup"] > 1.5 and faster["speedup_ci"][0] > 1.02
     assert faster["best"]["session"]["graph_optimization_level"] == "all"
     assert faster["trials"][0]["outputs_match"] is True
@@ -98,6 +100,17 @@ def test_a_setting_slower_alone_is_not_offered_and_a_faster_one_is(tmp_path):
 def test_budget_in_trials_is_respected(small_model):
     result = TUNE(_params(small_model, budget_trials=5), JobContext())
     assert result["trials_used"] == 5
+    assert result["stop_reason"].startswith("The budget of 5 trials was spent")
+
+
+def test_a_race_that_ends_before_its_budget_says_why(small_model):
+    result = TUNE(_params(small_model, final_blocks=2, budget_seconds=600), JobContext())
+    assert result["race_seconds"] < 600
+    reason = result["stop_reason"]
+    assert reason.startswith("Stopped after") and "of the 600 s budget" in reason
+    assert "all settings but one were eliminated" in reason
+    dropped = [t for t in result["trials"] if not t["alive"]]
+    assert dropped and all(t["dropped_because"] for t in dropped)
 
 
 def test_cancel_keeps_what_was_learned_and_offers_nothing(small_model):
@@ -122,9 +135,10 @@ def test_settings_that_cannot_start_are_dropped_not_fatal(small_model):
     candidates = [_candidate(level="basic"), _candidate(level="basic", provider="DmlExecutionProvider")]
     result = TUNE({"path": small_model, "session": {"intra_op_num_threads": 1}, "candidates": candidates,
                    "strategy": "grid", "grid_blocks": 2, **QUICK}, JobContext())
-    assert [f["label"] for f in result["failed"]] == [describe(candidates[1])]
+    yours = SessionConfig(intra_op_num_threads=1)           # labels say what a setting changes in yours
+    assert [f["label"] for f in result["failed"]] == [describe(candidates[1], yours)] == ["DirectML, basic optimisation"]
     assert "DirectML" in result["failed"][0]["error"] or "Dml" in result["failed"][0]["error"]
-    assert [t["label"] for t in result["trials"] if t["remeasured"]] == [describe(candidates[0])]
+    assert [t["label"] for t in result["trials"] if t["remeasured"]] == [describe(candidates[0], yours)]
     _check_offer(result)
 
 

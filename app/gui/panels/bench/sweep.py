@@ -77,10 +77,10 @@ class SweepView(OneJobView, QWidget):
 
         self.table = DataTable()
         self.table.decimals = 4
-        self.heat = HeatMap("Throughput (runs/s)")
-        self.latency_chart = LineChart("Latency")
-        self.throughput_chart = LineChart("Throughput")
-        charts = QTabWidget()
+        self.heat = HeatMap("Throughput (runs/s)", placeholder="No sweep yet.")
+        self.latency_chart = LineChart("Latency", durations=True, placeholder="No sweep yet.")
+        self.throughput_chart = LineChart("Throughput", placeholder="No sweep yet.")
+        self.charts = charts = QTabWidget()
         charts.addTab(self.heat, "Heat map")
         charts.addTab(self.latency_chart, "Latency")
         charts.addTab(self.throughput_chart, "Throughput")
@@ -216,10 +216,13 @@ class SweepView(OneJobView, QWidget):
             c["concurrency"], c["latency_ms"]["p50"], c["latency_ms"]["p90"], c["latency_ms"]["p99"],
             c["throughput_per_s"]] + ([c["items_per_s"]] if dim else []) + _ratio_columns(c) + [c == best]
             for c in self.cells], headers)
-        if not self.cells:
-            return
         dim_values = list(dict.fromkeys(c["dim_value"] for c in self.cells))
         levels = list(dict.fromkeys(c["concurrency"] for c in self.cells))
+        self._show_heat_map(len(dim_values) > 1 and len(levels) > 1)
+        if not self.cells:
+            for chart in (self.heat, self.latency_chart, self.throughput_chart):
+                chart.show_placeholder()
+            return
         lookup = {(c["dim_value"], c["concurrency"]): c for c in self.cells}
         grid = [[lookup[(v, k)]["items_per_s"] if (v, k) in lookup else math.nan for k in levels]
                 for v in dim_values]
@@ -239,8 +242,16 @@ class SweepView(OneJobView, QWidget):
             latency.append((f"p99, {name}", [c["latency_ms"]["p99"] if c else math.nan for c in cells]))
             throughput.append((name, [c["items_per_s"] if c else math.nan for c in cells]))
         x_label = dim or "concurrency"
-        self.latency_chart.set_lines(x, latency, x_label, "latency (ms)")
+        self.latency_chart.set_lines(x, latency, x_label, "latency")
         self.throughput_chart.set_lines(x, throughput, x_label, f"{dim} items/s" if dim else "runs/s")
+
+    def _show_heat_map(self, two_dimensional: bool) -> None:
+        """A heat map only for a grid of two dimensions: one row or column of cells reads
+        better as a line, so the throughput line is shown instead."""
+        on_heat_map = self.charts.currentIndex() == 0
+        self.charts.setTabVisible(0, two_dimensional)
+        if not two_dimensional and on_heat_map:
+            self.charts.setCurrentWidget(self.throughput_chart)
 
     def _current_dim(self) -> str | None:
         text = self.dim.currentText().strip()

@@ -63,10 +63,10 @@ class ComparePanel(OneJobView, Panel):
         left.addStretch()
 
         self.table = DataTable(HEADERS)
-        self.speedup_chart = BarChart("Speedup", horizontal=False)
+        self.speedup_chart = BarChart("Speedup", horizontal=False, placeholder="No comparison yet.")
         self.speedup_whiskers = None
-        self.latency_chart = GroupedBarChart("Latency (ms)")
-        self.throughput_chart = BarChart("Throughput (runs/s)", horizontal=False)
+        self.latency_chart = GroupedBarChart("Latency", placeholder="No comparison yet.")
+        self.throughput_chart = BarChart("Throughput (runs/s)", horizontal=False, placeholder="No comparison yet.")
         charts = QTabWidget()             # one chart at a time, each with the whole width
         charts.addTab(self.speedup_chart, "Speedup")
         charts.addTab(self.latency_chart, "Latency")
@@ -193,8 +193,8 @@ class ComparePanel(OneJobView, Panel):
         models = result["models"]
         self.speedup_chart.set_bars([_short(row["label"]) for row in models], [row["speedup"] or 0.0 for row in models],
                                     "speedup")
-        # the definition is spelled out under the charts: a long title would widen the chart past its place
-        self.speedup_chart.plot.setTitle("Speedup (whiskers: 95 % interval)")
+        # the definition is in the caption above: a long title would widen the chart past its place
+        self.speedup_chart.set_title("Speedup (whiskers: 95 % interval)")
         if self.speedup_whiskers is not None:
             self.speedup_chart.plot.removeItem(self.speedup_whiskers)
             self.speedup_whiskers = None
@@ -206,7 +206,7 @@ class ComparePanel(OneJobView, Panel):
                 x=np.array([i for i, _ in measured], dtype=float), y=speedup, bottom=speedup - low,
                 top=high - speedup, beam=0.2, pen=pg.mkPen(self.speedup_chart.colors["foreground"]))
             self.speedup_chart.plot.addItem(self.speedup_whiskers)
-            self.speedup_chart.plot.autoRange()
+            self.speedup_chart.fit(float(low.min()), float(high.max()))
 
     def export_charts(self, folder: str | None = None) -> list[str]:
         if folder is None:

@@ -7,6 +7,7 @@ import time
 from PySide6.QtCore import Qt
 from PySide6.QtWidgets import QHBoxLayout, QLabel, QPushButton, QSplitter, QTextBrowser
 
+from app.core.units import duration_text
 from app.gui.shell.panel import Panel
 from app.core.diagnose.jobs import DIAGNOSE
 
@@ -92,8 +93,8 @@ class DiagnosePanel(Panel):
         self.caption.show_run(path, label, result.get("inputs"), started)
         stats = result["evidence"]["latency_ms"]
         self._done(f"Done: {len(result['findings'])} finding(s).")
-        self.figures.setText(f"Latency p50 {stats['p50']:.3f} ms, p99 {stats['p99']:.3f} ms over {stats['runs']} "
-                             f"runs on {result['evidence']['cpu']}.")
+        self.figures.setText(f"Latency p50 {duration_text(stats['p50'], 4)}, p99 {duration_text(stats['p99'], 4)} over "
+                             f"{stats['runs']} runs on {result['evidence']['cpu']}.")
         self.table.set_rows([[f"{SEVERITY_MARK.get(f['severity'], '')} {f['severity']}", f["title"], f["id"],
                               f["cost"]] for f in result["findings"]])
         if result["findings"]:

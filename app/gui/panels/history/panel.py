@@ -1,5 +1,6 @@
 """History tab: every stored benchmark, comparison and sweep; filter by model,
-re-open one (chart, figures and settings) and run it again with the same settings."""
+re-open one (chart, its settings and figures in words and tables, the raw JSON) and run it
+again with the same settings."""
 
 from __future__ import annotations
 
@@ -9,8 +10,10 @@ from pathlib import Path
 
 from PySide6.QtCore import Qt
 from PySide6.QtWidgets import (QComboBox, QHBoxLayout, QLabel, QLineEdit, QPlainTextEdit, QPushButton, QSplitter,
-                               QTabWidget)
+                               QTabWidget, QTextBrowser)
 
+from app.core.units import column_unit, tidy_floats
+from app.gui.panels.history.summary import summary_html
 from app.gui.shell.panel import Panel
 
 HEADERS = ["#", "Time", "Kind", "Model", "Variant", "Inputs", "Providers", "p50 ms", "p99 ms", "runs/s", "ORT"]
@@ -31,7 +34,9 @@ class HistoryPanel(Panel):
 
         self.entry: dict | None = None
         self.model_filter = QComboBox()
-        self.model_filter.setMinimumWidth(300)
+        # long model paths must not push the row's buttons out of a 1024-pixel window
+        self.model_filter.setSizeAdjustPolicy(QComboBox.SizeAdjustPolicy.AdjustToMinimumContentsLengthWithIcon)
+        self.model_filter.setMinimumContentsLength(18)
         self.kind_filter = QComboBox()
         self.kind_filter.addItems(["all kinds", "bench", "compare", "sweep"])
         self.text_filter = QLineEdit()
@@ -56,11 +61,14 @@ class HistoryPanel(Panel):
         self.detail_title.setWordWrap(True)
         self.detail_title.setTextInteractionFlags(Qt.TextInteractionFlag.TextSelectableByMouse)
         self.chart = LatencyView()
-        self.settings_text = QPlainTextEdit()
-        self.settings_text.setReadOnly(True)
-        details = QTabWidget()
+        self.summary = QTextBrowser()
+        self.summary.setPlaceholderText("Open a result to see its settings and figures.")
+        self.raw_text = QPlainTextEdit()
+        self.raw_text.setReadOnly(True)
+        self.details = details = QTabWidget()
         details.addTab(self.chart, "Chart")
-        details.addTab(self.settings_text, "Settings and figures")
+        details.addTab(self.summary, "Settings and figures")
+        details.addTab(self.raw_text, "Raw JSON")
         split = QSplitter(Qt.Orientation.Vertical)
         split.addWidget(self.table)
         split.addWidget(details)
@@ -94,9 +102,13 @@ class HistoryPanel(Panel):
             self.detail_title.setText(exc.message)
         if history.warnings:
             self.detail_title.setText(history.warnings[-1])
+        # the latency columns in the unit their largest figure reads best in
+        factor, unit = column_unit([e[key] for e in entries for key in ("p50_ms", "p99_ms") if e[key] is not None])
+        headers = [h.replace(" ms", f" {unit}") for h in HEADERS]
         self.table.set_rows([[e["id"], time.strftime("%Y-%m-%d %H:%M:%S", time.localtime(e["created"])), e["kind"],
                               Path(e["model_path"]).name, e["variant"], inputs_cell(e["inputs"]), e["providers"],
-                              e["p50_ms"], e["p99_ms"], e["throughput_per_s"], e["ort_version"]] for e in entries])
+                              *[None if e[key] is None else e[key] / factor for key in ("p50_ms", "p99_ms")],
+                              e["throughput_per_s"], e["ort_version"]] for e in entries], headers)
 
     def _entries(self, history, models: list[str]) -> list[dict]:
         chosen = self.model_filter.currentData()
@@ -154,7 +166,9 @@ class HistoryPanel(Panel):
         self.detail_title.setText(f"<b>#{entry['id']} {entry['kind']}</b> of {escape(entry['model_path'])} "
                                   f"{ran_on} (sha256 {entry['model_sha256'][:12]}…) — {when}, ONNX Runtime "
                                   f"{entry['ort_version']}, {escape(machine_text(entry['machine']))}")
-        self.settings_text.setPlainText(json.dumps({k: v for k, v in report.items() if k != "warmup_ms"}, indent=2))
+        self.summary.setHtml(summary_html(entry))
+        self.raw_text.setPlainText(json.dumps(tidy_floats({k: v for k, v in report.items() if k != "warmup_ms"}),
+                                              indent=2))
         if entry["kind"] == "bench":
             self.chart.set_samples(entry["warmup_ms"], entry["samples_ms"], report.get("concurrency", 1))
         else:

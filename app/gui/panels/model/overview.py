@@ -50,7 +50,7 @@ class OverviewPanel(Panel):
         top.setSizes([350, 550])
 
         self.op_table = DataTable(["Operator", "Count", "Share %"])
-        self.op_chart = BarChart("Operators")
+        self.op_chart = BarChart("Operators", placeholder="Open a model to see its operators.")
         ops = QSplitter(Qt.Orientation.Horizontal)
         ops.addWidget(self.op_table)
         ops.addWidget(self.op_chart)
@@ -63,6 +63,8 @@ class OverviewPanel(Panel):
         self.layout_.addWidget(body, 1)
 
     def model_changed(self, model) -> None:
+        from app.gui.widgets.chart_base import TOP_BARS
+
         if model is None:
             self.heading.setText("Open a model: drop a .onnx or .ort file on the window, or use File › Open.")
             self._clear()
@@ -103,8 +105,7 @@ class OverviewPanel(Panel):
         total = max(1, info["node_count"])
         ops = list(info["op_counts"].items())
         self.op_table.set_rows([[op, n, round(100 * n / total, 1)] for op, n in ops])
-        shown = ops[:40]
-        self.op_chart.set_bars([op for op, _ in shown], [n for _, n in shown], value_name="count")
+        self.op_chart.set_bars([op for op, _ in ops], [n for _, n in ops], value_name="count", top=TOP_BARS)
 
     def _clear(self) -> None:
         self.fact_labels["Metadata"].setToolTip("")

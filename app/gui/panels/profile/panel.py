@@ -47,11 +47,13 @@ class ProfilePanel(Panel):
         self.export_button.setToolTip("Save the trace as ONNX Runtime wrote it, for ui.perfetto.dev or "
                                       "chrome://tracing")
         self.export_button.clicked.connect(self.export_dialog)
-        self.include_first = QCheckBox("Include the first (warm-up) run in averages")
+        # short words and a narrower list: this row set the whole window's least width (1,107 px)
+        self.include_first = QCheckBox("Count the warm-up run")
+        self.include_first.setToolTip("Include the first (warm-up) run in the averages")
         self.include_first.toggled.connect(lambda _: self.show_current())
         self.shown = QComboBox()
         self.shown.setSizeAdjustPolicy(QComboBox.SizeAdjustPolicy.AdjustToMinimumContentsLengthWithIcon)
-        self.shown.setMinimumContentsLength(30)
+        self.shown.setMinimumContentsLength(18)
         self.shown.currentIndexChanged.connect(lambda _: self.show_current())
         bar = QHBoxLayout()       # two rows, so the tab fits a 1024-pixel window beside the model list
         for widget in (self.profile_button, self.runs, open_button, self.export_button):

@@ -7,10 +7,9 @@ from PySide6.QtCore import Qt
 from PySide6.QtWidgets import (QFormLayout, QHBoxLayout, QLabel, QLineEdit, QSpinBox, QSplitter, QVBoxLayout,
                                QWidget)
 
-from app.gui.widgets.chart_base import BarChart
+from app.gui.widgets.chart_base import TOP_BARS, BarChart
 from app.gui.widgets.table import DataTable
 
-CHART_BARS = 25
 RUN_TICKS = 12
 
 
@@ -40,9 +39,9 @@ class OperatorsView(QSplitter):
         super().__init__(Qt.Orientation.Vertical)
         self.table = DataTable()
         charts = QSplitter(Qt.Orientation.Horizontal)
-        self.time_chart = BarChart("Total time (ms)")
-        self.count_chart = BarChart("Calls")
-        self.share_chart = BarChart("Share of total node time (%)")
+        self.time_chart = BarChart("Total time", durations=True, placeholder="No profile yet.")
+        self.count_chart = BarChart("Calls", placeholder="No profile yet.")
+        self.share_chart = BarChart("Share of total node time (%)", placeholder="No profile yet.")
         for chart in (self.time_chart, self.count_chart, self.share_chart):
             charts.addWidget(chart)
         self.addWidget(self.table)
@@ -56,11 +55,13 @@ class OperatorsView(QSplitter):
               r["nodes"], ", ".join(_short(p) for p in r["providers"])] for r in info["by_op_type"]],
             headers=["Op type", "Total ms", "Calls", "Avg µs per call", "% of node time", "ms per run",
                      "Nodes", "Provider"])
-        shown = info["by_op_type"][:CHART_BARS]
-        labels = [r["op_type"] for r in shown]
-        self.time_chart.set_bars(labels, [r["total_us"] / 1000 for r in shown], "total_ms")
-        self.count_chart.set_bars(labels, [r["count"] for r in shown], "calls")
-        self.share_chart.set_bars(labels, [r["percent"] for r in shown], "percent_of_node_time")
+        rows = info["by_op_type"]
+        labels, rank = [r["op_type"] for r in rows], [r["total_us"] for r in rows]
+        # the same operators in all three: the ones taking the most time, the rest as "other"
+        for chart, values, name in ((self.time_chart, [r["total_us"] / 1000 for r in rows], "total_ms"),
+                                    (self.count_chart, [r["count"] for r in rows], "calls"),
+                                    (self.share_chart, [r["percent"] for r in rows], "percent_of_node_time")):
+            chart.set_bars(labels, values, name, top=TOP_BARS, rank=rank)
 
 
 class NodesView(QWidget):
@@ -117,7 +118,7 @@ class ProvidersView(QSplitter):
         self.note = QLabel()
         self.note.setWordWrap(True)
         self.table = DataTable()
-        self.chart = BarChart("Node time per provider (ms)")
+        self.chart = BarChart("Node time per provider", durations=True, placeholder="No profile yet.")
         self.addWidget(_vbox(self.note, self.table))
         self.addWidget(self.chart)
         self.setSizes([450, 450])
@@ -141,7 +142,8 @@ class RunsView(QSplitter):
     def __init__(self):
         super().__init__(Qt.Orientation.Horizontal)
         self.phases = DataTable(["Phase", "ms"])
-        self.chart = BarChart("Time per run (ms)", horizontal=False)
+        self.chart = BarChart("Time per run", horizontal=False, durations=True, show_values=False,
+                              placeholder="No profile yet.")
         self.addWidget(self.phases)
         self.addWidget(self.chart)
         self.setSizes([300, 600])
@@ -167,7 +169,7 @@ class RunsView(QSplitter):
         self.chart.set_bars([str(i + 1) for i in range(count)], [us / 1000 for us in phases["run_us"]], "run_ms",
                             brushes=brushes)
         step = max(1, count // RUN_TICKS)      # a label on every bar would pile up past a few dozen runs
-        self.chart.plot.getAxis("bottom").setTicks([[(i, str(i + 1)) for i in range(0, count, step)]])
+        self.chart.category_axis.set_categories([str(i + 1) for i in range(count)], every=step)
 
 
 class TimelineTab(QWidget):
@@ -277,7 +279,8 @@ class CompareView(QSplitter):
         top_layout.addWidget(self.measure_button)
         top_layout.addWidget(self.summary)
         self.table = DataTable()
-        self.chart = BarChart("Change in ms per run (after − before)")
+        self.chart = BarChart("Change per run (after − before)", durations=True,
+                              placeholder="Load two profiles to compare them.")
         self.addWidget(_vbox(top, self.table))
         self.addWidget(self.chart)
         self.setSizes([360, 300])
@@ -329,9 +332,9 @@ class CompareView(QSplitter):
             headers=["Op type", "Before ms/run", "After ms/run", "Change ms", "Calls before", "Calls after",
                      "Speedup", "95 % interval", "Verdict", "Note"])
         colors = plot_colors()
-        shown = rows[:CHART_BARS]
-        self.chart.set_bars([r["op_type"] for r in shown], [r["delta_us"] / 1000 for r in shown], "change_ms",
-                            brushes=[colors["good"] if r["delta_us"] <= 0 else colors["bad"] for r in shown])
+        self.chart.set_bars([r["op_type"] for r in rows], [r["delta_us"] / 1000 for r in rows], "change_ms",
+                            brushes=[colors["good"] if r["delta_us"] <= 0 else colors["bad"] for r in rows],
+                            top=TOP_BARS)
 
 
 def _interval(interval: list | None) -> str:

@@ -8,10 +8,16 @@ import time
 
 from PySide6.QtCore import Qt, QTimer
 from PySide6.QtWidgets import (QComboBox, QDoubleSpinBox, QFileDialog, QFormLayout, QGroupBox, QHBoxLayout, QLabel,
-                               QPushButton, QSpinBox, QSplitter, QVBoxLayout, QWidget)
+                               QProgressBar, QPushButton, QSpinBox, QSplitter, QVBoxLayout, QWidget)
 
+from app.core.units import duration_text
 from app.gui.shell.panel import Panel
+from app.gui.widgets.chart_base import BarChart
 from app.core.tune.jobs import TUNE
+
+HEADERS = ["Setting (what it changes in yours)", "Race ms", "Race 95% low", "Race 95% high", "Blocks", "Status",
+           "Alone ×", "Alone 95% low", "Alone 95% high", "Alone ms", "Verdict"]
+CHART_ROWS = 12          # the leaderboard chart shows the best this many; the table has them all
 
 
 class TunePanel(Panel):
@@ -69,7 +75,12 @@ class TunePanel(Panel):
         buttons.addWidget(self.cancel_button)
         form.addRow(buttons)
 
-        self.summary = QLabel()
+        self.progress = QProgressBar()
+        self.progress.setRange(0, 100)
+        self.progress.setValue(0)
+        self.progress.setFormat("%p %")
+        self.progress.setVisible(False)
+        self.summary = QLabel("Start tuning to race settings against yours.")
         self.summary.setWordWrap(True)
         self.summary.setTextInteractionFlags(Qt.TextInteractionFlag.TextSelectableByMouse)
         actions = QHBoxLayout()
@@ -85,14 +96,15 @@ class TunePanel(Panel):
         left = QWidget()
         left_layout = QVBoxLayout(left)
         left_layout.addWidget(controls)
+        left_layout.addWidget(self.progress)
         left_layout.addWidget(self.summary)
         left_layout.addLayout(actions)
         left_layout.addStretch(1)
 
-        self.table = DataTable(["Setting", "Race ms", "Race 95% low", "Race 95% high", "Blocks", "Status",
-                                "Alone ×", "Alone 95% low", "Alone 95% high", "Verdict"])
+        self.table = DataTable(HEADERS)
+        self.table.decimals = 3
         self.table.setToolTip("Race: in one process beside the other settings (ranks only). Alone: each in its "
-                              "own process, speedup over your settings, in alternation.")
+                              "own process, speedup over your settings, in alternation, and its median.")
         self.chart = LeaderboardChart()
         right = QSplitter(Qt.Orientation.Vertical)
         right.addWidget(self.caption)
@@ -135,6 +147,8 @@ class TunePanel(Panel):
         for button in (self.apply_button, self.save_button, self.copy_button):
             button.setEnabled(False)
         self.summary.setText("Measuring your settings, then racing the others…")
+        self.progress.setValue(0)
+        self.progress.setVisible(True)
         self._running = (self.model.path, self.model.label, time.time())
         self.caption.clear()
         self.caption.running(self.model.label)
@@ -142,7 +156,17 @@ class TunePanel(Panel):
         self.cancel_button.setEnabled(True)
         self.redraw.start()
         self.job = self.jobs.start(f"Tune {self.model.label}", TUNE, self.params(),
-                                   on_data=self._data, on_result=self._finished, on_error=self._failed)
+                                   on_data=self._data, on_result=self._finished, on_error=self._failed,
+                                   on_progress=self._progressed)
+
+    def _progressed(self, fraction: float | None, message: str) -> None:
+        """Per cent of the budget (a bar that moves to and fro without one), and what it does."""
+        if fraction is None:
+            self.progress.setRange(0, 0)
+        else:
+            self.progress.setRange(0, 100)
+            self.progress.setValue(round(100 * fraction))
+        self.progress.setFormat(f"%p % — {message}" if fraction is not None else message)
 
     def cancel(self) -> None:
         if self.job is not None:
@@ -158,30 +182,28 @@ class TunePanel(Panel):
             self.pending = None
 
     def show_board(self, rows: list[dict], default_ms: float | None, best: str | None = None) -> None:
-        """The leaderboard; `best`: the label of the offered winner, shown in bold."""
-        table_rows = []
-        for row in rows:
-            ci = row.get("ci_ms") or [None, None]
-            status = "racing" if row["alive"] else (
-                f"failed: {row['error']}" if row.get("error") else f"dropped in round {row['eliminated_in_round'] + 1}")
-            if row["label"] == best:
-                status = "best"
-            alone = row.get("speedup_ci") or [None, None]
-            table_rows.append([row["label"], row["latency_ms"], ci[0], ci[1], row["blocks"], status,
-                               row.get("speedup"), alone[0], alone[1], row.get("verdict") or ""])
-        self.table.set_rows(table_rows)
-        for index, row in enumerate(rows):
-            if row["label"] == best:
-                self._highlight(index)
-        self.chart.show_rows([r for r in rows if r["latency_ms"] is not None][:20], default_ms)
+        """The leaderboard; `best`: the label of the offered winner, shown in bold on green."""
+        winner = next((r for r in rows if r["label"] == best), None)
+        self.table.set_rows([[row["label"], row["latency_ms"], *(row.get("ci_ms") or [None, None]), row["blocks"],
+                              status_text(row, winner), row.get("speedup"), *(row.get("speedup_ci") or [None, None]),
+                              row.get("remeasured_ms"), row.get("verdict") or ""] for row in rows])
+        if winner is not None:
+            self._highlight(rows.index(winner))
+        self.chart.show_rows([r for r in rows if r["latency_ms"] is not None][:CHART_ROWS], default_ms, best)
 
     def _highlight(self, index: int) -> None:
+        from PySide6.QtGui import QBrush, QColor
+        from app.gui.widgets.theme import plot_colors
+
+        shade = QColor(plot_colors()["good"])
+        shade.setAlpha(60)
         source = self.table.source
         for column in range(source.columnCount()):
             item = source.item(index, column)
             font = item.font()
             font.setBold(True)
             item.setFont(font)
+            item.setBackground(QBrush(shade))
 
     def _finished(self, result: dict) -> None:
         path, label, started = self._running
@@ -193,16 +215,16 @@ class TunePanel(Panel):
         best, default = result["best"], result["default"]
         winner = best["label"] if result["clearly_faster"] else None
         self.show_board(result["trials"], default["race_latency_ms"], winner)
-        searched = (f"after {result['trials_used']} trials over {result['space_size']} settings in "
-                    f"{result['seconds']:.0f} s" + (" (stopped early)." if result["cancelled"] else "."))
+        searched = (f"{result['trials_used']} trials over {result['space_size']} settings in "
+                    f"{result['seconds']:.0f} s. {result.get('stop_reason', '')}")
         if result["clearly_faster"]:
             low, high = result["speedup_ci"]
             headline = (f"<b>Best: {best['label']}</b> — ×{result['speedup']:.2f} "
                         f"(95 % interval {low:.2f}–{high:.2f}, {result['verdict']}) over your settings, "
-                        f"each alone in its own process: {best['latency_ms']:.3f} ms vs "
-                        f"{default['latency_ms']:.3f} ms, ")
+                        f"each alone in its own process: {duration_text(best['latency_ms'], 4)} vs "
+                        f"{duration_text(default['latency_ms'], 4)}.<br>")
         else:
-            headline = f"<b>Nothing beat your settings.</b> {result['note']} "
+            headline = f"<b>Nothing beat your settings.</b> {result['note']}<br>"
         self.summary.setText(headline + searched)
         for button in (self.apply_button, self.save_button, self.copy_button):
             button.setEnabled(True)
@@ -213,6 +235,7 @@ class TunePanel(Panel):
         self.summary.setText("Tuning failed; see the message.")
 
     def _stop(self) -> None:
+        self.progress.setVisible(False)
         self.redraw.stop()
         self._draw_pending()
         self.job = None
@@ -244,44 +267,59 @@ class TunePanel(Panel):
         QGuiApplication.clipboard().setText(to_python(self.best_config(), self.model.path if self.model else "model.onnx"))
 
 
-class LeaderboardChart(QWidget):
-    """Latency of each contender with its confidence interval; the baseline as a line."""
+def status_text(row: dict, winner: dict | None) -> str:
+    """Where a setting stands, and why it was dropped; a dropped one whose race figure reads
+    faster than the winner's says why that figure is not the verdict."""
+    if winner is row:
+        return "best"
+    if row["alive"]:
+        return "finalist" if row.get("remeasured") else "racing"
+    if row.get("error"):
+        return f"failed: {row['error']}"
+    text = f"dropped in round {row['eliminated_in_round'] + 1}"
+    if row.get("dropped_because"):
+        text += f": {row['dropped_because']}"
+    if winner is not None and row["latency_ms"] is not None and row["latency_ms"] < winner["latency_ms"]:
+        text += (f" (its race figure rests on {row['blocks']} block(s); the best was measured more, "
+                 "and again alone)")
+    return text
+
+
+class LeaderboardChart(BarChart):
+    """Each contender's race latency with its 95 % interval, your settings as a dashed line,
+    the winner in green and the dropped in grey."""
 
     def __init__(self):
-        super().__init__()
-        import pyqtgraph as pg
-        from app.gui.widgets.theme import plot_colors
-
-        self._pg = pg
-        colors = plot_colors()
-        self.plot = pg.PlotWidget()
-        self.plot.setBackground(colors["background"])
-        self.plot.setLabel("bottom", "latency (ms)")
-        self.plot.getViewBox().invertY(True)
-        self.plot.showGrid(x=True, alpha=0.25)
-        import numpy as np
-        empty = np.zeros(0)
-        self.bars = pg.BarGraphItem(x0=empty, y=empty, height=0.6, width=empty, brush=colors["accent"], pen=None)
-        self.errors = pg.ErrorBarItem(x=empty, y=empty, left=empty, right=empty, beam=0.2, pen=colors["foreground"])
-        self.baseline = pg.InfiniteLine(angle=90, pen=pg.mkPen(colors["second"], width=2, style=Qt.PenStyle.DashLine))
+        super().__init__("Race latency (whiskers: 95 % interval; dashed: your settings)", durations=True,
+                         show_values=False, placeholder="No setting measured yet: start tuning.")
+        pg = self._pg
+        self.category_axis.label_width = 240
+        self.errors = None
+        self.baseline = pg.InfiniteLine(angle=90, pen=pg.mkPen(self.colors["second"], width=2,
+                                                               style=Qt.PenStyle.DashLine))
         self.baseline.setVisible(False)        # until the baseline has been measured
-        for item in (self.bars, self.errors, self.baseline):
-            self.plot.addItem(item)
-        layout = QVBoxLayout(self)
-        layout.setContentsMargins(0, 0, 0, 0)
-        layout.addWidget(self.plot)
+        self.plot.addItem(self.baseline)
 
-    def show_rows(self, rows: list[dict], default_ms: float | None) -> None:
+    def show_rows(self, rows: list[dict], default_ms: float | None, best: str | None = None) -> None:
         import numpy as np
 
-        y = np.arange(len(rows), dtype=float)
-        x = np.array([r["latency_ms"] for r in rows], dtype=float)
+        pg = self._pg
+        colors = [self.colors["good"] if r["label"] == best else self.colors["accent"] if r["alive"]
+                  else self.colors["muted"] for r in rows]
+        self.set_bars([r["label"] for r in rows], [r["latency_ms"] for r in rows], "race_latency_ms", brushes=colors)
+        if self.errors is not None:
+            self.plot.removeItem(self.errors)
+            self.errors = None
+        if not rows:
+            return
+        x = np.array(self.values, dtype=float)
         low = np.array([(r["ci_ms"] or [v, v])[0] for r, v in zip(rows, x)], dtype=float)
         high = np.array([(r["ci_ms"] or [v, v])[1] for r, v in zip(rows, x)], dtype=float)
-        self.bars.setOpts(x0=np.zeros_like(x), y=y, width=x, height=0.6)
-        self.errors.setData(x=x, y=y, left=np.clip(x - low, 0, None), right=np.clip(high - x, 0, None))
-        self.plot.getAxis("left").setTicks([[(i, r["label"]) for i, r in enumerate(rows)]])
-        if default_ms is not None and np.isfinite(default_ms):
+        self.errors = pg.ErrorBarItem(x=x, y=np.arange(len(rows), dtype=float), left=np.clip(x - low, 0, None),
+                                      right=np.clip(high - x, 0, None), beam=0.2, pen=self.colors["foreground"])
+        self.plot.addItem(self.errors)
+        shown = default_ms is not None and bool(np.isfinite(default_ms))
+        if shown:
             self.baseline.setValue(default_ms)
-            self.baseline.setVisible(True)
-        self.plot.autoRange()
+        self.baseline.setVisible(shown)
+        self.fit(high=max(float(high.max()), default_ms if shown else 0.0))

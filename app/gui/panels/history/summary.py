@@ -1,0 +1,98 @@
+"""A stored result as a person reads it: its settings in words and its figures in tables,
+each column in one unit and one number format (the raw JSON is one tab away)."""
+
+from __future__ import annotations
+
+from html import escape
+
+from app.core.session.settings_text import settings_text
+from app.core.units import duration_column, duration_text, human_bytes, shared_decimals
+
+STAT_KEYS = (("p50", "p50"), ("p90", "p90"), ("p95", "p95"), ("p99", "p99"), ("p999", "p99.9"), ("mean", "mean"),
+             ("min", "fastest"), ("max", "slowest"), ("std", "std"))
+
+
+def numbers(values, digits: int = 3) -> list[str]:
+    """Plain figures (runs per second …) with one number of decimals for the whole column."""
+    decimals = shared_decimals(values, digits, most=2)
+    return ["–" if v is None else f"{v:,.{decimals}f}" for v in values]
+
+
+def table(headers: list[str], columns: list[list[str]]) -> str:
+    """An HTML table from its columns (each already formatted), numbers to the right."""
+    head = "".join(f"<th align='left'>{escape(h)}</th>" for h in headers)
+    rows = "".join("<tr>" + "".join(f"<td align='right'>{escape(str(c))}</td>" if i else f"<td>{escape(str(c))}</td>"
+                                    for i, c in enumerate(row)) + "</tr>" for row in zip(*columns))
+    return f"<table cellspacing='0' cellpadding='3'><tr>{head}</tr>{rows}</table>"
+
+
+def facts(pairs: list[tuple[str, str]]) -> str:
+    return "<table cellpadding='2'>" + "".join(f"<tr><td><b>{escape(k)}</b></td><td>{escape(v)}</td></tr>"
+                                               for k, v in pairs if v) + "</table>"
+
+
+def run_text(run: dict | None) -> str:
+    if not run:
+        return ""
+    measured = (f"{run['iterations']:,} runs" if run.get("iterations") else f"for {run.get('duration_s')} s")
+    return f"{run.get('warmup', 0)} warm-up runs, then {measured}, concurrency {run.get('concurrency', 1)}"
+
+
+def summary_html(entry: dict) -> str:
+    """The summary of one stored entry (History.get's dict)."""
+    report = entry["report"]
+    head = facts([("Settings", settings_text(entry["session"]) if entry.get("session") else ""),
+                  ("Run", run_text(entry.get("run") or report.get("run")))])
+    body = {"bench": _bench, "compare": _compare, "sweep": _sweep}[entry["kind"]](report)
+    return head + "<br>" + body
+
+
+def _bench(report: dict) -> str:
+    latency = report["latency_ms"]
+    unit, texts = duration_column([latency.get(key) for key, _ in STAT_KEYS])
+    figures = table(["latency", unit], [[name for _, name in STAT_KEYS], texts])
+    return figures + "<br>" + facts([
+        ("Throughput", f"{numbers([report['throughput_per_s']], 4)[0]} runs/s"),
+        ("Measured", f"{report['iterations']:,} runs in {duration_text(1000 * report['measure_s'])}"
+         if report.get("measure_s") else ""),
+        ("Session created in", duration_text(report.get("session_create_ms"))),
+        ("First run", duration_text(report.get("first_run_ms"))),
+        ("Peak memory", human_bytes(report.get("peak_rss_bytes"))),
+        ("GPU memory", human_bytes(report["gpu_memory_bytes"]) if report.get("gpu_memory_bytes") else ""),
+        ("Providers", ", ".join(report.get("providers") or []))])
+
+
+def _compare(report: dict) -> str:
+    models = report["models"]
+    columns = [[m["label"] for m in models], [human_bytes(m["size_bytes"]) for m in models]]
+    headers = ["model", "size"]
+    for key in ("p50", "p99"):
+        unit, texts = duration_column([m["latency_ms"][key] for m in models])
+        headers.append(f"{key} {unit}")
+        columns.append(texts)
+    headers += ["runs/s", "speedup", "95 % interval", "verdict", "max |Δ|"]
+    columns.append(numbers([m["throughput_per_s"] for m in models]))
+    columns.append([f"×{m['speedup']:.2f}" if m.get("speedup") else "–" for m in models])
+    columns.append([f"{m['speedup_ci'][0]:.2f} – {m['speedup_ci'][1]:.2f}" if m.get("speedup_ci") else "–"
+                    for m in models])
+    columns.append([m.get("verdict") or "–" for m in models])
+    columns.append([f"{m['fidelity']['max_abs_diff']:.3g}" if m.get("fidelity") else "reference" for m in models])
+    return facts([("Reference", report.get("baseline", ""))]) + table(headers, columns)
+
+
+def _sweep(report: dict) -> str:
+    cells, dim, best = report["cells"], report.get("dim"), report.get("best")
+    headers = ([dim] if dim else []) + ["concurrency"]
+    columns = ([[str(c["dim_value"]) for c in cells]] if dim else []) + [[str(c["concurrency"]) for c in cells]]
+    for key in ("p50", "p99"):
+        unit, texts = duration_column([c["latency_ms"][key] for c in cells])
+        headers.append(f"{key} {unit}")
+        columns.append(texts)
+    headers += [f"{dim} items/s" if dim else "runs/s", "vs first", "verdict", "best"]
+    columns.append(numbers([c["items_per_s"] for c in cells]))
+    columns.append([f"×{c['ratio']:.2f}" if "ratio" in c else "–" for c in cells])
+    columns.append([c.get("verdict", "–") for c in cells])
+    columns.append(["◀" if c == best else "" for c in cells])
+    limit = report.get("latency_limit_ms")
+    return facts([("Latency limit", f"{report.get('limit_percentile')} within {duration_text(limit)}" if limit
+                   else "none")]) + table(headers, columns)

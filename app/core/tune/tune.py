@@ -225,16 +225,16 @@ class Race:
 
     def decided_reason(self) -> str:
         """Why a race that ended by itself ended, and against which budget."""
-        if self.strategy == "grid":
-            why = f"every setting was measured {self.grid_blocks} times"
+        if self.params.strategy == "grid":
+            why = f"every setting was measured {self.params.grid_blocks} times"
         elif not any(c.alive for c in self.contenders):
             why = "no setting could run"
         elif len(self.contenders) == 1:
-            why = f"there was one setting to try besides yours, and it had its {self.final_blocks} blocks"
+            why = f"there was one setting to try besides yours, and it had its {self.params.final_blocks} blocks"
         else:
             last = 1 + max(c.eliminated_in_round for c in self.contenders if not c.alive)
             why = (f"all settings but one were eliminated by round {last}, and the last one had its "
-                   f"{self.final_blocks} blocks: more time would not change the ranking")
+                   f"{self.params.final_blocks} blocks: more time would not change the ranking")
         budget = [f"{self.params.budget_seconds:g} s"] if self.params.budget_seconds is not None else []
         budget += [f"{self.params.budget_trials:,} trials"] if self.params.budget_trials is not None else []
         of = f" of the {' or '.join(budget)} budget" if budget else ""

@@ -51,7 +51,7 @@ def initializer_facts(path: Path, ctx: JobContext) -> dict[str, dict]:
     (the external data read from the model's own folder only)."""
     from onnx import numpy_helper
 
-    from app.core.model.inspect import _dtype_name
+    from app.core.model.value_type import element_name as _dtype_name
     from app.core.model.intake import check_external_data, iter_graphs, load_onnx
 
     model = load_onnx(path, weights=True)
@@ -72,7 +72,7 @@ def initializer_facts(path: Path, ctx: JobContext) -> dict[str, dict]:
 
 
 def _described(model) -> dict[str, dict]:
-    from app.core.model.inspect import _dtype_name, describe_value
+    from app.core.model.value_type import describe_value, element_name as _dtype_name
     from app.core.model.intake import iter_graphs
 
     found = {}

@@ -94,7 +94,7 @@ def test_details_give_shapes_on_the_plan_initializer_values_and_cost(tmp_path):
     _, result = _draw(models.save(model, tmp_path / "cnn.onnx"))
     conv = node_facts(result["details"], "0")
     assert conv["op_type"] == "Conv" and conv["domain"] == "ai.onnx" and conv["attributes"]["pads"] == "[1, 1, 1, 1]"
-    assert conv["inputs"][0] == {"name": "x", "dtype": "float", "shape": [1, 3, 32, 32]}
+    assert conv["inputs"][0] == {"name": "x", "kind": "tensor", "dtype": "float", "shape": [1, 3, 32, 32]}
     assert conv["outputs"][0]["shape"] == [1, 8, 32, 32]
     weight = numpy_helper.to_array(next(t for t in model.graph.initializer if t.name == "c1.w"))
     facts = next(w for w in conv["initializers"] if w["name"] == "c1.w")

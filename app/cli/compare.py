@@ -42,13 +42,35 @@ def speedup_text(row: dict) -> str:
     return f"{row['speedup']:.3f}× [{low:.3f}–{high:.3f}]"
 
 
+def accuracy_text(accuracy: dict | None) -> str:
+    """"labels 91.0 %, vs expected MAE 0.012 / argmax 98.0 %, vs reference …" (a data folder's scores)."""
+    if accuracy is None:
+        return "–"
+    parts = [] if accuracy["label_accuracy"] is None else [f"labels {accuracy['label_accuracy']:.1%}"]
+    for key, label in (("against_expected", "vs expected"), ("against_reference", "vs reference")):
+        score = accuracy[key]
+        if score is not None:
+            agreement = "" if score["argmax_agreement"] is None else f", argmax {score['argmax_agreement']:.1%}"
+            parts.append(f"{label} MAE {score['mean_abs_error']:.3g}{agreement}")
+    return "; ".join(parts) or f"{accuracy['samples']} samples, nothing to score against"
+
+
 def render(result: dict) -> str:
     rows = [[row["label"], human_bytes(row["size_bytes"]), ms(row["latency_ms"]["p50"]), ms(row["latency_ms"]["p90"]),
              ms(row["latency_ms"]["p99"]), f"{row['throughput_per_s']:,.1f}", speedup_text(row), row.get("verdict", "–"),
              fidelity_text(row["fidelity"])]
             for row in result["models"]]
-    lines = [format_table(["model", "size", "p50 ms", "p90 ms", "p99 ms", "runs/s", "speedup [95 % interval]",
-                           "verdict", "fidelity"], rows), ""]
+    headers = ["model", "size", "p50 ms", "p90 ms", "p99 ms", "runs/s", "speedup [95 % interval]", "verdict",
+               "fidelity"]
+    scored = [row.get("accuracy") for row in result["models"]]
+    if any(scored):
+        headers.append("accuracy")
+        rows = [r + [accuracy_text(a)] for r, a in zip(rows, scored)]
+    lines = [format_table(headers, rows), ""]
+    if any(scored):
+        first = next(a for a in scored if a)
+        lines.append(f"accuracy over the {first['samples']} samples of {first['folder']}, on each model's "
+                     "first output for argmax and labels")
     plan = result.get("alternation")
     if plan:
         lines += [f"measured in alternation: {plan['rounds_run']} rounds of {plan['block_runs']} runs per model; "

@@ -7,6 +7,7 @@ from pathlib import Path
 from app.cli.bench import ms
 from app.cli.common import add_json_flag, format_table, human_bytes, output, run_job_cli
 from app.cli.session_args import add_run_arguments, add_session_arguments, run_settings_from_args, session_config_from_args
+from app.core.bench.accuracy import accuracy_text
 from app.core.bench.jobs import COMPARE
 
 ORDER = 31
@@ -40,19 +41,6 @@ def speedup_text(row: dict) -> str:
         return f"{row['speedup']:.2f}× (measured one after the other)"
     low, high = row["speedup_ci"]
     return f"{row['speedup']:.3f}× [{low:.3f}–{high:.3f}]"
-
-
-def accuracy_text(accuracy: dict | None) -> str:
-    """"labels 91.0 %, vs expected MAE 0.012 / argmax 98.0 %, vs reference …" (a data folder's scores)."""
-    if accuracy is None:
-        return "–"
-    parts = [] if accuracy["label_accuracy"] is None else [f"labels {accuracy['label_accuracy']:.1%}"]
-    for key, label in (("against_expected", "vs expected"), ("against_reference", "vs reference")):
-        score = accuracy[key]
-        if score is not None:
-            agreement = "" if score["argmax_agreement"] is None else f", argmax {score['argmax_agreement']:.1%}"
-            parts.append(f"{label} MAE {score['mean_abs_error']:.3g}{agreement}")
-    return "; ".join(parts) or f"{accuracy['samples']} samples, nothing to score against"
 
 
 def render(result: dict) -> str:

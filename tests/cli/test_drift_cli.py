@@ -82,3 +82,19 @@ def test_repair_flags_are_checked(ortune, tmp_path):
     assert same.code == 2 and "computes in float32" in same.stderr
     op = ortune("convert", "fp16", source, "-o", tmp_path / "y.onnx", "--keep-fp32-op", "Add", "--json")
     assert op.code == 0 and op.json()["options"]["op_block_list"] == ["Add"]
+
+
+def test_data_folder_feeds_drift_and_a_missing_one_is_exit_2(ortune, tmp_path):
+    import numpy as np
+
+    source = models.save(drift_models.fp16_clip_trap(), tmp_path / "trap.onnx")
+    variant = tmp_path / "trap_fp16.onnx"
+    assert ortune("convert", "fp16", source, "-o", variant, "--no-fidelity").code == 0
+    data = tmp_path / "data"
+    data.mkdir()
+    np.save(data / "one.npy", np.abs(np.random.default_rng(2).standard_normal((1, 16))).astype(np.float32))
+    done = ortune("drift", source, variant, "--data", data, "--json")
+    assert done.code == 0, done.stderr
+    assert done.json()["inputs"][0]["reason"] == "sample one.npy of your data folder"
+    missing = ortune("drift", source, variant, "--data", tmp_path / "none")
+    assert missing.code == 2 and "the data folder does not exist" in missing.stderr

@@ -39,7 +39,16 @@ class RepairParams(Params):
 
 def repair_job(params: RepairParams, ctx) -> dict:
     from app.core.drift.repair import repair
-    return repair(params, ctx)
+    from app.core.runner.process import run_child
+
+    base = params.convert
+    limit = str(ctx.memory_budget) if ctx.memory_budget else None
+
+    def find_drift(variant: str, step_ctx) -> dict:
+        drift = DriftParams(source=base.input, variant=variant, tolerance=base.tolerance, session=base.session)
+        return run_child(DRIFT, drift, step_ctx, memory_limit=limit)
+
+    return repair(params, ctx, find_drift)
 
 
 # it only starts children: each step's conversion (which starts its own) and drift

@@ -11,15 +11,14 @@ from __future__ import annotations
 import contextlib
 import time
 from dataclasses import replace
+from typing import Callable
 
 from app.core.convert.fp16_blocks import name_unnamed_nodes
 from app.core.convert.jobs import ConvertParams, convert_job
 from app.core.drift.blame import next_to_keep
-from app.core.drift.jobs import DRIFT, DriftParams
 from app.core.jobs.errors import UserError
 from app.core.jobs.protocol import JobContext
 from app.core.model.intake import check_readable, load_onnx
-from app.core.runner.process import run_child
 
 #: the conversion option that keeps a node out of the lower precision, by kind
 KEEP_OPTION = {"fp16": "node_block_list", "int8-dynamic": "nodes_to_exclude", "int8-static": "nodes_to_exclude"}
@@ -75,9 +74,10 @@ def _first(drift: dict, key: str) -> dict | None:
                                                                    "sqnr_db", "nonfinite", "problem")}
 
 
-def repair(params, ctx: JobContext) -> dict:
-    """params: RepairParams (app.core.drift.jobs). The last conversion's report, with the
-    loop's steps under `repair`."""
+def repair(params, ctx: JobContext, find_drift: Callable[[str, JobContext], dict]) -> dict:
+    """params: RepairParams (app.core.drift.jobs); `find_drift(variant, ctx)`: the drift job's
+    result for a variant of the source. The last conversion's report, with the loop's steps
+    under `repair`."""
     base: ConvertParams = params.convert
     option = keep_option(base.kind)
     if not base.fidelity:
@@ -91,7 +91,6 @@ def repair(params, ctx: JobContext) -> dict:
     kept = list(dict.fromkeys([*base.options.get(option, []), *params.keep]))
     added, steps, report, stopped = list(params.keep), [], None, ""
     started = time.monotonic()
-    limit = str(ctx.memory_budget) if ctx.memory_budget else None
     share = 1.0 / params.max_steps
     for index in range(params.max_steps):
         ctx.check_cancel()
@@ -111,9 +110,7 @@ def repair(params, ctx: JobContext) -> dict:
             stopped = f"the check could not run: {report['fidelity'].get('problem', report['check'])}"
             break
         with _scaled(ctx, at + share * 0.5, share * 0.5, f"step {index + 1}, finding the drift") as step_ctx:
-            drift = run_child(DRIFT, DriftParams(source=base.input, variant=report["output"],
-                                                 tolerance=base.tolerance, session=base.session),
-                              step_ctx, memory_limit=limit)
+            drift = find_drift(report["output"], step_ctx)
         step.update(first_drift=_first(drift, "first_drift"), first_nonfinite=_first(drift, "first_nonfinite"))
         if index + 1 == params.max_steps:
             stopped = f"{params.max_steps} steps done"

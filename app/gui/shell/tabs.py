@@ -8,6 +8,7 @@ PANELS = [
     ("Session", "app.gui.panels.session.panel", "SessionPanel"),
     ("Benchmark", "app.gui.panels.bench.panel", "BenchmarkPanel"),
     ("Compare", "app.gui.panels.compare.panel", "ComparePanel"),
+    ("Drift", "app.gui.panels.drift.panel", "DriftPanel"),
     ("Profile", "app.gui.panels.profile.panel", "ProfilePanel"),
     ("IO Binding", "app.gui.panels.iobinding.panel", "IOBindingPanel"),
     ("Tune", "app.gui.panels.tune.panel", "TunePanel"),
@@ -25,4 +26,5 @@ RESULT_TABS = {
     "bench": "Benchmark",
     "sweep": "Benchmark",
     "compare": "Compare",
+    "drift": "Drift",           # run_again: {source, variant, conversion?} finds that pair's drift
 }

@@ -9,13 +9,14 @@ from pathlib import Path
 from PySide6.QtCore import Qt
 from PySide6.QtWidgets import QFileDialog, QHBoxLayout, QLabel, QPushButton, QSplitter, QVBoxLayout
 
+from app.core.bench.accuracy import accuracy_text
 from app.core.units import human_bytes
 from app.gui.shell.panel import OneJobView, Panel
 from app.gui.widgets.run_caption import stored_text
 from app.core.bench.jobs import COMPARE
 
 HEADERS = ["Model", "Size", "p50 ms", "p90 ms", "p99 ms", "runs/s", "Speedup", "95 % interval", "Verdict", "max |Δ|",
-           "Cosine", "Providers"]
+           "Cosine", "Providers", "Accuracy (data folder)"]
 
 
 class ComparePanel(OneJobView, Panel):
@@ -42,12 +43,16 @@ class ComparePanel(OneJobView, Panel):
         export_table.clicked.connect(lambda: self.table.export_csv())
         export_charts = QPushButton("Export charts as PNG…")
         export_charts.clicked.connect(lambda: self.export_charts())
+        self.drift_button = QPushButton("Where does it drift?")
+        self.drift_button.setToolTip("Open the Drift tab on the selected model (or the second) against the reference.")
+        self.drift_button.setEnabled(False)
+        self.drift_button.clicked.connect(lambda: self.show_drift())
         self.status = QLabel()
         self.status.setWordWrap(True)
         left = QVBoxLayout()
         left.addWidget(self.hint)
         left.addWidget(self.run_form)
-        for button in (self.start_button, self.cancel_button, export_table, export_charts):
+        for button in (self.start_button, self.cancel_button, export_table, export_charts, self.drift_button):
             left.addWidget(button)
         left.addWidget(self.status)
         left.addStretch()
@@ -125,7 +130,7 @@ class ComparePanel(OneJobView, Panel):
                          f"{interval[0]:.3f} – {interval[1]:.3f}" if interval else "not measured",
                          row.get("verdict", "one after the other"),
                          fidelity.get("max_abs_diff", "reference" if row["fidelity"] is None else None),
-                         fidelity.get("min_cosine"), ", ".join(row["providers"])])
+                         fidelity.get("min_cosine"), ", ".join(row["providers"]), accuracy_text(row.get("accuracy"))])
         self.table.decimals = 4
         self.table.set_rows(rows)
         labels = [row["label"] for row in result["models"]]
@@ -137,6 +142,14 @@ class ComparePanel(OneJobView, Panel):
         self.throughput_chart.set_bars(labels, [row["throughput_per_s"] for row in result["models"]], "runs/s",
                                        brushes=[colors[i % len(colors)] for i in range(len(labels))])
         self.status.setText(f"Reference: {result['baseline']}" + stored_text(result))
+        self.drift_button.setEnabled(len(result["models"]) > 1)
+
+    def show_drift(self) -> None:
+        """The Drift tab on the selected row's model (the second, when none or the reference is selected)."""
+        models = self.result["models"]
+        index = self.table.currentIndex()
+        row = self.table.proxy.mapToSource(index).row() if index.isValid() else 1
+        self.context.run_again("drift", {"source": models[0]["path"], "variant": models[row or 1]["path"]})
 
     def _show_speedups(self, result: dict) -> None:
         """Speedup bars with their 95 % intervals as whiskers, and what speedup means."""

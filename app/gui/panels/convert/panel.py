@@ -99,9 +99,18 @@ class ConvertPanel(Panel):
         scroll.setWidget(settings)
         scroll.setMinimumWidth(settings.minimumSizeHint().width() + scroll.verticalScrollBar().sizeHint().width() + 4)
         self.card = ResultCard()
+        self.drift_button = QPushButton("Where does it drift?")
+        self.drift_button.setToolTip("Open the Drift tab on this variant: its tensors against the source's, one by "
+                                     "one, the node where they part, and the repair.")
+        self.drift_button.clicked.connect(self.show_drift)
+        result = QWidget()
+        result_column = QVBoxLayout(result)
+        result_column.setContentsMargins(0, 0, 0, 0)
+        result_column.addWidget(self.card, 1)
+        result_column.addWidget(self.drift_button)
         body = QSplitter(Qt.Orientation.Horizontal)
         body.addWidget(scroll)
-        body.addWidget(self.card)
+        body.addWidget(result)
         body.setSizes([500, 700])
         self.layout_.addWidget(body, 1)
         self.context.providers_ready.connect(lambda _info: self._update_availability())
@@ -176,6 +185,7 @@ class ConvertPanel(Panel):
             if model.summary is not None:
                 self.dims.setText(self._default_dims(model.summary))
         self.card.show_report((model.extra or {}).get("conversion") if model is not None else None)
+        self._drift_ready()
         if model is not None and self.kind() == "transformers":
             self._detect_transformer_shape()
         self._refresh_state()
@@ -237,6 +247,7 @@ class ConvertPanel(Panel):
             self.context.open_model(report["output"], parent=source, kind=kind, extra={"conversion": report},
                                     reread=True)
             self.card.show_report(report)
+            self._drift_ready()
 
         self.job = self.jobs.start(f"Convert {source.label} to {kind}", CONVERT, self.params(force), on_result=done,
                                    on_progress=self._progressed)
@@ -257,6 +268,14 @@ class ConvertPanel(Panel):
         self.status.setText({"done": "done", "cancelled": "cancelled", "failed": "failed: see the message"}
                             .get(job.state, job.state))
         self._refresh_state()
+
+    def _drift_ready(self) -> None:
+        report = self.card.report
+        self.drift_button.setEnabled(report is not None and report.get("check") in ("passed", "failed"))
+
+    def show_drift(self) -> None:
+        report = self.card.report
+        self.context.run_again("drift", {"source": report["input"], "variant": report["output"], "conversion": report})
 
     def cancel(self) -> None:
         if self.job is not None:

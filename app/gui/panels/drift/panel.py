@@ -166,7 +166,9 @@ class DriftPanel(Panel):
         self.first_nonfinite.setText(first_text("First NaN/Inf", result["first_nonfinite"], FIRST_NONFINITE))
         first = result["first_drift"] or result["first_nonfinite"]
         if first is not None:
-            self.table.selectRow(self.table.proxy.mapFromSource(self.table.source.index(first["index"], 0)).row())
+            shown = self.table.proxy.mapFromSource(self.table.source.index(first["index"], 0))
+            self.table.selectRow(shown.row())
+            self.table.scrollTo(shown, self.table.ScrollHint.PositionAtCenter)
         tolerance = result["tolerance"]
         self.status.setText(f"{result['compared']} of {result['source_tensors']} tensors compared "
                             f"({result['variant_precision']} variant); outputs within {tolerance['atol']:g} + "

@@ -33,6 +33,17 @@ def _give_windowless_process_streams() -> None:
         os.close(null)
 
 
+def _stop_on_sigterm() -> None:
+    """SIGTERM (`kill`, a service manager) stops a command as Ctrl+C does: its job is
+    cancelled, so the job's process removes what it was writing, and the exit code is 3."""
+    import signal
+
+    def stop(signum, frame):
+        raise KeyboardInterrupt
+
+    signal.signal(signal.SIGTERM, stop)
+
+
 def main(argv: list[str] | None = None) -> int:
     _give_windowless_process_streams()  # before freeze_support: job processes start there
     _freeze_support()
@@ -41,6 +52,7 @@ def main(argv: list[str] | None = None) -> int:
         # The window's own path skips importing every sub-command (start-up time).
         from app.cli.gui import main as gui_main
         return gui_main(argv[1:] if argv and argv[0] == "gui" else argv)
+    _stop_on_sigterm()
     from app.cli.main import main as cli_main
     return cli_main(argv)
 

@@ -22,6 +22,7 @@ os.environ.setdefault("QT_QPA_PLATFORM", "offscreen")
 _ROOT = tempfile.mkdtemp(prefix="ortune-tests-")
 os.environ["ORTUNE_CONFIG_DIR"] = os.path.join(_ROOT, "config")
 os.environ["ORTUNE_DATA_DIR"] = os.path.join(_ROOT, "data")
+os.environ["ORTUNE_OUTPUT_DIR"] = os.path.join(_ROOT, "variants")
 
 import pytest  # noqa: E402
 

@@ -74,3 +74,61 @@ def shape_inference_gives_up() -> onnx.ModelProto:
     graph = helper.make_graph(nodes, "inverse", [helper.make_tensor_value_info("x", TensorProto.FLOAT, [4, 4])],
                               [helper.make_tensor_value_info("y", TensorProto.FLOAT, [4, 4])], initializer=[weight])
     return models._model(graph, extra_opsets=[helper.make_opsetid("com.microsoft", 1)])
+
+
+def wrong_declared_shape() -> onnx.ModelProto:
+    """The mlp declaring a width its first MatMul does not produce (value_info), as some
+    exporters leave it: ONNX Runtime loads it, the quantizer's shape inference trips."""
+    model = models.mlp()
+    model.graph.value_info.append(helper.make_tensor_value_info("m0", TensorProto.FLOAT, ["batch", 7]))
+    return model
+
+
+def standard_domain_twice(versions=(17, 17)) -> onnx.ModelProto:
+    """The mlp declaring the standard operator set as both '' and 'ai.onnx'."""
+    model = models.mlp()
+    del model.opset_import[:]
+    model.opset_import.extend([helper.make_opsetid("", versions[0]), helper.make_opsetid("ai.onnx", versions[1])])
+    return model
+
+
+def weights_in_a_branch() -> onnx.ModelProto:
+    """An If whose two branches hold all the weights (a MatMul each)."""
+    rng = np.random.default_rng(0)
+
+    def branch(name: str) -> onnx.GraphProto:
+        weight = numpy_helper.from_array(rng.normal(0, 0.1, (16, 64)).astype(np.float32), f"w_{name}")
+        return helper.make_graph([helper.make_node("MatMul", ["x", weight.name], [name], name=f"{name}_matmul")],
+                                 name, [], [helper.make_tensor_value_info(name, TensorProto.FLOAT, [1, 64])],
+                                 initializer=[weight])
+
+    nodes = [helper.make_node("ReduceSum", ["x"], ["s"], name="sum", keepdims=0),
+             helper.make_node("Greater", ["s", "zero"], ["cond"], name="positive"),
+             helper.make_node("If", ["cond"], ["y"], name="branch", then_branch=branch("then"),
+                              else_branch=branch("otherwise"))]
+    graph = helper.make_graph(nodes, "weights_in_a_branch", [helper.make_tensor_value_info("x", TensorProto.FLOAT, [1, 16])],
+                              [helper.make_tensor_value_info("y", TensorProto.FLOAT, [1, 64])],
+                              initializer=[numpy_helper.from_array(np.array(0, np.float32), "zero")])
+    return models._model(graph)
+
+
+def conv_branches_with_outer_weights() -> onnx.ModelProto:
+    """An If with a biased convolution in each branch whose weights live in the main graph,
+    as PyTorch's torch.cond exports them (silero_vad_op18_ifless is made so): the
+    quantizer looks for a Conv's weight in its own graph when it adds the bias."""
+    rng = np.random.default_rng(0)
+    weights = [numpy_helper.from_array(rng.normal(0, 0.1, shape).astype(np.float32), f"{kind}_{name}")
+               for name in ("then", "otherwise") for kind, shape in (("w", (4, 3, 3, 3)), ("b", (4,)))]
+
+    def branch(name: str) -> onnx.GraphProto:
+        conv = helper.make_node("Conv", ["x", f"w_{name}", f"b_{name}"], [name], name=f"{name}_conv")
+        return helper.make_graph([conv], name, [], [helper.make_tensor_value_info(name, TensorProto.FLOAT, [1, 4, 6, 6])])
+
+    nodes = [helper.make_node("ReduceSum", ["x"], ["s"], name="sum", keepdims=0),
+             helper.make_node("Greater", ["s", "zero"], ["cond"], name="positive"),
+             helper.make_node("If", ["cond"], ["y"], name="branch", then_branch=branch("then"),
+                              else_branch=branch("otherwise"))]
+    graph = helper.make_graph(nodes, "conv_branches", [helper.make_tensor_value_info("x", TensorProto.FLOAT, [1, 3, 8, 8])],
+                              [helper.make_tensor_value_info("y", TensorProto.FLOAT, [1, 4, 6, 6])],
+                              initializer=[numpy_helper.from_array(np.array(0, np.float32), "zero"), *weights])
+    return models._model(graph)

@@ -141,7 +141,28 @@ def gil_holder(params, ctx):
     return sum(range(10 ** 14))
 
 
+ORT_LINES = [b"\x1b[1;33m2026-12-01 12:00:00.1 [W:onnxruntime:, graph.cc:4302 Clean] Removing initializer 'w'.\x1b[m\n",
+             b"2026-12-01 12:00:00.2 [I:onnxruntime:, session.cc:10 Init] Session created\n",
+             b"\x1b[1;31m2026-12-01 12:00:00.3 [E:onnxruntime:, executor.cc:677 Run] Non-zero status code returned "
+             b"while running Gather node.\x1b[m\n",
+             b"\x1b[1;31m2026-12-01 12:00:00.4 [E:onnxruntime:Default, env.cc:9 Pin] pthread_setaffinity_np failed "
+             b"for thread: 8, error code: 22\x1b[m\n"]
+
+
+def native_log(params, ctx):
+    """Writes ONNX Runtime-style log lines to fd 2 as native code does: while the output is
+    captured (as when a session is made), the warning twice, and once more after that."""
+    from app.core.jobs.stdio import capture_output
+
+    with capture_output():
+        for line in ORT_LINES + ORT_LINES[:1]:
+            os.write(2, line)
+    os.write(2, b"2026-12-01 12:00:01.0 [W:onnxruntime:, run.cc:1 Run] written outside a capture\n")
+    return {"done": True}
+
+
 ECHO = Job("echo", echo, SampleParams)
+NATIVE_LOG = Job("native-log", native_log, SampleParams)
 USER_ERROR = Job("user-error", user_error, SampleParams)
 INTERNAL_ERROR = Job("internal-error", internal_error, SampleParams)
 ABORT = Job("abort", abort, SampleParams)

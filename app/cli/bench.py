@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from pathlib import Path
 
-from app.cli.common import add_json_flag, format_table, human_bytes, output, render_inputs, run_job_cli
+from app.cli.common import add_cluster_argument, add_json_flag, cluster_lines, format_table, human_bytes, output, render_inputs, run_job_cli
 from app.cli.session_args import add_run_arguments, add_session_arguments, run_settings_from_args, session_config_from_args
 from app.core.jobs.errors import UserError
 from app.core.bench.jobs import BENCH, SWEEP
@@ -71,6 +71,7 @@ def render_sweep(result: dict) -> str:
                    else "not a measurable lead: either could be the best")
         lines.append(f"best against the runner-up ({name}): {margin['ratio']:.3g}x "
                      f"{_interval(*margin['ci'])}, {verdict}")
+    lines += cluster_lines(result, lambda c: (f"{dim}={c['dim_value']}, " if dim else "") + f"concurrency {c['concurrency']}")
     lines += [""] + render_inputs(result.get("inputs", []))
     return "\n".join(lines)
 
@@ -107,9 +108,14 @@ def run(args) -> int:
     sweep = _sweep_params(args)
     params = {"path": args.model, "session": config.to_dict(), "run": settings, "record": not args.no_history}
     if sweep is None:
-        return output(args, run_job_cli(BENCH, params, memory_limit=args.memory_limit), render)
+        if args.cluster:
+            raise UserError("bad-option", "--cluster spreads a sweep: add --sweep or --sweep-concurrency")
+        return output(args, run_job_cli(BENCH, params, memory_limit=args.memory_limit, target=args.target), render)
     sweep["concurrency_values"] = sweep["concurrency_values"] or [settings["concurrency"]]
-    result = run_job_cli(SWEEP, {**params, **sweep}, memory_limit=args.memory_limit)
+    if args.cluster:
+        from app.core.bench.spread import spread_sweep
+        return output(args, spread_sweep(SWEEP.make_params({**params, **sweep}), args.cluster), render_sweep)
+    result = run_job_cli(SWEEP, {**params, **sweep}, memory_limit=args.memory_limit, target=args.target)
     return output(args, result, render_sweep)
 
 
@@ -130,5 +136,6 @@ def register(subparsers) -> None:
     sweep.add_argument("--limit-percentile", default="p99", metavar="P",
                        help="the percentile the limit applies to: p50, p90, p95 or p99 (default p99)")
     parser.add_argument("--no-history", action="store_true", help="do not store the result in the history")
+    add_cluster_argument(parser)
     add_json_flag(parser)
     parser.set_defaults(handler=run)

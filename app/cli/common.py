@@ -21,14 +21,28 @@ def add_json_flag(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("--json", action="store_true", help="print exactly one JSON object on stdout")
 
 
+#: the warnings this command has printed, so a result's own list does not repeat them
+_warned: set[str] = set()
+
+
+def warn(message: str, level: str = "warning") -> None:
+    if message not in _warned:
+        _warned.add(message)
+        sys.stderr.write(f"{level}: {message}\n")
+
+
 class ProgressLine:
-    """A one-line progress bar on stderr, drawn only when stderr is a terminal."""
+    """A one-line progress bar on stderr, drawn only when stderr is a terminal; the job's
+    warnings, one line each, wherever stderr goes."""
 
     def __init__(self, enabled: bool | None = None):
         self.enabled = sys.stderr.isatty() if enabled is None else enabled
         self._shown = False
 
     def __call__(self, kind: str, payload: dict) -> None:
+        if kind == "log" and payload.get("level") in ("warning", "error"):
+            self.clear()
+            warn(payload["message"], payload["level"])
         if not self.enabled:
             return
         if kind == "progress":
@@ -42,9 +56,6 @@ class ProgressLine:
             sys.stderr.write(f"\r{bar} {message:<50}")
             sys.stderr.flush()
             self._shown = True
-        elif kind == "log" and payload.get("level") in ("warning", "error"):
-            self.clear()
-            sys.stderr.write(f"{payload['level']}: {payload['message']}\n")
 
     def clear(self) -> None:
         if self._shown:
@@ -54,11 +65,18 @@ class ProgressLine:
 
 
 def run_job_cli(job: Job, params, on_event: Callable[[str, dict], None] | None = None,
-                memory_limit: str | None = None) -> Any:
+                memory_limit: str | None = None, target: str | None = None, **remote) -> Any:
     """Run a job with a progress line; Ctrl+C cancels it (and exits 3). `memory_limit`:
-    the job's memory budget (--memory-limit; the settings' when None)."""
+    the job's memory budget (--memory-limit; the settings' when None). `target`: the name
+    of a remote target to run it on (--target; this machine when None or "local"), with
+    `remote`: RemoteHandle's outputs and force, for the files the job writes."""
     progress = ProgressLine()
-    handle = JobHandle(job, params, fork=True, memory_limit=memory_limit).start()
+    if target and target != "local":
+        from app.core.targets.handle import RemoteHandle
+        from app.core.targets.store import get_target
+        handle = RemoteHandle(get_target(target), job, params, memory_limit=memory_limit, **remote).start()
+    else:
+        handle = JobHandle(job, params, fork=True, memory_limit=memory_limit).start()
 
     def forward(kind: str, payload: dict) -> None:
         progress(kind, payload)
@@ -93,14 +111,45 @@ def print_json(obj: Any) -> None:
 
 
 def output(args: argparse.Namespace, result: Any, render: Callable[[Any], str]) -> int:
-    if isinstance(result, dict) and not sys.stderr.isatty():   # on a terminal the progress line said it
+    if isinstance(result, dict):
         for message in result.get("history_warnings", []):
-            sys.stderr.write(f"warning: {message}\n")
+            warn(message)
     if getattr(args, "json", False):
         print_json(result)
     else:
-        sys.stdout.write(render(result).rstrip("\n") + "\n")
+        sys.stdout.write(render(result).rstrip("\n") + "\n" + _target_line(result))
     return 0
+
+
+def add_cluster_argument(parser: argparse.ArgumentParser) -> None:
+    parser.add_argument("--cluster", metavar="ADDRESS",
+                        help="spread the work over the Ray cluster at ADDRESS (host:port; pip install "
+                             "'ortune[cluster]'): one task to a worker at a time, each forming its own ratios")
+
+
+def cluster_lines(result: dict, name: Callable[[dict], str]) -> list[str]:
+    """Which Ray worker measured what, for a result spread over a cluster."""
+    cluster = result.get("cluster")
+    if not cluster:
+        return []
+    rows = cluster["tasks"]
+    lines = [f"spread over the Ray cluster at {cluster['address']} ({len(cluster['workers'])} workers, "
+             f"{cluster['cpus_per_task']:g} CPUs a task): {cluster['note']}"]
+    items = result.get("cells") or result.get("models") or []
+    for task in rows:
+        mine = [name(item) for item in items if item.get("measured_on") == {"node": task["node"], "host": task["host"]}]
+        lines.append(f"  {task['host']} ({task['node']}): {', '.join(mine)}")
+    return lines
+
+
+def _target_line(result: Any) -> str:
+    """Where a result was measured, when that was not this machine."""
+    target = result.get("target") if isinstance(result, dict) else None
+    if not target:
+        return ""
+    from app.core.session.machine import machine_text
+    return (f"measured on target {target['name']} ({target['address']}, ONNX Runtime {target['ort_version']}): "
+            f"{machine_text(target.get('machine') or {})}\n")
 
 
 def format_table(headers: list[str], rows: list[list[Any]]) -> str:

@@ -5,7 +5,7 @@ from __future__ import annotations
 from pathlib import Path
 
 from app.cli.bench import ms
-from app.cli.common import add_json_flag, format_table, human_bytes, output, run_job_cli
+from app.cli.common import add_cluster_argument, add_json_flag, cluster_lines, format_table, human_bytes, output, run_job_cli
 from app.cli.session_args import add_run_arguments, add_session_arguments, run_settings_from_args, session_config_from_args
 from app.core.bench.accuracy import accuracy_text
 from app.core.bench.jobs import COMPARE
@@ -65,6 +65,7 @@ def render(result: dict) -> str:
                   f"{result['speedup_definition'].replace('reference', result['baseline'], 1)}",
                   f"verdict: {plan['verdict_rule']}"]
     lines.append(f"fidelity compares each model's outputs with {result['baseline']}'s on the same inputs")
+    lines += cluster_lines(result, lambda row: row["label"])
     if result.get("history_id"):
         lines.append(f"stored as result {result['history_id']} (see `ortune history`)")
     return "\n".join(lines)
@@ -74,7 +75,10 @@ def run(args) -> int:
     config = session_config_from_args(args)
     params = {"models": [{"path": p, "label": label} for p, label in zip(args.models, labels_for(args.models))],
               "session": config.to_dict(), "run": run_settings_from_args(args), "record": not args.no_history}
-    return output(args, run_job_cli(COMPARE, params, memory_limit=args.memory_limit), render)
+    if args.cluster:
+        from app.core.bench.spread import spread_compare
+        return output(args, spread_compare(COMPARE.make_params(params), args.cluster), render)
+    return output(args, run_job_cli(COMPARE, params, memory_limit=args.memory_limit, target=args.target), render)
 
 
 def register(subparsers) -> None:
@@ -90,5 +94,6 @@ def register(subparsers) -> None:
     add_session_arguments(parser)
     add_run_arguments(parser)
     parser.add_argument("--no-history", action="store_true", help="do not store the result in the history")
+    add_cluster_argument(parser)
     add_json_flag(parser)
     parser.set_defaults(handler=run)

@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+from pathlib import Path
+
 import argparse
 
 from app.cli.common import add_json_flag, format_table, output, run_job_cli
@@ -10,6 +12,7 @@ from app.cli.session_args import add_session_arguments, session_config_from_args
 from app.core.convert.jobs import CONVERT
 from app.core.convert.options import KINDS, options_for_flags
 from app.core.convert.speed import speed_sentence
+from app.core.convert.weights import share_text
 from app.core.drift.jobs import REPAIR
 from app.core.jobs.errors import UserError
 from app.core.units import human_bytes
@@ -39,6 +42,14 @@ def _render_conversion(result: dict) -> str:
              + (f" ({ratio:.2f}×)" if ratio else ""),
              f"  time        {result['seconds']:.2f} s",
              f"  operators   {result['op_changes']['text']}"]
+    if "fused_operators" in result:
+        fused = ", ".join(f"{op} ×{n}" for op, n in result["fused_operators"].items()) or "none"
+        lines.append(f"  fused       {fused} (as {result['model_type']}, {result['num_heads'] or 'unknown'} heads, "
+                     f"hidden size {result['hidden_size'] or 'unknown'}; {_shape_source(result['shape_source'])})")
+    half = result.get("float16_weights")
+    if half and half["share"] is not None:
+        lines.append(f"  float16     {share_text(half['share'])} of the weights ({human_bytes(half['converted_bytes'])} as "
+                     f"float32; {human_bytes(half['kept_bytes'])} kept float32)")
     for item in result.get("kept_in_fp32", []):
         lines.append(f"  kept in float32: {item['what']} — {item['why']}")
     for item in result.get("repairs", []):
@@ -70,10 +81,18 @@ def _render_conversion(result: dict) -> str:
     return "\n".join(lines)
 
 
+def _shape_source(source: dict) -> str:
+    """Where the transformer's model type, heads and hidden size came from, in a few words."""
+    if all(value == "yours" for value in source.values()):
+        return "all as you gave them"
+    return "; ".join(f"{name.replace('_', ' ')}: {value}" for name, value in source.items() if value != "yours")
+
+
 #: shorter names for the repairs `ortune drift` points at: keep its first drifting node (or every
 #: node of its operator type) in float32 (fp16) or out of quantization (int8)
 ALIASES = {"node_block_list": ("--keep-fp32",), "nodes_to_exclude": ("--exclude-node",),
            "op_block_list": ("--keep-fp32-op",), "exclude_op_types": ("--exclude-op",)}
+
 
 
 def _add_option_flags(parser: argparse.ArgumentParser) -> None:
@@ -128,22 +147,23 @@ def tolerance_from_args(args) -> dict:
     return values
 
 
-def speed_seconds(text: str) -> float:
-    try:
-        return float(text)
-    except ValueError:
-        raise UserError("bad-option", f"--speed-seconds expects a number of seconds, not {text!r}") from None
-
-
 def run(args) -> int:
     params = {"kind": args.kind, "input": args.model, "output": args.output, "force": args.force,
               "options": _given_options(args, args.kind), "fidelity": not args.no_fidelity,
               "tolerance": tolerance_from_args(args), "session": session_config_from_args(args).to_dict(),
-              "speed_s": 0 if args.no_speed else speed_seconds(args.speed_seconds)}
+              "speed_s": "0" if args.no_speed else args.speed_seconds}
     if args.repair:
-        result = run_job_cli(REPAIR, {"convert": params, **repair_bounds(args)}, memory_limit=args.memory_limit)
-    else:
-        result = run_job_cli(CONVERT, params, memory_limit=args.memory_limit)
+        if args.target:
+            raise UserError("bad-option", "--repair runs on this machine; leave out --target")
+        repair = REPAIR.params.from_dict({"convert": params, **repair_bounds(args)}, text=True)
+        result = run_job_cli(REPAIR, repair, memory_limit=args.memory_limit)
+        code = output(args, result, render)
+        return CHECK_NOT_PASSED if result["check"] in ("failed", "not-run") else code
+    if args.target:        # refuse a bad output before any work there
+        from app.core.model.output import check_target
+        check_target(Path(args.model).resolve(), Path(args.output).resolve(), args.force)
+    result = run_job_cli(CONVERT, CONVERT.params.from_dict(params, text=True), memory_limit=args.memory_limit,
+                         target=args.target, outputs={"output": args.output}, force=args.force)
     code = output(args, result, render)
     return CHECK_NOT_PASSED if result["check"] in ("failed", "not-run") else code
 

@@ -35,7 +35,7 @@ def render(result: dict) -> str:
 def run(args) -> int:
     config = session_config_from_args(args)
     params = {"path": args.model, "session": config.to_dict(), "trace": args.trace, "runs": whole_number(args.runs, "--runs", 1)}
-    return output(args, run_job_cli(DIAGNOSE, params, memory_limit=args.memory_limit), render)
+    return output(args, run_job_cli(DIAGNOSE, params, memory_limit=args.memory_limit, target=args.target), render)
 
 
 def register(subparsers) -> None:

@@ -6,7 +6,7 @@ from __future__ import annotations
 from pathlib import Path
 
 from app.cli.common import add_json_flag, format_table, output, render_inputs, run_job_cli
-from app.cli.convert import add_tolerance_arguments, speed_seconds, tolerance_from_args
+from app.cli.convert import add_tolerance_arguments, tolerance_from_args
 from app.cli.repair_steps import add_repair_arguments, render_repair, repair_bounds
 from app.cli.session_args import add_session_arguments, session_config_from_args
 from app.core.convert.speed import speed_sentence
@@ -69,8 +69,9 @@ def _repair(args, result: dict, session: dict, tolerance: dict, bounds: dict) ->
                                              "precision to keep nodes out of")
     convert = {"kind": remade["kind"], "input": args.source, "output": args.output or _repaired_name(args.variant),
                "force": args.force, "options": remade["options"], "tolerance": tolerance, "session": session,
-               "speed_s": speed_seconds(args.speed_seconds)}
-    repaired = run_job_cli(REPAIR, {"convert": convert, **bounds}, memory_limit=args.memory_limit)
+               "speed_s": args.speed_seconds}
+    repair = REPAIR.params.from_dict({"convert": convert, **bounds}, text=True)
+    repaired = run_job_cli(REPAIR, repair, memory_limit=args.memory_limit)
     result["repair"] = repaired.pop("repair")
     result["repaired"] = {key: repaired[key] for key in ("output", "check", "fidelity", "speed", "kept_in_fp32")}
 
@@ -78,8 +79,10 @@ def _repair(args, result: dict, session: dict, tolerance: dict, bounds: dict) ->
 def run(args) -> int:
     tolerance, session = tolerance_from_args(args), session_config_from_args(args).to_dict()
     bounds = repair_bounds(args)         # checked before the first job runs
+    if args.repair and args.target:
+        raise UserError("bad-option", "--repair runs on this machine; leave out --target")
     params = {"source": args.source, "variant": args.variant, "tolerance": tolerance, "session": session}
-    result = run_job_cli(DRIFT, params, memory_limit=args.memory_limit)
+    result = run_job_cli(DRIFT, params, memory_limit=args.memory_limit, target=args.target)
     if args.repair:
         _repair(args, result, session, tolerance, bounds)
     code = output(args, result, render)

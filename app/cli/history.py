@@ -14,9 +14,9 @@ def render_list(entries: list[dict]) -> str:
     if not entries:
         return "no stored results"
     rows = [[e["id"], time.strftime("%Y-%m-%d %H:%M", time.localtime(e["created"])), e["kind"], e["model_path"],
-             e["variant"], e["providers"], ms(e["p50_ms"]), ms(e["p99_ms"]),
+             e["variant"], e["providers"], e.get("target", "local"), ms(e["p50_ms"]), ms(e["p99_ms"]),
              "–" if e["throughput_per_s"] is None else f"{e['throughput_per_s']:,.1f}"] for e in entries]
-    return format_table(["id", "time", "kind", "model", "variant", "providers", "p50 ms", "p99 ms", "runs/s"], rows)
+    return format_table(["id", "time", "kind", "model", "variant", "providers", "measured on", "p50 ms", "p99 ms", "runs/s"], rows)
 
 
 def run(args) -> int:

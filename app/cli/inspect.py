@@ -3,7 +3,8 @@
 from __future__ import annotations
 
 from app.cli.common import add_json_flag, format_table, output, run_job_cli
-from app.core.units import human_bytes, shape_text
+from app.core.units import human_bytes
+from app.core.model.value_type import io_rows
 from app.core.graph.cost import totals_text
 from app.core.graph.jobs import SUMMARY
 
@@ -25,10 +26,9 @@ def render(info: dict) -> str:
     lines.append(f"  cost          {totals_text(info)}")
     for key, value in info.get("metadata", {}).items():
         lines.append(f"  meta {key}: {value}")
+    lines += [f"  warning: {warning}" for warning in info.get("warnings", [])]
     lines.append("")
-    rows = [["input", v["name"], v["dtype"], shape_text(v["shape"])] for v in info["inputs"]]
-    rows += [["output", v["name"], v["dtype"], shape_text(v["shape"])] for v in info["outputs"]]
-    lines.append(format_table(["", "name", "type", "shape"], rows))
+    lines.append(format_table(["", "name", "type", "shape"], io_rows(info)))
     lines.append("")
     lines.append(format_table(["operator", "count"], [[op, n] for op, n in info["op_counts"].items()]))
     return "\n".join(lines)

@@ -58,7 +58,7 @@ def run(args) -> int:
     settings = run_settings_from_args(args, iterations=DEFAULT_ITERATIONS)
     params = {"path": args.model, "session": config.to_dict(), "provider": config.providers[0].name,
               "iterations": settings["iterations"], "warmup": settings["warmup"]}
-    return output(args, run_job_cli(IOBINDING, params, memory_limit=args.memory_limit), render)
+    return output(args, run_job_cli(IOBINDING, params, memory_limit=args.memory_limit, target=args.target), render)
 
 
 def register(subparsers) -> None:

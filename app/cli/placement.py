@@ -15,6 +15,7 @@ def render(result: dict) -> str:
 
     lines = [f"{result['path']} ({'ORT graph assignment' if result['method'] == 'assignment' else 'one profiled run'})",
              "", result["summary"]]
+    lines += [f"note: {n}" for n in result.get("notes", [])]
     lines += [f"warning: {w}" for w in result["warnings"]]
     first = result["providers"][0]
     elsewhere = [n for n in result["nodes"] if n["provider"] != first]
@@ -29,7 +30,7 @@ def render(result: dict) -> str:
 
 def run(args) -> int:
     params = {"path": args.model, "session": session_config_from_args(args).to_dict(), "method": args.method}
-    return output(args, run_job_cli(PLACEMENT, params, memory_limit=args.memory_limit), render)
+    return output(args, run_job_cli(PLACEMENT, params, memory_limit=args.memory_limit, target=args.target), render)
 
 
 def register(subparsers) -> None:

@@ -118,7 +118,7 @@ def _measure(args, diff: dict) -> dict:
                                                {"path": models["after"], "label": "after"}],
                                     "session": session_config_from_args(args).to_dict(),
                                     "run": run_settings_from_args(args), "record": False},
-                          memory_limit=args.memory_limit)
+                          memory_limit=args.memory_limit, target=args.target)
     return with_measurement(diff, compare)
 
 
@@ -141,7 +141,7 @@ def run_profile(args) -> int:
         result = run_job_cli(PROFILE, {
             "model": str(source), "session": session_config_from_args(args).to_dict(), "runs": args.runs,
             "out": args.out, "force": args.force, "include_first_run": args.include_first_run},
-            memory_limit=args.memory_limit)
+            memory_limit=args.memory_limit, target=args.target)
     if args.json and args.top is not None:
         result["by_node"] = result["by_node"][:top]
     return output(args, result, lambda info: render_profile(info, top))

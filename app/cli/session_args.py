@@ -8,6 +8,8 @@ import argparse
 from pathlib import Path
 
 from app.core.jobs.errors import UserError
+from app.core.jobs.params import LARGEST
+from app.core.session.input_spec import IMAGE_LAYOUTS, IMAGE_PRESETS, MAX_ELEMENTS, MAX_VOCAB
 
 
 def _key_value(text: str, flag: str) -> tuple[str, str]:
@@ -17,20 +19,29 @@ def _key_value(text: str, flag: str) -> tuple[str, str]:
     return key.strip(), value.strip()
 
 
-def whole_number(text: str, flag: str, minimum: int = 0) -> int:
-    """A flag's whole-number value, or a UserError naming the flag."""
+def whole_number(text: str, flag: str, minimum: int = 0, maximum: int = LARGEST, why: str = "") -> int:
+    """A flag's whole-number value, or a UserError naming the flag (and `why` a value
+    past `maximum` is refused)."""
     try:
         value = int(text)
     except ValueError:
         raise UserError("bad-option", f"{flag} expects a whole number, not {text!r}") from None
     if value < minimum:
         raise UserError("bad-option", f"{flag} must be at least {minimum}, not {value}")
+    if value > maximum:
+        raise UserError("bad-option", f"{flag} must be at most {maximum:,}, not {value:,}" + (f": {why}" if why else ""))
     return value
 
 
+def _threads(text: str, flag: str) -> int:
+    from app.core.session.config import THREADS_PER_CORE_LIMIT, thread_limit
+
+    return whole_number(text, flag, maximum=thread_limit(),
+                        why=f"that is {THREADS_PER_CORE_LIMIT} threads for each core of this machine, and ONNX "
+                            "Runtime would start every one")
+
+
 OPT_LEVEL_NAMES = ["disable", "basic", "extended", "all"]   # as in app.core.session.config (kept light: no numpy)
-IMAGE_PRESETS = ["imagenet", "unit", "raw"]                  # as in app.core.session.input_spec
-IMAGE_LAYOUTS = ["auto", "NCHW", "NHWC"]
 
 
 def add_session_arguments(parser: argparse.ArgumentParser) -> None:
@@ -74,6 +85,8 @@ def add_session_arguments(parser: argparse.ArgumentParser) -> None:
 
 
 def add_memory_argument(parser: argparse.ArgumentParser) -> None:
+    parser.add_argument("--target", metavar="NAME",
+                        help="run on this remote target (see `ortune targets`); default: this machine")
     parser.add_argument("--memory-limit", metavar="SIZE",
                         help="the job's memory budget, e.g. 4G, 512M or 50%% of the memory available "
                              "(default: the settings', 75%%); past it the job stops and says so")
@@ -116,24 +129,28 @@ def session_config_from_args(args):
     if args.execution_mode:
         config.execution_mode = args.execution_mode
     if args.threads is not None:
-        config.intra_op_num_threads = whole_number(args.threads, "--threads")
+        config.intra_op_num_threads = _threads(args.threads, "--threads")
     if args.inter_threads is not None:
-        config.inter_op_num_threads = whole_number(args.inter_threads, "--inter-threads")
+        config.inter_op_num_threads = _threads(args.inter_threads, "--inter-threads")
     for text in args.session_config:
         key, value = _key_value(text, "--session-config")
         config.config_entries[key] = value
     for text in args.free_dim:
         key, value = _key_value(text, "--free-dim")
         config.free_dimension_overrides[key] = whole_number(value, "--free-dim", 1)
+    if getattr(args, "memory_limit", None):
+        from app.core.jobs.memory import parse_memory_limit
+        parse_memory_limit(args.memory_limit)
+        config.memory_limit = args.memory_limit
     if getattr(args, "io_binding", False):
         config.io_binding = True
     feeds = config.inputs
     for text in args.dim:
         key, value = _key_value(text, "--dim")
-        feeds.dims[key] = whole_number(value, "--dim")
+        feeds.dims[key] = whole_number(value, "--dim", maximum=MAX_ELEMENTS)
     for text in args.shape:
         key, value = _key_value(text, "--shape")
-        feeds.shapes[key] = [whole_number(d, "--shape") for d in value.split(",") if d.strip()]
+        feeds.shapes[key] = [whole_number(d, "--shape", maximum=MAX_ELEMENTS) for d in value.split(",") if d.strip()]
     for text in args.input:
         key, sep, value = text.partition("=")
         feeds.files[key if sep else "*"] = value if sep else key
@@ -149,7 +166,7 @@ def session_config_from_args(args):
     if args.seed is not None:
         feeds.seed = whole_number(args.seed, "--seed")
     if args.vocab_size is not None:
-        feeds.vocab_size = whole_number(args.vocab_size, "--vocab-size", 1)
+        feeds.vocab_size = whole_number(args.vocab_size, "--vocab-size", 1, MAX_VOCAB)
     if args.data:
         feeds.data = str(Path(args.data).expanduser().absolute())
     if args.image_preset:
@@ -157,4 +174,16 @@ def session_config_from_args(args):
     if args.image_layout:
         feeds.image_layout = args.image_layout
     config.validate()
+    _check_input_files(feeds.files)
     return config
+
+
+def _check_input_files(files: dict[str, str]) -> None:
+    """Input files are read in the job's process; a missing one is found before it starts."""
+    from pathlib import Path
+
+    for file in files.values():
+        path = Path(file)
+        if not path.is_file():
+            what = "not found" if not path.exists() else "not a regular file"
+            raise UserError("not-found", f"{path}: input file {what}")

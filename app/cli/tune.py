@@ -47,13 +47,22 @@ def render(result: dict) -> str:
     if result["failed"]:
         lines += ["", f"{len(result['failed'])} setting(s) could not run, e.g. {result['failed'][0]['label']}: "
                       f"{result['failed'][0]['error']}"]
-    lines += ["", "Save the best as a preset with --save-best FILE.json; reuse it with --config FILE.json."]
+    saved = result.get("saved_preset")
+    if saved:
+        lines += ["", f"Saved {'the best' if result['clearly_faster'] else 'your settings'} as a preset in "
+                      f"{saved}; reuse it with --config {saved}."]
+    else:
+        lines += ["", "Save the best as a preset with --save-best FILE.json; reuse it with --config FILE.json."]
     lines += [""] + render_inputs(result.get("inputs", []))
     return "\n".join(lines)
 
 
 def run(args) -> int:
+    from app.core.session.config import SessionConfig, check_preset_target
+
     config = session_config_from_args(args)
+    if args.save_best:
+        check_preset_target(args.save_best)      # before the search, not after it
     limits = {"providers": config.provider_names()}
     if args.max_threads is not None:
         limits["max_threads"] = whole_number(args.max_threads, "--max-threads", 1)
@@ -62,10 +71,10 @@ def run(args) -> int:
     for name in ("block_runs", "finalists", "confirm_seconds"):
         if getattr(args, name):
             given[name] = getattr(args, name)
-    result = run_job_cli(TUNE, TUNE.params.from_dict(given, text=True), memory_limit=args.memory_limit)
+    result = run_job_cli(TUNE, TUNE.params.from_dict(given, text=True), memory_limit=args.memory_limit, target=args.target)
     if args.save_best:
-        from app.core.session.config import SessionConfig
         SessionConfig.from_dict(result["best"]["session"]).save(args.save_best)
+        result["saved_preset"] = args.save_best
     return output(args, result, render)
 
 

@@ -8,7 +8,7 @@ import time
 import onnxruntime as ort
 import pytest
 
-from tests import models
+from tests import models, transformer_models
 from tests.cli.conftest import ROOT
 
 
@@ -39,6 +39,25 @@ def test_convert_text_report(ortune, tmp_path):
     assert "SkipLayerNormalization ×1 added" in done.stdout
     assert "PASSED" in done.stdout
     assert "speed: " in done.stdout and "× the source [" in done.stdout
+
+
+def test_transformers_with_default_flags_say_what_they_read_and_fused(ortune, tmp_path):
+    source = models.save(transformer_models.gpt2_layer(), tmp_path / "gpt2.onnx")
+    done = ortune("convert", "transformers", source, "-o", tmp_path / "fused.onnx", "--fp16", "--no-speed")
+    assert done.code == 0, done.stderr
+    assert "fused       Attention ×1" in done.stdout and "(as gpt2, 4 heads, hidden size 32; model type: a causal" \
+        in done.stdout
+    assert "float16     100% of the weights" in done.stdout
+    assert "PASSED" in done.stdout
+
+
+def test_speed_seconds_is_read_as_a_number_of_seconds(ortune, tmp_path):
+    source = models.save(models.mlp(), tmp_path / "mlp.onnx")
+    done = ortune("convert", "fp16", source, "-o", tmp_path / "half.onnx", "--speed-seconds", "two")
+    assert done.code == 2 and done.stderr.strip() == "ortune: --speed-seconds expects a number, not 'two'"
+    done = ortune("convert", "fp16", source, "-o", tmp_path / "half.onnx", "--speed-seconds", "-1")
+    assert done.code == 2 and "--speed-seconds must be at least 0" in done.stderr
+    assert sorted(p.name for p in tmp_path.iterdir()) == ["mlp.onnx"]
 
 
 def test_no_speed_skips_the_speed_check_and_keeps_the_exit_code(ortune, tmp_path):
@@ -146,3 +165,15 @@ def test_force_never_replaces_a_fifo(ortune, tmp_path):
     assert done.code == 2 and done.json()["error"]["kind"] == "bad-output"
     assert len(done.stderr.strip().splitlines()) == 1 and "FIFO" in done.stderr
     assert stat.S_ISFIFO(os.lstat(tmp_path / "out.onnx").st_mode)
+
+
+@pytest.mark.parametrize("flags", [["--provider", "nonsense"], ["--input", "x=objects.npy"]])
+def test_a_wrong_setting_for_the_check_ends_the_conversion(tmp_path, flags):
+    """The user's settings, not the source, are wrong: exit 2 and no variant, not "made, check not run"."""
+    import numpy as np
+    source = models.save(models.mlp(), tmp_path / "mlp.onnx")
+    np.save(tmp_path / "objects.npy", np.array([{"a": 1}], dtype=object), allow_pickle=True)
+    done = subprocess.run([sys.executable, "-m", "app", "convert", "fp16", source.name, "-o", "out.onnx", *flags],
+                          cwd=tmp_path, capture_output=True, text=True, env=dict(os.environ, PYTHONPATH=str(ROOT)))
+    assert done.returncode == 2 and done.stderr.count("\n") == 1, done.stderr
+    assert not (tmp_path / "out.onnx").exists()

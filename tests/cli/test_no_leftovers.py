@@ -64,3 +64,16 @@ def test_a_killed_conversion_is_swept_by_the_next_command(ortune, tmp_path):
     assert list(tmp_path.glob(".q.onnx.*.partial")), "the killed job had no time to clean up"
     assert ortune("inspect", source, "--json").code == 0
     assert sorted(p.name for p in tmp_path.iterdir()) == ["mlp.onnx"]
+
+
+def test_sigterm_cancels_a_conversion_which_cleans_up_at_once(tmp_path):
+    source = models.save(models.mlp(), tmp_path / "mlp.onnx")
+    command = start(tmp_path, "convert", "int8-static", source.name, "-o", "q.onnx", "--calibration-count", "1000000")
+    jobs = job_processes(command)
+    deadline = time.monotonic() + 120
+    while not list(tmp_path.glob(".q.onnx.*.partial")) and time.monotonic() < deadline:
+        time.sleep(0.1)
+    command.send_signal(signal.SIGTERM)
+    assert command.wait(30) == 3
+    assert all(gone(job.pid) for job in jobs)
+    assert sorted(p.name for p in tmp_path.iterdir()) == ["mlp.onnx"]

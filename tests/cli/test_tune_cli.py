@@ -1,3 +1,6 @@
+import os
+import stat
+
 from app.core.session.config import SessionConfig
 from tests import models
 
@@ -33,9 +36,13 @@ def test_tune_json_contract_and_saved_preset(ortune, tmp_path):
 
 def test_tune_text_says_what_was_measured_alone(ortune, tmp_path):
     path = models.save(models.foldable(), tmp_path / "foldable.onnx")
-    result = ortune("tune", path, "--opt-level", "disable", "--threads", "1", "--budget-trials", "8", *QUICK)
+    saved = tmp_path / "best.json"
+    result = ortune("tune", path, "--opt-level", "disable", "--threads", "1", "--budget-trials", "8", *QUICK,
+                    "--save-best", saved)
     assert result.code == 0, result.stderr
     text = result.stdout
+    assert f"Saved the best as a preset in {saved}; reuse it with --config {saved}." in text
+    assert "with --save-best" not in text and saved.is_file()
     assert "measured again, each alone in its own process" in text
     assert "faster)" in text and "as fast as your settings" in text      # optimising folds A @ B: beyond doubt
     assert "\n* cpu " in text                                           # the winner is marked
@@ -46,3 +53,12 @@ def test_tune_refuses_bad_budget(ortune, tmp_path):
     path = models.save(models.tiny_add(), tmp_path / "tiny.onnx")
     result = ortune("tune", path, "--budget-trials", "zero")
     assert result.code == 2 and "--budget-trials" in result.stderr
+
+
+def test_save_best_onto_a_fifo_is_refused_before_the_search(ortune, tmp_path):
+    path = models.save(models.tiny_add(), tmp_path / "tiny.onnx")
+    fifo = tmp_path / "best.json"
+    os.mkfifo(fifo)
+    result = ortune("tune", path, "--budget-trials", "3", *QUICK, "--save-best", fifo, timeout=60)
+    assert result.code == 2 and "FIFO" in result.stderr and "round" not in result.stderr
+    assert stat.S_ISFIFO(os.lstat(fifo).st_mode)

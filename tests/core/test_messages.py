@@ -103,6 +103,7 @@ def test_a_refusal_names_the_cause_whole_through_the_probe(tmp_path):
         run_job(BENCH, {"path": str(path), "session": SessionConfig().to_dict(), "run": {"iterations": 1}})
     message = caught.value.message
     assert "idx=57" in message and "inclusive range [-10,9]" in message and "--dim" not in message
+    assert "--value" not in message          # the index is the model's own, not an input's
     assert "\n" not in message and "…" not in message
 
 

@@ -23,6 +23,31 @@ def no_dangling_qthreads(monkeypatch):
     assert not running, f"{len(running)} QThread(s) left running"
 
 
+@pytest.fixture(autouse=True)
+def no_unexpected_questions(monkeypatch):
+    """A modal question nobody answers would hang the test run: fail instead (a test that
+    expects one monkeypatches QMessageBox.question itself). Closing a window at a test's end,
+    with jobs still running, quits (test_window_memory checks that the window asks)."""
+    from PySide6.QtWidgets import QMessageBox
+
+    from app.gui.shell.main_window import QUIT_TITLE
+
+    def unexpected(_parent, title, text, *args, **kwargs):
+        if title == QUIT_TITLE:
+            return QMessageBox.StandardButton.Yes
+        raise AssertionError(f"unexpected question: {title}: {text}")
+
+    monkeypatch.setattr(QMessageBox, "question", unexpected)
+
+
+@pytest.fixture(autouse=True)
+def own_output_folder(monkeypatch, tmp_path_factory):
+    """Each test's Convert tab saves into a folder of its own (see app.core.store.paths.output_dir)."""
+    folder = tmp_path_factory.mktemp("variants")
+    monkeypatch.setenv("ORTUNE_OUTPUT_DIR", str(folder))
+    return folder
+
+
 @pytest.fixture
 def window(qtbot):
     from app.gui.shell.main_window import MainWindow

@@ -120,20 +120,20 @@ def test_compare_selected_models(qtbot, window, tmp_path):
     assert panel.result is not None, window.last_error
     assert [row[0] for row in panel.table.rows] == ["a.onnx", "b.onnx"]
     reference, other = panel.result["models"]
-    assert panel.table.rows[0][6:9] == [1.0, "1.000 – 1.000", "reference"]
+    assert panel.table.rows[0][1:4] == [1.0, "1.000 – 1.000", "reference"]
     low, high = other["speedup_ci"]
-    assert panel.table.rows[1][6:9] == [other["speedup"], f"{low:.3f} – {high:.3f}", other["verdict"]]
+    assert panel.table.rows[1][1:4] == [other["speedup"], f"{low:.3f} – {high:.3f}", other["verdict"]]
     assert panel.speedup_chart.values == [1.0, other["speedup"]]
     whiskers = panel.speedup_whiskers.opts
     assert list(whiskers["bottom"]) == [pytest.approx(other["speedup"] - low)]
     assert list(whiskers["top"]) == [pytest.approx(high - other["speedup"])]
     assert "95 % interval" in panel.speedup_chart.plot.getPlotItem().titleLabel.text
-    assert "Speedup = a.onnx p50 / model p50" in panel.definition.text()
-    assert "Verdict: faster or slower only when the whole 95 % interval" in panel.definition.text()
+    assert "Speedup = reference p50 / model p50, the reference being a.onnx" in panel.caption.text()
+    assert "Verdict: faster or slower only when the whole 95 % interval" in panel.caption.text()
     assert panel.throughput_chart.labels == ["a.onnx", "b.onnx"]
     assert {r[1] for r in panel.latency_chart.rows} == {"a.onnx", "b.onnx"}
     assert panel.table.export_csv(str(tmp_path / "t.csv"))
-    assert (tmp_path / "t.csv").read_text().startswith("Model,Size")
+    assert (tmp_path / "t.csv").read_text().startswith("Model,Speedup,95 % interval,Verdict")
     pngs = panel.export_charts(str(tmp_path))
     assert all((tmp_path / p).stat().st_size > 0 for p in pngs)
 
@@ -145,8 +145,8 @@ def test_a_comparison_stored_before_alternation_says_it_has_no_interval(window):
            "fidelity": None, "providers": ["CPUExecutionProvider"]}
     panel.show_result({"baseline": "a", "models": [row | {"label": "a", "speedup": 1.0},
                                                    row | {"label": "b", "speedup": 1.5}]})
-    assert panel.table.rows[1][6:9] == [1.5, "not measured", "one after the other"]
-    assert panel.speedup_whiskers is None and "no interval, no verdict" in panel.definition.text()
+    assert panel.table.rows[1][1:4] == [1.5, "not measured", "one after the other"]
+    assert panel.speedup_whiskers is None and "no interval, no verdict" in panel.caption.text()
 
 
 def test_sweep_view_shows_the_grid_and_the_best_cell(window):

@@ -1,5 +1,6 @@
 from pathlib import Path
 
+from app.core.store.paths import output_dir
 from tests import models
 
 
@@ -21,7 +22,7 @@ def test_converting_adds_a_checked_variant_under_its_source(qtbot, window, tmp_p
     source = models.save(models.mlp(), tmp_path / "mlp.onnx")
     panel = open_source(qtbot, window, source)
     panel.select_kind("int8-dynamic")
-    assert panel.output.text() == str(tmp_path / "mlp.int8-dynamic.onnx")
+    assert panel.output.text() == str(output_dir() / "mlp.int8-dynamic.onnx")
     assert "per_channel" in panel.options.editors
     assert panel.options.editors["per_channel"][1].toolTip()
     with qtbot.waitSignal(window.model_opened, timeout=120000) as opened:
@@ -32,7 +33,7 @@ def test_converting_adds_a_checked_variant_under_its_source(qtbot, window, tmp_p
     report = variant.extra["conversion"]
     assert report["fidelity"]["passed"] is True
     assert "MatMulInteger" in report["op_changes"]["added"]
-    assert window.current_model() is variant
+    assert window.current_model().path == str(source.resolve())     # the source stays selected
     assert panel.card.table.rows[0][0] == "y"
     assert "Fidelity passed" in panel.card.verdict.text()
     assert set(report["speed"]) >= {"ratio", "ratio_ci", "verdict", "source_p50_ms", "variant_p50_ms", "rounds"}
@@ -45,6 +46,7 @@ def test_an_existing_output_needs_consent(qtbot, window, tmp_path, monkeypatch):
     source = models.save(models.mlp(), tmp_path / "mlp.onnx")
     panel = open_source(qtbot, window, source)
     target = Path(panel.output.text())
+    assert target.parent == output_dir()
     target.write_bytes(b"keep me")
     asked = []
     monkeypatch.setattr(panel, "confirm_overwrite", lambda path: asked.append(path) or False)
@@ -120,3 +122,94 @@ def test_the_card_says_when_a_variant_is_slower_than_its_source(qtbot, window, t
     assert panel.params()["speed_s"] > 0
     panel.speed.setChecked(False)
     assert panel.params()["speed_s"] == 0
+
+
+def test_the_card_gives_the_share_of_weights_made_float16(qtbot, tmp_path):
+    from app.core.convert.jobs import MAKE
+    from app.gui.panels.convert.parts import ResultCard
+    from tests import convert_models
+
+    source = models.save(convert_models.weights_in_a_branch(), tmp_path / "branch.onnx")
+    report = MAKE({"kind": "fp16", "input": str(source), "output": str(tmp_path / "half.onnx"),
+                   "options": {"node_block_list": "branch"}}, None)
+    card = ResultCard()
+    qtbot.addWidget(card)
+    card.show_report({**report, "speed": {"skipped": True, "why": "not asked"}})
+    assert "Float16: under 1% of the weights (by bytes)" in card.summary.text()
+    assert "⚠ Only under 1% of the weights" in card.summary.text()
+
+
+def test_the_file_ending_follows_the_kind(qtbot, window, tmp_path):
+    panel = open_source(qtbot, window, models.save(models.mlp(), tmp_path / "mlp.onnx"))
+    panel.select_kind("ort")
+    assert panel.output.text() == str(output_dir() / "mlp.ort")
+    panel.select_kind("fp16")
+    assert panel.output.text() == str(output_dir() / "mlp.fp16.onnx")
+    typed = tmp_path / "mine" / "small.onnx"
+    panel.output.edit.setText(str(typed))
+    panel.output.edit.textEdited.emit(str(typed))       # as typing does
+    panel.select_kind("ort")
+    assert panel.output.text() == str(typed.with_suffix(".ort"))     # the user's folder and name stay
+    panel.select_kind("int8-dynamic")
+    assert panel.output.text() == str(typed)
+
+
+def test_the_output_folder_is_remembered_and_the_source_stays_selected(qtbot, window, tmp_path):
+    source = models.save(models.mlp(), tmp_path / "mlp.onnx")
+    panel = open_source(qtbot, window, source)
+    assert Path(panel.output.text()).parent == output_dir()             # never the source's folder
+    chosen = tmp_path / "variants"
+    chosen.mkdir()
+    panel.output.setText(str(chosen / "mlp.fp16.onnx"))
+    panel.output_edited = True
+    panel.speed.setChecked(False)
+    with qtbot.waitSignal(window.model_opened, timeout=120000):
+        panel.start()
+    qtbot.waitUntil(lambda: panel.job is None, timeout=30000)
+    assert window.current_model().path == str(source.resolve())
+    assert window.settings.convert_output_dir == str(chosen)
+    assert "mlp.fp16.onnx is under its source" in panel.status.text()
+    panel.select_kind("int8-dynamic")                                  # converts the source again
+    assert panel.output.text() == str(chosen / "mlp.int8-dynamic.onnx")
+    assert panel.params()["input"] == str(source.resolve())
+
+
+def failing_report():
+    return {"kind": "int8-dynamic", "output": "m.int8.onnx", "input_bytes": 100, "output_bytes": 30,
+            "size_ratio": 0.3, "seconds": 0.1, "op_changes": {"text": "no change"}, "kept_in_fp32": [],
+            "repairs": [], "warnings": [], "check": "ran", "speed": {"skipped": True, "why": "not asked"},
+            "fidelity": {"skipped": False, "passed": False, "inputs": [],
+                         "tolerance": {"atol": 0.01, "rtol": 0.01, "min_cosine": 0.999},
+                         "outputs": [{"name": "logits", "max_abs_diff": 0.4, "max_rel_diff": 3.27, "cosine": 0.97,
+                                      "nonfinite": 0, "passed": False, "problem": "cosine 0.970000 below 0.999"},
+                                     {"name": "pooled", "max_abs_diff": 0.001, "max_rel_diff": 0.002,
+                                      "cosine": 1.0, "nonfinite": 0, "passed": True, "problem": ""}]}}
+
+
+def test_a_failed_check_is_in_the_failure_colour_with_its_reason(qtbot):
+    from app.gui.panels.convert.parts import REL_NOTE, ResultCard
+    from app.gui.widgets.theme import verdict_color
+
+    card = ResultCard()
+    qtbot.addWidget(card)
+    card.show()
+    card.show_report(failing_report())
+    text = card.verdict.text()
+    assert "FAILED" in text and verdict_color(False) in text and "logits: cosine 0.970000 below 0.999" in text
+    assert "pooled" not in text.split("<br>")[0]
+    source = card.table.source
+    assert source.item(0, 5).text() == "FAIL"
+    assert source.item(0, 5).foreground().color().name() == verdict_color(False)
+    assert source.item(1, 5).foreground().color().name() != verdict_color(False)
+    assert card.rel_note.isVisible() and "near zero" in REL_NOTE and "0.1 %" in REL_NOTE
+    assert source.horizontalHeaderItem(2).toolTip() == REL_NOTE
+
+
+def test_the_transformers_kind_says_which_model_type_auto_reads(qtbot, window, tmp_path):
+    panel = open_source(qtbot, window, models.save(models.transformer_block(), tmp_path / "block.onnx"))
+    with qtbot.waitSignal(window.jobs.job_finished, timeout=60000,
+                          check_params_cb=lambda job: job.title.startswith("Detect")):
+        panel.select_kind("transformers")
+    assert panel.options.values()["model_type"] == "auto"
+    assert "auto reads this graph as bert: no causal attention mask" in panel.kind_note.text()
+    assert panel.options.values()["num_heads"] == 4

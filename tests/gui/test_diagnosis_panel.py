@@ -26,3 +26,4 @@ def test_diagnose_panel_lists_findings_with_details(qtbot, window, tmp_path):
         window.open_model(models.save(models.tiny_add(), tmp_path / "other.onnx"))
     assert panel.caption.state == "previous" and "previous model: <b>shape.onnx" in panel.caption.text()
     assert not panel.table.isEnabled(), "another model's findings are greyed"
+    assert "Latency p50" in panel.figures.text() and not panel.figures.isEnabled(), "and so is its latency"

@@ -111,6 +111,10 @@ def test_a_plan_from_any_tab_shows_its_sources_and_flags_guesses(panel, window):
     table = panel.inputs_table
     assert table.item(0, table._column("Source")).text() == "⚠ default: length 128, a usual text length"
     assert table.item(1, table._column("Source")).text() == "model: as ids has it"
+    window.context.report_inputs(model.path, [rows[0], rows[1] | {"source": "probed", "reason": "probed: 64 (32 "
+                                                                                               "was refused)"}])
+    assert table.item(1, table._column("Source")).text() == "probed: 64 (32 was refused)", "said once"
+    window.context.report_inputs(model.path, rows)
     assert panel.guess_note.isVisibleTo(panel) and "inputs guessed: check them" in panel.guess_note.text()
     other = open_summary(window, "/other.onnx")
     assert not panel.guess_note.isVisibleTo(panel), "a plan belongs to its model"
@@ -129,7 +133,8 @@ def probe(qtbot, panel, monkeypatch):
 def test_found_inputs_fill_the_table_and_the_state(qtbot, panel, window, monkeypatch):
     open_summary(window)
     probe(qtbot, panel, monkeypatch)
-    assert window.session.get("inputs.dims") == {"batch": 2, "sequence": 64}
+    assert window.session.get("inputs.dims") == {}, "found, not given: later results still say so"
+    assert window.session.get("inputs.probed") == {"batch": 2, "sequence": 64}
     assert window.session.get("inputs.shapes") == {"pixels": [2, 3, 8, 8]}
     table = panel.inputs_table
     assert table.row_shape("ids") == [2, 64] and table.item(2, table._column("Source")).text() == \
@@ -143,7 +148,8 @@ def test_when_nothing_works_the_probe_says_why_in_one_line(qtbot, panel, window,
     probe(qtbot, panel, monkeypatch)
     text = panel.probe_status.text()
     assert "No inputs worked: Got invalid dimensions for input: ids" in text and "more" not in text
-    assert window.session.get("inputs.dims") == {}, "sizes that did not work are not taken"
+    assert window.session.get("inputs.dims") == {} and window.session.get("inputs.probed") == {}, \
+        "sizes that did not work are not taken"
     assert panel.guess_note.isVisibleTo(panel)
 
 
@@ -154,5 +160,40 @@ def test_the_real_probe_runs_the_model_on_its_plan(qtbot, panel, window, tmp_pat
     panel.find_inputs()
     qtbot.waitUntil(lambda: panel._probing is None, timeout=60000)
     assert "These inputs run: x 1×128×32" in panel.probe_status.text(), panel.probe_status.text()
-    assert window.session.get("inputs.dims") == {"batch": 1, "sequence": 128}
+    assert window.session.get("inputs.probed") == {"batch": 1, "sequence": 128}
     assert panel.guess_note.isVisibleTo(panel), "the sizes ran, but they are still the defaults"
+
+
+def test_before_a_plan_an_image_shows_the_size_the_plan_would_choose_and_long_names_fit(panel, window):
+    exported = {"inputs": [{"name": "x", "dtype": "float",
+                            "shape": ["p2o.DynamicDimension.0", 3, "p2o.DynamicDimension.1", "p2o.DynamicDimension.2"]}],
+                "outputs": [], "total_bytes": 1, "metadata": {}}
+    open_summary(window, "/det.onnx", exported)
+    table = panel.inputs_table
+    assert table.row_shape("x") == [1, 3, 224, 224], "the plan's image default, not 1×3×1×1"
+    spin = table.spins[("x", 2)]
+    assert [table.spins[("x", i)].prefix() for i in (0, 2, 3)] == ["…0: ", "…1: ", "…2: "], "the shared start left out"
+    assert spin.toolTip().startswith("p2o.DynamicDimension.1: not set")
+    sized = dict(exported, metadata={"imgsz": "[320, 320]"})
+    open_summary(window, "/yolo.onnx", sized)
+    assert table.row_shape("x") == [1, 3, 320, 320], "the metadata's image size"
+
+
+def test_long_dimension_names_are_shortened_only_as_far_as_needed():
+    from app.gui.panels.session.inputs_table import short_names
+
+    assert short_names(["batch", "sequence"]) == {"batch": "batch", "sequence": "sequence"}
+    assert short_names(["p2o.DynamicDimension.0"]) == {"p2o.DynamicDimension.0": "…Dimension.0"}
+    assert short_names(["unk__101", "unk__102"]) == {"unk__101": "…1", "unk__102": "…2"}
+    assert short_names(["batch_size", "batch_size_2"])["batch_size"] == "batch_size", "a whole name is no prefix"
+
+
+def test_sizes_found_for_one_model_do_not_run_another(qtbot, panel, window, monkeypatch):
+    first = open_summary(window)
+    probe(qtbot, panel, monkeypatch)
+    assert window.session.get("inputs.probed")
+    other = open_summary(window, "/other.onnx")
+    assert window.session.get("inputs.probed") == {} and window.session.get("inputs.shapes") == {}
+    window.model_list.select(first)
+    assert window.session.get("inputs.probed") == {"batch": 2, "sequence": 64}
+    assert other is not first

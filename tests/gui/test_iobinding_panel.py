@@ -35,33 +35,53 @@ def test_providers_that_do_not_start_are_disabled_with_the_reason(qtbot, window,
     assert "not yet been seen to run" in panel.provider_note.text()
 
 
-def test_input_size_comes_from_the_models_symbolic_dims(qtbot, window, tmp_path):
+def test_the_inputs_are_the_session_tabs_and_follow_it(qtbot, window, tmp_path):
     panel = open_panel(qtbot, window, models.save(models.transformer_block(), tmp_path / "block.onnx"))
-    assert list(panel.dim_spins) == ["batch", "sequence"]
-    assert panel.dim_spins["batch"].value() == 1 and panel.dim_spins["sequence"].value() == 128
+    assert not hasattr(panel, "dim_spins"), "one place sets the sizes: the Session tab"
+    text = panel.inputs_label.text()
+    assert text.startswith("Inputs, from the Session tab: ") and "<i>1</i>×<i>128</i>×" in text
+    window.session.set(**{"inputs.dims": {"batch": 2}})
+    assert "2×<i>128</i>×" in panel.inputs_label.text(), "a size set in the Session tab shows here at once"
+    window.context.report_inputs(window.current_model().path, [{"name": "x", "shape": [2, 40, 32]}])
+    assert "x 2×<i>40</i>×32" in panel.inputs_label.text(), "and so does what the last plan chose"
 
 
-def test_running_on_the_cpu_fills_the_table_chart_and_explanation(qtbot, window, tmp_path):
+def test_running_on_the_cpu_shows_one_compact_table_and_what_a_gpu_would_show(qtbot, window, tmp_path):
     panel = open_panel(qtbot, window, models.save(models.cnn(), tmp_path / "cnn.onnx"))
+    window.providers_info = PROBE
+    window.providers_ready.emit(PROBE)
     panel.iterations.setValue(5)
     panel.warmup.setValue(0)
-    panel.dim_spins["batch"].setValue(2)
+    window.session.set(**{"inputs.dims": {"batch": 2}})
     with qtbot.waitSignal(window.jobs.job_finished, timeout=60000,
                           check_params_cb=lambda job: job.title.startswith("IO binding")):
         panel.start()
         assert not panel.run_button.isEnabled() and panel.cancel_button.isEnabled()
     assert panel.run_button.isEnabled() and not panel.cancel_button.isEnabled()
     rows = panel.table.rows
+    assert panel.table.headers == ["Mode", "p50 ms", "p99 ms", "× plain (p50)", "Max diff"]
     assert [r[0] for r in rows] == ["1. Plain run", "2. Bind inputs each run", "3. Inputs on the device",
-                                    "4. Preallocated outputs", "5. CUDA graph (skipped)"]
-    assert all(r[1] > 0 for r in rows[:4]) and rows[4][1] is None
-    assert len(panel.chart.labels) == 4
-    assert panel.chart.values == [r[2] for r in rows[:4]]      # medians, like the speed-ups
-    text = panel.explanation.toPlainText()
-    assert "On the CPU" in text and "CUDA graphs are a feature of the CUDA provider" in text
+                                    "4. Preallocated outputs"]
+    assert all(r[1] > 0 and r[2] >= r[1] for r in rows) and rows[0][3] == 1.0
+    assert panel.chart.isHidden() and panel.explanation.isHidden() and not panel.cpu_note.isHidden()
+    note = panel.cpu_note.text()
+    assert note.startswith("On a GPU this tab shows what moving inputs and outputs")
+    assert "Pick DirectML above to see that here." in note and "(CUDA graph: GPU only)" in note
     result = panel.results[window.current_model().path]
-    assert result["inputs"][0]["shape"] == [2, 3, 32, 32]
+    assert result["inputs"][0]["shape"] == [2, 3, 32, 32], "the Session tab's batch ran"
     assert panel.caption.current and "cnn.onnx</b> · x 2×3×32×32 · " in panel.caption.text()
+    window.open_model(models.save(models.mlp(), tmp_path / "mlp.onnx"))
+    wait_for_model(qtbot, window)
+    assert panel.table.rows == [] and panel.cpu_note.isHidden(), "another model's figures are not shown"
+
+
+def test_without_a_gpu_the_cpu_note_says_so():
+    from app.gui.panels.iobinding.panel import IOBindingPanel
+
+    modes = [{"title": "Plain run", "latency_ms": {"p50": 1.0}}, {"title": "CUDA graph", "latency_ms": None}]
+    text = IOBindingPanel.cpu_text({"modes": modes, "iterations": 100, "input_bytes": 2 ** 20}, [])
+    assert "This machine has no GPU that ONNX Runtime can use" in text and "Pick" not in text
+    assert "100 runs per mode in alternating rounds, with 1.0 MB of inputs per run." in text
 
 
 def test_explanation_shows_bytes_and_their_cost_when_copies_happen():
@@ -77,3 +97,19 @@ def test_explanation_shows_bytes_and_their_cost_when_copies_happen():
     assert "2.0 MB to the device and 1.0 MB back" in text and "about 0.250 ms" in text
     assert "host→device 10.0 GB/s, device→host 8.0 GB/s" in text
     assert "plain run's outputs: 3e-07" in text
+
+
+def test_a_gpu_result_keeps_the_full_table_chart_and_explanation(qtbot, window, tmp_path):
+    panel = open_panel(qtbot, window, models.save(models.mlp(), tmp_path / "mlp.onnx"))
+    mode = {"title": "Plain run", "status": "measured", "skipped_reason": "", "explanation": "copies",
+            "latency_ms": {"mean": 2.0, "p50": 1.9, "p99": 2.5}, "bytes_copied_per_run": 2 ** 20,
+            "bytes_to_device_per_run": 2 ** 20, "bytes_to_host_per_run": 0, "copy_ms_per_run": 0.1,
+            "speedup_vs_plain": 1.0, "max_abs_diff": 0.0}
+    result = {"provider": "CUDAExecutionProvider", "device": "cuda", "input_bytes": 2 ** 20, "output_bytes": 8,
+              "iterations": 10, "note": "gpu note", "modes": [mode], "transfer": None, "model": "mlp.onnx",
+              "model_path": window.current_model().path, "inputs": [], "created": 0.0}
+    panel.show_result(result)
+    assert panel.table.headers == ["Mode", "Mean ms", "p50 ms", "p99 ms", "Moved MB/run", "Copy ms", "× plain (p50)",
+                                   "Max diff"]
+    assert panel.table.rows[0][:4] == ["1. Plain run", 2.0, 1.9, 2.5] and panel.chart.values == [1.9]
+    assert not panel.chart.isHidden() and not panel.explanation.isHidden() and panel.cpu_note.isHidden()

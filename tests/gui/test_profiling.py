@@ -83,6 +83,10 @@ def test_profile_the_current_model_and_compare_with_a_trace(qtbot, window, tmp_p
     assert info["runs"] == 3 and "mlp.onnx" in panel.heading.text()
     assert panel.caption.current and "mlp.onnx</b> · x 1×64 · " in panel.caption.text()
     assert "inputs guessed: check them" in panel.caption.text(), "batch 1 is a default"
+    window.open_model(models.save(models.tiny_add(), tmp_path / "other.onnx"))
+    wait_for_model(qtbot, window)
+    assert panel.caption.state == "previous" and not panel.views.isEnabled()
+    assert not panel.heading.isEnabled(), "the other model's total node time is greyed too"
     other = write_trace(tmp_path / "fused.json", [Node("fused", "FusedMatMul", [5])], runs=3)
     load(qtbot, window, other)
     rows = {row[0]: row for row in panel.compare.table.rows}

@@ -14,7 +14,7 @@ SAMPLES = {
     "intra_op_allow_spinning": False, "inter_op_allow_spinning": True, "intra_op_spin_duration_us": 250,
     "inter_op_spin_duration_us": 0, "intra_op_spin_backoff_max": 4, "inter_op_spin_backoff_max": 2,
     "dynamic_block_base": 4, "free_dimension_overrides": {"batch": 2},
-    "config_entries": {"session.disable_prepacking": "1"}, "inputs.mode": "zeros", "inputs.seed": 5,
+    "config_entries": {"session.disable_prepacking": "1"}, "memory_limit": "2G", "inputs.mode": "zeros", "inputs.seed": 5,
     "inputs.vocab_size": 77, "inputs.data": "/data/samples", "inputs.sample": 2, "inputs.image_preset": "unit",
     "inputs.image_layout": "NHWC",
 }
@@ -95,3 +95,32 @@ def test_the_state_is_there_before_the_tab_is_built(qtbot, window):
     panel.ensure_built()
     assert panel.widgets["intra_op_num_threads"].value() == 2
     qtbot.waitUntil(lambda: not any(j.state == "running" for j in window.jobs.jobs), timeout=30000)
+
+
+def test_the_memory_limit_typed_in_the_tab_is_every_jobs_budget_and_travels_in_presets(qtbot, form, window,
+                                                                                        tmp_path):
+    from app.core.jobs.errors import UserError
+    from tests import models
+    from tests.gui.test_benchmark_panels import add_model, wait_for_job
+
+    panel, _ = form
+    limit = panel.widgets["memory_limit"]
+    assert "75%" in limit.placeholderText()
+    limit.setText("1.5G")
+    add_model(window, models.save(models.tiny_add(), tmp_path / "tiny.onnx"))
+    bench = window.panel("Benchmark")
+    bench.ensure_built()
+    bench.run_form.iterations.setValue(5)
+    bench.start()
+    handle = bench.job.worker.handle
+    assert handle.params.session.memory_limit == "1.5G"
+    wait_for_job(qtbot, bench.job)
+    assert handle.memory_budget == int(1.5 * (1 << 30)), "the child ran within the tab's limit"
+    panel.save_preset(str(tmp_path / "preset.json"))
+    panel.reset()
+    assert limit.text() == "" and window.session.config().memory_limit == ""
+    panel.load_preset(str(tmp_path / "preset.json"))
+    assert limit.text() == "1.5G" and window.session.config().memory_limit == "1.5G"
+    limit.setText("lots")
+    with pytest.raises(UserError, match="memory limit expects a size such as 4G"):
+        window.session.config()

@@ -67,3 +67,8 @@ def test_tune_panel_says_when_nothing_beat_your_settings(qtbot, window, tmp_path
     assert "best" not in [row[5] for row in panel.table.rows]
     assert [row[9] for row in panel.table.rows] == ["slower", "slower"]
     assert not any(panel.table.source.item(i, 0).font().bold() for i in range(2))
+    assert panel.caption.current and panel.summary.isEnabled()
+    with qtbot.waitSignal(window.model_opened, timeout=60000):
+        window.open_model(models.save(models.tiny_add(), tmp_path / "other.onnx"))
+    assert panel.caption.state == "previous" and not panel.table.isEnabled()
+    assert not panel.summary.isEnabled(), "the other model's verdict is greyed with its leaderboard"

@@ -38,3 +38,14 @@ def test_table_sorts_numbers_as_numbers_and_exports(qtbot, tmp_path):
     assert [r[1] for r in table.visible_rows()] == [9, 10, 100]
     table.export_csv(str(tmp_path / "t.csv"))
     assert read_csv(tmp_path / "t.csv")[1] == ["b", "9"]
+
+
+def test_a_long_text_column_stops_at_a_width_and_keeps_the_text_in_its_tooltip(qtbot):
+    from app.gui.widgets.table import MAX_COLUMN_PX, DataTable
+
+    table = DataTable(["Model", "Speedup", "Verdict"])
+    qtbot.addWidget(table)
+    name = "rapidocr_onnxruntime__ch_ppocr_mobile_v2.0_cls_infer.onnx [int8-dynamic]" * 2
+    table.set_rows([[name, 1.5, "faster"]])
+    assert table.columnWidth(0) == MAX_COLUMN_PX and table.source.item(0, 0).toolTip() == name
+    assert table.columnWidth(1) < MAX_COLUMN_PX, "short columns keep their own width"

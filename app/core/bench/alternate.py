@@ -33,10 +33,11 @@ from typing import Callable
 import numpy as np
 
 from app.core.bench.bench import Measurement, Prepared, RunSettings, make_run
-from app.core.bench.stats import BOOTSTRAP_RESAMPLES, PRACTICAL_BAND, block_ratios, bootstrap_median_ci, speed_verdict
+from app.core.bench.stats import (BOOTSTRAP_RESAMPLES, PRACTICAL_BAND, block_ratios, bootstrap_median_ci,
+                                  latency_stats, speed_verdict, throughput_per_s)
 from app.core.bench.timing import time_loop
 from app.core.jobs.entry import Job
-from app.core.jobs.errors import JobFailed
+from app.core.jobs.errors import JobCancelled, JobFailed
 from app.core.jobs.params import Params
 from app.core.jobs.protocol import JobContext
 
@@ -146,6 +147,19 @@ class Alternation:
     def rounds(self) -> int:
         return len(self.blocks[0]) if self.blocks else 0
 
+    def whole_rounds(self) -> "Alternation":
+        """Only the rounds every member finished (a cancel can stop one in the middle of a round)."""
+        rounds = min((len(blocks) for blocks in self.blocks), default=0)
+        return Alternation(self.plan, [], [blocks[:rounds] for blocks in self.blocks],
+                           [walls[:rounds] for walls in self.walls])
+
+    def figures(self, position: int) -> dict:
+        """Latency and throughput of one member's blocks so far: a stopped run's partial figures."""
+        blocks = self.blocks[position]
+        samples = np.concatenate(blocks) if blocks else np.zeros(0)
+        return {"latency_ms": latency_stats(samples), "iterations": int(samples.size),
+                "throughput_per_s": throughput_per_s(samples, wall_s=sum(self.walls[position]))}
+
     def describe(self, band: float = PRACTICAL_BAND) -> dict:
         """How it was measured and judged, for a result to say."""
         return self.plan.to_dict() | {
@@ -248,17 +262,24 @@ def run_rounds(ensemble: Ensemble, members: list[int], plan: BlockPlan, result: 
 
 
 def alternate(job: Job, members: list[Params], settings: RunSettings, ctx: JobContext,
-              on_event: OnEvent | None = None) -> Alternation:
+              on_event: OnEvent | None = None,
+              on_partial: Callable[[Alternation], None] | None = None) -> Alternation:
     """Run `job` (one that calls serve_blocks) once per entry of `members`, the first being
     the reference, and measure them in alternation as `settings` asks (see plan_blocks).
 
-    Cancelling `ctx` cancels every member and raises JobCancelled; a member's failure ends
-    the others and is raised."""
+    Cancelling `ctx` cancels every member and raises JobCancelled, after handing the whole
+    rounds measured so far, if any, to `on_partial`; a member's failure ends the others
+    and is raised."""
     with Ensemble(job, ctx, on_event) as ensemble:
         run_ms = [ensemble.start(index, params) for index, params in enumerate(members)]
         plan = plan_blocks(settings, max(run_ms), len(members))
         result = Alternation(plan, [], [[] for _ in members], [[] for _ in members])
-        run_rounds(ensemble, list(range(len(members))), plan, result)
+        try:
+            run_rounds(ensemble, list(range(len(members))), plan, result)
+        except JobCancelled:
+            if on_partial is not None and result.whole_rounds().rounds:
+                on_partial(result.whole_rounds())
+            raise
         result.reports = [ensemble.stop(index) for index in range(len(members))]
         return result
 

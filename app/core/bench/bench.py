@@ -22,6 +22,8 @@ from app.core.session.providers import GPU_PROVIDERS
 
 PROGRESS_NS = 250_000_000       # say how far it is every 250 ms
 OnBatch = Callable[[str, bytes], None]   # phase ("warmup" | "measure"), int64 ns as bytes
+#: the longest measurement: a week (a longer one is a typo, and past 2^63 ns the clock overflows)
+LONGEST_S = 7 * 24 * 3600.0
 
 
 @dataclass
@@ -29,8 +31,15 @@ class RunSettings(Params):
     """How a benchmark runs: warm-up, then a count of runs or a duration, on K threads."""
     warmup: int = setting(10, minimum=0, flag="--warmup")
     iterations: int = setting(200, minimum=1, flag="--iterations")
-    duration_s: float | None = setting(None, minimum=0.001, flag="--duration")   # measure this long instead
+    duration_s: float | None = setting(None, minimum=0.001, maximum=LONGEST_S, flag="--duration")  # this long instead
     concurrency: int = setting(1, minimum=1, flag="--concurrency")
+
+    def validate(self) -> None:
+        from app.core.session.config import THREADS_PER_CORE_LIMIT, thread_limit
+
+        if self.concurrency > thread_limit():
+            raise UserError("bad-option", f"concurrency {self.concurrency:,} is more than {THREADS_PER_CORE_LIMIT} "
+                                          f"threads per core of this machine ({thread_limit():,})")
 
 
 @dataclass

@@ -7,6 +7,8 @@ input types) and its outputs are measured against the reference's."""
 
 from __future__ import annotations
 
+from pathlib import Path
+
 FEEDS_FILE = "feeds.npz"
 OUTPUTS_FILE = "outputs.npz"
 
@@ -46,3 +48,12 @@ def compare_row(report: dict, alternation: dict) -> dict:
             "peak_rss_bytes": report["peak_rss_bytes"], "gpu_memory_bytes": report["gpu_memory_bytes"],
             "providers": report["providers"], "inputs": report["inputs"], "fidelity": report.get("fidelity"),
             "accuracy": report.get("accuracy")}
+
+
+def partial_row(label: str, path: str, figures: dict, alternation: dict) -> dict:
+    """One model's row of a comparison stopped before its end: the figures of the blocks it ran
+    (alternate.Alternation.figures) and its speedup so far; no fidelity or providers, which
+    come with a member's report at the end."""
+    return {"label": label, "path": path, "size_bytes": Path(path).stat().st_size, **figures,
+            "speedup": alternation["speedup"], "speedup_ci": alternation["speedup_ci"],
+            "verdict": alternation["verdict"], "rounds": alternation["rounds"], "providers": [], "fidelity": None}

@@ -12,9 +12,9 @@ from typing import Callable
 
 from app.core.bench.alternate import SPEEDUP_DEFINITION, alternate, serve_blocks, summarize
 from app.core.bench.bench import RunSettings, bench_report, benchmark, prepare
-from app.core.bench.compare import FEEDS_FILE, OUTPUTS_FILE, compare_row, output_fidelity
-from app.core.bench.sweep import (LIMIT_PERCENTILES, MAX_PROCESSES, RATIO_DEFINITION, best_cell, cell_ratio,
-                                  measure_grid, pair_ratio, runner_up)
+from app.core.bench.compare import FEEDS_FILE, OUTPUTS_FILE, compare_row, output_fidelity, partial_row
+from app.core.bench.sweep import (LIMIT_PERCENTILES, MAX_PROCESSES, RATIO_DEFINITION, REFERENCE_RATIO, best_cell,
+                                  cell_ratio, measure_grid, pair_ratio, report_figures, runner_up, sweep_cell)
 from app.core.jobs.entry import Job
 from app.core.jobs.errors import UserError
 from app.core.jobs.params import Params, setting
@@ -99,14 +99,15 @@ def member_job(params: MemberParams, ctx: JobContext) -> dict:
     import numpy as np
 
     from app.core.session.input_spec import FeedSpec
+    from app.core.session.inputs import save_arrays
 
     folder = Path(params.reference_dir)
     config = params.session
     data_spec = config.inputs if config.inputs.data else None
     if params.is_reference:
         def on_first_outputs(feeds: dict, outputs: dict) -> dict:
-            np.savez(folder / FEEDS_FILE, **feeds)
-            np.savez(folder / OUTPUTS_FILE, **{k: v for k, v in outputs.items() if isinstance(v, np.ndarray)})
+            save_arrays(folder / FEEDS_FILE, feeds)
+            save_arrays(folder / OUTPUTS_FILE, outputs)
             return {}
     else:
         spec = config.inputs
@@ -130,13 +131,20 @@ def member_job(params: MemberParams, ctx: JobContext) -> dict:
     return report
 
 
-def _member_events(ctx: JobContext, labels: list[str]) -> Callable[[int, str, dict], None]:
-    """A member's log lines and progress as the orchestrating job's, labelled."""
+def _member_events(ctx: JobContext, labels: list[str], planned: dict | None = None) -> Callable[[int, str, dict], None]:
+    """A member's log lines and progress as the orchestrating job's, labelled. The first
+    member's inputs are the run's (the reference's, a sweep's first cell's): they are sent on
+    as the job's own "inputs" data, so a window can title the run while it goes, and kept
+    in `planned`."""
     def on_event(index: int, kind: str, payload: dict) -> None:
         if kind == "log":
             ctx.log(f"{labels[index]}: {payload['message']}", payload.get("level", "info"))
         elif kind == "progress":
             ctx.progress(None, f"{labels[index]}: {payload.get('message', '')}")
+        elif kind == "data" and payload["kind"] == "inputs" and index == 0:
+            if planned is not None:
+                planned.update(payload["payload"])
+            ctx.data("inputs", payload["payload"])
     return on_event
 
 
@@ -148,12 +156,21 @@ def compare_job(params: CompareParams, ctx: JobContext) -> dict:
 
     models, config, settings = params.models, params.session, params.run
     labels = [model.get("label") or Path(model["path"]).name for model in models]
+    planned: dict = {}
+
+    def keep_partial(measured) -> None:
+        """Stopped: the rounds measured so far, as a result marked partial (it is not stored)."""
+        rows = [partial_row(label, model["path"], measured.figures(index), row)
+                for index, (model, label, row) in enumerate(zip(models, labels, summarize(measured)))]
+        ctx.data("compare-partial", {"baseline": labels[0], "models": rows, "inputs": planned.get("inputs", []),
+                                     "speedup_definition": SPEEDUP_DEFINITION, "alternation": measured.describe(),
+                                     "partial": True, "created": time.time()})
 
     with tempfile.TemporaryDirectory(prefix="ortune-compare-") as folder:
         members = [MemberParams(path=model["path"], session=SessionConfig.from_dict(config.to_dict()),
                                 run=settings, variant=label, reference_dir=folder, is_reference=index == 0)
                    for index, (model, label) in enumerate(zip(models, labels))]
-        alternation = alternate(MEMBER, members, settings, ctx, _member_events(ctx, labels))
+        alternation = alternate(MEMBER, members, settings, ctx, _member_events(ctx, labels, planned), keep_partial)
     reports = alternation.reports
     baseline = reports[0]
     result = {
@@ -208,22 +225,29 @@ def sweep_job(params: SweepParams, ctx: JobContext) -> dict:
     percentile, limit = params.limit_percentile, params.latency_limit_ms
     grid = [(value, k) for value in dim_values for k in concurrency_values]
     names = [(f"{dim}={value}, " if dim else "") + f"concurrency {k}" for value, k in grid]
+
+    def ratio(index: int, part) -> dict:
+        return cell_ratio(part) | (REFERENCE_RATIO if index == 0 else {})
+
+    def finished(index: int, part) -> dict:
+        return sweep_cell(*grid[index], report_figures(part.report, part.group), ratio(index, part))
+
+    def send_group(measured, group: list[int]) -> None:
+        """A group's cells as soon as it is done (the first cell's, with the last group)."""
+        for index in group:
+            ctx.data("sweep-cell", finished(index, measured.cells[index]))
+
+    def send_partial(indices: list[int], rounds, parts) -> None:
+        """Stopped: the group being measured, from its whole rounds, marked partial."""
+        for position, index in enumerate(indices):
+            figures = rounds.figures(position) | {"group": parts[position].group}
+            ctx.data("sweep-cell", sweep_cell(*grid[index], figures, ratio(index, parts[position])) | {"partial": True})
+
     measured = measure_grid(CELL, [_cell_params(params, value, k) for value, k in grid],
                             [value or 1 for value, _ in grid], [k for _, k in grid], params.run, ctx,
-                            _member_events(ctx, names), params.max_processes)
-    cells = []
-    for (value, concurrency), measured_cell in zip(grid, measured.cells):
-        report = measured_cell.report
-        cell = {"dim_value": value, "concurrency": concurrency, "latency_ms": report["latency_ms"],
-                "throughput_per_s": report["throughput_per_s"],
-                "items_per_s": report["throughput_per_s"] * (value or 1), "iterations": report["iterations"],
-                "peak_rss_bytes": report["peak_rss_bytes"], "gpu_memory_bytes": report["gpu_memory_bytes"],
-                "input_shapes": {row["name"]: row["shape"] for row in report["inputs"]}, "inputs": report["inputs"],
-                "group": measured_cell.group, **cell_ratio(measured_cell)}
-        if not cells:
-            cell.update(ratio=1.0, ratio_ci=[1.0, 1.0], verdict="reference")
-        cells.append(cell)
-        ctx.data("sweep-cell", cell)
+                            _member_events(ctx, names), params.max_processes, send_group, send_partial)
+    cells = [finished(index, part) for index, part in enumerate(measured.cells)]
+    ctx.data("sweep-cell", cells[0])
     best = best_cell(cells, limit, percentile)
     second = runner_up(cells, best, limit, percentile) if best else None
     margin = None

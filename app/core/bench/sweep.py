@@ -31,6 +31,7 @@ from __future__ import annotations
 
 import math
 from dataclasses import dataclass, field
+from typing import Callable
 
 import numpy as np
 
@@ -38,7 +39,7 @@ from app.core.bench.alternate import (MIN_BLOCK_RUNS, Alternation, Ensemble, OnE
 from app.core.bench.bench import RunSettings
 from app.core.bench.stats import BOOTSTRAP_RESAMPLES, PRACTICAL_BAND, bootstrap_median_ci, speed_verdict
 from app.core.jobs.entry import Job
-from app.core.jobs.errors import UserError
+from app.core.jobs.errors import JobCancelled, UserError
 from app.core.jobs.params import Params
 from app.core.jobs.protocol import JobContext
 
@@ -48,6 +49,8 @@ MEMORY_SHARE = 0.5         # a group grows while its next cell fits in this shar
 RATIO_DEFINITION = ("ratio = items per second of the cell / items per second of the first cell, as the median "
                     "over rounds of the ratio of their block throughputs (items per block / block wall time); "
                     "above 1: the cell moves more items per second")
+#: the first cell's ratio, against itself
+REFERENCE_RATIO = {"ratio": 1.0, "ratio_ci": [1.0, 1.0], "verdict": "reference"}
 
 
 def best_cell(cells: list[dict], limit_ms: float | None, percentile: str = "p99") -> dict | None:
@@ -110,11 +113,23 @@ def _room_for_another(ensemble: Ensemble, alive: int, max_processes: int) -> boo
     return largest <= MEMORY_SHARE * psutil.virtual_memory().available
 
 
+def _throughputs(result: Alternation, indices: list[int], items: list[int]) -> list[list[float]]:
+    """Per position in the group, its items per second in each round."""
+    return [[items[i] * len(b) / w for b, w in zip(result.blocks[p], result.walls[p])] for p, i in enumerate(indices)]
+
+
 def measure_grid(job: Job, members: list[Params], items: list[int], concurrency: list[int], settings: RunSettings,
-                 ctx: JobContext, on_event: OnEvent | None = None, max_processes: int = MAX_PROCESSES) -> Grid:
+                 ctx: JobContext, on_event: OnEvent | None = None, max_processes: int = MAX_PROCESSES,
+                 on_group: Callable[[Grid, list[int]], None] | None = None,
+                 on_partial: Callable[[list[int], Alternation, list[GridCell]], None] | None = None) -> Grid:
     """Measure `members` (one `job` that calls serve_blocks per cell, the first the
     reference) in alternation, in groups (see the module docstring). `items[i]` is what
-    one run of cell i handles, `concurrency[i]` its threads."""
+    one run of cell i handles, `concurrency[i]` its threads.
+
+    `on_group(grid, group)`: a group's cells are done (their reports are in the grid).
+    Cancelling raises JobCancelled after `on_partial(indices, rounds, cells)` got the group
+    being measured, if it had whole rounds: its cells' indices (the reference first), those
+    rounds, and a GridCell per position with the rounds' throughputs."""
     grid = Grid([GridCell() for _ in members], [], [])
     with Ensemble(job, ctx, on_event) as ensemble:
         ensemble.start(0, members[0])
@@ -135,9 +150,15 @@ def measure_grid(job: Job, members: list[Params], items: list[int], concurrency:
                 return max(MIN_BLOCK_RUNS, round(fill)) * concurrency[index]
 
             result = Alternation(plan, [], [[] for _ in indices], [[] for _ in indices])
-            run_rounds(ensemble, indices, plan, result, block_runs)
-            throughputs = [[items[i] * len(b) / w for b, w in zip(result.blocks[p], result.walls[p])]
-                           for p, i in enumerate(indices)]
+            try:
+                run_rounds(ensemble, indices, plan, result, block_runs)
+            except JobCancelled:
+                whole = result.whole_rounds()
+                if on_partial is not None and whole.rounds:
+                    rates = _throughputs(whole, indices, items)
+                    on_partial(indices, whole, [GridCell(None, len(grid.groups), rate, rates[0]) for rate in rates])
+                raise
+            throughputs = _throughputs(result, indices, items)
             for position, index in enumerate(indices):
                 cell = grid.cells[index]
                 cell.throughput += throughputs[position]
@@ -147,10 +168,28 @@ def measure_grid(job: Job, members: list[Params], items: list[int], concurrency:
                     cell.report = ensemble.stop(index)
             grid.groups.append(group)
             grid.plans.append(plan.to_dict() | {"rounds_run": result.rounds})
+            if on_group is not None:
+                on_group(grid, group)
             if not waiting:
                 break
         grid.cells[0].report = ensemble.stop(0)
     return grid
+
+
+def report_figures(report: dict, group: int) -> dict:
+    """What a sweep's row shows of a cell's report."""
+    return {"latency_ms": report["latency_ms"], "throughput_per_s": report["throughput_per_s"],
+            "iterations": report["iterations"], "peak_rss_bytes": report["peak_rss_bytes"],
+            "gpu_memory_bytes": report["gpu_memory_bytes"],
+            "input_shapes": {row["name"]: row["shape"] for row in report["inputs"]}, "inputs": report["inputs"],
+            "group": group}
+
+
+def sweep_cell(value: int | None, concurrency: int, figures: dict, ratio: dict) -> dict:
+    """A sweep's row: where in the grid, the figures (report_figures, or a stopped group's
+    Alternation.figures), items per second, and the ratio against the first cell."""
+    return {"dim_value": value, "concurrency": concurrency, **figures,
+            "items_per_s": figures["throughput_per_s"] * (value or 1), **ratio}
 
 
 def cell_ratio(cell: GridCell, band: float = PRACTICAL_BAND, seed: int = 0) -> dict:

@@ -12,7 +12,8 @@ from contextlib import contextmanager
 from dataclasses import replace
 from pathlib import Path
 
-from app.core.convert.options import KINDS, kind_info, parse_options, unavailable_reason
+from app.core.convert.options import KINDS, default_tolerance, kind_info, parse_options, unavailable_reason
+from app.core.convert.weights import float16_share, small_share_warning
 from app.core.convert.work import Handler, Problem, Work
 from app.core.jobs.errors import JobCancelled, UserError
 from app.core.convert.fidelity import (Reference, RunFailed, Tolerance, compare, failed_report, load_session, reference_run,
@@ -26,7 +27,10 @@ from app.core.jobs.stdio import capture_output
 from app.core.store import leftovers
 
 MAX_ATTEMPTS = 12
-_HANDLER_MODULES = ("app.core.convert.kinds", "app.core.convert.quantize")
+#: refusals of the check's run that are about the user's settings, not the source: they end the
+#: conversion (exit 2) rather than give a variant whose check "could not run" (exit 4)
+NOT_THE_SOURCE = frozenset({"provider-unavailable", "bad-input-file", "not-found", "bad-option"})
+_HANDLER_MODULES = ("app.core.convert.kinds", "app.core.convert.quantize", "app.core.convert.transformers")
 
 
 def handler(kind: str) -> Handler:
@@ -44,8 +48,8 @@ def _session_config(params) -> SessionConfig:
     return config
 
 
-def _tolerance(kind: str, given: dict | None) -> Tolerance:
-    values = dict(kind_info(kind).tolerance)
+def _tolerance(kind: str, options: dict, given: dict | None) -> Tolerance:
+    values = default_tolerance(kind, options)
     values.update({k: v for k, v in (given or {}).items() if v is not None})
     return Tolerance.from_dict(values)
 
@@ -239,7 +243,7 @@ def convert_model(params, ctx: JobContext | None = None) -> dict:
     output = Path(params.output).expanduser().absolute()
     force = params.force
     config = _session_config(params)
-    tolerance = _tolerance(kind, params.tolerance)
+    tolerance = _tolerance(kind, options, params.tolerance)
     if kind == "ort" and output.suffix.lower() != ".ort":
         raise UserError("bad-output", f"{output.name}: an ORT-format model is saved with the ending .ort")
     if kind != "ort" and output.suffix.lower() == ".ort":
@@ -261,12 +265,12 @@ def convert_model(params, ctx: JobContext | None = None) -> dict:
             reference = reference_run(source, config.inputs, config, ctx)
         except UserError as exc:
             source_is_invalid(source, summary)
-            if kind == "mixed":          # mixed precision decides per node from the source's outputs
+            if kind == "mixed" or exc.kind in NOT_THE_SOURCE:   # the user's settings, not the source, are wrong
                 raise
             unchecked = exc.message
     if reference is not None and params.feeds_file:      # the speed check runs on them too
-        import numpy as np
-        np.savez(params.feeds_file, **reference.feeds)
+        from app.core.session.inputs import save_arrays
+        save_arrays(params.feeds_file, reference.feeds)
     with Staging(output, (source, *depends)) as stage, leftovers.noted(stage.folder):
         work = Work(kind=kind, source=source, target=stage.path, options=options, summary=summary, ctx=ctx,
                     config=config, large=summary["external_data"] or summary["total_bytes"] > PROTOBUF_LIMIT,
@@ -279,6 +283,9 @@ def convert_model(params, ctx: JobContext | None = None) -> dict:
         convert_started = time.perf_counter()
         outputs = produce_checked(work)
         convert_seconds = time.perf_counter() - convert_started
+        if kind in ("fp16", "mixed") or (kind == "transformers" and options["fp16"]):
+            work.details["float16_weights"] = share = float16_share(stage.path)
+            work.warnings.extend(filter(None, [small_share_warning(share)]))
         ctx.progress(0.85, "comparing the variant with the source")
         stage.companions = [stage.folder / name for name in work.companions]
         fidelity = _fidelity(reference, outputs, tolerance, unchecked)

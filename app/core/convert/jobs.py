@@ -77,7 +77,7 @@ def convert_job(params: ConvertParams, ctx: JobContext) -> dict:
 
 
 def detect_transformer_job(params: ModelPath, ctx) -> dict:
-    from app.core.convert.kinds import detect_transformer_shape
+    from app.core.convert.transformers import detect_transformer_shape
     return detect_transformer_shape(params.path)
 
 

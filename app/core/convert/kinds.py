@@ -1,6 +1,6 @@
 """The float conversions: fp16 and auto mixed precision (onnxconverter-common), the ORT
-format (onnxruntime.tools), offline optimisation (SessionOptions.optimized_model_filepath)
-and transformer fusions (onnxruntime.transformers). Quantization is in quantizing.py.
+format (onnxruntime.tools) and offline optimisation (SessionOptions.optimized_model_filepath).
+Quantization is in quantize.py, transformer fusions in transformers.py.
 
 Each producer calls the library as it is; the fp16 repairer turns ORT's complaint about
 the result into a block list entry, which is how the library itself is meant to be
@@ -210,13 +210,17 @@ def produce_ort(work: Work) -> None:
 
     folder = work.scratch("ort")
     folder.mkdir(exist_ok=True)
+    source = work.source
+    if work.options["optimization_style"] == "Runtime":
+        # For this style the tool makes a temporary folder beside the model it is given
+        source = _linked_source(work)
     # The tool leaves ORT's NCHWc layout transformation out unless told the platform is amd64,
     # while a session of the source applies it on x86-64: without it, convolution models ran
     # at 0.5-0.8× their source's speed (benchmarks/convert_speed.py).
     platform = work.options["target_platform"]
     with capture_output() as captured:
         try:
-            convert_onnx_models_to_ort(work.source, output_dir=folder,
+            convert_onnx_models_to_ort(source, output_dir=folder,
                                        optimization_styles=[OptimizationStyle[work.options["optimization_style"]]],
                                        enable_type_reduction=work.options["type_reduction"],
                                        target_platform=None if platform == "any" else platform)
@@ -232,6 +236,22 @@ def produce_ort(work: Work) -> None:
     os.replace(configs[0], work.target.parent / config_name)
     work.companions = [config_name]
     work.details["required_operators_config"] = config_name
+
+
+def _linked_source(work: Work) -> Path:
+    """The source and its data files seen from a folder in the staging folder: hard links
+    where the file system allows them, copies where it does not."""
+    import shutil
+
+    folder = work.scratch("ort-source")
+    for name in [work.source.name, *work.summary["external_data_files"]]:
+        original, seen = work.source.parent / name, folder / name
+        seen.parent.mkdir(parents=True, exist_ok=True)
+        try:
+            os.link(original, seen)
+        except OSError:
+            shutil.copyfile(original, seen)
+    return folder / work.source.name
 
 
 # offline optimisation ------------------------------------------------------------
@@ -255,97 +275,9 @@ def produce_optimize(work: Work) -> None:
     work.details["optimized_for"] = {"provider": target, "level": work.options["level"]}
 
 
-# transformer fusions ------------------------------------------------------------
-def produce_transformers(work: Work) -> None:
-    from onnxruntime.transformers.fusion_options import FusionOptions
-    from onnxruntime.transformers.optimizer import optimize_model
-
-    options = work.options
-    fusion = FusionOptions(options["model_type"])
-    for name in options["disable_fusions"]:
-        setattr(fusion, f"enable_{name}", False)
-    detected = detect_transformer_shape(work.source)
-    heads = options["num_heads"] or detected["num_heads"]
-    hidden = options["hidden_size"] or detected["hidden_size"]
-    with capture_output():
-        optimized = optimize_model(str(work.source), model_type=options["model_type"], num_heads=heads,
-                                   hidden_size=hidden, optimization_options=fusion,
-                                   opt_level=work.plan.get("opt_level"))
-        if options["fp16"]:
-            optimized.convert_float_to_float16(keep_io_types=True)
-    fused = {op: n for op, n in optimized.get_fused_operator_statistics().items() if n}
-    work.details.update(num_heads=heads, hidden_size=hidden, fused_operators=fused)
-    if not fused and "no_fusion_noted" not in work.plan:
-        work.plan["no_fusion_noted"] = True
-        work.warnings.append(f"No fusion matched this graph as a {options['model_type']} model; check the model "
-                             "type (and the head count and hidden size).")
-    optimized.save_model_to_file(str(work.target), use_external_data_format=work.large)
-
-
-def repair_transformers(work: Work, problem: Problem) -> dict | None:
-    if problem.stage == "convert" and "torch" in problem.message and "opt_level" not in work.plan:
-        work.plan["opt_level"] = 0
-        return work.repair("fused without ONNX Runtime's optimisation pre-pass (opt_level 0)",
-                           "the optimizer's pre-pass imports PyTorch, which is not installed here")
-    if problem.stage == "convert":
-        raise UserError("conversion-failed", f"{work.source.name}: ONNX Runtime's transformer optimizer failed on "
-                                             f"this graph ({problem.message.rstrip(': ')}); it only knows the "
-                                             f"layouts of transformer models, here read as "
-                                             f"{work.options['model_type']} — check the model type")
-    return None
-
-
-def detect_transformer_shape(path: str | os.PathLike) -> dict:
-    """Head count and hidden size guessed from the graph (0 where no guess is safe).
-
-    Hidden size: the commonest first dimension of the MatMul weights. Heads: a reshape
-    target [.., heads, head_size] with heads × head_size = hidden, or else the attention
-    scale √head_size (or its inverse)."""
-    import numpy as np
-    import onnx
-    from onnx import numpy_helper
-
-    from app.core.model.intake import iter_graphs
-
-    model = onnx.load(str(path), load_external_data=False)
-    constants = {}
-    for graph in iter_graphs(model.graph):
-        for tensor in graph.initializer:
-            constants[tensor.name] = tensor
-        for node in graph.node:
-            if node.op_type == "Constant":
-                for attr in node.attribute:
-                    if attr.HasField("t"):
-                        constants[node.output[0]] = attr.t
-    dims = [constants[n.input[1]].dims[0] for g in iter_graphs(model.graph) for n in g.node
-            if n.op_type in ("MatMul", "Gemm") and len(n.input) > 1 and n.input[1] in constants
-            and len(constants[n.input[1]].dims) == 2]
-    if not dims:
-        return {"num_heads": 0, "hidden_size": 0}
-    hidden = max(set(dims), key=dims.count)
-    values = []
-    for tensor in constants.values():
-        if tensor.data_location == onnx.TensorProto.EXTERNAL or int(np.prod(tensor.dims or [1])) > 8:
-            continue
-        values.append(numpy_helper.to_array(tensor).ravel())
-    for array in values:
-        if array.dtype.kind in "iu":
-            for heads, size in zip(array[:-1], array[1:]):
-                if 1 < heads < hidden and heads * size == hidden:
-                    return {"num_heads": int(heads), "hidden_size": int(hidden)}
-    for array in values:
-        if array.dtype.kind == "f" and array.size == 1 and array[0] > 0:
-            for size in (float(array[0]) ** 2, 1 / float(array[0]) ** 2):
-                head = round(size)
-                if head >= 8 and abs(size - head) < 1e-2 and hidden % head == 0:
-                    return {"num_heads": hidden // head, "hidden_size": int(hidden)}
-    return {"num_heads": 0, "hidden_size": int(hidden)}
-
-
 HANDLERS = {
     "fp16": Handler(produce_fp16, repair_fp16),
     "mixed": Handler(produce_mixed, _no_repair),
     "ort": Handler(produce_ort, _no_repair),
     "optimize": Handler(produce_optimize, _no_repair),
-    "transformers": Handler(produce_transformers, repair_transformers),
 }

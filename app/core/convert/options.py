@@ -169,8 +169,9 @@ KINDS: dict[str, Kind] = {k.name: k for k in (
          ), _FP_TOLERANCE),
     Kind("transformers", "Transformer fusions", "ONNX Runtime's transformer optimizer: fuses attention, "
          "LayerNorm, Gelu … into single contrib operators.", ".onnx", (
-             Option("model_type", "choice", "bert", "The architecture, which decides the fusions tried.",
-                    choices=TRANSFORMER_TYPES),
+             Option("model_type", "choice", "auto", "The architecture, which decides the fusions tried; auto: "
+                                                   "gpt2 where the attention has a causal mask, else bert.",
+                    choices=("auto",) + TRANSFORMER_TYPES),
              Option("num_heads", "int", 0, "Attention heads; 0: detect from the graph.", minimum=0),
              Option("hidden_size", "int", 0, "Hidden size; 0: detect from the graph.", minimum=0),
              Option("fp16", "bool", False, "Also convert the fused model to float16 (inputs and outputs stay "
@@ -178,6 +179,14 @@ KINDS: dict[str, Kind] = {k.name: k for k in (
              _list("disable_fusions", "Fusions to leave out.", label="Disable fusions", choices=TRANSFORMER_FUSIONS),
          ), _FP_TOLERANCE),
 )}
+
+
+def default_tolerance(kind: str, options: dict) -> dict:
+    """The fidelity tolerance a variant is held to by default: its kind's, or float16's for
+    transformer fusions that also convert to float16."""
+    if kind == "transformers" and options.get("fp16"):
+        return dict(_HALF_TOLERANCE)
+    return dict(kind_info(kind).tolerance)
 
 
 def kind_info(name: str) -> Kind:

@@ -2,8 +2,11 @@
 random or the user's inputs) and int4 weight packing (MatMulNBits).
 
 Repairs: a model the quantizer cannot read (weights made by Constant nodes, shapes it
-cannot infer) is pre-processed with `quant_pre_process` first; a node ORT cannot load
-or run once quantized is excluded from quantization by name."""
+cannot infer) is pre-processed with `quant_pre_process` first, and quantized without it
+when the pre-processing itself keeps failing; declared shapes that contradict ONNX's shape
+inference, the standard domain declared twice, or subgraphs whose weights live in the
+outer graph (the quantizer looks for a Conv's weight in its own graph), are amended in a
+copy; a node ORT cannot load or run once quantized is excluded from quantization by name."""
 
 from __future__ import annotations
 
@@ -13,7 +16,7 @@ from pathlib import Path
 from app.core.convert.work import Handler, Problem, Work, find_node, node_index
 from app.core.jobs.errors import UserError
 from app.core.session.inputs import FeedSpec, make_feeds
-from app.core.model.output import data_file_name, op_counts
+from app.core.model.output import data_file_name, load_model, op_counts
 
 #: operators whose presence shows the quantizer really did something
 QUANTIZED_OPS = {"DynamicQuantizeLinear", "QuantizeLinear", "DequantizeLinear", "MatMulInteger", "ConvInteger",
@@ -23,19 +26,74 @@ QUANTIZED_OPS = {"DynamicQuantizeLinear", "QuantizeLinear", "DequantizeLinear", 
                  "com.microsoft.QuantizeLinear", "com.microsoft.DequantizeLinear"}
 _NEEDS_PREPROCESS = re.compile(r"to be an initializer|ShapeInference|shape inference|Inferred shape|"
                                r"not in graph input|undefined", re.I)
+#: the quantizer's shape inference tripping over the shapes the model declares (value_info)
+_DECLARED_SHAPES_WRONG = re.compile(r"and existing shape differ|differs from existing|Unable to find data type", re.I)
+_OUTER_WEIGHT = re.compile(r"Expected (\S+) to be an initializer")
 _QUANT_SUFFIXES = re.compile(r"(_quant|_QuantizeLinear|_DequantizeLinear|_MatMulNBits|_Q4|_output_quantized)$")
 
 
-def _preprocessed(work: Work) -> Path:
-    """The model the quantizer reads: the source, or its pre-processed copy."""
-    if not work.plan.get("preprocess"):
+def _amended(work: Work) -> Path:
+    """The source, or a copy with the amendments the repairs asked for: its declared
+    intermediate shapes dropped (the quantizer infers them again), the standard domain
+    declared once."""
+    if not (work.plan.get("drop_value_info") or work.plan.get("single_onnx_domain")
+            or work.plan.get("weights_into_subgraphs")):
         return work.source
+    from app.core.model.intake import iter_graphs
+    from app.core.model.output import save_model
+
+    model = load_model(work.source)
+    if work.plan.get("drop_value_info"):
+        for graph in iter_graphs(model.graph):
+            del graph.value_info[:]
+    if work.plan.get("weights_into_subgraphs"):
+        _weights_into_subgraphs(model)
+    if work.plan.get("single_onnx_domain"):
+        standard = [opset for opset in model.opset_import if opset.domain in ("", "ai.onnx")]
+        for duplicate in standard[1:]:
+            model.opset_import.remove(duplicate)
+        standard[0].domain = ""
+    target = work.scratch("amended.onnx")
+    save_model(model, target, work.large)
+    return target
+
+
+def _weights_into_subgraphs(model) -> None:
+    """Give each subgraph its own copy of the outer weights its nodes read (the quantizer
+    looks for a subgraph's weights in that subgraph only); an outer weight no outer node
+    reads any more is dropped."""
+    outer = {tensor.name: tensor for tensor in model.graph.initializer}
+
+    def visit(graph, seen: set) -> None:
+        own = seen | {tensor.name for tensor in graph.initializer}
+        for node in graph.node:
+            if graph is not model.graph:
+                for name in node.input:
+                    if name in outer and name not in own:
+                        graph.initializer.add().CopyFrom(outer[name])
+                        own.add(name)
+            for attr in node.attribute:
+                for sub in ([attr.g] if attr.HasField("g") else []) + list(attr.graphs):
+                    visit(sub, own if graph is not model.graph else set())
+
+    visit(model.graph, set())
+    read = {name for node in model.graph.node for name in node.input} | {o.name for o in model.graph.output}
+    kept = [tensor for tensor in model.graph.initializer if tensor.name in read]
+    del model.graph.initializer[:]
+    model.graph.initializer.extend(kept)
+
+
+def _preprocessed(work: Work) -> Path:
+    """The model the quantizer reads: the (amended) source, or its pre-processed copy."""
+    source = _amended(work)
+    if not work.plan.get("preprocess"):
+        return source
     from onnxruntime.quantization import quant_pre_process
 
     target = work.scratch("preprocessed.onnx")
     flags = work.plan.get("preprocess_flags", {})
     try:
-        quant_pre_process(str(work.source), str(target), save_as_external_data=work.large,
+        quant_pre_process(str(source), str(target), save_as_external_data=work.large,
                           all_tensors_to_one_file=True, external_data_location=data_file_name(target.name), **flags)
     except Exception as exc:  # the pre-processor raises plain Exceptions too; the repair reads the text
         raise RuntimeError(f"pre-processing: {type(exc).__name__}: {exc}") from None
@@ -218,7 +276,9 @@ def produce_int4(work: Work) -> None:
 
     options = work.options
     _begin(work)
-    quantizer = MatMulNBitsQuantizer(work.take_model(), bits=4, block_size=options["block_size"],
+    source = _amended(work)
+    model = work.take_model() if source == work.source else load_model(source)
+    quantizer = MatMulNBitsQuantizer(model, bits=4, block_size=options["block_size"],
                                      is_symmetric=options["symmetric"],
                                      accuracy_level=options["accuracy_level"] or None,
                                      nodes_to_exclude=_exclusions(work),
@@ -233,6 +293,8 @@ def _opset(work: Work) -> int:
 
 
 def repair_quantized(work: Work, problem: Problem) -> dict | None:
+    import onnx
+
     plan, message = work.plan, problem.message
     if problem.stage == "convert":
         if message.startswith("NothingQuantized"):
@@ -240,16 +302,23 @@ def repair_quantized(work: Work, problem: Problem) -> dict | None:
             return work.repair("quantized inside the If/Loop subgraphs too (EnableSubgraph)",
                                "the main graph alone holds nothing the quantizer can take")
         if "Failed to find proper ai.onnx domain" in message:
-            domains = ", ".join(work.summary["opsets"])
-            raise UserError("nothing-to-quantize", f"{work.source.name}: uses no standard ONNX operators (only "
-                                                   f"{domains}); the quantizer works on those, so there is "
-                                                   "nothing to quantize")
+            return _one_standard_domain(work)
         if message.startswith("RuntimeError: pre-processing") and "ConvertError" in message:
             raise UserError("unsupported-model", f"{work.source.name}: opset {_opset(work)} is below the 10 "
                                                  "quantization needs, and ONNX's version converter could not "
                                                  f"upgrade it ({message})")
-        if not plan.get("preprocess") and _NEEDS_PREPROCESS.search(message):
-            plan["preprocess"] = True
+        outer = _OUTER_WEIGHT.search(message)
+        if outer and plan.get("subgraphs") and not plan.get("weights_into_subgraphs") and \
+                outer.group(1) in {t.name for t in onnx.load(str(work.source), load_external_data=False).graph.initializer}:
+            plan["weights_into_subgraphs"] = True
+            return work.repair("gave each If/Loop subgraph its own copy of the outer weights it reads",
+                               f"the quantizer looks for a subgraph's weights in that subgraph: {message}")
+        if _DECLARED_SHAPES_WRONG.search(message) and not plan.get("drop_value_info") and _declares_shapes(work):
+            plan["drop_value_info"] = True
+            return work.repair("dropped the intermediate shapes the model declares (value_info), to be inferred "
+                               "again", f"ONNX's shape inference disagrees with them: {message}")
+        if not plan.get("preprocess") and not plan.get("preprocess_dropped") and _NEEDS_PREPROCESS.search(message):
+            plan["preprocess"] = plan["preprocess_by_repair"] = True
             return work.repair("pre-processed the model with quant_pre_process (constants folded into "
                                "initializers, shapes inferred)", f"the quantizer could not read it: {message}")
         if plan.get("preprocess"):
@@ -273,7 +342,43 @@ def _lighter_preprocessing(work: Work, message: str) -> dict | None:
             flags[flag] = True
             return work.repair(f"pre-processed without {what}", f"it failed, or left shapes the quantizer "
                                                                  f"rejects: {message}")
-    return None
+    if work.plan.get("preprocess_by_repair"):     # the source as it is failed before
+        return None
+    work.plan["preprocess"], work.plan["preprocess_dropped"] = False, True
+    return work.repair("quantized without pre-processing", f"the pre-processing failed even with each of its "
+                                                           f"steps left out: {message}")
+
+
+def _declares_shapes(work: Work) -> bool:
+    import onnx
+
+    from app.core.model.intake import iter_graphs
+
+    skeleton = onnx.load(str(work.source), load_external_data=False)
+    return any(len(graph.value_info) for graph in iter_graphs(skeleton.graph))
+
+
+def _one_standard_domain(work: Work) -> dict:
+    """The quantizer wants the standard operator set declared exactly once ('' or 'ai.onnx')."""
+    import onnx
+
+    name = work.source.name
+    declared = [(o.domain, o.version) for o in onnx.load(str(work.source), load_external_data=False).opset_import
+                if o.domain in ("", "ai.onnx")]
+    if not declared:
+        domains = ", ".join(work.summary["opsets"]) or "none"
+        raise UserError("nothing-to-quantize", f"{name}: uses no standard ONNX operators (its operator sets: "
+                                               f"{domains}); the quantizer works on those, so there is nothing "
+                                               "to quantize")
+    versions = sorted({version for _, version in declared})
+    if len(versions) > 1 or work.plan.get("single_onnx_domain"):
+        raise UserError("unsupported-model", f"{name}: declares the standard ONNX operator set {len(declared)} "
+                                             f"times (as {', '.join(repr(d) for d, _ in declared)}, versions "
+                                             f"{', '.join(map(str, versions))}); the quantizer needs it once")
+    work.plan["single_onnx_domain"] = True
+    return work.repair("declared the standard ONNX operator set once", f"the model declares it {len(declared)} "
+                                                                       "times (as '' and 'ai.onnx'), and the "
+                                                                       "quantizer needs exactly one")
 
 
 def _exclude_reported_node(work: Work, problem: Problem) -> dict | None:

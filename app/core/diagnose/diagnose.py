@@ -102,11 +102,11 @@ def diagnose(params, ctx: JobContext) -> dict:
     """params: DiagnoseParams (app.core.diagnose.jobs)."""
     import psutil
 
-    path = params.path
     config = params.session
     providers = config.provider_names()
     ctx.progress(0.05, "reading the model")
-    summary = inspect_model(path)
+    summary = inspect_model(params.path)
+    path = summary["path"]         # the file itself, links followed
     ctx.progress(0.15, "profiling")
     profile = profile_for(path, config, params.trace, params.runs, ctx)
     ctx.progress(0.45, "timing runs")

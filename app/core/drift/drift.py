@@ -27,7 +27,7 @@ from app.core.convert.options import KINDS
 from app.core.drift.expose import expose_all, exposed_copy, producers
 from app.core.drift.metrics import judge_inside, tensor_row
 from app.core.jobs.errors import UserError
-from app.core.model.intake import check_readable, load_onnx
+from app.core.model.intake import admit
 
 QUANTIZED_OPS = {"QuantizeLinear", "DequantizeLinear", "DynamicQuantizeLinear", "MatMulInteger", "ConvInteger",
                  "MatMulNBits", "QLinearConv", "QLinearMatMul"}
@@ -122,8 +122,10 @@ def compare_tensors(source_model, source_values: dict, variant_values: dict, tol
 
 
 def drift(params, ctx) -> dict:
-    source, variant = check_readable(params.source), check_readable(params.variant)
-    source_model, variant_model = load_onnx(source), load_onnx(variant)
+    source_in, variant_in = (admit(path, weights=True, onnx_only="drift compares the tensors of .onnx models")
+                             for path in (params.source, params.variant))
+    source, variant = source_in.path, variant_in.path
+    source_model, variant_model = source_in.model, variant_in.model
     name_unnamed_nodes(source_model)
     precision = variant_precision(variant_model)
     outputs = {output.name for output in source_model.graph.output}     # before every tensor is made one

@@ -18,7 +18,7 @@ from app.core.convert.jobs import ConvertParams, convert_job
 from app.core.drift.blame import next_to_keep
 from app.core.jobs.errors import UserError
 from app.core.jobs.protocol import JobContext
-from app.core.model.intake import check_readable, load_onnx
+from app.core.model.intake import admit
 
 #: the conversion option that keeps a node out of the lower precision, by kind
 KEEP_OPTION = {"fp16": "node_block_list", "int8-dynamic": "nodes_to_exclude", "int8-static": "nodes_to_exclude"}
@@ -82,7 +82,7 @@ def repair(params, ctx: JobContext, find_drift: Callable[[str, JobContext], dict
     option = keep_option(base.kind)
     if not base.fidelity:
         raise UserError("bad-option", "the repair loop needs the fidelity check: it repairs what the check finds")
-    model = load_onnx(check_readable(base.input), weights=False)
+    model = admit(base.input, onnx_only="the repair loop converts .onnx models").model
     name_unnamed_nodes(model)
     known = {node.name for node in model.graph.node}
     unknown = [name for name in params.keep if name not in known]

@@ -19,8 +19,8 @@ from app.core.jobs.protocol import JobContext
 
 
 def _load(path: Path, weights: bool):
-    from app.core.model.intake import check_readable, load_onnx
-    return load_onnx(check_readable(path), weights=weights)
+    from app.core.model.intake import admit
+    return admit(path, weights=weights, onnx_only="diff compares the graphs of .onnx models").model
 
 
 def _attribute_text(attr) -> str:

@@ -28,7 +28,8 @@ class SummaryResult(InspectResult):
 
 def cost_job(params: CostParams, ctx) -> dict:
     from app.core.graph.cost import model_cost
-    return model_cost(params.path, params.inputs, ctx)
+    from app.core.model.intake import admit
+    return model_cost(admit(params.path).path, params.inputs, ctx)
 
 
 TOTALS = ("macs", "flops", "activation_bytes", "peak_activation_bytes")
@@ -45,7 +46,7 @@ def summary_job(params: CostParams, ctx) -> dict:
     if summary["format"] != "onnx":
         return {**summary, **dict.fromkeys(TOTALS), "cost": {"error": "an .ort file holds no shapes to count"}}
     try:
-        cost = model_cost(params.path, params.inputs, ctx)
+        cost = model_cost(summary["path"], params.inputs, ctx)
     except UserError as exc:
         return {**summary, **dict.fromkeys(TOTALS), "cost": {"error": exc.message}}
     cost.pop("nodes")

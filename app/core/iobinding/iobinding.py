@@ -22,7 +22,7 @@ from app.core.session.probe import prepare_feeds
 from app.core.iobinding.modes import (DEFAULT_ITERATIONS, DEFAULT_WARMUP, DEVICE_ONCE, NUMPY, PREALLOCATED, BIND_EACH_RUN, ModePlan, bytes_per_run,
                                       copy_ms, device_id_of, plan_modes, provider_note, session_config_for)
 from app.core.jobs.protocol import JobContext
-from app.core.model.intake import check_readable, sniff
+from app.core.model.intake import admit
 from app.core.units import ort_text
 from app.core.session.providers import provider_name
 from app.core.session.config import SessionConfig
@@ -245,8 +245,7 @@ def run_iobinding(path: str, config: SessionConfig, provider: str | None = None,
     ctx = ctx or JobContext()
     if iterations < 1 or warmup < 0:
         raise UserError("bad-option", "iterations must be at least 1 and warm-up runs at least 0")
-    model_path = check_readable(path)
-    sniff(model_path)
+    model_path = admit(path).path
     provider = provider_name(provider or config.providers[0].name)
     plans = plan_modes(provider, device_id_of(config, provider))
     progress = _Progress(ctx)
@@ -254,7 +253,7 @@ def run_iobinding(path: str, config: SessionConfig, provider: str | None = None,
     base_config = session_config_for(config, provider, plans[0])
     session = create_session(model_path, base_config)
     ctx.check_cancel()
-    first = prepare_feeds(path, session, config.inputs, ctx)     # inputs nothing made work end the job
+    first = prepare_feeds(model_path, session, config.inputs, ctx)     # inputs nothing made work end the job
     feeds, feed_info, references = first.feeds, first.info, first.outputs
     outputs = dict(zip([o.name for o in session.get_outputs()], references))
     obstacle = binding_obstacle(session)

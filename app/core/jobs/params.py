@@ -2,7 +2,7 @@
 the JSON that presets, the command line and the window use.
 
 Each field's type comes from its annotation. A field may say, in its metadata, the
-smallest value it takes (`minimum`), the values it allows (`choices`) and the flag that
+smallest and largest values it takes (`minimum`, `maximum`), the values it allows (`choices`) and the flag that
 sets it on the command line (`flag`), so one check serves every caller and its message
 names what the user typed: the flag for command-line text, the setting's place otherwise. Text (from the command line) is read as the field's type
 when `from_dict(..., text=True)` is asked for it.
@@ -22,10 +22,10 @@ from app.core.jobs.errors import UserError
 LARGEST = 2 ** 53
 
 
-def setting(default: Any = dataclasses.MISSING, *, minimum: float | None = None, choices: tuple = (),
-            flag: str = "", factory: Any = dataclasses.MISSING) -> Any:
+def setting(default: Any = dataclasses.MISSING, *, minimum: float | None = None, maximum: float | None = None,
+            choices: tuple = (), flag: str = "", factory: Any = dataclasses.MISSING) -> Any:
     """A dataclass field with the limits the check applies (see the module docstring)."""
-    metadata = {"minimum": minimum, "choices": tuple(choices), "flag": flag}
+    metadata = {"minimum": minimum, "maximum": maximum, "choices": tuple(choices), "flag": flag}
     if factory is not dataclasses.MISSING:
         return dataclasses.field(default_factory=factory, metadata=metadata)
     return dataclasses.field(default=default, metadata=metadata)
@@ -107,9 +107,11 @@ def _read(kind: Any, value: Any, label: str, text: bool) -> Any:
 
 
 def _check_limits(field: dataclasses.Field, value: Any, label: str) -> None:
-    minimum, choices = field.metadata.get("minimum"), field.metadata.get("choices")
+    minimum, maximum, choices = (field.metadata.get(key) for key in ("minimum", "maximum", "choices"))
     if minimum is not None and isinstance(value, (int, float)) and value < minimum:
         raise UserError("bad-option", f"{label} must be at least {minimum:g}, not {value:g}")
+    if maximum is not None and isinstance(value, (int, float)) and value > maximum:
+        raise UserError("bad-option", f"{label} must be at most {maximum:g}, not {value:g}")
     if choices and value is not None and value not in choices:
         raise UserError("bad-option", f"{label} must be one of {', '.join(map(str, choices))}, not {value!r}")
 

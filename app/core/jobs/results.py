@@ -19,6 +19,7 @@ class InspectResult(TypedDict):
     parameters: int
     initializer_bytes: int
     external_data: bool
+    warnings: list[str]            # what is odd about a model ONNX Runtime loads all the same
 
 
 class DevicesResult(TypedDict):

@@ -7,34 +7,8 @@ from collections import Counter
 from pathlib import Path
 
 from app.core.jobs.protocol import JobContext
-from app.core.model.intake import (check_declared_shapes, check_external_data, check_graph,
-                                check_readable, check_versions, iter_graphs, iter_tensors,
-                                load_onnx, sniff)
-
-
-def _dtype_name(elem_type: int) -> str:
-    import onnx
-    try:
-        return onnx.helper.tensor_dtype_to_string(elem_type).replace("TensorProto.", "").lower()
-    except (KeyError, ValueError):
-        return f"type{elem_type}"
-
-
-def describe_value(value) -> dict:
-    """name, dtype and shape of a graph input or output; symbolic dims keep their names."""
-    kind = value.type.WhichOneof("value")
-    if kind != "tensor_type":
-        return {"name": value.name, "dtype": kind or "?", "shape": None}
-    tensor_type = value.type.tensor_type
-    shape = None
-    if tensor_type.HasField("shape"):
-        shape = []
-        for dim in tensor_type.shape.dim:
-            if dim.HasField("dim_value") and dim.dim_value >= 0:
-                shape.append(int(dim.dim_value))
-            else:
-                shape.append(dim.dim_param or "?")
-    return {"name": value.name, "dtype": _dtype_name(tensor_type.elem_type), "shape": shape}
+from app.core.model.intake import admit, iter_graphs, iter_tensors
+from app.core.model.value_type import describe_value
 
 
 #: INT4, UINT4, FLOAT4E2M1: two values a byte, the last byte padded
@@ -101,25 +75,20 @@ def summarise_onnx(path: Path, model, external_files: list[str]) -> dict:
 
 
 def inspect_model(path: str | os.PathLike, ctx: JobContext | None = None) -> dict:
-    """Read a model file and describe it; bad files raise a UserError naming the problem."""
+    """Read a model file and describe it; bad files raise a UserError naming the problem.
+    `warnings` holds what is odd about a model ONNX Runtime loads all the same."""
     ctx = ctx or JobContext()
-    path = check_readable(path)
-    kind = sniff(path)
-    size = path.stat().st_size
     ctx.progress(0.1, "reading the model")
-    if kind == "ort":
+    admitted = admit(path, checker=True)
+    path = admitted.path
+    ctx.check_cancel()
+    if admitted.format == "ort":
         from app.core.model.ort_format import read_ort_model
         summary = read_ort_model(path)
     else:
-        model = load_onnx(path)
-        ctx.check_cancel()
-        external_files = check_external_data(path, model)
-        check_versions(path, model)
-        ctx.progress(0.5, "checking the graph")
-        check_graph(path, model, bool(external_files))
-        check_declared_shapes(path, model)
-        ctx.check_cancel()
-        summary = summarise_onnx(path, model, external_files)
+        summary = summarise_onnx(path, admitted.model, admitted.external_files)
+    size = path.stat().st_size
     external_bytes = sum((path.parent / f).stat().st_size for f in summary["external_data_files"])
     ctx.progress(1.0, "done")
-    return {"path": str(path.resolve()), "size_bytes": size, "total_bytes": size + external_bytes, **summary}
+    return {"path": str(path), "size_bytes": size, "total_bytes": size + external_bytes, **summary,
+            "warnings": admitted.warnings}

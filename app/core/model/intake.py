@@ -1,20 +1,31 @@
-"""Reading a model file safely: recognise what a file is, refuse what cannot work,
+"""Reading a model file safely, the one way every command and the window do it: recognise
+what a file is, refuse only what ONNX Runtime would refuse or what cannot be read safely,
 and never read outside the model's own folder.
 
-Every refusal is a `UserError` whose message names the file and the problem."""
+The rules:
+- a model given by a symbolic link is the file the link points to: its external data is
+  looked for, and must stay, in that file's folder, and ONNX Runtime is given that file;
+- external data must be a regular file of the model's folder with a single name: a
+  location that escapes the folder, a symbolic link or a hard link is refused (ONNX's own
+  loader refuses a hard-linked data file too, so no conversion could read it);
+- the onnx checker's stricter complaints are warnings when ONNX Runtime loads the model
+  all the same; what ONNX Runtime refuses is refused with its own reason.
+
+Every refusal is a `UserError` whose message names the file and the problem, in one line."""
 
 from __future__ import annotations
 
 import os
 import re
+import stat
+from dataclasses import dataclass, field
 from pathlib import Path
 
 from app.core.jobs.errors import UserError
-from app.core.units import first_line
+from app.core.model.ort_verdict import runtime_load_refusal, runtime_version_refusal
 
 ORT_FORMAT_MAGIC = b"ORTM"       # flatbuffer file identifier at offset 4
-MIN_IR_VERSION = 3               # ONNX Runtime refuses older models
-MIN_OPSET = 7                    # the oldest ai.onnx opset ONNX Runtime runs
+OLDEST_PROMISED_OPSET = 7        # ONNX Runtime runs older ai.onnx opsets only as far as it kept their kernels
 MAX_DECLARED_BYTES = 1 << 40     # a declared input larger than 1 TiB is a broken shape
 
 _SIGNATURES = [
@@ -32,22 +43,75 @@ def _problem(path: Path, kind: str, text: str) -> UserError:
     return UserError(kind, f"{path.name}: {text}")
 
 
+def one_line(text) -> str:
+    """A message on one line, whole."""
+    return " ".join(str(text).split())
+
+
+@dataclass
+class Admitted:
+    """A model the intake let in."""
+    path: Path                      # the file itself, links followed: what ONNX Runtime is given
+    format: str                     # "onnx" or "ort"
+    model: object = None            # the parsed ModelProto (external data not loaded); None for .ort
+    external_files: list[str] = field(default_factory=list)
+    warnings: list[str] = field(default_factory=list)
+
+
+def admit(path: str | os.PathLike, weights: bool = False, checker: bool = False, onnx_only: str = "") -> Admitted:
+    """The intake of every command: the file, its kind, its external data and its versions
+    checked, and with `checker` ONNX's checker run (its complaints as warnings).
+
+    Without `weights` the model comes without its top-level weights' data (see load_onnx);
+    the checker needs them, so `checker` reads them. `onnx_only` says why an .ort file
+    will not do, for a command that needs the ONNX graph."""
+    path = check_readable(path)
+    if sniff(path) == "ort":
+        if onnx_only:
+            raise _problem(path, "bad-input", f"is an ORT-format model; {onnx_only}")
+        return Admitted(path, "ort")
+    model = load_onnx(path, weights=weights or checker)
+    files = check_external_data(path, model)
+    warnings = check_versions(path, model) + check_declared_shapes(path, model)
+    if checker:
+        warnings += check_graph(path, model, bool(files))
+    return Admitted(path, "onnx", model, files, warnings)
+
+
+def file_kind(mode: int) -> str:
+    """'' for a regular file, else what it is: 'a folder', 'a FIFO (named pipe)' …"""
+    for test, kind in ((stat.S_ISDIR, "a folder"), (stat.S_ISCHR, "a character device"),
+                       (stat.S_ISBLK, "a block device"), (stat.S_ISFIFO, "a FIFO (named pipe)"),
+                       (stat.S_ISSOCK, "a socket")):
+        if test(mode):
+            return kind
+    return "" if stat.S_ISREG(mode) else "not a regular file"
+
+
 def check_readable(path: str | os.PathLike) -> Path:
-    """The path names a non-empty regular file we can open."""
+    """The path names a non-empty regular file we can open; returns that file's own path
+    (links followed). A FIFO or device is never opened: opening one can block or consume it."""
     path = Path(path)
-    if not path.exists():
-        raise UserError("not-found", f"{path}: no such file")
-    if not path.is_file():
-        raise UserError("not-a-file", f"{path}: is a folder, not a model file")
     try:
-        size = path.stat().st_size
-        with open(path, "rb"):
-            pass
+        info = os.stat(path)
+    except FileNotFoundError:
+        if os.path.islink(path):
+            raise UserError("not-found", f"{path}: is a symbolic link to a missing file") from None
+        raise UserError("not-found", f"{path}: no such file") from None
     except OSError as exc:
         raise UserError("unreadable", f"{path}: cannot be read ({exc.strerror})") from None
-    if size == 0:
+    kind = file_kind(info.st_mode)
+    if kind == "a folder":
+        raise UserError("not-a-file", f"{path}: is a folder, not a model file")
+    if kind:
+        raise UserError("not-a-file", f"{path}: is {kind}, not a regular file; a model must be a file")
+    try:   # without blocking, should a FIFO have taken the file's place since
+        os.close(os.open(path, os.O_RDONLY | getattr(os, "O_NONBLOCK", 0)))
+    except OSError as exc:
+        raise UserError("unreadable", f"{path}: cannot be read ({exc.strerror})") from None
+    if info.st_size == 0:
         raise _problem(path, "empty-file", "the file is empty")
-    return path
+    return path.resolve()
 
 
 def sniff(path: Path) -> str:
@@ -82,7 +146,7 @@ def load_onnx(path: Path, weights: bool = True):
     except (DecodeError, RuntimeError, ValueError, UnicodeDecodeError) as exc:
         raise _problem(path, "not-a-model",
                        "the file could not be read as an ONNX model; it is damaged, "
-                       f"truncated or of another kind ({first_line(exc, 120)})") from None
+                       f"truncated or of another kind ({one_line(exc)})") from None
     except MemoryError:
         raise _problem(path, "too-large", "not enough memory to read this model") from None
     if not model.HasField("graph") or (not model.graph.node and not model.graph.output):
@@ -152,6 +216,15 @@ def check_external_data(path: Path, model) -> list[str]:
             raise _problem(path, "unsafe-external-data",
                            f"{where}, which points outside the model's folder; refused")
         target = base / Path(*parts)
+        try:
+            os.lstat(target)                          # a name the system cannot take fails here
+        except FileNotFoundError:
+            pass                                      # said below, once links are ruled out
+        except (OSError, ValueError) as exc:
+            shown = location if len(location) <= 80 else location[:77] + "…"
+            raise _problem(path, "bad-external-data", f"tensor '{tensor.name}' names its data file '{shown}', "
+                                                      f"which is not a usable file name "
+                                                      f"({getattr(exc, 'strerror', None) or exc})") from None
         if target.is_symlink() or any(p.is_symlink() for p in target.parents if base in p.parents):
             raise _problem(path, "unsafe-external-data",
                            f"{where}, which is a symbolic link; refused")
@@ -163,7 +236,13 @@ def check_external_data(path: Path, model) -> list[str]:
             raise _problem(path, "missing-external-data", f"{where}, but that file is missing")
         size = files.get(location)
         if size is None:
-            size = files[location] = resolved.stat().st_size
+            facts = resolved.stat()
+            if facts.st_nlink > 1:
+                raise _problem(path, "unsafe-external-data",
+                               f"{where}, a file with {facts.st_nlink} hard links; a hard-linked data file can "
+                               "be any file of the disk under a harmless name, so it is refused (copy the "
+                               "file instead of linking it)")
+            size = files[location] = facts.st_size
         try:
             offset = int(info.get("offset", 0) or 0)
             length = int(info["length"]) if "length" in info else None
@@ -176,33 +255,32 @@ def check_external_data(path: Path, model) -> list[str]:
     return sorted(files)
 
 
-def check_versions(path: Path, model) -> None:
-    import onnx
-
-    newest_ir = onnx.IR_VERSION
-    if model.ir_version < MIN_IR_VERSION:
-        raise _problem(path, "unsupported-version",
-                       f"IR version {model.ir_version} is too old; ONNX Runtime needs {MIN_IR_VERSION} or newer "
-                       "(re-export the model or upgrade it with onnx.version_converter)")
-    if model.ir_version > newest_ir:
-        raise _problem(path, "unsupported-version",
-                       f"IR version {model.ir_version} is newer than this installation understands "
-                       f"(up to {newest_ir}); upgrade the onnx and onnxruntime packages")
-    newest_opset = onnx.defs.onnx_opset_version()
-    for opset in model.opset_import:
-        if opset.domain in ("", "ai.onnx"):
-            if opset.version < MIN_OPSET:
-                raise _problem(path, "unsupported-version",
-                               f"opset {opset.version} is too old; ONNX Runtime runs opset {MIN_OPSET} and newer "
-                               "(convert it with onnx.version_converter)")
-            if opset.version > newest_opset:
-                raise _problem(path, "unsupported-version",
-                               f"opset {opset.version} is newer than this installation knows (up to {newest_opset}); "
-                               "upgrade the onnx and onnxruntime packages")
+def check_versions(path: Path, model) -> list[str]:
+    """Refuse the IR version and opsets this ONNX Runtime refuses, with its reason; warn
+    about ai.onnx opsets older than the oldest it promises to run."""
+    opsets = tuple((o.domain, int(o.version)) for o in model.opset_import)
+    refusal = runtime_version_refusal(int(model.ir_version), opsets)
+    if refusal:
+        raise _problem(path, "unsupported-version", f"ONNX Runtime refuses its versions: {refusal}")
+    return [f"opset {version} is older than {OLDEST_PROMISED_OPSET}, the oldest ONNX Runtime promises to run; "
+            "it runs the operators it still has kernels for, and says which it lacks"
+            for domain, version in opsets if domain in ("", "ai.onnx") and version < OLDEST_PROMISED_OPSET]
 
 
-def check_graph(path: Path, model, has_external: bool) -> None:
-    """Run ONNX's own checker; its first line says what is wrong."""
+def check_graph(path: Path, model, has_external: bool) -> list[str]:
+    """ONNX's checker, judged by ONNX Runtime: a complaint about a model ONNX Runtime loads
+    becomes a warning; a model it refuses is refused with its reason."""
+    complaint = checker_complaint(path, model, has_external)
+    if not complaint:
+        return []
+    refusal = runtime_load_refusal(path)
+    if refusal:
+        raise _problem(path, "invalid-model", f"ONNX Runtime cannot load it: {refusal}")
+    return [f"the onnx checker says: {complaint.rstrip('.')}; ONNX Runtime loads the model all the same"]
+
+
+def checker_complaint(path: Path, model, has_external: bool) -> str:
+    """What ONNX's checker finds wrong, in one line, or ''."""
     import onnx
 
     try:
@@ -211,23 +289,30 @@ def check_graph(path: Path, model, has_external: bool) -> None:
         else:
             onnx.checker.check_model(model)
     except (onnx.checker.ValidationError, RuntimeError, ValueError) as exc:
-        raise _problem(path, "invalid-model", f"the model is invalid: {checker_message(str(exc))}") from None
+        return checker_message(str(exc))
+    return ""
 
 
 def checker_message(text: str) -> str:
-    """ONNX checker messages span lines; say the same in one."""
+    """ONNX checker messages span lines; say the same in one, the node it names last."""
     match = re.search(r"topologically sorted, however input '([^']*)' of node:\s*name: (\S*) OpType: (\S+)", text)
     if match:
         value, node, op = match.groups()
         return (f"input '{value}' of node '{node or '(unnamed)'}' ({op}) is not made by any earlier node; "
                 "the graph has a cycle or an undefined input")
-    return first_line(" ".join(text.split()))
+    reason, _, context = text.partition("==> Context:")
+    node = re.search(r"Name: (\S*) OpType: (\S+)", context)
+    where = f" (node '{node.group(1) or '(unnamed)'}', {node.group(2)})" if node else ""
+    return one_line(reason) + where
 
 
-def check_declared_shapes(path: Path, model) -> None:
+def check_declared_shapes(path: Path, model) -> list[str]:
+    """Refuse a declared input or output too large to ever exist (its feeds could not be
+    made); warn about negative dimensions, which ONNX Runtime reads as unknown sizes."""
     import onnx
     import numpy as np
 
+    warnings = []
     for value in list(model.graph.input) + list(model.graph.output):
         if not value.type.HasField("tensor_type"):
             continue
@@ -235,12 +320,10 @@ def check_declared_shapes(path: Path, model) -> None:
         count = 1
         for dim in tensor_type.shape.dim:
             if dim.HasField("dim_value"):
-                if dim.dim_value == -1:
-                    continue  # some exporters (Paddle) write -1 for a dynamic dimension
-                if dim.dim_value < 0:
-                    raise _problem(path, "invalid-shape",
-                                   f"'{value.name}' declares a negative dimension ({dim.dim_value})")
-                count *= dim.dim_value
+                if dim.dim_value < -1:        # some exporters (Paddle) write -1 for a dynamic dimension
+                    warnings.append(f"'{value.name}' declares a negative dimension ({dim.dim_value}); "
+                                    "ONNX Runtime reads it as an unknown size")
+                count *= dim.dim_value if dim.dim_value >= 0 else 1
         try:
             itemsize = np.dtype(onnx.helper.tensor_dtype_to_np_dtype(tensor_type.elem_type)).itemsize
         except (KeyError, TypeError, ValueError):
@@ -249,3 +332,4 @@ def check_declared_shapes(path: Path, model) -> None:
             raise _problem(path, "invalid-shape",
                            f"'{value.name}' declares a shape of {count:,} elements "
                            f"({count * itemsize / 2**40:,.0f} TiB); the shape is broken")
+    return warnings

@@ -9,6 +9,7 @@ from collections import Counter
 from pathlib import Path
 
 from app.core.jobs.errors import UserError
+from app.core.model.value_type import describe_value
 
 _ELEMENT_BYTES = {1: 4, 2: 1, 3: 1, 4: 2, 5: 2, 6: 4, 7: 8, 9: 1, 10: 2, 11: 8, 12: 4, 13: 8, 16: 2}
 
@@ -17,25 +18,39 @@ def _text(value) -> str:
     return value.decode("utf-8", "replace") if isinstance(value, bytes) else (value or "")
 
 
-def _shape(fbs, type_info):
-    if type_info is None or type_info.ValueType() != fbs.TypeInfoValue.TypeInfoValue.tensor_type:
-        return None, None
-    tensor = fbs.TensorTypeAndShape.TensorTypeAndShape()
-    table = type_info.Value()
-    tensor.Init(table.Bytes, table.Pos)
-    shape = tensor.Shape()
-    dims = None
-    if shape is not None:
-        dims = []
-        for j in range(shape.DimLength()):
-            value = shape.Dim(j).Value()
-            if value is None:
-                dims.append("?")
-            elif value.DimType() == fbs.DimensionValueType.DimensionValueType.VALUE:
-                dims.append(int(value.DimValue()))
-            else:
-                dims.append(_text(value.DimParam()) or "?")
-    return tensor.ElemType(), dims
+def _type_proto(fbs, type_info):
+    """The flatbuffer's TypeInfo as ONNX's TypeProto, so it is described as an ONNX model's
+    values are (an empty one where the file declares no type)."""
+    import onnx
+
+    proto = onnx.TypeProto()
+    if type_info is None:
+        return proto
+    kind, table = type_info.ValueType(), type_info.Value()
+    values = fbs.TypeInfoValue.TypeInfoValue
+    if kind == values.tensor_type:
+        tensor = fbs.TensorTypeAndShape.TensorTypeAndShape()
+        tensor.Init(table.Bytes, table.Pos)
+        proto.tensor_type.elem_type = tensor.ElemType()
+        shape = tensor.Shape()
+        if shape is not None:
+            proto.tensor_type.shape.SetInParent()
+            for j in range(shape.DimLength()):
+                value, dim = shape.Dim(j).Value(), proto.tensor_type.shape.dim.add()
+                if value is not None and value.DimType() == fbs.DimensionValueType.DimensionValueType.VALUE:
+                    dim.dim_value = int(value.DimValue())
+                elif value is not None and _text(value.DimParam()):
+                    dim.dim_param = _text(value.DimParam())
+    elif kind == values.sequence_type:
+        sequence = fbs.SequenceType.SequenceType()
+        sequence.Init(table.Bytes, table.Pos)
+        proto.sequence_type.elem_type.CopyFrom(_type_proto(fbs, sequence.ElemType()))
+    elif kind == values.map_type:
+        mapping = fbs.MapType.MapType()
+        mapping.Init(table.Bytes, table.Pos)
+        proto.map_type.key_type = mapping.KeyType()
+        proto.map_type.value_type.CopyFrom(_type_proto(fbs, mapping.ValueType()))
+    return proto
 
 
 def read_ort_model(path: Path) -> dict:
@@ -81,9 +96,7 @@ def read_ort_model(path: Path) -> dict:
         walk(graph)
 
         def describe(name: str) -> dict:
-            elem, dims = _shape(fbs, values.get(name))
-            dtype = onnx.helper.tensor_dtype_to_string(elem).replace("TensorProto.", "").lower() if elem else "?"
-            return {"name": name, "dtype": dtype, "shape": dims}
+            return describe_value(onnx.helper.make_value_info(name, _type_proto(fbs, values.get(name))))
 
         initializer_names = {_text(graph.Initializers(j).Name()) for j in range(graph.InitializersLength())}
         inputs = [_text(graph.Inputs(j)) for j in range(graph.InputsLength())]

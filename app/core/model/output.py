@@ -17,6 +17,7 @@ from collections import Counter
 from pathlib import Path
 
 from app.core.jobs.errors import UserError
+from app.core.model.intake import file_kind
 
 #: protobuf cannot serialise a message of 2 GiB or more; keep a margin
 PROTOBUF_LIMIT = (2 << 30) - (64 << 20)
@@ -61,7 +62,7 @@ def check_replaceable(path: Path, force: bool, protected: tuple[Path, ...] = ())
                 raise UserError("output-exists", f"{path}: is a link to a missing file; use --force to replace "
                                                  "the link") from None
             return
-    kind = _special_kind(info.st_mode)
+    kind = file_kind(info.st_mode)
     if kind:
         raise UserError("bad-output", f"{path}: is {kind}; an output only ever replaces a regular file, "
                                       "even with --force")
@@ -71,15 +72,6 @@ def check_replaceable(path: Path, force: bool, protected: tuple[Path, ...] = ())
             raise UserError("bad-output", f"{path}: is {what}; the source is never modified")
     if not force:
         raise UserError("output-exists", f"{path}: already exists; use --force to replace it")
-
-
-def _special_kind(mode: int) -> str:
-    for test, kind in ((stat.S_ISDIR, "a folder"), (stat.S_ISCHR, "a character device"),
-                       (stat.S_ISBLK, "a block device"), (stat.S_ISFIFO, "a FIFO (named pipe)"),
-                       (stat.S_ISSOCK, "a socket")):
-        if test(mode):
-            return kind
-    return "" if stat.S_ISREG(mode) else "not a regular file"
 
 
 def _same_file(path: Path, other: Path) -> bool:

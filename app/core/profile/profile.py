@@ -8,6 +8,7 @@ leaves no half trace under the user's name."""
 from __future__ import annotations
 
 import gc
+import itertools
 import os
 import time
 import traceback
@@ -15,7 +16,7 @@ from pathlib import Path
 
 from app.core.jobs.errors import UserError
 from app.core.jobs.protocol import JobContext
-from app.core.model.intake import check_readable
+from app.core.model.intake import admit
 from app.core.model.output import check_replaceable
 from app.core.units import ort_text
 from app.core.store import leftovers
@@ -31,8 +32,28 @@ PROGRESS_INTERVAL_S = 0.1     # a progress message per run would flood the pipe 
 
 
 def default_trace_path(model: str | os.PathLike) -> Path:
-    """Where a trace goes when no file is named: the traces folder of ORTune's data."""
+    """Where a trace goes when no file is named: the traces folder of ORTune's data, under
+    the model's name and the time (see _publish for two such names in the same second)."""
     return data_dir() / "traces" / f"{Path(model).stem}-{time.strftime('%Y%m%d-%H%M%S')}.json"
+
+
+def _publish(written: str, out: Path, chosen: bool, force: bool, model: Path) -> Path:
+    """Give ORT's trace its name. A name the user chose replaces a file only with `force`;
+    a name ORTune made up never replaces one: two models both named model.onnx profiled in
+    the same second (or one model twice) get -2, -3 … added. The name is claimed with an
+    exclusive create, so two jobs at once cannot both take it."""
+    if chosen:
+        check_replaceable(out, force, (model,))     # nothing took its place while it ran
+        os.replace(written, out)
+        return out
+    for number in itertools.count(1):
+        candidate = out if number == 1 else out.with_name(f"{out.stem}-{number}{out.suffix}")
+        try:
+            os.close(os.open(candidate, os.O_CREAT | os.O_EXCL | os.O_WRONLY, 0o666))
+        except FileExistsError:
+            continue
+        os.replace(written, candidate)
+        return candidate
 
 
 def check_target(out: Path, force: bool, model: Path) -> None:
@@ -101,13 +122,14 @@ def _remove_partial(prefix: Path) -> None:
 def profile_model_job(params, ctx: JobContext) -> dict:
     """params: ProfileParams (app.core.profile.jobs). Returns the trace's profile plus the
     session it ran with."""
-    model = check_readable(params.model)
+    model = admit(params.model).path
     config = params.session
     runs = DEFAULT_RUNS if params.runs is None else params.runs
     if not 1 <= runs <= MAX_RUNS:
         raise UserError("bad-option", f"the number of profiled runs must be 1 to {MAX_RUNS:,}, not {runs}")
     out = Path(params.out).absolute() if params.out else default_trace_path(model)
-    check_target(out, params.force, model)
+    if params.out:
+        check_target(out, params.force, model)
     try:
         out.parent.mkdir(parents=True, exist_ok=True)
     except OSError as exc:
@@ -116,8 +138,7 @@ def profile_model_job(params, ctx: JobContext) -> dict:
     try:
         with leftovers.noted(prefix):
             written, facts = _run_profiled(model, config, runs, prefix, ctx)
-            check_replaceable(out, params.force, (model,))   # nothing took its place while it ran
-            os.replace(written, out)
+            out = _publish(written, out, bool(params.out), params.force, model)
     except BaseException as exc:
         # ORT writes the trace when the session goes away: let it go, then remove what it wrote.
         traceback.clear_frames(exc.__traceback__)

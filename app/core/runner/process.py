@@ -29,6 +29,7 @@ import contextlib
 import multiprocessing as mp
 import os
 import queue
+import signal
 import sys
 import threading
 import time
@@ -39,6 +40,7 @@ from app.core.jobs.entry import Job
 from app.core.jobs.errors import JobCancelled, JobFailed, UserError, error_from_dict
 from app.core.jobs.memory import budget_bytes, over_budget_message, rss_bytes
 from app.core.jobs.protocol import JobContext
+from app.core.jobs.stdio import relay_ort_warnings
 from app.core.runner.failure import describe_exit, error_info
 from app.core.runner.lifeline import die_with_parent
 from app.core.store import leftovers
@@ -63,9 +65,10 @@ def _run_in_context(job: Job, params, ctx: JobContext) -> tuple:
 def _child_main(job: Job, params, events_conn, control_conn, parent_pid: int, parent_ends=(),
                 memory_budget=None) -> None:
     die_with_parent(parent_pid)
+    if hasattr(signal, "SIGTERM"):
+        signal.signal(signal.SIGTERM, signal.SIG_DFL)   # a forked child keeps the command's handler
     for conn in parent_ends:  # a forked child holds copies of the parent's ends too
         conn.close()
-    _quiet_native_output()
     send_lock = threading.Lock()
 
     def send(message: tuple) -> None:
@@ -73,6 +76,7 @@ def _child_main(job: Job, params, events_conn, control_conn, parent_pid: int, pa
             events_conn.send(message)
 
     ctx = JobContext(lambda kind, payload: send(("event", kind, payload)), memory_budget)
+    _quiet_native_output(lambda message: ctx.log(message, "warning"))
 
     def listen() -> None:
         while True:
@@ -133,11 +137,13 @@ def _main_module_hidden():
         main.__dict__.update(saved)
 
 
-def _quiet_native_output() -> None:
-    """Send what libraries print (ORT's log, warnings) to the jobs log file.
+def _quiet_native_output(warn: Callable[[str], None]) -> None:
+    """Send what libraries print (ORT's log, warnings) to the jobs log file, and ORT's own
+    warnings to `warn` (app.core.jobs.stdio.relay_ort_warnings).
 
     Nothing may reach the parent's stdout (the CLI's --json) or clutter its stderr
     (the CLI promises one line per error); ORTUNE_CHILD_OUTPUT=inherit keeps stderr."""
+    relay_ort_warnings(warn)
     keep_stderr = os.environ.get("ORTUNE_CHILD_OUTPUT") == "inherit"
     try:
         if keep_stderr:
@@ -163,7 +169,8 @@ class JobHandle:
         once with the UserError that says why. `isolate`: in a child process (the entry's
         choice unless a test asks otherwise). `fork`: start the child by forking where that
         is safe (see fork_is_safe), which saves starting a second interpreter.
-        `memory_limit`: the child's budget ("4G", "75%"; the settings' when None)."""
+        `memory_limit`: the child's budget ("4G", "75%"; when None, the one its params' session
+        asks for, else the settings')."""
         self.job = job
         self.memory_limit = memory_limit
         self.memory_budget: int | None = None
@@ -193,8 +200,9 @@ class JobHandle:
         leftovers.sweep()    # what killed jobs left behind
         try:
             # a job run here that starts children of its own hands a limit it was given on to them
-            if self.isolate or self.memory_limit:
-                self.memory_budget = budget_bytes(self.memory_limit or _limit_setting())
+            limit = self.memory_limit or _session_limit(self.params)
+            if self.isolate or limit:
+                self.memory_budget = budget_bytes(limit or _limit_setting())
         except UserError as exc:
             self._finish(error=exc)
             return self
@@ -342,6 +350,12 @@ class JobHandle:
         if self.error is not None:
             raise self.error
         return self.result
+
+
+def _session_limit(params) -> str | None:
+    """The limit the job's session asks for (SessionConfig.memory_limit): it travels with the
+    session into every process a comparison, sweep or tuning run starts for it."""
+    return getattr(getattr(params, "session", None), "memory_limit", None) or None
 
 
 def _limit_setting() -> str:

@@ -8,12 +8,14 @@ from __future__ import annotations
 import json
 import mmap
 import os
+import tempfile
 from dataclasses import dataclass
 from functools import lru_cache
 from pathlib import Path
 from typing import Any
 
 from app.core.jobs.errors import UserError
+from app.core.jobs.memory import parse_memory_limit
 from app.core.jobs.params import LARGEST, Params, setting
 from app.core.session.input_spec import FeedSpec
 from app.core.session.providers import provider_name
@@ -88,7 +90,7 @@ class ProviderSpec(Params):
         self.options = {key: str(value) for key, value in self.options.items()}
 
 
-def _thread_limit() -> int:
+def thread_limit() -> int:
     return THREADS_PER_CORE_LIMIT * (os.cpu_count() or 1)
 
 
@@ -114,6 +116,8 @@ class SessionConfig(Params):
     free_dimension_overrides: dict[str, int] = setting(factory=dict)
     config_entries: dict[str, str] = setting(factory=dict)
     io_binding: bool = False
+    #: the memory budget of every job that runs with this session ("4G", "512M", "50%"; "": the settings')
+    memory_limit: str = ""
     inputs: FeedSpec = setting(factory=FeedSpec)
 
     # presets ---------------------------------------------------------------
@@ -154,19 +158,37 @@ class SessionConfig(Params):
             raise UserError("bad-config", f"{path.name}: not valid JSON ({exc})") from None
 
     def save(self, path: str | os.PathLike) -> None:
-        path = Path(path)
-        tmp = path.with_name(path.name + ".tmp")
-        tmp.write_text(json.dumps(self.to_dict(), indent=2), encoding="utf-8")
-        os.replace(tmp, path)
+        """Write the preset through a private temporary file renamed into place; a file there
+        is replaced, but never a folder, FIFO or device (see check_preset_target)."""
+        from app.core.model.output import file_mode
+
+        path = Path(path).absolute()
+        check_preset_target(path)
+        try:
+            handle, temporary = tempfile.mkstemp(prefix=f".{path.name}.", suffix=".tmp", dir=path.parent)
+        except OSError as exc:
+            raise UserError("not-writable", f"{path}: cannot write the preset ({exc.strerror})") from None
+        try:
+            with os.fdopen(handle, "w", encoding="utf-8") as out:
+                out.write(json.dumps(self.to_dict(), indent=2))
+            os.chmod(temporary, file_mode())     # mkstemp's file is private; a preset is not
+            check_preset_target(path)            # nothing else took the name meanwhile
+            os.replace(temporary, path)
+        except BaseException as exc:
+            Path(temporary).unlink(missing_ok=True)
+            if isinstance(exc, OSError):
+                raise UserError("not-writable", f"{path}: cannot write the preset ({exc.strerror})") from None
+            raise
 
     def validate(self) -> None:
         """Checks across fields; each field's type and range is checked as it is read."""
-        limit = _thread_limit()
+        limit = thread_limit()
         for name in ("intra_op_num_threads", "inter_op_num_threads"):
             value = getattr(self, name)
             if value > limit:
                 raise UserError("bad-option", f"{name} {value:,} is more than {THREADS_PER_CORE_LIMIT} threads per "
                                               f"core of this machine ({limit:,}): ONNX Runtime would start them all")
+        self._check_affinities()
         if not self.providers:
             raise UserError("bad-option", "at least one execution provider is needed")
         for spec in self.providers:
@@ -184,10 +206,42 @@ class SessionConfig(Params):
                     raise UserError("bad-option", f"{spec.name} option {key} must be a whole number, not {value!r}")
                 if kind is bool and str(value).lower() not in ("0", "1", "true", "false"):
                     raise UserError("bad-option", f"{spec.name} option {key} must be 0/1 or true/false")
+        self.memory_limit = self.memory_limit.strip()
+        if self.memory_limit:
+            parse_memory_limit(self.memory_limit, "memory limit")
         for name, value in self.free_dimension_overrides.items():
             if not 1 <= value <= LARGEST:
-                raise UserError("bad-option", f"free dimension override {name} must be ≥ 1, not {value!r}")
+                raise UserError("bad-option", f"free dimension override {name} must be from 1 to 2^53, not {value!r}")
         self.inputs.validate()
+
+    def _check_affinities(self) -> None:
+        """ORT wants one group of logical processors (1-based, '1,2' or '1-3') per intra-op
+        thread but the first, so the thread count must be given and match; it refuses the
+        session otherwise, and a processor the machine lacks is only logged, not refused."""
+        text = self.config_entries.get(TYPED_ENTRIES["intra_op_thread_affinities"], self.intra_op_thread_affinities)
+        if not text:
+            return
+        groups = text.split(";")
+        threads = self.intra_op_num_threads
+        if threads != len(groups) + 1:
+            given = f"intra_op_num_threads is {threads}" if threads else "intra_op_num_threads is not set"
+            raise UserError("bad-option", f"intra-op thread affinities '{text}' name {len(groups)} group(s), one per "
+                                          f"thread but the first, so they need {len(groups) + 1} intra-op threads; "
+                                          f"{given}")
+        processors = os.cpu_count() or 1
+        for group in groups:
+            for item in group.split(","):
+                ends = item.strip().split("-")
+                if len(ends) > 2 or not all(end.strip().isdigit() for end in ends):
+                    raise UserError("bad-option", f"intra-op thread affinities '{text}': {item!r} is not a "
+                                                  "processor number (from 1) or a range such as 1-4")
+                low, high = int(ends[0]), int(ends[-1])
+                if low > high:
+                    raise UserError("bad-option", f"intra-op thread affinities '{text}': the range {item.strip()} "
+                                                  "runs backwards")
+                if not 1 <= low <= high <= processors:
+                    raise UserError("bad-option", f"intra-op thread affinities '{text}': {item.strip()} is outside "
+                                                  f"this machine's logical processors 1–{processors}")
 
     # what reaches ORT -------------------------------------------------------
     def all_config_entries(self) -> dict[str, str]:
@@ -208,6 +262,17 @@ class SessionConfig(Params):
 
     def provider_names(self) -> list[str]:
         return [p.name for p in self.providers]
+
+
+def check_preset_target(path: str | os.PathLike) -> None:
+    """Refuse a preset file name that names a folder, FIFO, device or socket: a preset
+    replaces a file that is there (a saved preset is rewritten), never anything else."""
+    from app.core.model.output import check_replaceable
+
+    path = Path(path).absolute()
+    if not path.parent.is_dir():
+        raise UserError("bad-output", f"{path.parent}: the preset's folder does not exist")
+    check_replaceable(path, force=True)
 
 
 @lru_cache(maxsize=None)

@@ -50,6 +50,40 @@ class PlannedInput:
                 "reason": self.reason, "values": self.values}
 
 
+def dim_label(name: str, index: int, dim) -> str | None:
+    """The plan's name for a dimension the model leaves open: its symbol, else "input[index]"
+    (None for a fixed one)."""
+    if isinstance(dim, int) and dim >= 0:
+        return None
+    return dim if isinstance(dim, str) and dim not in ("", "?") else f"{name}[{index}]"
+
+
+def known_shape(item: dict, dims: dict, shapes: dict, planned: list | None, metadata: dict | None = None,
+                audio: bool = False) -> list[tuple[int, str]]:
+    """An input's shape as far as it is known without planning, each dimension with where it
+    comes from: "fixed" (by the model), "yours" (FeedSpec `dims` or `shapes`), or "plan": what
+    the last plan chose (`planned`), else the plan's default from what the input declares and
+    the model's `metadata` (what the graph says, and the probe, are known only once it plans)."""
+    name, declared = item["name"], item.get("shape")
+    if declared is None:
+        return [(d, "yours") for d in shapes[name]] if shapes.get(name) else [(d, "plan") for d in planned or []]
+    known = []
+    for index, dim in enumerate(declared):
+        label = dim_label(name, index, dim)
+        if label is None:
+            known.append((dim, "fixed"))
+        elif name in shapes and index < len(shapes[name]):
+            known.append((shapes[name][index], "yours"))
+        elif label in dims:
+            known.append((dims[label], "yours"))
+        elif planned is not None and index < len(planned):
+            known.append((planned[index], "plan"))
+        else:
+            known.append((_default_dim(label, index, declared, item, GraphHints(metadata=metadata or {}), audio)[0],
+                          "plan"))
+    return known
+
+
 def default_dim(label: str) -> int:
     """The default for a dimension known only by its name (what a form shows before a plan)."""
     if _BATCH.search(label):
@@ -103,11 +137,11 @@ def _plan_dims(item: dict, spec: FeedSpec, hints: GraphHints, chosen: dict, audi
                         "(or in the Session tab's inputs)")
     shape, origins, guessed = [], [], []
     for index, dim in enumerate(declared):
-        if isinstance(dim, int) and dim >= 0:
+        label = dim_label(name, index, dim)
+        if label is None:
             shape.append(dim)
             origins.append(FIXED)
             continue
-        label = dim if isinstance(dim, str) and dim not in ("", "?") else f"{name}[{index}]"
         if label in spec.dims:
             value, origin = spec.dims[label], ("user", f"your {label}")
         elif label in found:
@@ -184,7 +218,9 @@ def plan_input(item: dict, dtype: np.dtype, spec: FeedSpec, hints: GraphHints, c
         shape = [] if declared == [] else [len(rule.fixed)]
         origins, guessed = [("graph", rule.reason)], []
     else:
-        shape, origins, guessed = _plan_dims(item, spec, hints, chosen, audio, found or {})
+        earlier = {label: (value, f"probed: {value}, which ran when Find working inputs tried it")
+                   for label, value in spec.probed.items()}
+        shape, origins, guessed = _plan_dims(item, spec, hints, chosen, audio, earlier | (found or {}))
     elements = int(np.prod(shape, dtype=np.int64)) if shape else 1
     size = elements * dtype.itemsize
     if size > 8 << 30:

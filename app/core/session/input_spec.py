@@ -17,6 +17,8 @@ IMAGE_LAYOUTS = ("auto", "NCHW", "NHWC")
 
 #: the most elements an input may have: past it, the size is a typo, not a model's input
 MAX_ELEMENTS = 2 ** 40
+#: integer ids are drawn below the vocabulary size as int64
+MAX_VOCAB = 2 ** 62
 
 
 @dataclass
@@ -27,6 +29,7 @@ class FeedSpec(Params):
     shapes: dict[str, list[int]] = setting(factory=dict)   # input name -> whole shape
     files: dict[str, str] = setting(factory=dict)          # input name -> .npy; "*" -> one .npz
     values: dict[str, float] = setting(factory=dict)       # input name -> one value for all its elements
+    probed: dict[str, int] = setting(factory=dict)         # dim -> a size Find working inputs ran the model with
     vocab_size: int = setting(DEFAULT_VOCAB, minimum=1)    # upper bound for integer ids
     data: str = ""                                         # a folder of samples (app.core.session.data_folder)
     sample: int = setting(0, minimum=0)                    # the sample of `data` a single run is fed
@@ -48,8 +51,12 @@ class FeedSpec(Params):
                 elements *= dim
             if elements > MAX_ELEMENTS:
                 raise UserError("bad-option", f"shape of {name} {shape} has more than 2^40 elements")
+        for name, value in self.probed.items():
+            if not isinstance(value, int) or isinstance(value, bool) or not 0 <= value <= MAX_ELEMENTS:
+                raise UserError("bad-option", f"the probed size of {name} must be a whole number from 0 to 2^40, "
+                                              f"not {value!r}")
         for name, value in self.values.items():
             if name in self.files:
                 raise UserError("bad-option", f"input {name} has both a file and a value; give one")
-        if not isinstance(self.vocab_size, int) or not 1 <= self.vocab_size <= 2 ** 62:
+        if not isinstance(self.vocab_size, int) or not 1 <= self.vocab_size <= MAX_VOCAB:
             raise UserError("bad-option", "the vocabulary size must be from 1 to 2^62")

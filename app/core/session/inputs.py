@@ -29,7 +29,8 @@ def numpy_dtype(type_text: str):
     try:
         return np.dtype(_NUMPY_TYPES[name])
     except KeyError:
-        raise UserError("unsupported-input", f"inputs of type {type_text} cannot be generated") from None
+        from app.core.model.value_type import ort_type_text
+        raise UserError("unsupported-input", f"inputs of type {ort_type_text(type_text)} cannot be generated") from None
 
 
 def load_user_arrays(spec: FeedSpec, names: list[str]) -> dict[str, np.ndarray]:
@@ -38,12 +39,7 @@ def load_user_arrays(spec: FeedSpec, names: list[str]) -> dict[str, np.ndarray]:
         path = Path(file)
         if not path.is_file():
             raise UserError("not-found", f"{path}: input file not found")
-        try:
-            loaded = np.load(path, allow_pickle=False)
-        except ValueError as exc:
-            raise UserError("bad-input-file", f"{path.name}: cannot be loaded without pickle ({exc})") from None
-        except OSError as exc:
-            raise UserError("bad-input-file", f"{path.name}: is not a .npy or .npz file ({exc})") from None
+        loaded = _read_arrays(path)
         if isinstance(loaded, np.ndarray):
             if key == "*":
                 if len(names) != 1:
@@ -51,14 +47,51 @@ def load_user_arrays(spec: FeedSpec, names: list[str]) -> dict[str, np.ndarray]:
                 key = names[0]
             arrays[key] = loaded
         else:
-            with loaded:
-                for array_name in loaded.files:
-                    arrays[array_name] = loaded[array_name]
+            arrays.update(loaded)
     unknown = set(arrays) - set(names)
     if unknown:
         raise UserError("bad-input-file", f"the model has no input named {', '.join(sorted(unknown))} "
                                           f"(inputs: {', '.join(names)})")
     return arrays
+
+
+def save_arrays(path, arrays: dict) -> None:
+    """Write arrays to an .npz that another process loads without pickle. ORT gives string
+    tensors as object arrays of str: they are stored as fixed-width text (np.str_), which
+    ORT takes back as the same strings. Other object arrays (sequences, maps) are left out."""
+    storable = {}
+    for name, array in arrays.items():
+        if not isinstance(array, np.ndarray):
+            continue
+        if array.dtype == object:
+            if not all(isinstance(value, str) for value in array.flat):
+                continue
+            array = array.astype(np.str_)
+        storable[name] = array
+    np.savez(path, **storable)
+
+
+def _read_arrays(path: Path) -> np.ndarray | dict[str, np.ndarray]:
+    """The array of an .npy file, or the arrays of an .npz, read without pickle: a file
+    that is not one, or holds objects (which only pickle could load), is a UserError."""
+    import zipfile
+
+    try:
+        loaded = np.load(path, allow_pickle=False)
+        if isinstance(loaded, np.ndarray):
+            return loaded
+        with loaded:            # an .npz reads each array when it is asked for
+            return {name: loaded[name] for name in loaded.files}
+    except ValueError as exc:
+        if "allow_pickle" in str(exc):
+            raise UserError("bad-input-file", f"{path.name}: holds Python objects, which are only read through "
+                                              "pickle (never done here); save plain arrays") from None
+        raise UserError("bad-input-file", f"{path.name}: is not a whole .npy or .npz file ({exc})") from None
+    except (OSError, EOFError, zipfile.BadZipFile) as exc:
+        raise UserError("bad-input-file", f"{path.name}: is not a .npy or .npz file ({exc})") from None
+    except MemoryError:
+        raise UserError("bad-input-file", f"{path.name}: declares an array too large for this machine's "
+                                          "memory") from None
 
 
 def make_feeds(inputs: list[dict], spec: FeedSpec | None = None, hints: GraphHints | None = None, *,
@@ -160,8 +193,12 @@ def model_feeds(path, session, spec: FeedSpec | None = None) -> tuple[dict[str, 
 def session_inputs(session) -> list[dict]:
     """{name, dtype, shape} of an ORT session's inputs (symbolic dims as names, unknown as '?')."""
     result = []
-    for arg in session.get_inputs():
-        shape = None if arg.shape is None else [
-            d if isinstance(d, int) else (d if d else "?") for d in arg.shape]
-        result.append({"name": arg.name, "dtype": arg.type, "shape": shape})
+    for index, arg in enumerate(session.get_inputs()):
+        try:
+            shape = None if arg.shape is None else [
+                d if isinstance(d, int) else (d if d else "?") for d in arg.shape]
+            result.append({"name": arg.name, "dtype": arg.type, "shape": shape})
+        except UnicodeDecodeError:      # ONNX Runtime takes any bytes; Python wants UTF-8 text
+            raise UserError("bad-model", f"the model's input {index + 1} has a name, or a dimension name, that "
+                                         "is not UTF-8 text") from None
     return result

@@ -115,8 +115,16 @@ def placement(path: str, config, ctx: JobContext | None = None, method: str = "a
     ctx = ctx or JobContext()
     summary = inspect_model(path)
     ctx.check_cancel()
+    ort_format = summary.get("format") == "ort"
+    notes = []
     if method == "auto":
-        method = "assignment" if assignment_info_supported() else "profiling"
+        method = "assignment" if assignment_info_supported() and not ort_format else "profiling"
+        if ort_format:
+            notes.append("the nodes come from one profiled run: ONNX Runtime keeps no graph-assignment record for "
+                         "a model it reads in ORT format")
+    if method == "assignment" and ort_format:
+        raise UserError("unsupported", f"{Path(path).name}: ONNX Runtime keeps no graph-assignment record for a "
+                                       "model in ORT format; use the profiling method")
     if method == "assignment" and not assignment_info_supported():
         raise UserError("unsupported", f"ONNX Runtime {ort.__version__} cannot report graph assignment; "
                                        "use the profiling method")
@@ -125,4 +133,5 @@ def placement(path: str, config, ctx: JobContext | None = None, method: str = "a
     ctx.progress(None, "creating the session" if method == "assignment" else "profiling one run")
     nodes = _from_assignment(summary["path"], config) if method == "assignment" else _from_profile(summary["path"], config)
     return {"path": summary["path"], "method": method, "providers": config.provider_names(), "nodes": nodes,
-            "node_count": len(nodes), "ort_version": ort.__version__, **summarize(nodes, config.provider_names())}
+            "node_count": len(nodes), "ort_version": ort.__version__, "notes": notes,
+            **summarize(nodes, config.provider_names())}

@@ -276,8 +276,12 @@ def refusal_message(path, tried: list[Attempt], info: dict, budget: int | None) 
         text += f" (and {len(tried) - 1} other sizes of {', '.join(info['guessed'])})"
     rows = info.get("inputs") or []
     if is_value_problem(first.error):
+        # the input whose values are to blame: random ids, or one the refusal names; where
+        # none is, the value is the model's own (a constant), and no flag helps
         name = next((r["name"] for r in rows if r["values"].startswith("random") and "int" in r["dtype"]),
-                    rows[0]["name"] if rows else "NAME")
+                    next((r["name"] for r in rows if re.search(rf"\b{re.escape(r['name'])}\b", first.error)), None))
+        if name is None:
+            return text
         return text + (f"; give that input's values with --value {name}=V or --input {name}=FILE.npy "
                        "(or in the Session tab's Inputs table)")
     if not is_shape_problem(first.error) and len(tried) == 1:

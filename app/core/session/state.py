@@ -29,11 +29,17 @@ def _flat(config: SessionConfig) -> dict[str, Any]:
     return data
 
 
+#: the input settings that belong to one model (its sizes, values and files), not to the session
+MODEL_INPUTS = ("dims", "shapes", "values", "files", "probed")
+
+
 class SessionState:
     def __init__(self, preset: SessionConfig | None = None):
         self._config = copy.deepcopy(preset) if preset is not None else SessionConfig()
         self._listeners: list[Listener] = []
         self._problems: dict[str, str] = {}
+        self._model: str | None = None                   # whose input settings the setup holds
+        self._inputs_by_model: dict[str, dict[str, Any]] = {}
 
     # listening ---------------------------------------------------------------
     def subscribe(self, listener: Listener) -> None:
@@ -78,6 +84,25 @@ class SessionState:
     def update(self, preset: SessionConfig) -> frozenset:
         """Replace the whole setup (a loaded preset, a tuned best, the defaults)."""
         return self._change(copy.deepcopy(preset), cleared=set(FIELD_NAMES))
+
+    def follow_model(self, path: str | None) -> frozenset:
+        """Make the input settings those of the model at `path`: sizes found or typed for
+        one model (an OCR detector's 640×640) must not run another that shares its input
+        names. The current model's are kept for when it is chosen again; a model seen for
+        the first time starts with none, but the first model of all keeps what the setup
+        has (a loaded preset's). Settings that are not per model (mode, seed, vocabulary)
+        stay. None (no model) changes nothing."""
+        if path is None or path == self._model:
+            return frozenset()
+        if self._model is None:
+            self._model = path
+            return frozenset()
+        self._inputs_by_model[self._model] = {key: copy.deepcopy(getattr(self._config.inputs, key))
+                                              for key in MODEL_INPUTS}
+        self._model = path
+        blank = FeedSpec()
+        restored = self._inputs_by_model.get(path) or {key: getattr(blank, key) for key in MODEL_INPUTS}
+        return self.set(**{INPUTS + key: value for key, value in restored.items()})
 
     def report_problem(self, name: str, message: str | None) -> None:
         """A form could not read a field (e.g. a bad KEY=VALUE line): jobs refuse with `message`

@@ -214,13 +214,15 @@ class History:
         if kind:
             where.append("kind = ?")
             args.append(kind)
-        sql = f"SELECT {', '.join(_SUMMARY)}, json_extract(report_json, '$.inputs') AS inputs FROM results"
+        sql = (f"SELECT {', '.join(_SUMMARY)}, json_extract(report_json, '$.inputs') AS inputs, "
+               f"json_extract(report_json, '$.target.name') AS target FROM results")
         if where:
             sql += " WHERE " + " AND ".join(where)
         sql += " ORDER BY created DESC, id DESC LIMIT ?"
         rows = self._use(lambda db: [dict(row) for row in db.execute(sql, (*args, limit))])
         for row in rows:     # the input plan's rows (name, shape, source …); [] for kinds that keep none
             row["inputs"] = json.loads(row["inputs"]) if row["inputs"] else []
+            row["target"] = row["target"] or "local"     # the machine that measured it (app.core.targets)
         return rows
 
     def models(self) -> list[str]:

@@ -1,7 +1,7 @@
 """Where ORTune keeps its files: settings, results history, logs, bundled resources.
 
-ORTUNE_CONFIG_DIR and ORTUNE_DATA_DIR override the platform folders (tests point
-them at temporary folders so they never touch a user's real ones)."""
+ORTUNE_CONFIG_DIR, ORTUNE_DATA_DIR and ORTUNE_OUTPUT_DIR override the platform folders
+(tests point them at temporary folders so they never touch a user's real ones)."""
 
 from __future__ import annotations
 
@@ -11,7 +11,7 @@ import time
 import traceback
 from pathlib import Path
 
-from app import APP_ID
+from app import APP_ID, APP_NAME
 
 
 def config_dir() -> Path:
@@ -28,6 +28,16 @@ def data_dir() -> Path:
         return Path(override)
     import platformdirs
     return Path(platformdirs.user_data_dir(APP_ID, appauthor=False))
+
+
+def output_dir() -> Path:
+    """Where the window saves new variants until the user picks a folder: the user's own
+    documents, never the source's folder (often a shared or read-only model store)."""
+    override = os.environ.get("ORTUNE_OUTPUT_DIR")
+    if override:
+        return Path(override)
+    import platformdirs
+    return Path(platformdirs.user_documents_dir()) / APP_NAME / "variants"
 
 
 def log_dir() -> Path:

@@ -49,13 +49,16 @@ def tune_job(params: TuneParams, ctx) -> dict:
     """Runs in the calling process (it only starts children): the race in a child, then
     its finalists and the user's settings, each in a child of its own, in alternation
     (app.core.tune.confirm)."""
+    import dataclasses
     import time
 
     from app.core.runner.process import run_child
     from app.core.bench.alternate import summarize
+    from app.core.model.intake import admit
     from app.core.tune.confirm import confirm, finalists, judge, remeasure
 
     started = time.monotonic()
+    params = dataclasses.replace(params, path=str(admit(params.path).path))
 
     def on_race_event(kind: str, payload: dict) -> None:
         if kind == "data":

@@ -17,7 +17,7 @@ from __future__ import annotations
 import itertools
 from dataclasses import dataclass, field
 
-from app.core.session.config import ProviderSpec, SessionConfig
+from app.core.session.config import TYPED_ENTRIES, ProviderSpec, SessionConfig
 
 OPT_LEVELS = ("disable", "basic", "extended", "all")
 DEVICE_PROVIDERS = {"CUDAExecutionProvider", "DmlExecutionProvider", "TensorrtExecutionProvider"}
@@ -121,6 +121,10 @@ def apply_candidate(base: SessionConfig, candidate: dict) -> SessionConfig:
     for key in ("graph_optimization_level", "execution_mode", "intra_op_num_threads", "inter_op_num_threads",
                 "intra_op_allow_spinning", "dynamic_block_base", "io_binding"):
         setattr(config, key, candidate[key])
+    if config.intra_op_num_threads != base.intra_op_num_threads:
+        # the base's affinities name one core group per thread of its own count
+        config.intra_op_thread_affinities = ""
+        config.config_entries.pop(TYPED_ENTRIES["intra_op_thread_affinities"], None)
     if candidate["execution_mode"] == "parallel":
         config.inter_op_allow_spinning = candidate["intra_op_allow_spinning"]
     config.validate()

@@ -126,17 +126,9 @@ class _BudgetSpent(Exception):
 class Race:
     def __init__(self, params, ctx: JobContext):
         """params: TuneParams (app.core.tune.jobs)."""
+        self.params = params
         self.ctx = ctx
         self.started = time.monotonic()
-        self.path = params.path
-        self.base = params.session
-        self.strategy = params.strategy
-        self.block_runs = params.block_runs
-        self.eta = params.eta
-        self.grid_blocks = params.grid_blocks
-        self.final_blocks = params.final_blocks
-        self.budget_trials = params.budget_trials
-        self.budget_seconds = params.budget_seconds
         self.rng = random.Random(params.seed)
         import psutil
         cores = psutil.cpu_count(logical=False) or psutil.cpu_count() or 1
@@ -145,7 +137,7 @@ class Race:
             candidates = build_space(SearchLimits(**params.limits), cores)
         if not candidates:
             raise UserError("bad-option", "the search space is empty: loosen the limits")
-        self.contenders, self.merged = distinct(self.base, candidates, cores)
+        self.contenders, self.merged = distinct(params.session, candidates, cores)
         if not self.contenders:
             raise UserError("bad-option", "every setting of the search space is the same as your settings: "
                                           "loosen the limits")
@@ -153,18 +145,18 @@ class Race:
         self.trials = 0
         self.rounds = 0
         from app.core.session.create import create_session
-        probe = create_session(self.path, self.base)
-        first = prepare_feeds(self.path, probe, self.base.inputs, ctx)
+        probe = create_session(params.path, params.session)
+        first = prepare_feeds(params.path, probe, params.session.inputs, ctx)
         self.feeds, self.feed_info = first.feeds, first.info
         del probe, first
-        keep = max(4, int(3e9 // (3 * max(os.path.getsize(self.path), 1))))
-        self.pool = SessionPool(self.path, self.feeds, keep, params.warmup, ctx)
-        self.pacer = self.pool.runner(-1, self.base)
+        keep = max(4, int(3e9 // (3 * max(os.path.getsize(params.path), 1))))
+        self.pool = SessionPool(params.path, self.feeds, keep, params.warmup, ctx)
+        self.pacer = self.pool.runner(-1, params.session)
 
     def over_budget(self) -> bool:
-        if self.budget_trials is not None and self.trials >= self.budget_trials:
+        if self.params.budget_trials is not None and self.trials >= self.params.budget_trials:
             return True
-        return self.budget_seconds is not None and time.monotonic() - self.started >= self.budget_seconds
+        return self.params.budget_seconds is not None and time.monotonic() - self.started >= self.params.budget_seconds
 
     def measure(self, contender: Contender) -> None:
         if self.over_budget():
@@ -172,8 +164,8 @@ class Race:
         self.ctx.check_cancel()
         try:
             runner = self.pool.runner(contender.index, contender.config)
-            pacer = measure_block(self.pacer, self.block_runs, self.ctx)
-            own = measure_block(runner, self.block_runs, self.ctx)
+            pacer = measure_block(self.pacer, self.params.block_runs, self.ctx)
+            own = measure_block(runner, self.params.block_runs, self.ctx)
         except JobCancelled:
             raise
         except Exception as exc:  # a setting ORT refuses: that contender is out, the race goes on
@@ -187,24 +179,24 @@ class Race:
 
     def finished(self) -> bool:
         field = [c for c in self.contenders if c.alive]
-        if self.strategy == "grid":
-            return self.rounds >= self.grid_blocks
-        return not field or (len(field) == 1 and len(field[0].ratios) >= self.final_blocks)
+        if self.params.strategy == "grid":
+            return self.rounds >= self.params.grid_blocks
+        return not field or (len(field) == 1 and len(field[0].ratios) >= self.params.final_blocks)
 
     def run(self) -> dict:
         cancelled = False
         try:
             while not self.finished():
                 # One block each while screening; the few left get more.
-                depth = 1 if self.strategy == "grid" or self.rounds < 2 else 2 ** (self.rounds - 1)
+                depth = 1 if self.params.strategy == "grid" or self.rounds < 2 else 2 ** (self.rounds - 1)
                 for _ in range(depth):
                     order = [c for c in self.contenders if c.alive]
                     self.rng.shuffle(order)
                     for contender in order:
                         self.measure(contender)
                     self.report()
-                if self.strategy == "race":
-                    prune(self.contenders, self.rounds, self.eta)
+                if self.params.strategy == "race":
+                    prune(self.contenders, self.rounds, self.params.eta)
                     for contender in self.contenders:
                         if not contender.alive:
                             self.pool.drop(contender.index)
@@ -221,10 +213,10 @@ class Race:
 
     def report(self) -> None:
         fraction = None
-        if self.budget_trials:
-            fraction = min(1.0, self.trials / int(self.budget_trials))
-        elif self.budget_seconds:
-            fraction = min(1.0, (time.monotonic() - self.started) / float(self.budget_seconds))
+        if self.params.budget_trials:
+            fraction = min(1.0, self.trials / int(self.params.budget_trials))
+        elif self.params.budget_seconds:
+            fraction = min(1.0, (time.monotonic() - self.started) / float(self.params.budget_seconds))
         alive = sum(c.alive for c in self.contenders)
         self.ctx.progress(fraction, f"round {self.rounds + 1}: {alive} left after {self.trials} trials")
         ranked = sorted(self.contenders, key=lambda c: (not c.alive, c.score))
@@ -241,7 +233,7 @@ class Race:
             first_error = next((c.error for c in self.contenders if c.error), "")
             raise UserError("tuning-failed", "no setting could be measured" + (f": {first_error}" if first_error else ""))
         reference = self.reference_ms()
-        return {"strategy": self.strategy, "default_ms": reference, "default_blocks": len(self.pacer_ms),
+        return {"strategy": self.params.strategy, "default_ms": reference, "default_blocks": len(self.pacer_ms),
                 "trials": [c.entry(reference) for c in sorted(measured, key=lambda c: c.score)],
                 "failed": [{"label": c.label, "error": c.error} for c in self.contenders if c.error],
                 "merged": self.merged, "trials_used": self.trials, "space_size": len(self.contenders),

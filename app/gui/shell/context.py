@@ -30,6 +30,8 @@ class PanelContext(QObject):
         self.jobs: JobManager = window.jobs
         self.settings: Settings = window.settings
         self._plans: dict[str, list[dict]] = {}
+        # first, before any tab hears of the model: its own input sizes are in place for them
+        self.model_changed.connect(lambda model: session.follow_model(None if model is None else model.path))
 
     # models ----------------------------------------------------------------------
     def current_model(self) -> OpenModel | None:
@@ -46,13 +48,14 @@ class PanelContext(QObject):
         return self._window.model_list.find(str(path))
 
     def open_model(self, path, *, parent: OpenModel | None = None, kind: str = "source",
-                   extra: dict | None = None, reread: bool = False) -> OpenModel:
-        """Open a model (or a variant under `parent`); `reread`: it changed on disk, read it again."""
+                   extra: dict | None = None, reread: bool = False, select: bool = True) -> OpenModel:
+        """Open a model (or a variant under `parent`); `reread`: it changed on disk, read it again;
+        `select`: make it the current model."""
         if reread:
             stale = self._window.model_list.find(str(path))
             if stale is not None:
                 self._window.model_list.remove(stale)
-        return self._window.open_model(path, parent=parent, kind=kind, extra=extra)
+        return self._window.open_model(path, parent=parent, kind=kind, extra=extra, select=select)
 
     @property
     def providers_info(self) -> dict | None:
@@ -74,7 +77,7 @@ class PanelContext(QObject):
         self._window.show_error(title, message)
 
     def show_status(self, message: str, timeout_ms: int = 5000) -> None:
-        self._window.statusBar().showMessage(message, timeout_ms)
+        self._window.status_line.show_message(message, timeout_ms)
 
     def show_tab(self, panel) -> None:
         """Bring a panel's own tab to the front."""

@@ -17,8 +17,9 @@ from typing import Any, Callable
 from PySide6.QtCore import QObject, QThread, Signal, Slot
 
 from app.core.jobs.entry import Job as CoreJob
-from app.core.jobs.errors import JobCancelled
+from app.core.jobs.errors import JobCancelled, UserError
 from app.core.store.settings import FINISHED_JOBS_KEPT
+from app.core.targets.handle import MEASURING
 
 
 class JobWorker(QObject):
@@ -30,15 +31,29 @@ class JobWorker(QObject):
     errored = Signal(object)           # the exception
     finished = Signal()
 
-    def __init__(self, job, params):
+    def __init__(self, job, params, target: str | None = None):
         super().__init__()
-        from app.core.runner.process import JobHandle   # multiprocessing is not needed before the first job
-        self.handle = JobHandle(job, params)
+        self.refused: Exception | None = None      # why the job could not even be set up
+        if target and job.name in MEASURING:
+            from app.core.targets.handle import RemoteHandle
+            from app.core.targets.store import get_target
+            try:
+                given = params.to_dict() if hasattr(params, "to_dict") else dict(params or {})
+                copied_back = {"outputs": {"output": given["output"]}, "force": bool(given.get("force"))} \
+                    if job.name == "convert" else {}         # the variant is made there and copied here
+                self.handle = RemoteHandle(get_target(target), job, params, **copied_back)
+            except UserError as exc:               # the target was removed meanwhile
+                self.handle, self.refused = None, exc
+        else:
+            from app.core.runner.process import JobHandle   # multiprocessing is not needed before the first job
+            self.handle = JobHandle(job, params)
 
     @Slot()
     def run(self) -> None:
         self.started.emit()
         try:
+            if self.refused is not None:
+                raise self.refused
             self.handle.start()
             for kind, payload in self.handle.events():
                 if kind == "progress":
@@ -61,7 +76,8 @@ class JobWorker(QObject):
         self.finished.emit()
 
     def cancel(self) -> None:
-        self.handle.cancel()
+        if self.handle is not None:
+            self.handle.cancel()
 
 
 _ids = itertools.count(1)
@@ -155,14 +171,17 @@ class JobManager(QObject):
         super().__init__(parent)
         self.jobs: list[Job] = []
         self.keep_finished = keep_finished
+        self.target: str | None = None      # the remote target measuring jobs run on; None: this machine
 
     def start(self, title: str, entry: CoreJob, params=None, *,
               on_result: Callable[[Any], None] | None = None,
               on_data: Callable[[str, Any], None] | None = None,
               on_error: Callable[[Exception], None] | None = None,
-              on_progress: Callable[[float | None, str], None] | None = None) -> Job:
+              on_progress: Callable[[float | None, str], None] | None = None,
+              target: str | None = "") -> Job:
+        """`target`: the remote target to run on ("" for the window's choice, None for this machine)."""
         thread = QThread(self)
-        worker = JobWorker(entry, params)
+        worker = JobWorker(entry, params, self.target if target == "" else target)
         worker.moveToThread(thread)
         job = Job(title=title, entry=entry, worker=worker, thread=thread)
         relay = _JobRelay(self, job, {"on_result": on_result, "on_data": on_data,

@@ -8,22 +8,26 @@ from pathlib import Path
 from typing import TYPE_CHECKING
 
 from PySide6.QtCore import QByteArray, QEvent, QTimer, Signal
-from PySide6.QtGui import QAction, QKeySequence
-from PySide6.QtWidgets import QDockWidget, QLabel, QMainWindow, QSplitter, QTabWidget, QWidget
+from PySide6.QtWidgets import QApplication, QDockWidget, QMainWindow, QSplitter, QTabWidget, QWidget
 
 import app
-from app.core.store.paths import demo_model_path
 from app.core.store.settings import Settings, save_settings
 from app.core.units import human_bytes
 from app.core.session.state import SessionState
 from app.gui.shell.context import PanelContext
 from app.gui.shell.jobs import JobManager
+from app.gui.shell.menus import build_menus
+from app.gui.shell.status_bar import StatusLine
 from app.gui.shell.tabs import DROP_TARGETS, PANELS
 
 if TYPE_CHECKING:
     from app.gui.shell.open_model import OpenModel
 
 MODEL_FILTER = "Models (*.onnx *.ort);;All files (*)"
+#: the title of the question asked before quitting stops running jobs
+QUIT_TITLE = "Quit ORTune?"
+#: the narrowest the model list gets (the splitter never collapses it)
+MODEL_LIST_MIN_WIDTH = 170
 
 
 class MainWindow(QMainWindow):
@@ -61,8 +65,10 @@ class MainWindow(QMainWindow):
         # The tree is built on first use (after the first paint): item views cost ~15 ms.
         splitter.addWidget(QWidget())
         splitter.addWidget(self.tabs)
-        splitter.setSizes([280, 1000])
+        splitter.setSizes([230, 1000])
         splitter.setStretchFactor(1, 1)
+        splitter.setCollapsible(0, False)
+        splitter.setCollapsible(1, False)
         self.splitter = splitter
         self.setCentralWidget(splitter)
 
@@ -75,12 +81,11 @@ class MainWindow(QMainWindow):
         self.jobs.job_added.connect(lambda job: self.log(job.title, "info", "started"))
         self.jobs.job_finished.connect(lambda job: self.log(job.title, "info", job.state))
 
-        self.ort_label = QLabel("ONNX Runtime: checking…")
-        self.providers_label = QLabel("")
-        self.model_label = QLabel("")
-        for label in (self.model_label, self.providers_label, self.ort_label):
-            self.statusBar().addPermanentWidget(label)
-        self._build_menus()
+        self.status_line = StatusLine(self.statusBar())
+        self.ort_label = self.status_line.ort_label
+        self.providers_label = self.status_line.providers_label
+        self.model_label = self.status_line.model_label
+        self.view_menu, self.recent_menu = build_menus(self)
         self._restore_geometry()
         self._probe_providers = probe_providers
 
@@ -99,7 +104,6 @@ class MainWindow(QMainWindow):
         self.log_dock = self._dock("Log", self.log_view)
         self.tabifyDockWidget(self.jobs_dock, self.log_dock)
         self.jobs_dock.raise_()
-        self.resizeDocks([self.jobs_dock], [170], Qt.Orientation.Vertical)
         self.view_menu.addAction(self.jobs_dock.toggleViewAction())
         self.view_menu.addAction(self.log_dock.toggleViewAction())
         if self.settings.window_state:
@@ -127,6 +131,7 @@ class MainWindow(QMainWindow):
         if self._model_list is None:
             from app.gui.shell.model_list import ModelList
             self._model_list = ModelList()
+            self._model_list.setMinimumWidth(MODEL_LIST_MIN_WIDTH)
             self._model_list.current_changed.connect(self._current_changed)
             self.splitter.replaceWidget(0, self._model_list)
         return self._model_list
@@ -138,15 +143,29 @@ class MainWindow(QMainWindow):
             from app.gui.shell.jobs_dock import JobsTable
             self._jobs_table = JobsTable(self.jobs)
             self.jobs_dock.setWidget(self._jobs_table)
+            if not self.settings.window_state:
+                from PySide6.QtCore import Qt
+                self.resizeDocks([self.jobs_dock], [self.jobs_dock.minimumSizeHint().height()],
+                                 Qt.Orientation.Vertical)
         return self._jobs_table
 
     def _after_first_paint(self) -> None:
+        # The system's colour scheme, before any panel picks its plot colours; not before the first
+        # paint, since asking loads Qt's namespace (~50 ms of start-up).
+        from app.gui.widgets.theme import follow_system
+        follow_system(QApplication.instance())
         self.model_list
         self._build_docks()
         self.jobs_table
         self._build_current_panel()
         if self._probe_providers:
             self.check_providers()
+        if self.settings.set_aside is not None:
+            self.show_error("Settings", f"The settings file could not be read by this version (damaged, or written "
+                                        f"by a newer ORTune); it was kept as {self.settings.set_aside} and the "
+                                        "defaults are used.")
+        from app.gui.shell.restore import restore
+        restore(self)
         for work in self._waiting_for_paint:
             work()
         self._waiting_for_paint.clear()
@@ -164,34 +183,12 @@ class MainWindow(QMainWindow):
         dock = QDockWidget(title, self)
         dock.setObjectName(f"{title}Dock")
         dock.setWidget(widget)
+        # Docked, the tab below names it: no title bar, which leaves the tabs its 20 px. Floating, it
+        # has one again (to move it by).
+        dock.setTitleBarWidget(QWidget())
+        dock.topLevelChanged.connect(lambda floating: dock.setTitleBarWidget(None if floating else QWidget()))
         self.addDockWidget(Qt.DockWidgetArea.BottomDockWidgetArea, dock)
         return dock
-
-    def _build_menus(self) -> None:
-        file_menu = self.menuBar().addMenu("&File")
-        # Shortcuts as text: the StandardKey enum alone costs ~10 ms of start-up.
-        self._action(file_menu, "&Open…", self.open_dialog, QKeySequence("Ctrl+O"))
-        self.recent_menu = file_menu.addMenu("Open &Recent")
-        self.recent_menu.aboutToShow.connect(self._fill_recent)
-        self._action(file_menu, "Open &Demo Model", lambda: self.open_model(demo_model_path()))
-        self._action(file_menu, "&Close Model", self.close_current, QKeySequence("Ctrl+W"))
-        file_menu.addSeparator()
-        self._action(file_menu, "&Quit", self.close, QKeySequence("Ctrl+Q"))
-        jobs_menu = self.menuBar().addMenu("&Jobs")
-        self._action(jobs_menu, "&Cancel Focused Job", self.cancel_focused_job, QKeySequence("Esc"))
-        self._action(jobs_menu, "Cancel &All Jobs", self.jobs.cancel_all)
-        self.view_menu = self.menuBar().addMenu("&View")
-        help_menu = self.menuBar().addMenu("&Help")
-        self._action(help_menu, "&Execution Providers…", self.show_providers)
-        self._action(help_menu, "&About ORTune", self.show_about)
-
-    def _action(self, menu, text, slot, shortcut=None) -> QAction:
-        action = QAction(text, self)
-        if shortcut is not None:
-            action.setShortcut(shortcut)
-        action.triggered.connect(slot)
-        menu.addAction(action)
-        return action
 
     def _restore_geometry(self) -> None:
         try:
@@ -264,16 +261,19 @@ class MainWindow(QMainWindow):
             getattr(panel, method)(str(path))
 
     def open_model(self, path, parent: OpenModel | None = None, kind: str = "source",
-                   label: str = "", extra: dict | None = None) -> OpenModel:
-        """Add a model to the list (or select it if it is open) and read it in the background."""
+                   label: str = "", extra: dict | None = None, select: bool = True) -> OpenModel:
+        """Add a model to the list (or select it if it is open) and read it in the background;
+        `select`: make it the current model (a new variant leaves its source selected)."""
         existing = self.model_list.find(str(path))
         if existing is not None:
-            self.model_list.select(existing)
+            if select:
+                self.model_list.select(existing)
             return existing
         from app.gui.shell.open_model import OpenModel
         model = OpenModel(str(path), label=label, kind=kind, parent=parent, extra=dict(extra or {}))
         self.model_list.add(model)
-        self.model_list.select(model)
+        if select:
+            self.model_list.select(model)
 
         def done(summary: dict) -> None:
             model.summary = summary
@@ -297,13 +297,6 @@ class MainWindow(QMainWindow):
         model = self.current_model()
         if model is not None:
             self.model_list.remove(model)
-
-    def _fill_recent(self) -> None:
-        self.recent_menu.clear()
-        if not self.settings.recent_files:
-            self.recent_menu.addAction("(none yet)").setEnabled(False)
-        for path in self.settings.recent_files:
-            self.recent_menu.addAction(path, lambda p=path: self.open_model(p))
 
     # drag and drop -----------------------------------------------------------
     def dragEnterEvent(self, event) -> None:
@@ -338,7 +331,7 @@ class MainWindow(QMainWindow):
         """The one place errors reach the user: a message that never blocks the window."""
         self.last_error = (title, message)
         self.log(title, "error", message)
-        self.statusBar().showMessage(f"{title}: {message}", 15000)
+        self.status_line.show_message(f"{title}: {message}", 15000)
         from PySide6.QtWidgets import QMessageBox
         box = QMessageBox(QMessageBox.Icon.Warning, title, message, QMessageBox.StandardButton.Ok, self)
         from PySide6.QtCore import Qt
@@ -375,6 +368,13 @@ class MainWindow(QMainWindow):
 
     # closing -------------------------------------------------------------------
     def closeEvent(self, event) -> None:
+        # Jobs whose thread still runs: one cancelled a moment ago has not heard back yet.
+        running = [job for job in self.jobs.running() if job.thread is not None and job.thread.isRunning()]
+        if running and not self.confirm_quit(running):
+            event.ignore()
+            return
+        from app.gui.shell.restore import remember
+        remember(self)
         self.settings.window_geometry = base64.b64encode(bytes(self.saveGeometry())).decode()
         self.settings.window_state = base64.b64encode(bytes(self.saveState())).decode()
         try:
@@ -383,3 +383,14 @@ class MainWindow(QMainWindow):
             self.log("Settings", "warning", f"could not save settings: {exc}")
         self.jobs.shutdown()
         super().closeEvent(event)
+
+    def confirm_quit(self, running: list) -> bool:
+        """Ask before quitting stops running jobs; True: quit."""
+        from PySide6.QtWidgets import QMessageBox
+        names = ", ".join(job.title for job in running[:3]) + (" …" if len(running) > 3 else "")
+        count = f"{len(running)} jobs are" if len(running) > 1 else "A job is"
+        answer = QMessageBox.question(self, QUIT_TITLE, f"{count} still running ({names}). Quitting stops "
+                                      "them, and what they have not finished is lost. Quit anyway?",
+                                      QMessageBox.StandardButton.Yes | QMessageBox.StandardButton.No,
+                                      QMessageBox.StandardButton.No)
+        return answer == QMessageBox.StandardButton.Yes

@@ -8,7 +8,7 @@ from app.core.units import human_bytes
 from app.gui.shell.open_model import OpenModel
 
 from PySide6.QtCore import Qt, Signal
-from PySide6.QtWidgets import QAbstractItemView, QTreeWidget, QTreeWidgetItem
+from PySide6.QtWidgets import QAbstractItemView, QHeaderView, QTreeWidget, QTreeWidgetItem
 
 ROLE = Qt.ItemDataRole.UserRole
 
@@ -19,7 +19,10 @@ class ModelList(QTreeWidget):
     def __init__(self, parent=None):
         super().__init__(parent)
         self.setHeaderLabels(["Model", "Size"])
-        self.setColumnWidth(0, 220)
+        header = self.header()      # the size always shows; a long name is cut (its tooltip is the path)
+        header.setStretchLastSection(False)
+        header.setSectionResizeMode(0, QHeaderView.ResizeMode.Stretch)
+        header.setSectionResizeMode(1, QHeaderView.ResizeMode.ResizeToContents)
         self.setSelectionMode(QAbstractItemView.SelectionMode.ExtendedSelection)
         self.setUniformRowHeights(True)
         self.currentItemChanged.connect(lambda item, _old: self.current_changed.emit(self.model_of(item)))

@@ -54,6 +54,8 @@ class ShownRun:
     inputs: list = field(default_factory=list)
     when: float | None = None
     note: str = ""
+    paths: tuple = ()        # every model the run measured (a comparison's), the first `path`
+    detail: str = ""         # how to read the figures (a speedup's definition), under the heading
 
 
 class RunCaption(QLabel):
@@ -79,11 +81,15 @@ class RunCaption(QLabel):
         self.results.extend(widgets)
 
     # what happens ------------------------------------------------------------------------
-    def show_run(self, path: str, label: str, inputs, when: float | None = None, note: str = "") -> None:
-        """A run's results are shown (just finished, or re-opened)."""
+    def show_run(self, path: str, label: str, inputs, when: float | None = None, note: str = "",
+                 paths=(), detail: str = "") -> None:
+        """A run's results are shown (just finished, or re-opened). `paths`: all the models it
+        measured, when more than one (it stays current while any of them is chosen)."""
         self.run = ShownRun(str(path), label or Path(path).name, list(inputs or []),
-                            when if when is not None else time.time(), note)
-        self._model_path = self.run.path
+                            when if when is not None else time.time(), note,
+                            tuple(str(p) for p in paths) or (str(path),), detail)
+        if self._model_path not in self.run.paths:
+            self._model_path = self.run.path
         self._set("current")
 
     def running(self, label: str) -> None:
@@ -99,7 +105,7 @@ class RunCaption(QLabel):
         self._model_path = model.path if model is not None else None
         if self.state == "running" or self.run is None:
             return
-        if self.run.path != self._model_path:
+        if self._model_path not in self.run.paths:
             self._set("previous")
         elif self.state == "previous":
             self._set("current")
@@ -143,6 +149,8 @@ class RunCaption(QLabel):
             body += f" · <span style='{WARN_STYLE}'>{html.escape(run.note)}</span>"
         if guessed(run.inputs):
             body += f" · <span style='{WARN_STYLE}'>{GUESSED}</span>"
+        if run.detail:
+            body += f"<br><small>{html.escape(run.detail)}</small>"
         if self.state == "previous":
             return f"<span style='color: gray'>previous model: {body}</span>"
         if self.state == "earlier":

@@ -5,6 +5,8 @@ from __future__ import annotations
 
 from PySide6.QtWidgets import QComboBox, QDoubleSpinBox, QFormLayout, QGroupBox, QSpinBox
 
+SIDE_WIDTH = 280          # px: the settings column beside a comparison's or a sweep's results, at most
+
 
 def ms_text(value) -> str:
     return "–" if value is None or value != value else f"{value:.4g} ms"

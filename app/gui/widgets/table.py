@@ -11,6 +11,7 @@ from PySide6.QtGui import QAction, QGuiApplication, QKeySequence, QStandardItem,
 from PySide6.QtWidgets import QAbstractItemView, QFileDialog, QHeaderView, QMenu, QTableView, QWidget
 
 SORT_ROLE = Qt.ItemDataRole.UserRole + 1
+MAX_COLUMN_PX = 280       # a column with long text (a file name) stops here; the whole text is in its tooltip
 
 
 def rows_to_csv(headers: Sequence[str], rows: Sequence[Sequence[Any]]) -> str:
@@ -39,6 +40,7 @@ class DataTable(QTableView):
         self.setSelectionBehavior(QAbstractItemView.SelectionBehavior.SelectRows)
         self.setEditTriggers(QAbstractItemView.EditTrigger.NoEditTriggers)
         self.setAlternatingRowColors(True)
+        self.setTextElideMode(Qt.TextElideMode.ElideMiddle)     # a long file name keeps its end: "…cls_int8.onnx"
         self.verticalHeader().setVisible(False)
         self.horizontalHeader().setSectionResizeMode(QHeaderView.ResizeMode.Interactive)
         self.horizontalHeader().setStretchLastSection(True)
@@ -65,6 +67,8 @@ class DataTable(QTableView):
             items = []
             for value in row:
                 item = QStandardItem(self.format(value))
+                if isinstance(value, str):
+                    item.setToolTip(value)
                 item.setData(value if isinstance(value, (int, float)) and not isinstance(value, bool)
                              else self.format(value), SORT_ROLE)
                 if isinstance(value, (int, float)):
@@ -73,6 +77,8 @@ class DataTable(QTableView):
             self.source.appendRow(items)
         self.setSortingEnabled(True)
         self.resizeColumnsToContents()
+        for column in range(self.source.columnCount()):
+            self.setColumnWidth(column, min(self.columnWidth(column), MAX_COLUMN_PX))
 
     def format(self, value: Any) -> str:
         if isinstance(value, bool) or value is None:

@@ -89,6 +89,35 @@ def test_cancel_ends_the_comparison(tmp_path):
                  "record": False}, ctx)
 
 
+def test_a_cancelled_comparison_sends_the_rounds_it_measured_as_partial(tmp_path):
+    first = models.save(models.mlp(), tmp_path / "a.onnx")
+    second = models.save(models.mlp(seed=3), tmp_path / "b.onnx")
+    sent, ctx = [], None
+
+    def emit(kind, payload):
+        if kind == "data":
+            sent.append(payload)
+        if kind == "progress" and payload["message"].startswith("round 3"):
+            ctx.cancel()
+
+    ctx = JobContext(emit)
+    with pytest.raises(JobCancelled):
+        COMPARE({"models": [{"path": str(first), "label": "a"}, {"path": str(second), "label": "b"}],
+                 "run": {"duration_s": 60}, "record": False}, ctx)
+    planned = [event["payload"] for event in sent if event["kind"] == "inputs"]
+    assert [row["shape"] for row in planned[0]["inputs"]] == [[1, 64]], "the reference's inputs, while it runs"
+    (partial,) = [event["payload"] for event in sent if event["kind"] == "compare-partial"]
+    assert partial["partial"] is True and partial["baseline"] == "a" and partial["inputs"] == planned[0]["inputs"]
+    rounds = partial["alternation"]["rounds_run"]
+    reference, other = partial["models"]
+    assert rounds >= 3 and reference["rounds"] == other["rounds"] == rounds
+    assert reference["verdict"] == "reference" and other["verdict"] in ("faster", "slower", "no-difference")
+    assert other["iterations"] == rounds * partial["alternation"]["block_runs"] and other["latency_ms"]["p50"] > 0
+    assert other["size_bytes"] == second.stat().st_size and other["fidelity"] is None
+    low, high = other["speedup_ci"]
+    assert low <= other["speedup"] <= high
+
+
 def test_a_member_that_fails_ends_the_comparison(tmp_path):
     first = models.save(models.mlp(), tmp_path / "a.onnx")
     with pytest.raises(UserError) as info:
@@ -100,3 +129,40 @@ def test_a_member_that_fails_ends_the_comparison(tmp_path):
 def test_compare_needs_two_models(tmp_path):
     with pytest.raises(UserError, match="at least two"):
         COMPARE({"models": [{"path": str(tmp_path / "a.onnx")}]}, JobContext())
+
+
+def with_text(constant: str | None = None):
+    """Text in, text out (passed through, or a constant), beside a float path."""
+    from onnx import TensorProto, helper
+
+    text = (helper.make_node("Identity", ["words"], ["said"], name="say") if constant is None else
+            helper.make_node("Constant", [], ["said"], name="say",
+                             value=helper.make_tensor("c", TensorProto.STRING, [3], [constant.encode()] * 3)))
+    graph = helper.make_graph([text, helper.make_node("Add", ["x", "x"], ["y"], name="double")], "text",
+                              [helper.make_tensor_value_info("words", TensorProto.STRING, [3]),
+                               helper.make_tensor_value_info("x", TensorProto.FLOAT, [2])],
+                              [helper.make_tensor_value_info("said", TensorProto.STRING, [3]),
+                               helper.make_tensor_value_info("y", TensorProto.FLOAT, [2])])
+    return models._model(graph)
+
+
+def test_text_inputs_and_outputs_travel_between_the_processes(tmp_path):
+    source = models.save(with_text(), tmp_path / "echo.onnx")
+    same = models.save(with_text(), tmp_path / "echo2.onnx")
+    other = models.save(with_text("other"), tmp_path / "other.onnx")
+    result = COMPARE({"models": [{"path": str(p)} for p in (source, same, other)], "record": False,
+                      "run": {"warmup": 1, "iterations": 20}}, JobContext())
+    by_name = [{o["name"]: o for o in row["fidelity"]["outputs"]} for row in result["models"][1:]]
+    assert by_name[0]["said"]["passed"] is True and by_name[0]["y"]["passed"] is True
+    assert by_name[1]["said"]["passed"] is False and by_name[1]["said"]["problem"] == "texts differ"
+    assert result["inputs"][0]["dtype"] == "string"
+
+
+def test_the_sessions_memory_limit_holds_in_every_members_process(tmp_path):
+    """The limit travels with the session: the members, each a process of its own, get it too."""
+    first = models.save(models.mlp(), tmp_path / "a.onnx")
+    second = models.save(models.mlp(seed=3), tmp_path / "b.onnx")
+    with pytest.raises(UserError) as info:
+        COMPARE({"models": [{"path": str(first)}, {"path": str(second)}], "session": {"memory_limit": "20M"},
+                 "run": {"warmup": 1, "iterations": 20}, "record": False}, JobContext())
+    assert info.value.kind == "over-memory-budget" and "more than 0.02 GiB" in info.value.message

@@ -6,7 +6,7 @@ import pytest
 from app.core.bench.bench import RunSettings
 from app.core.bench.jobs import SWEEP
 from app.core.bench.sweep import Grid, GridCell, best_cell, measure_grid, pair_ratio, parse_values
-from app.core.jobs.errors import UserError
+from app.core.jobs.errors import JobCancelled, UserError
 from app.core.jobs.protocol import JobContext
 from tests import models
 from tests.sample_jobs import PACED_MEMBER, SampleParams
@@ -96,8 +96,8 @@ def test_pairs_in_two_groups_chain_through_the_reference():
 
 def test_sweep_over_batch_and_concurrency(tmp_path):
     path = models.save(models.mlp(), tmp_path / "mlp.onnx")
-    cells = []
-    ctx = JobContext(lambda kind, payload: cells.append(payload["payload"]) if kind == "data" else None)
+    sent = []
+    ctx = JobContext(lambda kind, payload: sent.append(payload) if kind == "data" else None)
     result = SWEEP({"path": str(path), "dim": "batch", "dim_values": [1, 3], "concurrency_values": [1, 2],
                     "run": {"warmup": 1, "iterations": 50}, "latency_limit_ms": 1e6, "record": False}, ctx)
     assert [(c["dim_value"], c["concurrency"]) for c in result["cells"]] == [(1, 1), (1, 2), (3, 1), (3, 2)]
@@ -117,7 +117,34 @@ def test_sweep_over_batch_and_concurrency(tmp_path):
     assert result["best"] == max(result["cells"], key=lambda c: c["ratio"])
     margin = result["best_vs_runner_up"]
     assert margin["measurable"] == (margin["verdict"] == "faster") and margin["runner_up"]["dim_value"] in (1, 3)
-    assert cells == result["cells"]
+    cells = [event["payload"] for event in sent if event["kind"] == "sweep-cell"]
+    assert cells == result["cells"][1:] + result["cells"][:1], "each group's cells when it is done, the first's last"
+    planned = [event["payload"] for event in sent if event["kind"] == "inputs"]
+    assert [row["shape"] for row in planned[0]["inputs"]] == [[1, 64]], "the first cell's inputs, as it planned them"
+
+
+def test_a_cancelled_sweep_sends_what_its_group_measured_as_partial(tmp_path):
+    path = models.save(models.mlp(), tmp_path / "mlp.onnx")
+    sent, ctx = [], None
+
+    def emit(kind, payload):
+        if kind == "data":
+            sent.append(payload)
+        if kind == "progress" and payload["message"].startswith("round 3"):
+            ctx.cancel()
+
+    ctx = JobContext(emit)
+    with pytest.raises(JobCancelled):
+        SWEEP({"path": str(path), "dim": "batch", "dim_values": [1, 4], "run": {"duration_s": 60},
+               "record": False}, ctx)
+    cells = [event["payload"] for event in sent if event["kind"] == "sweep-cell"]
+    assert [(c["dim_value"], c["partial"]) for c in cells] == [(1, True), (4, True)]
+    first, other = cells
+    assert first["verdict"] == "reference" and first["rounds"] >= 3
+    assert other["iterations"] > 0 and other["latency_ms"]["p50"] > 0
+    assert other["items_per_s"] == pytest.approx(4 * other["throughput_per_s"])
+    low, high = other["ratio_ci"]
+    assert low <= other["ratio"] <= high
 
 
 def test_sweep_of_a_missing_dimension_is_refused(tmp_path):

@@ -1,4 +1,5 @@
 import hashlib
+from pathlib import Path
 
 import onnx
 import onnxruntime as ort
@@ -59,6 +60,28 @@ def test_ort_format_comes_with_its_operator_config(tmp_path):
     assert report["files"] == [str(config), str(tmp_path / "cnn.ort")]
     assert report["fidelity"]["passed"] is True
     loads(tmp_path / "cnn.ort")
+
+
+def test_ort_runtime_style_makes_its_scratch_folder_away_from_the_source(tmp_path, monkeypatch):
+    """ORT's tool makes a temporary folder beside the model it is given for this style."""
+    import tempfile
+
+    made, real = [], tempfile.TemporaryDirectory
+
+    def recording(*args, **kwargs):
+        made.append(kwargs.get("dir"))
+        return real(*args, **kwargs)
+
+    monkeypatch.setattr(tempfile, "TemporaryDirectory", recording)
+    sources, outputs = tmp_path / "sources", tmp_path / "outputs"
+    sources.mkdir()
+    outputs.mkdir()
+    source = models.save(models.cnn(), sources / "cnn.onnx")
+    report = convert("ort", source, outputs / "cnn.ort", options={"optimization_style": "Runtime"})
+    beside = [Path(folder).resolve() for folder in made if folder]
+    assert beside and sources.resolve() not in beside
+    assert sorted(p.name for p in sources.iterdir()) == ["cnn.onnx"]
+    assert report["fidelity"]["passed"] is True
 
 
 @pytest.mark.skipif(THIS_PLATFORM != "amd64", reason="the blocked NCHWc layout exists on x86-64 only")

@@ -70,3 +70,23 @@ def test_the_setting_holds_the_default_and_a_damaged_one_falls_back(tmp_path):
 def test_resident_memory_is_read_for_this_process_and_none_for_a_gone_one():
     assert rss_bytes() > 10 << 20
     assert rss_bytes(2 ** 22 + 12345) is None
+
+
+def test_a_sessions_limit_is_the_budget_of_the_job_that_runs_with_it(tmp_path):
+    from app.core.session.jobs import SMOKE_RUN
+    from tests import models
+
+    path = models.save(models.tiny_add(), tmp_path / "tiny.onnx")
+    handle = JobHandle(SMOKE_RUN, {"path": str(path), "session": {"memory_limit": "3G"}}).start()
+    handle.wait()
+    assert handle.memory_budget == 3 << 30
+    given = JobHandle(SMOKE_RUN, {"path": str(path), "session": {"memory_limit": "3G"}}, memory_limit="2G").start()
+    given.wait()
+    assert given.memory_budget == 2 << 30, "a limit the caller gives wins over the session's"
+
+
+def test_a_bad_limit_in_a_session_is_refused_naming_the_setting():
+    from app.core.session.config import SessionConfig
+
+    with pytest.raises(UserError, match="memory limit expects a size such as 4G"):
+        SessionConfig.from_dict({"memory_limit": "lots"}).validate()

@@ -43,12 +43,16 @@ def example(kind):
     return kind().to_dict()            # a preset type of its own (SessionConfig)
 
 
+#: text fields with a format of their own: an example of it
+FORMATTED = {"memory_limit": "2G", "intra_op_thread_affinities": "1;2"}   # three threads: two groups
+
+
 def example_params(cls):
     hints = typing.get_type_hints(cls)
     data = {}
     for field in dataclasses.fields(cls):
         choices = field.metadata.get("choices")
-        data[field.name] = choices[-1] if choices else example(hints[field.name])
+        data[field.name] = choices[-1] if choices else FORMATTED.get(field.name) or example(hints[field.name])
     return cls.from_dict(data)
 
 

@@ -12,7 +12,7 @@ from tests import bad_models, models
 def test_demo_model_summary(demo_model):
     info = inspect_model(demo_model)
     assert info["format"] == "onnx"
-    assert info["inputs"] == [{"name": "image", "dtype": "float", "shape": ["batch", 3, 64, 64]}]
+    assert info["inputs"] == [{"name": "image", "kind": "tensor", "dtype": "float", "shape": ["batch", 3, 64, 64]}]
     assert info["outputs"][0]["shape"] == ["batch", 10]
     assert info["opsets"] == {"ai.onnx": 17}
     assert info["op_counts"]["Conv"] == 3
@@ -57,7 +57,7 @@ def test_unnamed_dims_and_initializers_as_inputs(tmp_path):
     from onnx import helper
     model.graph.input.append(helper.make_tensor_value_info("w0", 1, [8, 8]))
     info = inspect_model(models.save(model, tmp_path / "m.onnx"))
-    assert info["inputs"] == [{"name": "x", "dtype": "float", "shape": ["?", 8]}]
+    assert info["inputs"] == [{"name": "x", "kind": "tensor", "dtype": "float", "shape": ["?", 8]}]
     assert info["initializers_as_inputs"] == ["w0"]
 
 

@@ -38,14 +38,41 @@ def test_a_fifo_is_never_replaced(tmp_path):
     assert sorted(p.name for p in tmp_path.iterdir()) == ["mlp.onnx", "out.onnx"]
 
 
+def _device(tmp_path):
+    """A character device to aim at: a copy of /dev/null's node in `tmp_path` where this
+    user may make one (root); /dev/null itself only where this user cannot replace it."""
+    if os.geteuid() != 0:
+        return "/dev/null"
+    path = tmp_path / "null.onnx"
+    try:
+        os.mknod(path, 0o666 | stat.S_IFCHR, os.makedev(1, 3))
+    except PermissionError:
+        pytest.skip("no device node can be made here, and /dev/null is not put at risk")
+    return path
+
+
 def test_a_device_is_never_replaced(tmp_path):
     source = models.save(models.mlp(), tmp_path / "mlp.onnx")
-    before = os.lstat("/dev/null")
-    error = refused(source, "/dev/null", force=True)
+    device = _device(tmp_path)
+    before = os.lstat(device)
+    error = refused(source, device, force=True)
     assert "character device" in error.message
-    after = os.lstat("/dev/null")
+    after = os.lstat(device)
     assert stat.S_ISCHR(after.st_mode) and after.st_rdev == before.st_rdev and after.st_ino == before.st_ino
-    assert not [p for p in os.listdir("/dev") if p.startswith(".null.")]
+    assert not [p for p in os.listdir(os.path.dirname(device)) if p.startswith((".null.", ".null.onnx."))]
+
+
+def test_a_socket_is_never_replaced(tmp_path):
+    import socket
+
+    source = models.save(models.mlp(), tmp_path / "mlp.onnx")
+    listener = socket.socket(socket.AF_UNIX)
+    listener.bind(str(tmp_path / "out.onnx"))
+    try:
+        error = refused(source, tmp_path / "out.onnx", force=True)
+        assert "a socket" in error.message and stat.S_ISSOCK(os.lstat(tmp_path / "out.onnx").st_mode)
+    finally:
+        listener.close()
 
 
 def test_a_folder_is_never_replaced(tmp_path):

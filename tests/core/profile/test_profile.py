@@ -3,6 +3,7 @@ must be what ORT wrote, and nothing is left behind when a run fails."""
 
 import json
 from collections import Counter
+from pathlib import Path
 
 import numpy as np
 import onnx
@@ -10,6 +11,7 @@ import pytest
 from onnx import TensorProto, helper, numpy_helper
 
 from app.core.jobs.errors import UserError
+from app.core.jobs.protocol import JobContext
 from app.core.runner.process import run_job
 from app.core.session.config import SessionConfig
 from tests import models
@@ -66,6 +68,22 @@ def test_an_existing_trace_is_not_replaced_without_force(tmp_path):
     run_job(PROFILE, {"model": str(model), "runs": 1, "out": str(out),
                                                      "force": True})
     assert out.read_text().startswith("[")
+
+
+def test_models_of_the_same_name_profiled_in_the_same_second_keep_their_own_traces(tmp_path, monkeypatch):
+    from app.core.profile import profile
+
+    monkeypatch.setattr(profile.time, "strftime", lambda fmt: "20260101-120000")   # the same second
+    first, second = tmp_path / "a", tmp_path / "b"
+    first.mkdir()
+    second.mkdir()
+    small = models.save(models.tiny_add(), first / "model.onnx")
+    large = models.save(models.mlp(), second / "model.onnx")
+    traces = [PROFILE({"model": str(path), "runs": 1}, JobContext())["trace"] for path in (small, large, small)]
+    assert [t.rsplit("/", 1)[-1] for t in traces] == ["model-20260101-120000.json", "model-20260101-120000-2.json",
+                                                      "model-20260101-120000-3.json"]
+    ops = [{e["args"]["op_name"] for e in node_events(Path(t))} for t in traces]
+    assert ops[0] == ops[2] == {"Add"} and "Gemm" in ops[1]          # the mlp, its MatMul+Add fused
 
 
 def failing_model() -> onnx.ModelProto:

@@ -127,3 +127,17 @@ def test_onnx_runtime_refusals_are_user_errors(tmp_path):
     assert info.value.kind == "runtime-error"
     assert info.value.message.startswith("tiny.onnx: ONNX Runtime refused to run it: ")
     assert "INVALID_ARGUMENT" not in info.value.message
+
+
+def test_onnx_runtimes_log_reaches_the_parent_as_warnings_once_and_never_raw(capfd):
+    from app.core.store.paths import log_dir
+    from tests.core.jobs.test_stdio import RELAYED
+    from tests.sample_jobs import NATIVE_LOG
+
+    events = []
+    assert run_job(NATIVE_LOG, on_event=lambda kind, payload: events.append((kind, payload)))
+    assert [p["message"] for kind, p in events if kind == "log" and p["level"] == "warning"] == RELAYED
+    out, err = capfd.readouterr()
+    assert "onnxruntime" not in out + err and "\x1b[" not in out + err
+    kept = (log_dir() / "jobs.log").read_text(encoding="utf-8")
+    assert "Session created" in kept and "written outside a capture" in kept

@@ -1,5 +1,8 @@
 """Session presets: preset -> SessionOptions -> preset, and the "Copy as Python" snippet."""
 
+import os
+import stat
+
 import pytest
 
 from app.core.jobs.errors import UserError
@@ -78,3 +81,47 @@ def test_an_unknown_session_key_is_refused():
     with pytest.raises(UserError, match="session.no_such_setting"):
         build_session_options(SessionConfig(config_entries={"session.disable_prepacking": "1",
                                                             "session.no_such_setting": "1"}))
+
+
+@pytest.mark.parametrize("threads, affinities, words", [
+    (3, "1", "need 2 intra-op threads; intra_op_num_threads is 3"),
+    (0, "1;2", "intra_op_num_threads is not set"),
+    (2, "0", "outside this machine's logical processors"),
+    (2, "1-x", "not a processor number"),
+    (2, "2-1", "runs backwards"),
+])
+def test_thread_affinities_must_match_the_thread_count(threads, affinities, words):
+    with pytest.raises(UserError) as caught:
+        SessionConfig.from_dict({"intra_op_num_threads": threads, "intra_op_thread_affinities": affinities})
+    assert words in caught.value.message
+    with pytest.raises(UserError):     # the same through the free-form entry
+        SessionConfig.from_dict({"intra_op_num_threads": threads,
+                                 "config_entries": {"session.intra_op_thread_affinities": affinities}})
+
+
+def test_matching_affinities_start_a_session(tmp_path):
+    import onnxruntime as ort
+
+    config = SessionConfig.from_dict({"intra_op_num_threads": 2, "intra_op_thread_affinities": "1"})
+    path = models.save(models.mlp(), tmp_path / "mlp.onnx")
+    options, providers, provider_options = build_session_options(config)
+    ort.InferenceSession(str(path), options, providers=providers, provider_options=provider_options)
+
+
+@pytest.mark.parametrize("make", [os.mkfifo, os.mkdir])
+def test_a_preset_never_replaces_a_fifo_or_a_folder(tmp_path, make):
+    target = tmp_path / "preset.json"
+    make(target)
+    with pytest.raises(UserError) as caught:
+        SessionConfig().save(target)
+    assert "only ever replaces a regular file" in caught.value.message
+    assert not target.is_file() and sorted(p.name for p in tmp_path.iterdir()) == ["preset.json"]
+
+
+def test_a_saved_preset_gets_normal_permissions(tmp_path):
+    previous = os.umask(0o022)
+    try:
+        SessionConfig().save(tmp_path / "preset.json")
+    finally:
+        os.umask(previous)
+    assert stat.S_IMODE(os.stat(tmp_path / "preset.json").st_mode) == 0o644

@@ -83,6 +83,21 @@ def test_user_values_win_and_say_so(tmp_path):
     assert feeds["x"].shape == (2, 7) and rows["x"]["source"] == "user"
 
 
+def test_sizes_an_earlier_probe_found_run_but_stay_marked_as_found(tmp_path):
+    graph = helper.make_graph([helper.make_node("Relu", ["x"], ["y"])], "g",
+                              [helper.make_tensor_value_info("x", TensorProto.FLOAT, ["batch", "sequence"])],
+                              [helper.make_tensor_value_info("y", TensorProto.FLOAT, None)])
+    spec = FeedSpec(dims={"batch": 3}, probed={"sequence": 256, "batch": 9})
+    feeds, rows = _run(_save(graph, tmp_path), spec)
+    assert feeds["x"].shape == (3, 256), "the user's size first, then the probe's"
+    assert rows["x"]["source"] == "probed" and "256, which ran when Find working inputs" in rows["x"]["reason"]
+
+
+def test_a_probed_size_must_be_a_number_and_a_reason():
+    with pytest.raises(UserError, match="probed size of sequence"):
+        FeedSpec.from_dict({"probed": {"sequence": -1}}).checked()
+
+
 def _one_op(tmp_path, op, inputs, **attributes):
     """A graph of one `op` over `inputs` ([(name, type, shape)]), its output y."""
     graph = helper.make_graph([helper.make_node(op, [i[0] for i in inputs], ["y"], **attributes)], "g",
@@ -142,3 +157,22 @@ def test_a_value_for_every_element_is_the_users(tmp_path):
         _run(path, FeedSpec(values={"sr": 0.5}))
     with pytest.raises(UserError, match="no input named rate"):
         _run(path, FeedSpec(values={"rate": 1}))
+
+
+def test_a_shape_is_known_before_planning_as_far_as_the_user_and_the_last_plan_say():
+    from app.core.session.input_plan import known_shape
+
+    image = {"name": "x", "dtype": "float", "shape": ["batch", 3, "?", "?"]}
+    assert known_shape(image, {}, {}, None) == [(1, "plan"), (3, "fixed"), (224, "plan"), (224, "plan")], (
+        "before a plan: what the plan would choose for an image, not 1")
+    assert known_shape(image, {}, {}, None, {"imgsz": "[320, 256]"})[2:] == [(320, "plan"), (256, "plan")]
+    wave = {"name": "input", "dtype": "float", "shape": ["?", "?"]}
+    assert known_shape(wave, {}, {}, None, audio=True) == [(1, "plan"), (512, "plan")]
+    assert known_shape(image, {"batch": 2}, {}, [1, 3, 320, 320]) == [
+        (2, "yours"), (3, "fixed"), (320, "plan"), (320, "plan")]
+    assert known_shape(image, {"batch": 2}, {"x": [4, 3, 64, 64]}, None) == [
+        (4, "yours"), (3, "fixed"), (64, "yours"), (64, "yours")]
+    assert known_shape(image, {"x[2]": 100}, {}, None)[2] == (100, "yours"), "an unnamed dim by its label"
+    loose = {"name": "y", "dtype": "float", "shape": None}
+    assert known_shape(loose, {}, {}, None) == [] and known_shape(loose, {}, {}, [5]) == [(5, "plan")]
+    assert known_shape(loose, {}, {"y": [7, 8]}, [5]) == [(7, "yours"), (8, "yours")]

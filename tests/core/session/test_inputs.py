@@ -3,6 +3,7 @@ import pytest
 
 from app.core.jobs.errors import UserError
 from app.core.session.inputs import FeedSpec, make_feeds
+from tests import models
 
 INPUTS = [{"name": "input_ids", "dtype": "tensor(int64)", "shape": ["batch", "sequence"]},
           {"name": "attention_mask", "dtype": "tensor(int64)", "shape": ["batch", "sequence"]},
@@ -72,3 +73,15 @@ def test_a_dimension_shared_with_a_guessed_one_is_flagged_as_guessed_too():
     assert rows["attention_mask"]["source"] == rows["input_ids"]["source"] == "default"
     _, info = make_feeds(INPUTS[:2], FeedSpec(dims={"batch": 2, "sequence": 9}))
     assert {row["source"] for row in info["inputs"]} == {"user"}
+
+
+def test_a_dimension_name_that_is_not_utf8_is_refused_in_one_line(tmp_path):
+    """ONNX Runtime loads any bytes as a name; Python cannot read them as text."""
+    import onnxruntime as ort
+
+    from app.core.session.inputs import session_inputs
+
+    path = tmp_path / "m.onnx"
+    path.write_bytes(models.tiny_add().SerializeToString().replace(b"batch", b"\x91atch"))
+    with pytest.raises(UserError, match="not UTF-8 text"):
+        session_inputs(ort.InferenceSession(str(path), providers=["CPUExecutionProvider"]))

@@ -28,3 +28,30 @@ def test_a_gpu_provider_with_few_nodes_is_flagged():
     assert len(result["warnings"]) == 1 and "17%" in result["warnings"][0]
     mostly_gpu = summarize(nodes[:1] * 9 + nodes[1:2], ["CUDAExecutionProvider"])
     assert mostly_gpu["warnings"] == []
+
+
+def ort_format(tmp_path):
+    """The cnn saved by ONNX Runtime in its own format."""
+    import onnxruntime as ort
+
+    source = models.save(models.cnn(), tmp_path / "cnn.onnx")
+    options = ort.SessionOptions()
+    options.optimized_model_filepath = str(tmp_path / "cnn.ort")
+    options.add_session_config_entry("session.save_model_format", "ORT")
+    ort.InferenceSession(str(source), options, providers=["CPUExecutionProvider"])
+    return tmp_path / "cnn.ort"
+
+
+def test_an_ort_format_model_lists_its_nodes_from_a_profiled_run(tmp_path):
+    result = placement(str(ort_format(tmp_path)), SessionConfig())
+    assert result["method"] == "profiling" and result["node_count"] > 0
+    assert {n["provider"] for n in result["nodes"]} == {"CPUExecutionProvider"}
+    assert "no graph-assignment record" in result["notes"][0]
+
+
+def test_the_assignment_record_of_an_ort_format_model_is_refused_with_the_reason(tmp_path):
+    from app.core.jobs.errors import UserError
+
+    with pytest.raises(UserError) as caught:
+        placement(str(ort_format(tmp_path)), SessionConfig(), method="assignment")
+    assert "ORT format" in caught.value.message and "profiling" in caught.value.message

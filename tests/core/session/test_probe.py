@@ -157,3 +157,19 @@ def test_a_refusal_inside_a_subgraph_names_the_node_that_refused():
             "Status Message: Non-zero status code returned while running LSTM node. Name:'rnn' Status Message: "
             "Input X must have 3 dimensions only. Actual:{1,512}")
     assert refusal_text(RuntimeError(text)) == "LSTM rnn: Input X must have 3 dimensions only. Actual:{1,512}"
+
+
+@pytest.mark.parametrize("rows, error, hint", [
+    ([{"name": "ids", "dtype": "int64", "values": "random ids below 1,000"}], "indices out of range, idx=57",
+     "--value ids=V"),
+    ([{"name": "x", "dtype": "float32", "values": "random normal, seed 0"}],
+     "Gather: indices element out of data bounds, idx=57", None),
+    ([{"name": "rate", "dtype": "float32", "values": "random normal, seed 0"}],
+     "invalid argument: rate must be positive", "--value rate=V"),
+])
+def test_a_value_refusal_points_at_the_input_to_blame_or_at_none(rows, error, hint):
+    from app.core.session.probe import Attempt, refusal_message
+
+    message = refusal_message("m.onnx", [Attempt({}, error)], {"inputs": rows, "guessed": []}, None)
+    assert error in message
+    assert (hint in message) if hint else ("--value" not in message and "--dim" not in message)

@@ -94,3 +94,22 @@ def test_an_invalid_value_is_refused_when_a_job_asks():
     state.set(graph_optimization_level="fastest")
     with pytest.raises(UserError, match="graph_optimization_level must be one of"):
         state.config()
+
+
+def test_input_sizes_belong_to_their_model():
+    from app.core.session.state import SessionState
+    state = SessionState()
+    state.set(**{"inputs.dims": {"batch": 2}, "inputs.seed": 7})
+    state.follow_model("/models/detector.onnx")            # the first model keeps what the setup had
+    assert state.get("inputs.dims") == {"batch": 2}
+    state.set(**{"inputs.dims": {"height": 640}, "inputs.probed": {"width": 640}})
+    changed = state.follow_model("/models/recognizer.onnx")
+    assert state.get("inputs.dims") == {} and state.get("inputs.probed") == {}
+    assert "inputs.dims" in changed and state.get("inputs.seed") == 7    # not a per-model setting
+    state.set(**{"inputs.shapes": {"x": [1, 3, 48, 320]}})
+    state.follow_model("/models/detector.onnx")
+    assert state.get("inputs.dims") == {"height": 640} and state.get("inputs.probed") == {"width": 640}
+    assert state.get("inputs.shapes") == {}
+    state.follow_model("/models/recognizer.onnx")
+    assert state.get("inputs.shapes") == {"x": [1, 3, 48, 320]}
+    assert state.follow_model(None) == frozenset() and state.get("inputs.shapes") == {"x": [1, 3, 48, 320]}

@@ -103,3 +103,12 @@ def test_apply_candidate_keeps_the_base_inputs_and_options():
     assert config.providers[0].options == {"device_id": "1", "enable_cuda_graph": "1"}
     assert config.graph_optimization_level == "basic" and config.io_binding
     assert base.providers[0].options == {"device_id": "1"}
+
+
+def test_affinities_stay_only_with_the_thread_count_they_were_made_for():
+    base = SessionConfig.from_dict({"intra_op_num_threads": 2, "intra_op_thread_affinities": "1"})
+    candidate = {"provider": "CPUExecutionProvider", "graph_optimization_level": "all",
+                 "execution_mode": "sequential", "intra_op_num_threads": 2, "inter_op_num_threads": 0,
+                 "intra_op_allow_spinning": True, "dynamic_block_base": 0, "io_binding": False}
+    assert apply_candidate(base, candidate).intra_op_thread_affinities == "1"
+    assert apply_candidate(base, {**candidate, "intra_op_num_threads": 1}).intra_op_thread_affinities == ""

@@ -10,6 +10,7 @@ from PySide6.QtWidgets import (QGridLayout, QGroupBox, QHBoxLayout, QLabel,
                                QPushButton, QSizePolicy, QTabWidget, QVBoxLayout, QWidget)
 
 from app.core.units import human_bytes
+from app.gui.widgets.clipped import breakable
 from app.gui.widgets.run_caption import stored_text
 from app.gui.widgets.run_form import RunSettingsForm, ms_text
 from app.gui.shell.panel import OneJobView, Panel
@@ -17,6 +18,7 @@ from app.core.bench.jobs import BENCH
 
 LIVE_KEYS = ["mean", "p50", "p90", "p95", "p99", "p999", "min", "max", "std"]
 WARN_STYLE = "color: #c0392b;"
+FIGURE_ROWS = 8           # the figures' grid: 15 figures in two columns
 STATS_EVERY = 5           # live figures refresh every 5th redraw (about 6 times a second)
 
 
@@ -41,6 +43,7 @@ class BenchmarkPanel(OneJobView, Panel):
         self.tabs.addTab(self.sweep, "Sweep")
 
         self.run_form = RunSettingsForm()
+        self.run_form.layout().setVerticalSpacing(2)     # compact rows leave the plots room at 1024x700
         self.start_button = QPushButton("Start")
         self.start_button.clicked.connect(lambda: self.start())
         self.cancel_button = QPushButton("Cancel")
@@ -50,18 +53,19 @@ class BenchmarkPanel(OneJobView, Panel):
         self.status.setWordWrap(True)
         # A fixed box: the text changes several times a second and must not re-lay out the tab.
         self.status.setSizePolicy(QSizePolicy.Policy.Ignored, QSizePolicy.Policy.Fixed)
-        self.status.setFixedHeight(3 * self.status.fontMetrics().lineSpacing())
+        # Two lines across the whole tab (below the form and the figures, not under the form alone).
+        self.status.setFixedHeight(2 * self.status.fontMetrics().lineSpacing())
         buttons = QHBoxLayout()
         buttons.addWidget(self.start_button)
         buttons.addWidget(self.cancel_button)
         left = QVBoxLayout()
         left.addWidget(self.run_form)
         left.addLayout(buttons)
-        left.addWidget(self.status)
         left.addStretch()
 
         stats_box = QGroupBox("Figures")
         grid = QGridLayout(stats_box)
+        grid.setVerticalSpacing(2)
         self.values: dict[str, QLabel] = {}
         names = LIVE_KEYS + ["throughput", "runs", "session creation", "first run", "peak RSS", "GPU memory"]
         for index, name in enumerate(names):
@@ -69,15 +73,16 @@ class BenchmarkPanel(OneJobView, Panel):
             label.setMinimumWidth(label.fontMetrics().horizontalAdvance("0,000,000.0 /s"))
             label.setTextInteractionFlags(Qt.TextInteractionFlag.TextSelectableByMouse)
             self.values[name] = label
-            grid.addWidget(QLabel(name + ":"), index % 5, 2 * (index // 5))
-            grid.addWidget(label, index % 5, 2 * (index // 5) + 1)
+            # two columns of figures, so the tab fits beside the model list in a 1024-pixel window
+            grid.addWidget(QLabel(name + ":"), index % FIGURE_ROWS, 2 * (index // FIGURE_ROWS))
+            grid.addWidget(label, index % FIGURE_ROWS, 2 * (index // FIGURE_ROWS) + 1)
         self.stats_note = QLabel("")
-        grid.addWidget(self.stats_note, 5, 0, 1, 8)
+        grid.addWidget(self.stats_note, FIGURE_ROWS, 0, 1, 4)
         self.guess_note = QLabel()
         self.guess_note.setWordWrap(True)
         self.guess_note.setStyleSheet(WARN_STYLE)
         self.guess_note.hide()
-        grid.addWidget(self.guess_note, 6, 0, 1, 8)
+        grid.addWidget(self.guess_note, FIGURE_ROWS + 1, 0, 1, 4)
         top = QHBoxLayout()
         top.addLayout(left)
         top.addWidget(stats_box, 1)
@@ -87,14 +92,22 @@ class BenchmarkPanel(OneJobView, Panel):
                                   "measured.")
         self.caption.follow(stats_box, self.view)
         layout = QVBoxLayout(live)
+        layout.setContentsMargins(4, 4, 4, 4)
+        layout.setSpacing(4)
         layout.addWidget(self.caption)
         layout.addLayout(top)
+        layout.addWidget(self.status)
         layout.addWidget(self.view, 1)
+
+    def remembered(self) -> dict:
+        form = self.run_form
+        return {"warmup": form.warmup, "stop_by": form.stop_by, "iterations": form.iterations,
+                "duration": form.duration, "concurrency": form.concurrency, "log_scale": self.view.log_scale}
 
     def model_changed(self, model) -> None:
         if self.job is None:
             self.status.setText("Open a model to benchmark it." if model is None else
-                                f"Ready: {model.label} with the Session tab's settings.")
+                                f"Ready: {breakable(model.label)} with the Session tab's settings.")
         self.caption.model_changed(model)
         self.sweep.model_changed(model)
 
@@ -103,7 +116,7 @@ class BenchmarkPanel(OneJobView, Panel):
         """A stored sweep opens on the Sweep page; a benchmark's figures on the first."""
         if kind == "sweep":
             self.tabs.setCurrentWidget(self.sweep)
-            self.sweep.show_result(result)
+            self.sweep.show_result(result, note="re-opened from History")
         else:
             self.tabs.setCurrentIndex(0)
             self.show_report(result, note="re-opened from History")

@@ -1,9 +1,12 @@
 """Sweep page of the Benchmark tab: a symbolic dimension's values × concurrency levels,
 each cell in a fresh process; a table, a throughput heat map and line charts, with
-the best throughput under a latency limit outlined."""
+the best throughput under a latency limit outlined. A caption says which model ran on
+which inputs when, and how to read a ratio; a cancelled sweep keeps the cells it measured,
+marked partial."""
 
 from __future__ import annotations
 
+import time
 from pathlib import Path
 
 from PySide6.QtWidgets import (QComboBox, QDoubleSpinBox, QFormLayout, QGroupBox, QHBoxLayout, QLabel, QLineEdit,
@@ -11,6 +14,7 @@ from PySide6.QtWidgets import (QComboBox, QDoubleSpinBox, QFormLayout, QGroupBox
 from PySide6.QtCore import Qt
 
 from app.gui.shell.panel import OneJobView
+from app.gui.widgets.run_caption import RunCaption, inputs_text
 from app.core.bench.jobs import SWEEP
 
 NO_DIM = "(none: concurrency only)"
@@ -18,7 +22,7 @@ NO_DIM = "(none: concurrency only)"
 
 class SweepView(OneJobView, QWidget):
     def __init__(self, panel):
-        from app.gui.widgets.run_form import RunSettingsForm
+        from app.gui.widgets.run_form import SIDE_WIDTH, RunSettingsForm
         from app.gui.widgets.charts import HeatMap, LineChart
         from app.gui.widgets.table import DataTable
 
@@ -27,6 +31,8 @@ class SweepView(OneJobView, QWidget):
         self.job = None
         self.result: dict | None = None
         self.cells: list[dict] = []
+        self.planned: list[dict] = []          # the running sweep's first cell's inputs
+        self._running: tuple[str, dict, float] | None = None    # path, the grid, start time
         grid_box = QGroupBox("Grid")
         form = QFormLayout(grid_box)
         self.dim = QComboBox()
@@ -59,7 +65,10 @@ class SweepView(OneJobView, QWidget):
         buttons = QHBoxLayout()
         buttons.addWidget(self.start_button)
         buttons.addWidget(self.cancel_button)
-        left = QVBoxLayout()
+        side = QWidget()
+        side.setMaximumWidth(SIDE_WIDTH)     # the results get the rest, however long a status or file name
+        left = QVBoxLayout(side)
+        left.setContentsMargins(0, 0, 0, 0)
         left.addWidget(grid_box)
         left.addWidget(self.run_form)
         left.addLayout(buttons)
@@ -75,15 +84,22 @@ class SweepView(OneJobView, QWidget):
         charts.addTab(self.heat, "Heat map")
         charts.addTab(self.latency_chart, "Latency")
         charts.addTab(self.throughput_chart, "Throughput")
-        right = QSplitter(Qt.Orientation.Vertical)
-        right.addWidget(self.table)
-        right.addWidget(charts)
-        right.setSizes([200, 400])
+        results = QSplitter(Qt.Orientation.Vertical)
+        results.addWidget(self.table)
+        results.addWidget(charts)
+        results.setSizes([200, 400])
+        self.caption = RunCaption("No sweep yet: the table and the charts will say which model and inputs they "
+                                  "measured.")
+        self.caption.follow(results)
+        right = QVBoxLayout()
+        right.addWidget(self.caption)
+        right.addWidget(results, 1)
         layout = QHBoxLayout(self)
-        layout.addLayout(left)
-        layout.addWidget(right, 1)
+        layout.addWidget(side)
+        layout.addLayout(right, 1)
 
     def model_changed(self, model) -> None:
+        self.caption.model_changed(model)
         names = []
         if model is not None and model.summary is not None:
             for item in model.summary["inputs"]:
@@ -122,11 +138,12 @@ class SweepView(OneJobView, QWidget):
             return
         if run is not None:
             self.run_form.set_settings(run)
-        self.cells, self.result = [], None
-        self.show_cells()
+        self.cells, self.result, self.planned = [], None, []     # the last sweep stays, greyed, until cells come
         self.start_button.setEnabled(False)
         self.cancel_button.setEnabled(True)
         name = Path(path).name
+        self._running = (path, params, time.time())
+        self.caption.running(name)
         self.job = context.jobs.start(
             f"Sweep {name}", SWEEP,
             {"path": path, "session": config.to_dict(), "run": self.run_form.settings(), **params},
@@ -134,14 +151,44 @@ class SweepView(OneJobView, QWidget):
             on_progress=lambda _f, message: self.status.setText(message))
 
     def _on_data(self, kind: str, payload) -> None:
-        if kind == "sweep-cell":
+        if self._running is None:
+            return
+        path, grid, started = self._running
+        if kind == "inputs":
+            self.planned = payload["inputs"]
+            self.caption.running(f"{Path(path).name} on {inputs_text(self.planned)}")
+        elif kind == "sweep-cell":
+            if not self.cells:
+                self.caption.show_run(path, Path(path).name, self.planned, started, note="measuring…",
+                                      detail=_definition(grid))
             self.cells.append(payload)
             self.show_cells()
 
+    def _on_error(self, exc) -> None:
+        from app.core.jobs.errors import JobCancelled
+
+        super()._on_error(exc)
+        path, grid, started = self._running
+        self._running = None
+        if not isinstance(exc, JobCancelled) or not self.cells:
+            self.caption.stopped()
+            return
+        total = len(grid["dim_values"] or [None]) * len(grid["concurrency_values"])
+        note = f"partial — cancelled with {len(self.cells)} of {total} cells measured; not stored"
+        self.caption.show_run(path, Path(path).name, self.planned, started, note=note, detail=_definition(grid))
+        self.status.setText(f"Cancelled: {len(self.cells)} of {total} cells measured, shown as partial.")
+
+    def _on_result(self, result: dict) -> None:
+        self._running = None
+        super()._on_result(result)
+
     # showing -------------------------------------------------------------------
-    def show_result(self, result: dict) -> None:
+    def show_result(self, result: dict, note: str = "") -> None:
         self.result = result
         self.cells = list(result["cells"])
+        path = (result.get("model") or {}).get("path", "")
+        self.caption.show_run(path, Path(path).name, result.get("inputs"), result.get("created"), note=note,
+                              detail=_definition(result))
         self.show_cells(result.get("dim"), result["best"])
         best = result["best"]
         if result["latency_limit_ms"] is not None and best is None:
@@ -207,3 +254,14 @@ def _ratio_columns(cell: dict) -> list:
         return ["–", "–", "–"]
     low, high = cell["ratio_ci"]
     return [f"{cell['ratio']:.3g}×", f"[{low:.3g}, {high:.3g}]", cell["verdict"]]
+
+
+def _definition(grid: dict) -> str:
+    """What the sweep measured and how to read its ratios (`grid`: the sweep's parameters or result)."""
+    dim = grid.get("dim")
+    cells = (f"{dim} = {', '.join(map(str, grid.get('dim_values') or []))} × " if dim else "") + (
+        f"concurrency {', '.join(map(str, grid.get('concurrency_values') or []))}")
+    rule = (grid.get("alternation") or {}).get("verdict_rule")
+    return (f"{cells}, each cell in a process of its own. Ratio = {dim + ' items' if dim else 'runs'} per second "
+            "of the cell / of the first cell, the median over rounds of alternating blocks, with its 95 % interval"
+            + (f". Verdict: {rule}." if rule else "."))

@@ -1,21 +1,26 @@
 """Compare tab: the models selected in the list, each in a process of its own with the same
 session and inputs, timed in alternation; a table with each speedup's interval and verdict,
-speedup bars with their intervals, grouped latency bars and throughput bars."""
+speedup bars with their intervals, grouped latency bars and throughput bars. A caption says
+which models ran on which inputs when, and how to read a speedup; a cancelled comparison
+shows the rounds it measured, marked partial."""
 
 from __future__ import annotations
 
 from pathlib import Path
 
 from PySide6.QtCore import Qt
-from PySide6.QtWidgets import QFileDialog, QHBoxLayout, QLabel, QPushButton, QSplitter, QVBoxLayout
+from PySide6.QtWidgets import (QFileDialog, QHBoxLayout, QLabel, QPushButton, QSplitter, QTabWidget, QVBoxLayout,
+                               QWidget)
 
 from app.core.bench.accuracy import accuracy_text
 from app.core.units import human_bytes
 from app.gui.shell.panel import OneJobView, Panel
-from app.gui.widgets.run_caption import stored_text
+from app.gui.widgets.run_caption import RunCaption, inputs_text, stored_text
 from app.core.bench.jobs import COMPARE
 
-HEADERS = ["Model", "Size", "p50 ms", "p90 ms", "p99 ms", "runs/s", "Speedup", "95 % interval", "Verdict", "max |Δ|",
+CHART_LABEL_CHARS = 28     # a bar's label; a longer one would be dropped by the axis for want of room
+#: the answer first (speedup, its interval and verdict), so it is in view however narrow the window
+HEADERS = ["Model", "Speedup", "95 % interval", "Verdict", "p50 ms", "p90 ms", "p99 ms", "runs/s", "Size", "max |Δ|",
            "Cosine", "Providers", "Accuracy (data folder)"]
 
 
@@ -23,13 +28,15 @@ class ComparePanel(OneJobView, Panel):
     title = "Compare"
 
     def build(self) -> None:
-        from app.gui.widgets.run_form import RunSettingsForm
+        from app.gui.widgets.run_form import SIDE_WIDTH, RunSettingsForm
         from app.gui.widgets.charts import GroupedBarChart
         from app.gui.widgets.chart_base import BarChart
         from app.gui.widgets.table import DataTable
 
         self.job = None
         self.result: dict | None = None
+        self.partial: dict | None = None         # what a cancelled comparison measured
+        self._running: list[dict] | None = None    # the models being compared
         self.hint = QLabel("Select two or more models or variants in the list (Ctrl+click). The one highest in the "
                            "list is the reference for speedup and fidelity.")
         self.hint.setWordWrap(True)
@@ -49,7 +56,10 @@ class ComparePanel(OneJobView, Panel):
         self.drift_button.clicked.connect(lambda: self.show_drift())
         self.status = QLabel()
         self.status.setWordWrap(True)
-        left = QVBoxLayout()
+        side = QWidget()
+        side.setMaximumWidth(SIDE_WIDTH)     # the results get the rest, however long a status or file name
+        left = QVBoxLayout(side)
+        left.setContentsMargins(0, 0, 0, 0)
         left.addWidget(self.hint)
         left.addWidget(self.run_form)
         for button in (self.start_button, self.cancel_button, export_table, export_charts, self.drift_button):
@@ -62,27 +72,35 @@ class ComparePanel(OneJobView, Panel):
         self.speedup_whiskers = None
         self.latency_chart = GroupedBarChart("Latency (ms)")
         self.throughput_chart = BarChart("Throughput (runs/s)", horizontal=False)
-        charts = QSplitter(Qt.Orientation.Horizontal)
-        charts.addWidget(self.speedup_chart)
-        charts.addWidget(self.latency_chart)
-        charts.addWidget(self.throughput_chart)
-        self.definition = QLabel()
-        self.definition.setWordWrap(True)
-        right = QSplitter(Qt.Orientation.Vertical)
-        right.addWidget(self.table)
-        right.addWidget(charts)
-        right.addWidget(self.definition)
-        right.setSizes([200, 400, 40])
+        charts = QTabWidget()             # one chart at a time, each with the whole width
+        charts.addTab(self.speedup_chart, "Speedup")
+        charts.addTab(self.latency_chart, "Latency")
+        charts.addTab(self.throughput_chart, "Throughput")
+        results = QSplitter(Qt.Orientation.Vertical)
+        results.addWidget(self.table)
+        results.addWidget(charts)
+        results.setSizes([250, 350])
+        self.caption = RunCaption("No comparison yet: the table and the charts will say which models and inputs "
+                                  "they measured.")
+        self.caption.follow(results)
+        right = QWidget()
+        right_layout = QVBoxLayout(right)
+        right_layout.setContentsMargins(0, 0, 0, 0)
+        right_layout.addWidget(self.caption)
+        right_layout.addWidget(results, 1)
         layout = QHBoxLayout()
-        layout.addLayout(left)
+        layout.addWidget(side)
         layout.addWidget(right, 1)
         self.layout_.addLayout(layout)
+
+    def model_changed(self, model) -> None:
+        self.caption.model_changed(model)
 
     def selected_models(self) -> list:
         return self.context.selected_models()
 
     def open_result(self, kind: str, result: dict) -> None:
-        self.show_result(result)
+        self.show_result(result, note="re-opened from History")
 
     def run_again(self, kind: str, entry: dict) -> None:
         from app.core.session.config import SessionConfig
@@ -110,39 +128,69 @@ class ComparePanel(OneJobView, Panel):
         self.start_button.setEnabled(False)
         self.cancel_button.setEnabled(True)
         self.status.setText(f"Comparing {len(models)} models…")
+        self.partial, self._running = None, models
+        self.caption.running(_label(models))
         self.job = self.jobs.start(
             f"Compare {', '.join(m['label'] for m in models)}", COMPARE,
             {"models": models, "session": config.to_dict(), "run": self.run_form.settings()},
-            on_result=self._on_result, on_error=self._on_error,
+            on_data=self._on_data, on_result=self._on_result, on_error=self._on_error,
             on_progress=lambda _f, message: self.status.setText(message))
 
-    def show_result(self, result: dict) -> None:
+    def _on_data(self, kind: str, payload) -> None:
+        if kind == "inputs" and self._running is not None:
+            self.context.report_inputs(self._running[0]["path"], payload["inputs"])
+            self.caption.running(f"{_label(self._running)} on {inputs_text(payload['inputs'])}")
+        elif kind == "compare-partial":
+            self.partial = payload
+
+    def _on_error(self, exc) -> None:
+        from app.core.jobs.errors import JobCancelled
+
+        super()._on_error(exc)
+        self._running = None
+        if isinstance(exc, JobCancelled) and self.partial is not None:
+            rounds = self.partial["alternation"]["rounds_run"]
+            self.show_result(self.partial, note=f"partial — cancelled after {rounds} rounds; not stored")
+            self.status.setText(f"Cancelled: showing the {rounds} rounds measured, marked partial.")
+        else:
+            self.caption.stopped()
+
+    def _on_result(self, result: dict) -> None:
+        self._running = None
+        super()._on_result(result)
+
+    def show_result(self, result: dict, note: str = "") -> None:
         from app.gui.widgets.theme import series_colors
 
         self.ensure_built()
         self.result = result
+        paths = [row.get("path") or row["label"] for row in result["models"]]
+        self.caption.show_run(paths[0], _label(result["models"]), result.get("inputs"), result.get("created"),
+                              note=note, paths=paths, detail=_definition(result))
         rows = []
-        for row in result["models"]:
+        for index, row in enumerate(result["models"]):
             fidelity = row["fidelity"] or {}
             interval = row.get("speedup_ci")
-            rows.append([row["label"], human_bytes(row["size_bytes"]), row["latency_ms"]["p50"],
-                         row["latency_ms"]["p90"], row["latency_ms"]["p99"], row["throughput_per_s"], row["speedup"],
-                         f"{interval[0]:.3f} – {interval[1]:.3f}" if interval else "not measured",
-                         row.get("verdict", "one after the other"),
-                         fidelity.get("max_abs_diff", "reference" if row["fidelity"] is None else None),
-                         fidelity.get("min_cosine"), ", ".join(row["providers"]), accuracy_text(row.get("accuracy"))])
+            unchecked = "reference" if index == 0 else "not checked"    # a partial comparison checks none
+            rows.append([row["label"], row["speedup"], f"{interval[0]:.3f} – {interval[1]:.3f}" if interval else
+                         "not measured", row.get("verdict", "one after the other"), row["latency_ms"]["p50"],
+                         row["latency_ms"]["p90"], row["latency_ms"]["p99"], row["throughput_per_s"],
+                         human_bytes(row["size_bytes"]), fidelity.get("max_abs_diff", unchecked if row["fidelity"] is None else None),
+                         fidelity.get("min_cosine"), ", ".join(row["providers"]),
+                         accuracy_text(row.get("accuracy"))])
         self.table.decimals = 4
         self.table.set_rows(rows)
-        labels = [row["label"] for row in result["models"]]
+        labels = [_short(row["label"]) for row in result["models"]]
         self._show_speedups(result)
         self.latency_chart.set_groups(["p50", "p90", "p99"],
-                                      [(row["label"], [row["latency_ms"][k] for k in ("p50", "p90", "p99")])
+                                      [(_short(row["label"]), [row["latency_ms"][k] for k in ("p50", "p90", "p99")])
                                        for row in result["models"]], "ms")
         colors = series_colors()
         self.throughput_chart.set_bars(labels, [row["throughput_per_s"] for row in result["models"]], "runs/s",
                                        brushes=[colors[i % len(colors)] for i in range(len(labels))])
-        self.status.setText(f"Reference: {result['baseline']}" + stored_text(result))
-        self.drift_button.setEnabled(len(result["models"]) > 1)
+        if not result.get("partial"):
+            self.status.setText("Done: the first model is the reference" + stored_text(result))
+        self.drift_button.setEnabled(len(result["models"]) > 1 and not result.get("partial"))
 
     def show_drift(self) -> None:
         """The Drift tab on the selected row's model (the second, when none or the reference is selected)."""
@@ -152,12 +200,12 @@ class ComparePanel(OneJobView, Panel):
         self.context.run_again("drift", {"source": models[0]["path"], "variant": models[row or 1]["path"]})
 
     def _show_speedups(self, result: dict) -> None:
-        """Speedup bars with their 95 % intervals as whiskers, and what speedup means."""
+        """Speedup bars with their 95 % intervals as whiskers."""
         import numpy as np
         import pyqtgraph as pg
 
-        models, baseline = result["models"], result["baseline"]
-        self.speedup_chart.set_bars([row["label"] for row in models], [row["speedup"] or 0.0 for row in models],
+        models = result["models"]
+        self.speedup_chart.set_bars([_short(row["label"]) for row in models], [row["speedup"] or 0.0 for row in models],
                                     "speedup")
         # the definition is spelled out under the charts: a long title would widen the chart past its place
         self.speedup_chart.plot.setTitle("Speedup (whiskers: 95 % interval)")
@@ -173,16 +221,6 @@ class ComparePanel(OneJobView, Panel):
                 top=high - speedup, beam=0.2, pen=pg.mkPen(self.speedup_chart.colors["foreground"]))
             self.speedup_chart.plot.addItem(self.speedup_whiskers)
             self.speedup_chart.plot.autoRange()
-        plan = result.get("alternation")
-        if plan:
-            definition = result["speedup_definition"].replace("reference", baseline, 1)
-            self.definition.setText(
-                f"Measured in alternation: {plan['rounds_run']} rounds of {plan['block_runs']} runs per model, one "
-                f"model at a time. {definition[:1].upper() + definition[1:]}. "
-                f"Above 1: faster than {baseline}. Verdict: {plan['verdict_rule']}.")
-        else:
-            self.definition.setText(f"Speedup: {baseline}'s p50 over each model's p50, measured one after the "
-                                    "other (a result stored before comparisons alternated): no interval, no verdict.")
 
     def export_charts(self, folder: str | None = None) -> list[str]:
         if folder is None:
@@ -200,3 +238,23 @@ class ComparePanel(OneJobView, Panel):
             if answer != QMessageBox.StandardButton.Yes:
                 return []
         return [chart.export_png(str(Path(folder) / name)) for name, chart in names.items()]
+
+
+def _short(label: str, most: int = CHART_LABEL_CHARS) -> str:
+    """A model's label short enough to sit under its bar (the table and the caption have it whole)."""
+    return label if len(label) <= most else label[:most // 2 - 1] + "…" + label[-(most // 2):]
+
+
+def _label(models: list[dict]) -> str:
+    return " vs ".join(model["label"] for model in models)
+
+
+def _definition(result: dict) -> str:
+    """How to read the speedups: what they divide, how they were measured, what a verdict says."""
+    baseline, plan = result["baseline"], result.get("alternation")
+    if not plan:
+        return (f"Speedup = reference p50 / model p50, the reference being {baseline}, measured one after the "
+                "other (a result stored before comparisons alternated): no interval, no verdict.")
+    return (f"Speedup = reference p50 / model p50, the reference being {baseline} (above 1: faster than it), as "
+            f"the median over {plan['rounds_run']} rounds in which each model ran {plan['block_runs']} runs in turn; "
+            f"whiskers and the interval column: its 95 % interval. Verdict: {plan['verdict_rule']}.")

@@ -1,5 +1,8 @@
 """Convert tab: make a variant of the current model, as a background job, and show what it
-did and how faithful it is. The variant joins the model list under its source."""
+did and how faithful it is. The variant joins the model list under its source, and the
+source stays selected, so the next conversion starts from the source again. Variants go to
+a folder of the user's (the last one used; first a per-user folder), never by default
+beside the source, whose folder is often shared."""
 
 from __future__ import annotations
 
@@ -11,8 +14,10 @@ from PySide6.QtCore import Qt
 
 from app.core.convert.options import KINDS, default_output, kind_info, unavailable_reason
 from app.core.convert.jobs import CONVERT, DETECT_TRANSFORMER, SPEED_S
-from app.gui.panels.convert.parts import OptionsForm, PathEdit, ResultCard
+from app.core.store.paths import output_dir
+from app.gui.panels.convert.parts import OptionsForm, PathEdit, ResultCard, failed_check_text
 from app.gui.shell.panel import Panel
+from app.gui.widgets.theme import verdict_color
 
 
 
@@ -141,14 +146,28 @@ class ConvertPanel(Panel):
         self.rtol.setText(f"{info.tolerance['rtol']:g}")
         self.cosine.setText(f"{info.tolerance['min_cosine']:g}")
         self._suggest_output()
-        self.status.setText("")
+        self._say("")
         self._update_availability()
         if info.name == "transformers":
             self._detect_transformer_shape()
 
+    def remembered(self) -> dict:
+        return {"kind": self.kind_box, "fidelity": self.fidelity, "speed": self.speed}
+
+    def output_folder(self) -> Path:
+        return Path(self.context.settings.convert_output_dir or output_dir())
+
     def _suggest_output(self) -> None:
-        if self.model is not None and not self.output_edited:
-            self.output.setText(str(default_output(self.model.path, self.kind())))
+        """A name from the source and the kind in the output folder; a path the user typed keeps
+        its folder and name, and only its ending follows the kind (.ort or .onnx)."""
+        if self.model is None:
+            return
+        typed = Path(self.output.text().strip()).expanduser()
+        if self.output_edited and self.output.text().strip():
+            if typed.suffix.lower() in (".onnx", ".ort"):
+                self.output.setText(str(typed.with_suffix(kind_info(self.kind()).suffix)))
+            return
+        self.output.setText(str(self.output_folder() / default_output(self.model.path, self.kind()).name))
 
     def _detect_transformer_shape(self) -> None:
         if self.model is None or self.model.summary is None or self.model.summary["format"] != "onnx":
@@ -160,8 +179,11 @@ class ConvertPanel(Panel):
                 for name in ("num_heads", "hidden_size"):
                     if shape[name]:
                         self.options.set_value(name, shape[name])
+                # The type stays "auto" (the conversion reads it the same way); the note says what that gives.
+                self.kind_note.setText(f"{kind_info('transformers').summary} Model type auto reads this graph as "
+                                       f"{shape['model_type']}: {shape['model_type_reason']}.")
 
-        self.jobs.start(f"Detect heads of {model.label}", DETECT_TRANSFORMER, {"path": model.path}, on_result=detected)
+        self.jobs.start(f"Detect the layout of {model.label}", DETECT_TRANSFORMER, {"path": model.path}, on_result=detected)
 
     def _refresh_state(self) -> None:
         running = self.job is not None
@@ -170,9 +192,9 @@ class ConvertPanel(Panel):
         self.run_button.setEnabled(ready and not running and not reason)
         self.cancel_button.setEnabled(running)
         if reason:
-            self.status.setText(reason)
+            self._say(reason)
         elif self.model is not None and self.model.summary is not None and not ready:
-            self.status.setText("ORT-format models cannot be converted; convert the .onnx model they came from.")
+            self._say("ORT-format models cannot be converted; convert the .onnx model they came from.")
 
     def model_changed(self, model) -> None:
         self.output_edited = False
@@ -232,6 +254,8 @@ class ConvertPanel(Panel):
         if self.model is None or self.job is not None:
             return
         target = Path(self.output.text().strip()).expanduser()
+        if target.parent == output_dir():
+            target.parent.mkdir(parents=True, exist_ok=True)    # the per-user default, made on first use
         force = False
         if target.exists():
             if not self.confirm_overwrite(target):
@@ -240,12 +264,14 @@ class ConvertPanel(Panel):
         source = self.model
         kind = self.kind()
         self.progress.setValue(0)
-        self.status.setText("converting…")
+        self._say("converting…")
 
         def done(report: dict) -> None:
-            # reread: a file replaced on disk is read again
+            # reread: a file replaced on disk is read again; the source stays the current model
             self.context.open_model(report["output"], parent=source, kind=kind, extra={"conversion": report},
-                                    reread=True)
+                                    reread=True, select=False)
+            self.context.settings.convert_output_dir = str(Path(report["output"]).parent)
+            self.output_edited = False         # the next name comes from the kind again, in this folder
             self.card.show_report(report)
             self._drift_ready()
 
@@ -257,7 +283,7 @@ class ConvertPanel(Panel):
     def _progressed(self, fraction, message: str) -> None:
         if fraction is not None:
             self.progress.setValue(int(fraction * 100))
-        self.status.setText(message)
+        self._say(message)
 
     def _finished(self, job) -> None:
         if job is not self.job:
@@ -265,8 +291,15 @@ class ConvertPanel(Panel):
         self.jobs.job_finished.disconnect(self._finished)
         self.job = None
         self.progress.setValue(100 if job.state == "done" else 0)
-        self.status.setText({"done": "done", "cancelled": "cancelled", "failed": "failed: see the message"}
-                            .get(job.state, job.state))
+        if job.state == "failed":
+            self._say(f"failed: {getattr(job.error, 'message', job.error)}", failed=True)
+        elif job.state == "done" and job.result is not None:
+            problem = failed_check_text(job.result["fidelity"])
+            name = Path(job.result["output"]).name
+            self._say(f"made {name}, but the check failed: {problem}" if problem else
+                      f"done: {name} is under its source in the model list", failed=bool(problem))
+        else:
+            self._say(job.state)
         self._refresh_state()
 
     def _drift_ready(self) -> None:
@@ -276,6 +309,10 @@ class ConvertPanel(Panel):
     def show_drift(self) -> None:
         report = self.card.report
         self.context.run_again("drift", {"source": report["input"], "variant": report["output"], "conversion": report})
+
+    def _say(self, text: str, failed: bool = False) -> None:
+        self.status.setText(text)
+        self.status.setStyleSheet(f"color: {verdict_color(False)};" if failed else "")
 
     def cancel(self) -> None:
         if self.job is not None:

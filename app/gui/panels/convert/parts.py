@@ -6,12 +6,22 @@ from __future__ import annotations
 from html import escape
 
 from PySide6.QtCore import Qt, Signal
+from PySide6.QtGui import QColor
 from PySide6.QtWidgets import (QCheckBox, QComboBox, QFileDialog, QFormLayout, QGroupBox, QHBoxLayout, QLabel,
                                QLineEdit, QPushButton, QSpinBox, QVBoxLayout, QWidget)
 
 from app.core.convert.options import Option
 from app.core.convert.speed import speed_sentence
+from app.core.convert.weights import share_text
+from app.core.session.outputs import REL_FLOOR
 from app.core.units import human_bytes
+from app.gui.widgets.theme import verdict_color
+
+#: under the fidelity table: what "Max rel diff" leaves out, and why it can exceed rel and still pass
+REL_NOTE = (f"Max rel diff leaves out values smaller than {REL_FLOOR * 100:g} % of the output's largest "
+            "magnitude: near zero, a relative difference is large without meaning anything. A value passes when "
+            "its difference is within abs + rel × |source|, so a small value can pass with a large relative "
+            "difference.")
 
 
 class OptionsForm(QWidget):
@@ -95,6 +105,7 @@ class PathEdit(QWidget):
         super().__init__(parent)
         self.folder, self.save, self.filter_text = folder, save, filter_text
         self.edit = QLineEdit()
+        self.edit.textChanged.connect(self.edit.setToolTip)     # a long path shows whole on hover
         button = QPushButton("Browse…")
         button.clicked.connect(self.browse)
         layout = QHBoxLayout(self)
@@ -123,6 +134,15 @@ def _verdict(passed) -> str:
     return {True: "pass", False: "FAIL", None: "not compared"}[passed]
 
 
+def failed_check_text(fidelity: dict) -> str:
+    """Why the fidelity check failed, output by output ("" when it passed or was not run)."""
+    if fidelity.get("skipped") or fidelity.get("passed") is not False:
+        return ""
+    failed = [f"{o['name']}: {o['problem'] or 'outside the tolerance'}" for o in fidelity.get("outputs", [])
+              if o.get("passed") is False]
+    return "; ".join(failed) or fidelity.get("problem", "") or "outside the tolerance"
+
+
 def fidelity_table():
     """A DataTable that writes tiny differences as 1.2e-07 rather than 0.000000."""
     from app.gui.widgets.table import DataTable
@@ -133,7 +153,17 @@ def fidelity_table():
                 return f"{value:.6f}" if 0.001 <= abs(value) < 1000 or value == 0 else f"{value:.3g}"
             return super().format(value)
 
-    return FidelityTable(["Output", "Max abs diff", "Max rel diff", "Cosine", "NaN/Inf", "Result", "Why"])
+        def set_rows(self, rows, headers=None) -> None:
+            super().set_rows(rows, headers)
+            self.source.horizontalHeaderItem(2).setToolTip(REL_NOTE)
+            for row in range(self.source.rowCount()):      # a failed output in the failure colour
+                if self.source.item(row, 5).text() == _verdict(False):
+                    for column in (5, 6):
+                        self.source.item(row, column).setForeground(QColor(verdict_color(False)))
+
+    table = FidelityTable(["Output", "Max abs diff", "Max rel diff", "Cosine", "NaN/Inf", "Result", "Why"])
+    table.set_rows([])
+    return table
 
 
 class ResultCard(QGroupBox):
@@ -147,20 +177,26 @@ class ResultCard(QGroupBox):
         self.summary.setTextFormat(Qt.TextFormat.RichText)
         self.summary.setTextInteractionFlags(Qt.TextInteractionFlag.TextSelectableByMouse)
         self.verdict = QLabel()
+        self.verdict.setWordWrap(True)
         self.speed = QLabel()
         self.speed.setWordWrap(True)
         self.speed.setTextFormat(Qt.TextFormat.RichText)
         self.table = fidelity_table()
+        self.rel_note = QLabel(REL_NOTE)
+        self.rel_note.setWordWrap(True)
+        self.rel_note.setEnabled(False)        # read as a note: the disabled (muted) text colour
         layout = QVBoxLayout(self)
         layout.addWidget(self.summary)
         layout.addWidget(self.verdict)
         layout.addWidget(self.speed)
         layout.addWidget(self.table, 1)
+        layout.addWidget(self.rel_note)
         self.report: dict | None = None
         self.show_report(None)
 
     def show_report(self, report: dict | None) -> None:
         self.report = report
+        self.rel_note.hide()
         if report is None:
             self.summary.setText("Pick a kind, set its options and press Convert. The result appears here.")
             self.verdict.setText("")
@@ -174,6 +210,9 @@ class ResultCard(QGroupBox):
                  + (f" ({ratio:.2f}×)" if ratio else ""),
                  f"Time: {report['seconds']:.2f} s",
                  f"Operators: {escape(report['op_changes']['text'])}"]
+        half = report.get("float16_weights")
+        if half and half["share"] is not None:
+            lines.append(f"Float16: {share_text(half['share'])} of the weights (by bytes)")
         lines += [f"Kept in float32: {escape(k['what'])} — <i>{escape(k['why'])}</i>" for k in report["kept_in_fp32"]]
         lines += [f"Repaired: {escape(r['what'])} — <i>{escape(r['why'])}</i>" for r in report["repairs"]]
         lines += [f"⚠ {escape(w)}" for w in report["warnings"]]
@@ -184,21 +223,25 @@ class ResultCard(QGroupBox):
             self.table.set_rows([])
             return
         if report.get("check") == "not-run":
-            self.verdict.setText(f"<b style='color:#c0392b'>Fidelity NOT CHECKED</b> — {escape(fidelity['problem'])}. "
+            self.verdict.setText(f"<b style='color:{verdict_color(False)}'>Fidelity NOT CHECKED</b> — "
+                                 f"{escape(fidelity['problem'])}. "
                                  "Set the inputs in the Session tab to check it.")
             self.table.set_rows([])
             return
         dims = ", ".join(f"{i['name']} {'×'.join(map(str, i['shape'])) or 'scalar'} ({i['source']})"
                          for i in fidelity.get("inputs", [])) or "none needed"
         tolerance = fidelity["tolerance"]
-        colour = "#2e8b3d" if fidelity["passed"] else "#c0392b"
+        colour = verdict_color(bool(fidelity["passed"]))
+        why = failed_check_text(fidelity)
         self.verdict.setText(f"<b style='color:{colour}'>Fidelity {'passed' if fidelity['passed'] else 'FAILED'}"
-                             f"</b> — |diff| ≤ {tolerance['atol']:g} + {tolerance['rtol']:g}·|source|, cosine ≥ "
+                             "</b>" + (f"<span style='color:{colour}'> — {escape(why)}</span>" if why else "")
+                             + f"<br>|diff| ≤ {tolerance['atol']:g} + {tolerance['rtol']:g}·|source|, cosine ≥ "
                              f"{tolerance['min_cosine']:g}; inputs: {escape(dims)}")
         self.table.set_rows([[o["name"], o["max_abs_diff"], o["max_rel_diff"], o["cosine"], o["nonfinite"],
                               _verdict(o["passed"]), o["problem"]] for o in fidelity["outputs"]])
+        self.rel_note.setVisible(bool(fidelity["outputs"]))
 
     def show_speed(self, speed: dict) -> None:
-        colour = {"faster": "#2e8b3d", "slower": "#c0392b"}.get(speed.get("verdict"), "")
+        colour = {"faster": verdict_color(True), "slower": verdict_color(False)}.get(speed.get("verdict"), "")
         text = escape(speed_sentence(speed))
         self.speed.setText(f"<b style='color:{colour}'>{text}</b>" if colour else text)

@@ -30,11 +30,14 @@ class DiagnosePanel(Panel):
         self.run_button.setToolTip("Profile the model with the Session tab's settings, time it, try fixed "
                                    "dimensions and spinning, and explain what slows it down.")
         self.run_button.clicked.connect(self.start)
-        self.status = QLabel("Pick a model and press Diagnose.")
+        self.status = QLabel()
         self.status.setWordWrap(True)
         top.addWidget(self.run_button)
         top.addWidget(self.status, 1)
         self.layout_.addLayout(top)
+        self.figures = QLabel()       # the diagnosed run's latency: greyed with the findings
+        self.figures.setWordWrap(True)
+        self.layout_.addWidget(self.figures)
         self.table = DataTable(["Severity", "Finding", "Id", "Likely cost"])
         self.table.selectionModel().currentRowChanged.connect(lambda *_: self._show_selected())
         self.details = QTextBrowser()
@@ -46,21 +49,30 @@ class DiagnosePanel(Panel):
         body.addWidget(self.details)
         body.setSizes([260, 300])
         self.layout_.addWidget(body, 1)
-        self.caption.follow(body)
+        self.caption.follow(self.figures, body)
         self.layout_.addWidget(self.apply_button)
 
     def model_changed(self, model) -> None:
         self.run_button.setEnabled(model is not None and model.summary is not None and self.job is None)
         self.caption.model_changed(model)
+        if self.job is None and self.result is None:
+            self.status.setText("Open a model to diagnose it." if model is None else
+                                f"Ready: Diagnose profiles, times and tries settings on {model.label}.")
 
     def start(self) -> None:
+        from app.core.jobs.errors import UserError
+
         if self.model is None or self.job is not None:
+            return
+        try:
+            params = {"path": self.model.path, "session": self.context.session.config().to_dict()}
+        except UserError as exc:
+            self.context.show_error("Diagnose", exc.message)
             return
         self.run_button.setEnabled(False)
         self.status.setText("Profiling, timing and experimenting…")
         self._running = (self.model.path, self.model.label, time.time())
         self.caption.running(self.model.label)
-        params = {"path": self.model.path, "session": self.context.session.config().to_dict()}
         self.job = self.jobs.start(f"Diagnose {self.model.label}", DIAGNOSE, params,
                                    on_result=self.show_result, on_error=self._failed)
 
@@ -79,8 +91,9 @@ class DiagnosePanel(Panel):
         self.context.report_inputs(path, result.get("inputs") or [])
         self.caption.show_run(path, label, result.get("inputs"), started)
         stats = result["evidence"]["latency_ms"]
-        self._done(f"{len(result['findings'])} finding(s). Latency p50 {stats['p50']:.3f} ms, p99 "
-                   f"{stats['p99']:.3f} ms over {stats['runs']} runs on {result['evidence']['cpu']}.")
+        self._done(f"Done: {len(result['findings'])} finding(s).")
+        self.figures.setText(f"Latency p50 {stats['p50']:.3f} ms, p99 {stats['p99']:.3f} ms over {stats['runs']} "
+                             f"runs on {result['evidence']['cpu']}.")
         self.table.set_rows([[f"{SEVERITY_MARK.get(f['severity'], '')} {f['severity']}", f["title"], f["id"],
                               f["cost"]] for f in result["findings"]])
         if result["findings"]:

@@ -1,4 +1,8 @@
-"""IO Binding tab: the current model fed five ways on one provider, and where the copies go."""
+"""IO Binding tab: the current model fed five ways on one provider, and where the copies go.
+
+Its inputs are the Session tab's (one plan for every tab): the tab shows the sizes that
+plan gives and runs with them. On the CPU no mode copies anything, so a CPU result is one
+compact table under a short word on what the tab shows on a GPU."""
 
 from __future__ import annotations
 
@@ -7,8 +11,7 @@ import time
 from pathlib import Path
 
 from PySide6.QtCore import Qt
-from PySide6.QtWidgets import (QComboBox, QHBoxLayout, QLabel, QPushButton, QSpinBox, QSplitter, QTextBrowser,
-                               QWidget)
+from PySide6.QtWidgets import QComboBox, QHBoxLayout, QLabel, QPushButton, QSpinBox, QSplitter, QTextBrowser
 
 from app.core.units import human_bytes
 from app.gui.shell.panel import Panel
@@ -18,6 +21,10 @@ from app.core.iobinding.jobs import IOBINDING
 PROVIDERS = [("cpu", "CPU", "CPUExecutionProvider"), ("cuda", "CUDA", "CUDAExecutionProvider"),
              ("dml", "DirectML", "DmlExecutionProvider")]
 COLUMNS = ["Mode", "Mean ms", "p50 ms", "p99 ms", "Moved MB/run", "Copy ms", "× plain (p50)", "Max diff"]
+CPU_COLUMNS = ["Mode", "p50 ms", "p99 ms", "× plain (p50)", "Max diff"]
+ON_A_GPU = ("On a GPU this tab shows what moving inputs and outputs between host and device memory costs per "
+            "run, and how much of it binding them to device buffers, keeping them on the device and replaying "
+            "the run as a CUDA graph save. ")
 
 
 class IOBindingPanel(Panel):
@@ -30,7 +37,6 @@ class IOBindingPanel(Panel):
 
         self.job = None
         self.results: dict[str, dict] = {}
-        self.dim_spins: dict[str, QSpinBox] = {}
         self.heading = QLabel()
         self.heading.setWordWrap(True)
         self.layout_.addWidget(self.heading)
@@ -40,9 +46,10 @@ class IOBindingPanel(Panel):
         for short, label, _ in PROVIDERS:
             self.provider_combo.addItem(label, short)
         self.provider_combo.currentIndexChanged.connect(lambda _: self._update_provider_note())
-        self.dims_box = QWidget()
-        self.dims_layout = QHBoxLayout(self.dims_box)
-        self.dims_layout.setContentsMargins(0, 0, 0, 0)
+        self.inputs_label = QLabel()
+        self.inputs_label.setToolTip("The Session tab's inputs, which every tab runs with: change the sizes in its "
+                                     "Inputs table. In italics: sizes nobody set, chosen by the plan (shown: what "
+                                     "it chose last or would choose).")
         self.iterations = QSpinBox(minimum=1, maximum=1_000_000, value=100)
         self.warmup = QSpinBox(minimum=0, maximum=100_000, value=10)
         self.run_button = QPushButton("Run")
@@ -50,13 +57,14 @@ class IOBindingPanel(Panel):
         self.cancel_button = QPushButton("Cancel")
         self.cancel_button.setEnabled(False)
         self.cancel_button.clicked.connect(self.cancel)
-        for widget in (QLabel("Provider:"), self.provider_combo, QLabel("Input size:"), self.dims_box,
-                       QLabel("Runs per mode:"), self.iterations, QLabel("Warm-up:"), self.warmup):
+        for widget in (QLabel("Provider:"), self.provider_combo, QLabel("Runs per mode:"), self.iterations,
+                       QLabel("Warm-up:"), self.warmup):
             controls.addWidget(widget)
         controls.addStretch(1)
         controls.addWidget(self.run_button)
         controls.addWidget(self.cancel_button)
         self.layout_.addLayout(controls)
+        self.layout_.addWidget(self.inputs_label)
 
         self.provider_note = QLabel()
         self.provider_note.setWordWrap(True)
@@ -66,6 +74,10 @@ class IOBindingPanel(Panel):
         self.caption = RunCaption("No run of this model yet.")
         self.layout_.addWidget(self.caption)
 
+        self.cpu_note = QLabel()
+        self.cpu_note.setWordWrap(True)
+        self.cpu_note.hide()
+        self.layout_.addWidget(self.cpu_note)
         self.table = DataTable(COLUMNS)
         self.table.decimals = 3
         self.chart = BarChart("Median latency (ms)")
@@ -80,10 +92,14 @@ class IOBindingPanel(Panel):
         body.addWidget(self.explanation)
         body.setSizes([330, 260])
         self.layout_.addWidget(body, 1)
-        self.caption.follow(body)
+        self.caption.follow(self.cpu_note, body)
 
         self.context.providers_ready.connect(self.set_providers)
         self.set_providers(self.context.providers_info)
+        state, listener = self.context.session, self._session_changed
+        state.subscribe(listener)
+        self.destroyed.connect(lambda *_: state.unsubscribe(listener))
+        self.context.inputs_planned.connect(lambda *_: self._show_inputs())
 
     # providers ---------------------------------------------------------------
     def set_providers(self, info: dict | None) -> None:
@@ -91,6 +107,7 @@ class IOBindingPanel(Panel):
         found = {p["name"]: p for p in (info or {}).get("providers", [])}
         self.checking = info is None
         self.unusable: dict[str, str] = {}
+        self.usable_gpus: list[str] = []
         for index, (_, label, name) in enumerate(PROVIDERS):
             if name == "CPUExecutionProvider":
                 usable, reason = True, ""
@@ -100,6 +117,8 @@ class IOBindingPanel(Panel):
                 entry = found.get(name)
                 usable = bool(entry and entry["available"])
                 reason = "" if usable else (entry["reason"] if entry else "not part of this ONNX Runtime build")
+            if usable and name != "CPUExecutionProvider":
+                self.usable_gpus.append(label)
             item = self.provider_combo.model().item(index)
             item.setEnabled(usable)
             item.setToolTip(reason)
@@ -120,9 +139,9 @@ class IOBindingPanel(Panel):
             parts.append(f"<b>{label}</b> is not usable here: {html.escape(reason)}")
         self.provider_note.setText("<br>".join(parts))
 
-    # the current model -------------------------------------------------------
+    # the current model and its inputs ----------------------------------------
     def model_changed(self, model) -> None:
-        self._fill_dims(model)
+        self._show_inputs()
         self.run_button.setEnabled(model is not None and model.summary is not None and self.job is None)
         if model is None:
             self.heading.setText("Open a model to compare plain runs with IO binding and device tensors.")
@@ -132,33 +151,41 @@ class IOBindingPanel(Panel):
         result = self.results.get(model.path) if model is not None else None
         self.show_result(result)
 
-    def _fill_dims(self, model) -> None:
-        from app.core.session.inputs import default_dim
+    def _session_changed(self, _state, changed) -> None:
+        if any(name.startswith("inputs.") for name in changed):
+            self._show_inputs()
 
-        while self.dims_layout.count():
-            self.dims_layout.takeAt(0).widget().deleteLater()
-        self.dim_spins = {}
-        summary = model.summary if model is not None else None
-        if summary is None:
+    def _show_inputs(self) -> None:
+        """The sizes the Session tab's plan gives the current model's inputs."""
+        from app.core.session.input_plan import known_shape, looks_like_audio
+
+        model = self.context.current_model()
+        if model is None or model.summary is None:
+            self.inputs_label.setText("")
             return
-        given = self.context.session.config().inputs.dims
-        names = [d for i in summary["inputs"] for d in (i["shape"] or []) if isinstance(d, str) and d != "?"]
-        for name in dict.fromkeys(names):
-            spin = QSpinBox(minimum=1, maximum=1_000_000, value=int(given.get(name, default_dim(name))))
-            spin.setToolTip(f"the value of the dimension '{name}' in the generated inputs")
-            self.dim_spins[name] = spin
-            self.dims_layout.addWidget(QLabel(f"{name}"))
-            self.dims_layout.addWidget(spin)
-        if not self.dim_spins:
-            self.dims_layout.addWidget(QLabel("fixed by the model"))
+        state = self.context.session
+        dims, shapes = state.get("inputs.dims"), state.get("inputs.shapes")
+        planned = {row["name"]: row["shape"] for row in self.context.last_plan(model.path) or []}
+        parts, inputs = [], model.summary["inputs"]
+        for item in inputs:
+            known = known_shape(item, dims, shapes, planned.get(item["name"]), model.summary.get("metadata"),
+                                looks_like_audio(inputs))
+            sizes = "×".join(f"<i>{value}</i>" if origin == "plan" else str(value) for value, origin in known)
+            parts.append(f"{html.escape(item['name'])} {sizes or '(shape chosen when it runs)'}")
+        self.inputs_label.setText("Inputs, from the Session tab: " + ", ".join(parts))
 
     # running -------------------------------------------------------------------
     def start(self) -> None:
+        from app.core.jobs.errors import UserError
+
         model = self.context.current_model()
         if model is None or self.job is not None:
             return
-        config = self.context.session.config()
-        config.inputs.dims.update({name: spin.value() for name, spin in self.dim_spins.items()})
+        try:
+            config = self.context.session.config()
+        except UserError as exc:
+            self.context.show_error("IO Binding", exc.message)
+            return
         provider = self.provider_combo.currentData()
         params = {"path": model.path, "session": config.to_dict(), "provider": provider,
                   "iterations": self.iterations.value(), "warmup": self.warmup.value()}
@@ -199,10 +226,17 @@ class IOBindingPanel(Panel):
             else:
                 self.caption.show_run(result["model_path"], Path(result["model"]).name, result["inputs"],
                                       result["created"])
+        on_cpu = result is not None and result["device"] == "cpu"
+        self.cpu_note.setVisible(on_cpu)
+        self.chart.setVisible(not on_cpu)
+        self.explanation.setVisible(not on_cpu)
         if result is None:
-            self.table.set_rows([])
+            self.table.set_rows([], COLUMNS)
             self.chart.set_bars([], [])
             self.explanation.setHtml("")
+            return
+        if on_cpu:
+            self._show_cpu(result)
             return
         from app.gui.widgets.theme import series_colors
 
@@ -220,9 +254,30 @@ class IOBindingPanel(Panel):
                 labels.append(label)
                 values.append(stats["p50"])
                 brushes.append(colors[index % len(colors)])
-        self.table.set_rows(rows)
+        self.table.set_rows(rows, COLUMNS)
         self.chart.set_bars(labels, values, value_name="p50 ms", brushes=brushes)
         self.explanation.setHtml(self.explanation_html(result))
+
+    def _show_cpu(self, result: dict) -> None:
+        """A CPU run: the measured modes in one compact table, and what the tab would show on a GPU."""
+        measured = [(index, mode) for index, mode in enumerate(result["modes"]) if mode["latency_ms"]]
+        self.table.set_rows([[f"{index + 1}. {mode['title']}", mode["latency_ms"]["p50"], mode["latency_ms"]["p99"],
+                              mode["speedup_vs_plain"],
+                              None if mode["max_abs_diff"] is None else f"{mode['max_abs_diff']:.2g}"]
+                             for index, mode in measured], CPU_COLUMNS)
+        self.cpu_note.setText(self.cpu_text(result, self.usable_gpus))
+
+    @staticmethod
+    def cpu_text(result: dict, gpus: list[str]) -> str:
+        where = (f"Pick {' or '.join(gpus)} above to see that here. " if gpus else
+                 "This machine has no GPU that ONNX Runtime can use, so that cannot be shown here. ")
+        skipped = [mode["title"] for mode in result["modes"] if not mode["latency_ms"]]
+        return html.escape(
+            ON_A_GPU + where + "On the CPU, device memory is host memory: no mode copies anything, so the modes "
+            "below do the same work, and what differs between them is bookkeeping (microseconds per run) or the "
+            "machine's noise"
+            + (f" ({', '.join(skipped)}: GPU only)" if skipped else "") + f". {result['iterations']} runs per "
+            f"mode in alternating rounds, with {human_bytes(result['input_bytes'])} of inputs per run.")
 
     @staticmethod
     def explanation_html(result: dict) -> str:

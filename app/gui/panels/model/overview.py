@@ -2,12 +2,17 @@
 
 from __future__ import annotations
 
+from html import escape
+
 from PySide6.QtCore import Qt
 from PySide6.QtWidgets import QFormLayout, QGroupBox, QLabel, QSplitter, QVBoxLayout, QWidget
 
 from app.core.graph.cost import totals_text
-from app.core.units import human_bytes, shape_text
+from app.core.model.value_type import io_rows
+from app.core.units import human_bytes
 from app.gui.shell.panel import Panel
+from app.gui.widgets.clipped import ElidedLabel
+from app.gui.widgets.run_caption import WARN_STYLE
 
 
 class OverviewPanel(Panel):
@@ -24,12 +29,14 @@ class OverviewPanel(Panel):
 
         facts_box = QGroupBox("Model")
         self.facts = QFormLayout(facts_box)
-        self.fact_labels: dict[str, QLabel] = {}
+        self.facts.setVerticalSpacing(2)
+        self.fact_labels: dict[str, ElidedLabel] = {}
         for key in ("Format", "Size", "IR version", "Opsets", "Producer", "Nodes", "Parameters",
                     "Weights", "Cost", "External data", "Metadata"):
-            label = QLabel("–")
+            # One line each: a long fact (cost, metadata) is cut with "…" and shown whole as a tooltip.
+            label = ElidedLabel("–")
             label.setTextInteractionFlags(Qt.TextInteractionFlag.TextSelectableByMouse)
-            label.setWordWrap(True)
+            label.setTextFormat(Qt.TextFormat.PlainText)
             self.fact_labels[key] = label
             self.facts.addRow(key + ":", label)
 
@@ -65,7 +72,10 @@ class OverviewPanel(Panel):
             self._clear()
             return
         info = model.summary
-        self.heading.setText(f"<b>{model.label}</b><br><small>{info['path']}</small>")
+        warnings = "".join(f"<br><span style='{WARN_STYLE}'>Warning: {escape(text, quote=False)}</span>"
+                           for text in info.get("warnings", []))
+        self.heading.setText(f"<b>{escape(model.label, quote=False)}</b>"
+                             f"<br><small>{escape(info['path'], quote=False)}</small>{warnings}")
         size = human_bytes(info["size_bytes"])
         if info["external_data"]:
             size += f" (+ external data: {human_bytes(info['total_bytes'])} in all)"
@@ -87,9 +97,9 @@ class OverviewPanel(Panel):
         }
         for key, text in values.items():
             self.fact_labels[key].setText(text)
-        rows = [["input", v["name"], v["dtype"], shape_text(v["shape"])] for v in info["inputs"]]
-        rows += [["output", v["name"], v["dtype"], shape_text(v["shape"])] for v in info["outputs"]]
-        self.io_table.set_rows(rows)
+        metadata = info.get("metadata", {})
+        self.fact_labels["Metadata"].setToolTip("\n".join(f"{k}: {_short(str(v))}" for k, v in metadata.items()))
+        self.io_table.set_rows(io_rows(info))
         total = max(1, info["node_count"])
         ops = list(info["op_counts"].items())
         self.op_table.set_rows([[op, n, round(100 * n / total, 1)] for op, n in ops])
@@ -97,8 +107,14 @@ class OverviewPanel(Panel):
         self.op_chart.set_bars([op for op, _ in shown], [n for _, n in shown], value_name="count")
 
     def _clear(self) -> None:
+        self.fact_labels["Metadata"].setToolTip("")
         for label in self.fact_labels.values():
             label.setText("–")
         self.io_table.set_rows([])
         self.op_table.set_rows([])
         self.op_chart.set_bars([], [])
+
+
+def _short(text: str, limit: int = 300) -> str:
+    """A metadata value for a tooltip: some models keep whole vocabularies there."""
+    return text if len(text) <= limit else text[:limit] + f"… ({len(text):,} characters)"

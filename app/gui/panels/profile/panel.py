@@ -35,7 +35,6 @@ class ProfilePanel(Panel):
         from app.gui.widgets.run_caption import RunCaption
 
         self.profile_button = QPushButton("Profile current model")
-        self.profile_button.setToolTip("Run the current model with the Session tab's settings and the profiler on")
         self.profile_button.clicked.connect(self.profile_model)
         self.runs = QSpinBox()
         self.runs.setRange(1, 100_000)
@@ -51,16 +50,19 @@ class ProfilePanel(Panel):
         self.include_first = QCheckBox("Include the first (warm-up) run in averages")
         self.include_first.toggled.connect(lambda _: self.show_current())
         self.shown = QComboBox()
+        self.shown.setSizeAdjustPolicy(QComboBox.SizeAdjustPolicy.AdjustToMinimumContentsLengthWithIcon)
         self.shown.setMinimumContentsLength(30)
         self.shown.currentIndexChanged.connect(lambda _: self.show_current())
-        bar = QHBoxLayout()
+        bar = QHBoxLayout()       # two rows, so the tab fits a 1024-pixel window beside the model list
         for widget in (self.profile_button, self.runs, open_button, self.export_button):
             bar.addWidget(widget)
-        bar.addSpacing(12)
-        bar.addWidget(QLabel("Showing:"))
-        bar.addWidget(self.shown, 1)
-        bar.addWidget(self.include_first)
+        bar.addStretch(1)
+        showing = QHBoxLayout()
+        showing.addWidget(QLabel("Showing:"))
+        showing.addWidget(self.shown, 1)
+        showing.addWidget(self.include_first)
         self.layout_.addLayout(bar)
+        self.layout_.addLayout(showing)
         self.caption = RunCaption()
         self.layout_.addWidget(self.caption)
         self.heading = QLabel()
@@ -79,16 +81,22 @@ class ProfilePanel(Panel):
                             (self.runs_view, "Runs"), (self.timeline, "Timeline"), (self.compare, "Compare")):
             self.views.addTab(view, title)
         self.layout_.addWidget(self.views, 1)
-        self.caption.follow(self.views)
+        self.caption.follow(self.heading, self.views)
         self.compare.before.currentIndexChanged.connect(lambda _: self.update_compare())
         self.compare.after.currentIndexChanged.connect(lambda _: self.update_compare())
         self.compare.measure_button.clicked.connect(self.measure_compare)
         self._list_profiles()     # some may have arrived before the tab was first shown
 
+    def remembered(self) -> dict:
+        return {"runs": self.runs, "include_first": self.include_first}
+
     def model_changed(self, model) -> None:
         ready = model is not None and model.summary is not None
         self.profile_button.setEnabled(ready)
-        self.profile_button.setText(f"Profile {model.label}" if model is not None else "Profile current model")
+        # The name goes in the tooltip: a long file name would make the button (and the tab) too wide.
+        self.profile_button.setText("Profile" if model is not None else "Profile current model")
+        self.profile_button.setToolTip(f"Run {model.label} with the Session tab's settings and the profiler on"
+                                       if model is not None else "Open a model to profile it")
         self.caption.model_changed(model)
         if not self.profiles:
             self.heading.setText("Profile the current model, or open a trace .json written by ONNX Runtime "

@@ -10,6 +10,7 @@ from typing import Any
 from PySide6.QtWidgets import QCheckBox, QComboBox, QLineEdit, QSpinBox
 
 from app.core.jobs.errors import UserError
+from app.core.jobs.memory import DEFAULT_LIMIT
 from app.core.session.config import EXECUTION_MODES, LOG_LEVELS, OPT_LEVELS
 from app.core.session.input_spec import FEED_MODES, IMAGE_LAYOUTS, IMAGE_PRESETS
 from app.gui.panels.session.forms import KeyValueEdit, ProviderEditor
@@ -84,6 +85,10 @@ FIELDS: list[Field] = [
     Field("io_binding", "graph", "check", "IO binding (inputs and outputs on the device)",
           tip="Bind inputs and outputs to buffers on the provider's device so runs skip the copies and "
               "allocations of plain run() calls."),
+    Field("memory_limit", "graph", "text", "Memory limit:", placeholder=f"{DEFAULT_LIMIT} (the settings')",
+          tip="The most memory each job's process may hold: a size (4G, 512M) or a share of the memory free when "
+              "it starts (50%). Past it the job stops and names the inputs that needed so much, before the "
+              "system's out-of-memory killer ends something else. Empty: the settings' limit."),
     Field("log_severity_level", "graph", "choice", "Log severity:", choices=tuple(LOG_LEVELS.items()),
           tip="How much ONNX Runtime writes to its log; verbose shows every node's provider."),
     Field("intra_op_num_threads", "threads", "number", "Intra-op threads:", high=1024, special="ORT default",
@@ -123,7 +128,7 @@ FIELDS: list[Field] = [
           tip="Where the images' colour channels go; auto reads it from the input's shape."),
 ]
 #: the fields the Inputs table (inputs_table.py) edits, a row per model input, rather than one widget each
-TABLE_FIELDS = frozenset({"inputs.dims", "inputs.shapes", "inputs.files", "inputs.values"})
+TABLE_FIELDS = frozenset({"inputs.dims", "inputs.shapes", "inputs.files", "inputs.values", "inputs.probed"})
 
 #: what a pairs field is called in its error messages
 PAIRS_NAMES = {"free_dimension_overrides": "free dimension overrides", "config_entries": "config entries"}

@@ -8,11 +8,14 @@ unnamed dimension gets its whole shape in `inputs.shapes[input]`; a file sets
 
 from __future__ import annotations
 
+import os
+
 from PySide6.QtCore import Qt, Signal
 from PySide6.QtGui import QBrush, QColor
 from PySide6.QtWidgets import (QAbstractItemView, QFileDialog, QHeaderView, QLineEdit, QMenu, QSpinBox,
                                QTableWidget, QTableWidgetItem, QToolButton)
 
+from app.core.session.input_plan import dim_label, known_shape
 from app.core.units import shape_text
 
 #: the declared shape is the dimension cells themselves: a named one says its name, an unnamed one "?",
@@ -24,17 +27,22 @@ GUESSED_COLOR = QColor("#c0392b")
 ALL_FILES = "*"
 MIN_ROWS, MAX_ROWS = 2, 12
 SPIN_BUTTONS = 30             # the up/down arrows and the cell's margins, in pixels
-
-
-def dim_label(name: str, index: int, dim) -> str | None:
-    """The plan's name for a dimension nobody fixed (None for a fixed one)."""
-    if isinstance(dim, int) and dim >= 0:
-        return None
-    return dim if isinstance(dim, str) and dim not in ("", "?") else f"{name}[{index}]"
+NAME_CHARS = 12               # a dimension's name in its cell, at most
 
 
 def named(label: str, dim) -> bool:
     return isinstance(dim, str) and dim == label
+
+
+def short_names(names: list[str]) -> dict[str, str]:
+    """Each dimension name short enough for its cell (the whole one is in the cell's tooltip):
+    exporters' names such as p2o.DynamicDimension.0 would push the Source column out of view.
+    A long start that all of them share is left out (…0, …1), else a long name keeps its end."""
+    names = list(dict.fromkeys(names))
+    shared = os.path.commonprefix(names) if len(names) > 1 else ""
+    if len(shared) >= 6 and all(len(name) > len(shared) for name in names):
+        return {name: "…" + name[len(shared):] for name in names}
+    return {name: name if len(name) <= NAME_CHARS else "…" + name[-(NAME_CHARS - 1):] for name in names}
 
 
 class InputsTable(QTableWidget):
@@ -45,6 +53,9 @@ class InputsTable(QTableWidget):
         self.state = state
         self.inputs: list[dict] = []          # {name, dtype, shape} as the model declares them
         self.plan: dict[str, dict] = {}       # input name -> the last plan's row for the current model
+        self.metadata: dict = {}              # the model's, for the sizes the plan would choose
+        self.short_names: dict[str, str] = {}  # a dimension's name -> as its cells show it
+        self.audio = False
         self.rank = 0
         self._writing = False
         self.spins: dict[tuple[str, int], QSpinBox] = {}
@@ -63,9 +74,14 @@ class InputsTable(QTableWidget):
         self.state.unsubscribe(self._state_changed)
 
     # the model -----------------------------------------------------------------------------
-    def set_inputs(self, inputs: list[dict]) -> None:
-        """The current model's inputs (its summary's); forgets the previous model's plan."""
+    def set_inputs(self, inputs: list[dict], metadata: dict | None = None) -> None:
+        """The current model's inputs and metadata (its summary's); forgets the previous model's plan."""
+        from app.core.session.input_plan import looks_like_audio
+
         self.inputs = [dict(i) for i in inputs]
+        self.metadata, self.audio = dict(metadata or {}), looks_like_audio(self.inputs)
+        self.short_names = short_names([d for i in self.inputs for d in i.get("shape") or []
+                                        if isinstance(d, str) and d not in ("", "?")])
         self.plan = {}
         self.rank = max([len(i["shape"]) for i in self.inputs if i.get("shape") is not None] + [1])
         self._rebuild()
@@ -125,7 +141,7 @@ class InputsTable(QTableWidget):
             return
         spin = QSpinBox()
         spin.setRange(0, MAX_DIM)
-        spin.setPrefix(f"{dim if named(label, dim) else '?'}: ")
+        spin.setPrefix(f"{self.short_names[dim] if named(label, dim) else '?'}: ")
         spin.setFrame(False)
         spin.valueChanged.connect(lambda value, n=name, i=index: self._dim_edited(n, i, value))
         self.spins[(name, index)] = spin
@@ -191,25 +207,16 @@ class InputsTable(QTableWidget):
         self.setFixedHeight(height)
 
     def _draw_row(self, row: int, item: dict, dims: dict, shapes: dict, files: dict, mode: str) -> None:
-        from app.core.session.input_plan import default_dim
-
         name, declared = item["name"], item.get("shape")
-        planned = self.plan.get(name, {}).get("shape")
         if declared is None and name in self.shape_edits:
             self.shape_edits[name].setText(",".join(str(d) for d in shapes.get(name, [])))
-        for index, dim in enumerate(declared or []):
+        planned = self.plan.get(name, {}).get("shape")
+        shown = known_shape(item, dims, shapes, planned, self.metadata, self.audio) if declared else []
+        for index, (value, origin) in enumerate(shown):
             spin = self.spins.get((name, index))
             if spin is None:
                 continue
-            label = dim_label(name, index, dim)
-            if name in shapes and index < len(shapes[name]):
-                value, mine = shapes[name][index], True
-            elif label in dims:
-                value, mine = dims[label], True
-            elif planned is not None and index < len(planned):
-                value, mine = planned[index], False
-            else:
-                value, mine = default_dim(label), False
+            label, mine = dim_label(name, index, declared[index]), origin == "yours"
             spin.setValue(int(value))
             font = spin.font()
             font.setItalic(not mine)
@@ -236,8 +243,9 @@ class InputsTable(QTableWidget):
             cell.setForeground(QBrush(self.palette().placeholderText().color()))
             cell.setToolTip("")
             return
-        text = f"{plan['source']}: {plan['reason']}"
-        guessed = plan["source"] == "default"
+        source, reason = plan["source"], plan["reason"]
+        text = reason if reason.startswith(f"{source}:") else f"{source}: {reason}"     # not "probed: probed: 18"
+        guessed = source == "default"
         cell.setText(("⚠ " if guessed else "") + text)
         cell.setToolTip(f"{text}\nvalues: {plan.get('values', '')}\nshape run: {shape_text(plan.get('shape'))}")
         cell.setForeground(QBrush(GUESSED_COLOR if guessed else self.palette().text().color()))
@@ -323,11 +331,13 @@ class InputsTable(QTableWidget):
         return value if ok else None
 
     def fill(self, dims: dict[str, int], rows: list[dict]) -> None:
-        """Take a plan's sizes as the user's (the probe found them): named dims into
-        `inputs.dims`, the whole shape of an input with an unnamed one into `inputs.shapes`."""
-        given, shapes = self.state.get("inputs.dims"), self.state.get("inputs.shapes")
+        """Keep the sizes the probe found: named dims into `inputs.probed`, still marked as
+        found rather than given (a later result says they were guessed), and the whole shape
+        of an input with an unnamed dimension into `inputs.shapes`."""
+        probed, shapes = self.state.get("inputs.probed"), self.state.get("inputs.shapes")
+        given = self.state.get("inputs.dims")
         labels = {dim for item in self.inputs for dim in item.get("shape") or [] if isinstance(dim, str)}
-        given.update({label: value for label, value in dims.items() if label in labels})
+        probed.update({label: value for label, value in dims.items() if label in labels and label not in given})
         planned = {row["name"]: row["shape"] for row in rows}
         for item in self.inputs:
             declared = item.get("shape")
@@ -336,7 +346,7 @@ class InputsTable(QTableWidget):
             if unnamed and item["name"] in planned:
                 shapes[item["name"]] = list(planned[item["name"]])
         self.set_plan(rows)
-        self._set_state(**{"inputs.dims": given, "inputs.shapes": shapes})
+        self._set_state(**{"inputs.probed": probed, "inputs.shapes": shapes})
 
     def _pick_file(self, name: str) -> None:
         path = self.choose_file(name)

@@ -68,6 +68,7 @@ class SessionPanel(Panel):
             else:
                 forms[field.group].addRow(field.label, widget)
         self.input_settings.addStretch()
+        self.widgets["memory_limit"].setPlaceholderText(f"{self.context.settings.memory_limit} (the settings')")
         self.spin_note = QLabel("Checking which spin settings this ONNX Runtime has…")
         self.spin_note.setWordWrap(True)
         forms["threads"].addRow(self.spin_note)
@@ -141,7 +142,8 @@ class SessionPanel(Panel):
     # the model ---------------------------------------------------------------
     def model_changed(self, model) -> None:
         ready = model is not None and model.summary is not None
-        self.inputs_table.set_inputs(model.summary["inputs"] if ready else [])
+        self.inputs_table.set_inputs(model.summary["inputs"] if ready else [],
+                                     model.summary.get("metadata") if ready else None)
         self.find_button.setEnabled(ready and self._probing is None)
         self.probe_status.setText("" if ready or model is None else f"{model.label}: reading…")
         plan = self.context.last_plan(model.path) if ready else None
@@ -245,10 +247,11 @@ class SessionPanel(Panel):
             path, _ = QFileDialog.getSaveFileName(self, "Save session preset", "session.json", PRESET_FILTER)
         if not path:
             return
+        from app.core.jobs.errors import UserError
         try:
             config.save(path)
-        except OSError as exc:
-            self.context.show_error("Save preset", f"{path}: cannot be written ({exc.strerror})")
+        except UserError as exc:
+            self.context.show_error("Save preset", exc.message)
             return
         self.message.setText(f"Saved {path}")
 

@@ -69,7 +69,7 @@ class TunePanel(Panel):
         buttons.addWidget(self.cancel_button)
         form.addRow(buttons)
 
-        self.summary = QLabel("Pick a model and start.")
+        self.summary = QLabel()
         self.summary.setWordWrap(True)
         self.summary.setTextInteractionFlags(Qt.TextInteractionFlag.TextSelectableByMouse)
         actions = QHBoxLayout()
@@ -100,7 +100,7 @@ class TunePanel(Panel):
         right.addWidget(self.chart)
         right.setStretchFactor(1, 1)
         right.setStretchFactor(2, 1)
-        self.caption.follow(self.table, self.chart)
+        self.caption.follow(self.table, self.chart, self.summary)
         body = QSplitter(Qt.Orientation.Horizontal)
         body.addWidget(left)
         body.addWidget(right)
@@ -113,6 +113,9 @@ class TunePanel(Panel):
     def model_changed(self, model) -> None:
         self.start_button.setEnabled(model is not None and model.summary is not None and self.job is None)
         self.caption.model_changed(model)
+        if self.job is None and self.result is None:
+            self.summary.setText("Open a model to tune it." if model is None else
+                                 f"Ready: Start tuning searches session settings for {model.label}.")
 
     def params(self) -> dict:
         config = self.context.session.config()
@@ -227,8 +230,13 @@ class TunePanel(Panel):
     def save_best(self, path: str | None = None) -> None:
         if path is None:
             path, _ = QFileDialog.getSaveFileName(self, "Save session preset", "tuned.json", "Presets (*.json)")
-        if path:
+        if not path:
+            return
+        from app.core.jobs.errors import UserError
+        try:
             self.best_config().save(path)
+        except UserError as exc:
+            self.context.show_error("Save preset", exc.message)
 
     def copy_best(self) -> None:
         from PySide6.QtGui import QGuiApplication

@@ -1,0 +1,227 @@
+"""`ortune worker`: the far end of a remote target (see app.core.targets.handle).
+
+It speaks the JSON-lines protocol of app.core.targets.channel on its standard input and
+output (started by ssh, not by people): says hello with its version and machine, keeps the
+files it is sent in a cache keyed by content hash, runs one job as this machine's job
+runner would (a child process, within the memory budget it is given) and relays its
+events. When its input ends (the connection dropped, the parent was killed) it cancels the
+job, so nothing is left running."""
+
+from __future__ import annotations
+
+import base64
+import hashlib
+import os
+import shutil
+import sys
+import threading
+from pathlib import Path
+
+ORDER = 200
+
+
+def cache_dir() -> Path:
+    from app.core.store.paths import data_dir
+    return data_dir() / "target-cache"
+
+
+class Worker:
+    def __init__(self, inp, out):
+        self.inp, self.out = inp, out
+        self.lock = threading.Lock()
+        self.handle = None
+        self.job_thread: threading.Thread | None = None
+        self.upload: dict | None = None
+        self.scratch: list[Path] = []             # folders the job writes its outputs in, removed at the end
+
+    def write(self, message: dict) -> None:
+        from app.core.targets import channel
+        with self.lock:
+            try:
+                channel.write(self.out, message)
+            except (OSError, ValueError):
+                pass                                # the parent is gone; the job is cancelled below
+
+    def hello(self) -> None:
+        import onnxruntime
+
+        import app
+        from app.core.session.machine import describe_machine
+        self.write({"hello": {"version": app.__version__, "ort": onnxruntime.__version__,
+                              "machine": describe_machine()}})
+
+    # files ---------------------------------------------------------------------
+    def have(self, message: dict) -> None:
+        sha, name = str(message["have"]), Path(str(message.get("name", ""))).name
+        path = cache_dir() / _safe(sha) / name
+        self.write({"have": sha, "path": str(path) if name and path.is_file() else None})
+
+    def put(self, message: dict) -> None:
+        spec = message["put"]
+        sha = _safe(str(spec["sha"]))
+        staging = cache_dir() / f".{sha}.partial-{os.getpid()}"
+        shutil.rmtree(staging, ignore_errors=True)
+        staging.mkdir(parents=True)
+        self.upload = {"sha": sha, "name": Path(str(spec["name"])).name, "staging": staging,
+                       "files": {str(f["name"]): str(f["sha"]) for f in spec["files"]}, "current": None}
+
+    def file(self, message: dict) -> None:
+        name = str(message["file"])
+        target = (self.upload["staging"] / name).resolve()
+        if name not in self.upload["files"] or not target.is_relative_to(self.upload["staging"].resolve()):
+            raise ValueError(f"{name!r} is not a file of this upload")
+        target.parent.mkdir(parents=True, exist_ok=True)
+        self._close_current()
+        self.upload["current"] = (name, open(target, "wb"), hashlib.sha256())
+
+    def chunk(self, message: dict) -> None:
+        _, handle, digest = self.upload["current"]
+        block = base64.b64decode(message["chunk"])
+        handle.write(block)
+        digest.update(block)
+
+    def end(self) -> None:
+        self._close_current()
+        upload, self.upload = self.upload, None
+        final = cache_dir() / upload["sha"]
+        if not final.exists():
+            os.replace(upload["staging"], final)
+        shutil.rmtree(upload["staging"], ignore_errors=True)
+        self.write({"stored": upload["sha"], "path": str(final / upload["name"])})
+
+    def _close_current(self) -> None:
+        current = self.upload["current"]
+        if current is None:
+            return
+        name, handle, digest = current
+        handle.close()
+        self.upload["current"] = None
+        if digest.hexdigest() != self.upload["files"][name]:
+            raise ValueError(f"{name} arrived damaged (its content hash differs)")
+
+    def abandon(self) -> None:
+        if self.upload is not None:
+            if self.upload["current"] is not None:
+                self.upload["current"][1].close()
+            shutil.rmtree(self.upload["staging"], ignore_errors=True)
+            self.upload = None
+
+    # outputs -------------------------------------------------------------------
+    def make_scratch(self) -> None:
+        import tempfile
+        (cache_dir() / "outputs").mkdir(parents=True, exist_ok=True)
+        folder = Path(tempfile.mkdtemp(prefix="job-", dir=cache_dir() / "outputs"))
+        self.scratch.append(folder)
+        self.write({"scratch": str(folder)})
+
+    def send_back(self, message: dict) -> None:
+        """A file the job wrote in its scratch folder, and the files beside it that it needs."""
+        from app.core.targets.channel import CHUNK_BYTES
+        from app.core.targets.upload import bundle
+        path = Path(str(message["get"])).resolve()
+        if not any(path.is_relative_to(folder.resolve()) for folder in self.scratch) or not path.is_file():
+            raise ValueError(f"{path} is not an output of this job")
+        found = bundle(path)
+        self.write({"files": [{"name": name, "size": local.stat().st_size} for name, local, _ in found.files]})
+        for name, local, _ in found.files:
+            self.write({"file": name})
+            with open(local, "rb") as handle:
+                for block in iter(lambda: handle.read(CHUNK_BYTES), b""):
+                    self.write({"chunk": base64.b64encode(block).decode("ascii")})
+        self.write({"end": True})
+
+    # the job -------------------------------------------------------------------
+    def start_job(self, message: dict) -> None:
+        from app.core.registry import JOBS
+        from app.core.runner.process import JobHandle
+
+        entries = {job.name: job for job in JOBS}
+        if message["job"] not in entries:
+            self.write({"error": {"kind": "target-version", "user": True,
+                                  "message": f"this worker has no job named {message['job']!r}"}})
+            return
+        self.handle = JobHandle(entries[message["job"]], message.get("params"),
+                                memory_limit=message.get("memory_limit")).start()
+        self.job_thread = threading.Thread(target=self.relay, daemon=True)
+        self.job_thread.start()
+
+    def relay(self) -> None:
+        from app.core.jobs.errors import UserError
+        handle, told = self.handle, False
+        for kind, payload in handle.events():
+            if not told and handle.pid:
+                self.write({"child": handle.pid})
+                told = True
+            self.write({"event": [kind, payload]})
+        if handle.error is not None:
+            info = handle.error.to_dict() if hasattr(handle.error, "to_dict") else {
+                "kind": "internal", "message": str(handle.error)}
+            self.write({"error": dict(info, user=isinstance(handle.error, UserError),
+                                      traceback=getattr(handle.error, "traceback", ""))})
+        else:
+            self.write({"result": handle.result})
+
+    def serve(self) -> int:
+        from app.core.targets import channel
+        self.hello()
+        while True:
+            try:
+                message = channel.read(self.inp)
+            except ValueError:
+                message = None
+            if message is None:                        # the parent is gone, or done
+                self.abandon()
+                if self.handle is not None:
+                    self.handle.cancel()
+                    self.job_thread.join(30)
+                for folder in self.scratch:
+                    shutil.rmtree(folder, ignore_errors=True)
+                return 0
+            try:
+                self.dispatch(message)
+            except (OSError, ValueError, KeyError, TypeError) as exc:
+                self.abandon()
+                self.write({"error": {"kind": "target-copy", "user": True,
+                                      "message": f"the target could not store or send a file: {exc}"}})
+
+    def dispatch(self, message: dict) -> None:
+        if "have" in message:
+            self.have(message)
+        elif "put" in message:
+            self.put(message)
+        elif "file" in message:
+            self.file(message)
+        elif "chunk" in message:
+            self.chunk(message)
+        elif "end" in message:
+            self.end()
+        elif "scratch" in message:
+            self.make_scratch()
+        elif "get" in message:
+            self.send_back(message)
+        elif "job" in message and self.handle is None:
+            self.start_job(message)
+        elif "cancel" in message and self.handle is not None:
+            self.handle.cancel()
+        elif "message" in message and self.handle is not None:
+            self.handle.send(message["message"])
+
+
+def _safe(sha: str) -> str:
+    if not sha or not all(c in "0123456789abcdef" for c in sha):
+        raise ValueError("a content hash is hexadecimal")
+    return sha
+
+
+def run(args) -> int:
+    # The protocol owns the real standard output; anything else printed goes to stderr.
+    out = os.fdopen(os.dup(1), "wb")
+    os.dup2(2, 1)
+    return Worker(sys.stdin.buffer, out).serve()
+
+
+def register(subparsers) -> None:
+    parser = subparsers.add_parser("worker", help="run jobs for a remote parent (started over ssh)",
+                                   description="The far end of a remote target: started by ORTune over ssh, "
+                                               "it runs the jobs it is sent and streams their events back.")
+    parser.set_defaults(handler=run)

@@ -1,0 +1,285 @@
+"""A job run on a remote target: the same face as app.core.runner.process.JobHandle
+(start, events, cancel, send, wait, result, error), driven over ssh and `ortune worker`.
+
+The parent checks the parameters here, connects, checks the worker's version, copies the
+files the job names into the target's cache (once per content hash), sends the job and
+relays its events. The job's children run on the target within the memory budget the
+parent passes on; a result measured there comes back with the target's description and
+is stored in this machine's history. A dropped connection, a worker of another version or
+a remote child that died each end the job with one line; ssh's end closing makes the
+worker cancel the job there, so nothing is left running."""
+
+from __future__ import annotations
+
+import base64
+import queue
+import subprocess
+import threading
+import time
+from pathlib import Path
+from typing import Any, Callable, Iterator
+
+import app
+from app.core.jobs.entry import Job
+from app.core.jobs.errors import JobCancelled, JobFailed, UserError, error_from_dict
+from app.core.targets import channel
+from app.core.targets.ssh import SSH_FAILED, explain_ssh_failure, ssh_command
+from app.core.targets.store import Target
+from app.core.targets.download import fetch
+from app.core.targets.upload import bundle, local_files, replaced
+
+HELLO_TIMEOUT_S = 40.0
+CANCEL_GRACE_S = 8.0
+#: the jobs that run a model, which the window sends to its chosen target (a conversion is
+#: made, checked and timed there, and its variant copied back); reading a model and drawing
+#: its graph stay on this machine
+MEASURING = frozenset({"convert", "bench", "compare", "sweep", "profile", "tune", "diagnose", "iobinding", "placement", "drift",
+                       "probe-inputs", "smoke-run", "probe-providers", "session-capabilities"})
+RECORDED = {"bench": "bench", "compare": "compare", "sweep": "sweep"}   # job name -> history kind
+
+
+def describe_target(target: Target, hello: dict) -> dict:
+    return {"name": target.name, "address": f"{target.address}:{target.port}", "version": hello.get("version"),
+            "ort_version": hello.get("ort"), "machine": hello.get("machine") or {}}
+
+
+class RemoteHandle:
+    def __init__(self, target: Target, job: Job, params=None, memory_limit: str | None = None,
+                 outputs: dict[str, str] | None = None, force: bool = False):
+        """`outputs`: the parameters that name files the job writes ({field: local path}):
+        the job writes them in a scratch folder there, and they are copied back here once
+        it has succeeded, into place as a conversion's output is (`force` to replace)."""
+        self.target, self.job, self.memory_limit = target, job, memory_limit
+        self.outputs, self.force = dict(outputs or {}), force
+        self._fetched: dict[str, str] = {}       # the target's output path -> this machine's
+        self.result: Any = None
+        self.error: Exception | None = None
+        self.done = False
+        self.hello: dict | None = None
+        self.remote_pid: int | None = None       # the job's child on the target, once it has one
+        self._queue: queue.Queue = queue.Queue()
+        self._process: subprocess.Popen | None = None
+        self._write_lock = threading.Lock()
+        self._cancel_at: float | None = None
+        self._job_sent = False
+        self._paths: dict[str, str] = {}        # local file -> the target's copy
+        try:
+            self.params = job.make_params(params)
+        except UserError as exc:
+            self.params = None
+            self._finish(error=exc)
+
+    @property
+    def pid(self) -> int | None:
+        return self._process.pid if self._process is not None else None
+
+    # starting ----------------------------------------------------------------
+    def start(self) -> "RemoteHandle":
+        if not self.done:
+            threading.Thread(target=self._drive, name=f"ortune-target {self.target.name}", daemon=True).start()
+        return self
+
+    def _drive(self) -> None:
+        try:
+            self._queue.put(("outcome", self._run()))
+        except BaseException as exc:            # every failure is a message, none escapes the thread
+            self._queue.put(("outcome", exc))
+        finally:
+            self._close()
+
+    def _run(self) -> Any:
+        try:
+            self._process = subprocess.Popen(ssh_command(self.target, ["worker"]), stdin=subprocess.PIPE,
+                                             stdout=subprocess.PIPE, stderr=subprocess.PIPE)
+        except OSError as exc:
+            raise UserError("target-unreachable", f"ssh could not start: {exc}") from None
+        self._stderr: list[str] = []
+        threading.Thread(target=self._read_stderr, daemon=True).start()
+        self.hello = self._expect("hello")
+        version = self.hello.get("version")
+        if version != app.__version__:
+            raise UserError("target-version", f"{self.target.describe()} runs ORTune {version}, this is "
+                                              f"{app.__version__}: install the same version there with "
+                                              f"`pip install ortune=={app.__version__}`")
+        params = self.params.to_dict()
+        self._paths = self._upload(local_files(params))
+        params = replaced(params, self._paths)
+        if self.outputs:
+            self._send({"scratch": True})
+            folder = self._expect("scratch")["scratch"]
+            for key, local in self.outputs.items():
+                params[key] = self._fetched_as(f"{folder}/{Path(local).name}", local)
+        self._send({"job": self.job.name, "params": params, "memory_limit": self.memory_limit})
+        self._job_sent = True
+        if self._cancel_at is not None:
+            self._send({"cancel": True})
+        while True:
+            message = self._read()
+            if "event" in message:
+                kind, payload = message["event"]
+                self._queue.put(("event", kind, payload))
+            elif "child" in message:
+                self.remote_pid = message["child"]
+            elif "result" in message:
+                return self._arrived(message["result"])
+            elif "error" in message:
+                raise error_from_dict(message["error"])
+
+    def _arrived(self, result: Any) -> Any:
+        """The result as if measured here: this machine's paths, the target named, and kept in
+        this machine's history too (the target's keeps its own copy)."""
+        for remote, local in self._fetched.items():
+            fetch(self, remote, Path(local), self.force)
+        result = replaced(result, {remote: local for local, remote in self._paths.items()} | self._fetched)
+        if isinstance(result, dict):
+            result["target"] = describe_target(self.target, self.hello or {})
+            kind = RECORDED.get(self.job.name)
+            if kind and result.get("history_id") is not None:
+                from app.core.store.history import History
+                history = History()
+                result["history_id"] = history.record(kind, result)
+                result["history_warnings"] = history.warnings
+        return result
+
+    def _upload(self, paths: list[str]) -> dict[str, str]:
+        """Copy each file (with what it needs beside it) unless the target has it; the
+        target's path of each."""
+        remote = {}
+        for index, path in enumerate(paths):
+            if self._cancel_at is not None:
+                raise JobCancelled()
+            found = bundle(Path(path))
+            self._send({"have": found.sha, "name": found.main.name})
+            answer = self._expect("have")
+            if not answer.get("path"):
+                self._send({"put": {"sha": found.sha, "name": found.main.name,
+                                    "files": [{"name": n, "sha": s} for n, _, s in found.files]}})
+                sent, total = 0, max(found.size, 1)
+                for name, local, _ in found.files:
+                    self._send({"file": name})
+                    with open(local, "rb") as handle:
+                        for block in iter(lambda: handle.read(channel.CHUNK_BYTES), b""):
+                            if self._cancel_at is not None:
+                                raise JobCancelled()
+                            self._send({"chunk": base64.b64encode(block).decode("ascii")})
+                            sent += len(block)
+                            self._queue.put(("event", "progress", {
+                                "fraction": sent / total, "message": f"copying {found.main.name} to "
+                                                                     f"{self.target.name}: {sent / total:.0%}"}))
+                self._send({"end": True})
+                answer = self._expect("stored")
+            remote[path] = answer["path"]
+        return remote
+
+    def _fetched_as(self, remote: str, local: str) -> str:
+        self._fetched[remote] = local
+        return remote
+
+    # the channel -------------------------------------------------------------
+    def _send(self, message: dict) -> None:
+        with self._write_lock:
+            try:
+                channel.write(self._process.stdin, message)
+            except (OSError, ValueError):
+                raise self._lost() from None
+
+    def _read(self) -> dict:
+        try:
+            message = channel.read(self._process.stdout)
+        except (OSError, ValueError):
+            message = None
+        if message is None:
+            raise self._lost()
+        return message
+
+    def _expect(self, key: str) -> dict:
+        message = self._read()
+        if "error" in message:
+            raise error_from_dict(message["error"])
+        if key not in message:
+            raise JobFailed("target-protocol", f"{self.target.describe()} answered out of turn "
+                                               f"(expected {key!r}): is its ORTune the same version?")
+        return message[key] if key == "hello" else message
+
+    def _lost(self) -> Exception:
+        """Why the channel ended early, as the error the job ends with."""
+        try:
+            code = self._process.wait(timeout=5)
+        except subprocess.TimeoutExpired:
+            code = None
+        time.sleep(0.1)                               # the stderr reader's last lines
+        text = "\n".join(self._stderr)
+        if self._cancel_at is not None:
+            return JobCancelled()
+        if self.hello is None:
+            return UserError("target-unreachable", explain_ssh_failure(self.target, text, code))
+        reason = explain_ssh_failure(self.target, text, code) if code == SSH_FAILED else (
+            text.strip().splitlines()[-1] if text.strip() else f"the worker there exited with {code}")
+        return JobFailed("target-lost", f"the connection to {self.target.describe()} ended before the job did: "
+                                        f"{reason}")
+
+    def _read_stderr(self) -> None:
+        for line in self._process.stderr:
+            self._stderr.append(line.decode("utf-8", "replace").rstrip())
+            del self._stderr[:-20]
+
+    def _close(self) -> None:
+        process = self._process
+        if process is None:
+            return
+        for stream in (process.stdin,):
+            try:
+                stream.close()
+            except OSError:
+                pass
+        try:
+            process.wait(timeout=CANCEL_GRACE_S)
+        except subprocess.TimeoutExpired:
+            process.kill()
+            process.wait(timeout=5)
+
+    # the JobHandle face ------------------------------------------------------
+    def cancel(self) -> None:
+        if self.done or self._cancel_at is not None:
+            return
+        self._cancel_at = time.monotonic()
+        if self._job_sent:
+            try:
+                self._send({"cancel": True})
+            except Exception:
+                pass
+
+    def send(self, message: Any) -> None:
+        if not self.done and self._job_sent:
+            try:
+                self._send({"message": message})
+            except Exception:
+                pass
+
+    def events(self, poll_s: float = 0.05) -> Iterator[tuple[str, dict]]:
+        while not self.done:
+            if (self._cancel_at is not None and time.monotonic() - self._cancel_at > CANCEL_GRACE_S
+                    and self._process is not None and self._process.poll() is None):
+                self._process.kill()               # the worker did not stop in time: drop the channel
+            try:
+                item = self._queue.get(timeout=poll_s)
+            except queue.Empty:
+                continue
+            if item[0] == "event":
+                yield item[1], item[2]
+            elif isinstance(item[1], BaseException):
+                self._finish(error=item[1] if isinstance(item[1], (UserError, JobCancelled, JobFailed))
+                             else JobFailed("internal", f"{type(item[1]).__name__}: {item[1]}"))
+            else:
+                self._finish(result=item[1])
+
+    def _finish(self, result: Any = None, error: Exception | None = None) -> None:
+        self.result, self.error, self.done = result, error, True
+
+    def wait(self, on_event: Callable[[str, dict], None] | None = None) -> Any:
+        for kind, payload in self.events():
+            if on_event is not None:
+                on_event(kind, payload)
+        if self.error is not None:
+            raise self.error
+        return self.result

@@ -1,0 +1,92 @@
+"""What a job needs copied to a target: the local files its parameters name (a model with
+its external-data files, an input array), grouped and keyed by content hash so each is
+copied once, however often it is used."""
+
+from __future__ import annotations
+
+import hashlib
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+MODEL_ENDINGS = (".onnx", ".ort")
+
+
+@dataclass
+class Bundle:
+    """One local file and the files beside it that it needs, as sent to a target."""
+    main: Path
+    files: list[tuple[str, Path, str]]       # (name relative to the main file's folder, local path, sha256)
+    sha: str
+
+    @property
+    def size(self) -> int:
+        return sum(path.stat().st_size for _, path, _ in self.files)
+
+
+def file_sha(path: Path) -> str:
+    digest = hashlib.sha256()
+    with open(path, "rb") as handle:
+        for block in iter(lambda: handle.read(1 << 20), b""):
+            digest.update(block)
+    return digest.hexdigest()
+
+
+def external_data(path: Path) -> list[str]:
+    """The external-data locations a model names (relative to its folder), read without
+    loading the weights; none for an .ort file or a model that cannot be read (the job
+    itself will say what is wrong with it)."""
+    if path.suffix.lower() != ".onnx":
+        return []
+    try:
+        import onnx
+        from onnx.external_data_helper import _get_all_tensors
+
+        model = onnx.load(str(path), load_external_data=False)
+    except Exception:        # the job reports the model's fault in its own words
+        return []
+    found = []
+    for tensor in _get_all_tensors(model):
+        for entry in tensor.external_data:
+            if entry.key == "location" and entry.value not in found:
+                found.append(entry.value)
+    return found
+
+
+def bundle(path: Path) -> Bundle:
+    folder = path.parent
+    names = [path.name] + [name for name in external_data(path)
+                           if (folder / name).resolve().is_relative_to(folder.resolve())
+                           and (folder / name).is_file()]
+    files = [(name, folder / name, file_sha(folder / name)) for name in names]
+    digest = hashlib.sha256("\n".join(f"{name} {sha}" for name, _, sha in files).encode()).hexdigest()
+    return Bundle(path, files, digest)
+
+
+def local_files(value: Any, found: list[str] | None = None) -> list[str]:
+    """Every string in a job's parameters (as a dict) that names an existing local file."""
+    found = [] if found is None else found
+    if isinstance(value, dict):
+        for item in value.values():
+            local_files(item, found)
+    elif isinstance(value, list):
+        for item in value:
+            local_files(item, found)
+    elif isinstance(value, str) and value and len(value) < 4096 and value not in found:
+        try:
+            if Path(value).is_file():
+                found.append(value)
+        except (OSError, ValueError):
+            pass
+    return found
+
+
+def replaced(value: Any, paths: dict[str, str]) -> Any:
+    """The parameters with each local path in `paths` swapped for the target's copy."""
+    if isinstance(value, dict):
+        return {key: replaced(item, paths) for key, item in value.items()}
+    if isinstance(value, list):
+        return [replaced(item, paths) for item in value]
+    if isinstance(value, str) and value in paths:
+        return paths[value]
+    return value

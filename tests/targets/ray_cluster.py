@@ -1,0 +1,48 @@
+"""A local Ray cluster of two single-CPU nodes for the cluster tests, each node started in
+the foreground (--block) so that stopping the test's processes stops exactly this cluster."""
+
+from __future__ import annotations
+
+import os
+import shutil
+import subprocess
+import sys
+import time
+from pathlib import Path
+
+from tests.targets.sshd import ROOT, free_port
+
+RAY = shutil.which("ray", path=str(Path(sys.executable).parent)) or shutil.which("ray")
+
+
+class Cluster:
+    def __init__(self, folder: Path):
+        self.port = free_port()
+        self.address = f"127.0.0.1:{self.port}"
+        env = dict(os.environ, PYTHONPATH=str(ROOT), RAY_USAGE_STATS_ENABLED="0")
+        common = ["--num-cpus=1", "--block", "--disable-usage-stats"]
+        log = open(folder / "ray.log", "wb")
+        self.processes = [subprocess.Popen([RAY, "start", "--head", f"--port={self.port}", "--include-dashboard=false",
+                                            f"--temp-dir={folder / 'ray'}", *common], env=env, stdout=log, stderr=log)]
+        self._wait(1)
+        self.processes.append(subprocess.Popen([RAY, "start", f"--address={self.address}", *common], env=env,
+                                               stdout=log, stderr=log))
+        self._wait(2)
+
+    def _wait(self, nodes: int, timeout: float = 90) -> None:
+        deadline = time.monotonic() + timeout
+        while time.monotonic() < deadline:
+            done = subprocess.run([RAY, "status", f"--address={self.address}"], capture_output=True, text=True)
+            if done.returncode == 0 and done.stdout.count("node_") >= nodes:
+                return
+            time.sleep(1)
+        raise RuntimeError(f"the local Ray cluster did not get {nodes} nodes in {timeout} s")
+
+    def stop(self) -> None:
+        for process in reversed(self.processes):
+            process.terminate()
+        for process in self.processes:
+            try:
+                process.wait(30)
+            except subprocess.TimeoutExpired:
+                process.kill()

@@ -1,0 +1,47 @@
+"""A sweep and a comparison spread over a local Ray cluster of two workers: the results
+have the form of local ones, say which worker measured what, and form every ratio on one."""
+
+from tests import models
+
+
+def _local_and_spread(ortune, *args, cluster):
+    local = ortune(*args, "--json", "--no-history")
+    spread = ortune(*args, "--json", "--cluster", cluster.address)
+    assert local.code == 0, local.stderr
+    assert spread.code == 0, spread.stderr
+    return local.json(), spread.json()
+
+
+def test_a_sweep_of_eight_cells_over_two_workers(ray_cluster, ortune, tmp_path):
+    model = models.save(models.mlp(), tmp_path / "mlp.onnx")
+    local, spread = _local_and_spread(ortune, "bench", model, "--sweep", "batch=1,2,4,8", "--sweep-concurrency",
+                                      "1,2", "--duration", "0.2", cluster=ray_cluster)
+    assert set(local) - {"history_id", "history_warnings"} <= set(spread)
+    assert len(spread["cells"]) == len(local["cells"]) == 8
+    assert [(c["dim_value"], c["concurrency"]) for c in spread["cells"]] == \
+        [(c["dim_value"], c["concurrency"]) for c in local["cells"]]
+    for mine, theirs in zip(spread["cells"], local["cells"]):
+        assert set(mine) - {"measured_on"} == set(theirs)
+    hosts = {c["measured_on"]["node"] for c in spread["cells"]}
+    assert len(hosts) == 2 and len(spread["cluster"]["workers"]) == 2
+    # each worker measured its own copy of the first cell: every ratio is formed on one machine
+    for task in spread["cluster"]["tasks"]:
+        assert task["cells"]
+    assert spread["cells"][0]["verdict"] == "reference" and spread["history_id"]
+
+
+def test_a_comparison_over_two_workers(ray_cluster, ortune, tmp_path):
+    paths = [models.save(models.mlp(depth=d), tmp_path / f"mlp{d}.onnx") for d in (2, 4, 8)]
+    local, spread = _local_and_spread(ortune, "compare", *paths, "--duration", "0.3", cluster=ray_cluster)
+    assert [m["path"] for m in spread["models"]] == [m["path"] for m in local["models"]] == list(map(str, paths))
+    assert spread["models"][0]["verdict"] == "reference"
+    assert all(m["verdict"] in ("faster", "slower", "no-difference") for m in spread["models"][1:])
+    assert {m["measured_on"]["node"] for m in spread["models"][1:]} and len(spread["cluster"]["tasks"]) == 2
+
+
+def test_an_unreachable_cluster_is_one_line(ortune, tmp_path):
+    from tests.targets.sshd import free_port
+    model = models.save(models.mlp(), tmp_path / "mlp.onnx")
+    done = ortune("bench", model, "--sweep-concurrency", "1,2", "--cluster", f"127.0.0.1:{free_port()}",
+                  timeout=120)
+    assert done.code == 2 and "cannot be reached" in done.stderr and done.stderr.count("\n") == 1

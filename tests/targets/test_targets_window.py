@@ -1,0 +1,99 @@
+"""The window's targets: the Targets menu sends measuring jobs to the chosen target (and
+says so in the status bar), the dialog adds one after the user confirms its host key,
+tests it (its providers), and removing the chosen one falls back to this machine."""
+
+import pytest
+from PySide6.QtWidgets import QDialog, QMessageBox
+
+from app.core.bench.jobs import BENCH
+from app.core.model.jobs import INSPECT
+from app.core.targets.store import load_targets
+from tests import models
+from tests.gui.conftest import no_dangling_qthreads, window  # noqa: F401  (the window fixtures)
+
+
+def _finish(qtbot, job, timeout=120000):
+    qtbot.waitUntil(lambda: job.state in ("done", "failed", "cancelled"), timeout=timeout)
+    assert job.state == "done", job.error
+    return job.result
+
+
+def test_the_chosen_target_runs_measuring_jobs_only(qtbot, window, loop_target, tmp_path):
+    model = models.save(models.mlp(), tmp_path / "mlp.onnx")
+    menu = window.target_menu
+    menu.fill()
+    action = next(a for a in menu.menu.actions() if a.text() == loop_target)
+    action.trigger()
+    assert window.jobs.target == loop_target and loop_target in menu.label.text()
+    bench = _finish(qtbot, window.jobs.start("bench", BENCH, {"path": str(model), "run": {"iterations": 20}}))
+    assert bench["target"]["name"] == loop_target
+    inspected = _finish(qtbot, window.jobs.start("inspect", INSPECT, {"path": str(model)}))
+    assert "target" not in inspected                   # reading a model stays on this machine
+    next(a for a in menu.menu.actions() if a.text() == "This machine").trigger()
+    assert window.jobs.target is None and "this machine" in menu.label.text()
+
+
+def test_adding_testing_and_removing_in_the_dialog(qtbot, window, sshd, loop_target, monkeypatch):
+    from app.gui.shell.targets_dialog import AddTargetDialog
+    dialog = window.target_menu.manage()
+    qtbot.addWidget(dialog)
+    form = AddTargetDialog(dialog)
+    form.name.setText("box")
+    form.address.setText(f"{sshd.user}@127.0.0.1")
+    form.port.setValue(sshd.port)
+    form.identity.setText(str(sshd.client_key))
+    form.command.setText(sshd.command())
+    monkeypatch.setattr(form, "exec", lambda: QDialog.DialogCode.Accepted)
+    asked = []
+    monkeypatch.setattr(QMessageBox, "question", lambda *args: asked.append(args[2]) or QMessageBox.StandardButton.Yes)
+    dialog.add(dialog=form)
+    qtbot.waitUntil(lambda: "box" in load_targets(), timeout=30000)
+    assert sshd.fingerprint() in asked[0]
+    row = list(dialog.targets).index("box")
+    dialog.table.selectRow(row)
+    dialog.test()
+    qtbot.waitUntil(lambda: bool(dialog.providers.visible_rows()), timeout=120000)
+    cells = [row[0] for row in dialog.providers.visible_rows()]
+    assert "CPUExecutionProvider" in cells and "ORTune" in dialog.status.text()
+    window.target_menu.choose("box")
+    dialog.table.selectRow(list(dialog.targets).index("box"))
+    dialog.remove()
+    assert "box" not in load_targets() and window.jobs.target is None
+
+
+def test_a_refused_host_key_adds_nothing(qtbot, window, sshd, monkeypatch):
+    from app.gui.shell.targets_dialog import AddTargetDialog, TargetsDialog
+    dialog = TargetsDialog(window.jobs, window)
+    qtbot.addWidget(dialog)
+    form = AddTargetDialog(dialog)
+    form.name.setText("declined")
+    form.address.setText(f"{sshd.user}@127.0.0.1:{sshd.port}")
+    monkeypatch.setattr(form, "exec", lambda: QDialog.DialogCode.Accepted)
+    monkeypatch.setattr(QMessageBox, "question", lambda *args: QMessageBox.StandardButton.No)
+    dialog.add(dialog=form)
+    qtbot.waitUntil(lambda: "not confirmed" in dialog.status.text(), timeout=30000)
+    assert "declined" not in load_targets()
+
+
+@pytest.mark.parametrize("address", ["-oProxyCommand=x", "user@"])
+def test_a_bad_address_is_one_line_in_the_dialog(qtbot, window, monkeypatch, address):
+    from app.gui.shell.targets_dialog import AddTargetDialog, TargetsDialog
+    dialog = TargetsDialog(window.jobs, window)
+    qtbot.addWidget(dialog)
+    form = AddTargetDialog(dialog)
+    form.name.setText("bad")
+    form.address.setText(address)
+    monkeypatch.setattr(form, "exec", lambda: QDialog.DialogCode.Accepted)
+    dialog.add(dialog=form)
+    assert "not a host name" in dialog.status.text()
+
+
+def test_a_conversion_on_the_chosen_target_lands_here(qtbot, window, loop_target, tmp_path):
+    from app.core.convert.jobs import CONVERT
+    model = models.save(models.mlp(), tmp_path / "mlp.onnx")
+    out = tmp_path / "mlp.fp16.onnx"
+    window.target_menu.choose(loop_target)
+    report = _finish(qtbot, window.jobs.start("convert", CONVERT, {"kind": "fp16", "input": str(model),
+                                                                   "output": str(out), "speed_s": 0}))
+    window.target_menu.choose(None)
+    assert report["target"]["name"] == loop_target and report["output"] == str(out) and out.is_file()

@@ -79,7 +79,7 @@ class DriftPanel(Panel):
         body = QSplitter(Qt.Orientation.Vertical)
         body.addWidget(self.table)
         body.addWidget(lower)
-        body.setSizes([420, 220])
+        body.setSizes([300, 240])
         for widget in (self.heading, self.first_drift, self.first_nonfinite, self.filter):
             self.layout_.addWidget(widget)
         self.layout_.insertLayout(1, top)

@@ -42,3 +42,20 @@ def int8_wide_layer(width: int = 16) -> onnx.ModelProto:
     w = [rng.normal(0, 1 / np.sqrt(width), (width, width)) for _ in range(3)]
     w[1][0, 0] = 500 * np.abs(w[1]).max()
     return mlp_with_weights(w, "int8_wide_layer")
+
+
+def fp16_constant_overflow(width: int = 8) -> onnx.ModelProto:
+    """x / sqrt(variance) * 1000, the variance coming from an unnamed Constant node holding
+    1e6 (past float16's 65504, as a BatchNormalization's variance can be): the float16
+    converter clips it to 1e4, so the output is 10 times too large. Keeping the Constant
+    alone still hands it to its reader through float16 (infinity); its Sqrt must be kept too."""
+    variance = numpy_helper.from_array(np.full((width,), 1e6, np.float32), "variance_value")
+    gain = numpy_helper.from_array(np.array(1000, np.float32), "gain")
+    nodes = [helper.make_node("Constant", [], ["variance"], value=variance),
+             helper.make_node("Sqrt", ["variance"], ["deviation"], name="root"),
+             helper.make_node("Div", ["x", "deviation"], ["scaled"], name="divide"),
+             helper.make_node("Mul", ["scaled", "gain"], ["y"], name="amplify")]
+    graph = helper.make_graph(nodes, "fp16_constant_overflow",
+                              [helper.make_tensor_value_info("x", TensorProto.FLOAT, [1, width])],
+                              [helper.make_tensor_value_info("y", TensorProto.FLOAT, [1, width])], [gain])
+    return models._model(graph)

@@ -7,6 +7,7 @@ from pathlib import Path
 from app.cli.bench import latency_columns
 from app.cli.common import add_cluster_argument, add_json_flag, cluster_lines, format_table, human_bytes, output, run_job_cli
 from app.cli.session_args import add_run_arguments, add_session_arguments, run_settings_from_args, session_config_from_args
+from app.core.bench.accuracy import accuracy_text
 from app.core.bench.jobs import COMPARE
 
 ORDER = 31
@@ -48,8 +49,17 @@ def render(result: dict) -> str:
     rows = [[row["label"], human_bytes(row["size_bytes"]), *[latency[key][1][index] for key in keys],
              f"{row['throughput_per_s']:,.1f}", speedup_text(row), row.get("verdict", "–"), fidelity_text(row["fidelity"])]
             for index, row in enumerate(result["models"])]
-    lines = [format_table(["model", "size", *[f"{key} {latency[key][0]}" for key in keys], "runs/s",
-                           "speedup [95 % interval]", "verdict", "fidelity"], rows), ""]
+    headers = ["model", "size", *[f"{key} {latency[key][0]}" for key in keys], "runs/s", "speedup [95 % interval]",
+               "verdict", "fidelity"]
+    scored = [row.get("accuracy") for row in result["models"]]
+    if any(scored):
+        headers.append("accuracy")
+        rows = [r + [accuracy_text(a)] for r, a in zip(rows, scored)]
+    lines = [format_table(headers, rows), ""]
+    if any(scored):
+        first = next(a for a in scored if a)
+        lines.append(f"accuracy over the {first['samples']} samples of {first['folder']}, on each model's "
+                     "first output for argmax and labels")
     plan = result.get("alternation")
     if plan:
         lines += [f"measured in alternation: {plan['rounds_run']} rounds of {plan['block_runs']} runs per model; "

@@ -7,13 +7,15 @@ from pathlib import Path
 import argparse
 
 from app.cli.common import add_json_flag, format_table, output, run_job_cli
+from app.cli.repair_steps import add_repair_arguments, render_repair, repair_bounds
 from app.cli.session_args import add_session_arguments, session_config_from_args
+from app.core.convert.jobs import CONVERT
 from app.core.convert.options import KINDS, options_for_flags
 from app.core.convert.speed import speed_sentence
 from app.core.convert.weights import share_text
+from app.core.drift.jobs import REPAIR
 from app.core.jobs.errors import UserError
 from app.core.units import human_bytes
-from app.core.convert.jobs import CONVERT
 
 ORDER = 30
 #: exit code of a conversion that made its variant, but whose check failed or could not run
@@ -27,6 +29,13 @@ def _number(value) -> str:
 
 
 def render(result: dict) -> str:
+    text = _render_conversion(result)
+    if "repair" in result:
+        text += "\n\n" + "\n".join(render_repair(result["repair"]))
+    return text
+
+
+def _render_conversion(result: dict) -> str:
     ratio = result.get("size_ratio")
     lines = [f"{result['kind']}: {result['input']}", f"  → {result['output']}",
              f"  size        {human_bytes(result['input_bytes'])} → {human_bytes(result['output_bytes'])}"
@@ -79,9 +88,11 @@ def _shape_source(source: dict) -> str:
     return "; ".join(f"{name.replace('_', ' ')}: {value}" for name, value in source.items() if value != "yours")
 
 
-#: shorter names for the repairs `ortune drift` points at: keep its first drifting node in float32
-#: (fp16) or out of quantization (int8)
-ALIASES = {"node_block_list": ("--keep-fp32",), "nodes_to_exclude": ("--exclude-node",)}
+#: shorter names for the repairs `ortune drift` points at: keep its first drifting node (or every
+#: node of its operator type) in float32 (fp16) or out of quantization (int8)
+ALIASES = {"node_block_list": ("--keep-fp32",), "nodes_to_exclude": ("--exclude-node",),
+           "op_block_list": ("--keep-fp32-op",), "exclude_op_types": ("--exclude-op",)}
+
 
 
 def _add_option_flags(parser: argparse.ArgumentParser) -> None:
@@ -141,6 +152,13 @@ def run(args) -> int:
               "options": _given_options(args, args.kind), "fidelity": not args.no_fidelity,
               "tolerance": tolerance_from_args(args), "session": session_config_from_args(args).to_dict(),
               "speed_s": "0" if args.no_speed else args.speed_seconds}
+    if args.repair:
+        if args.target:
+            raise UserError("bad-option", "--repair runs on this machine; leave out --target")
+        repair = REPAIR.params.from_dict({"convert": params, **repair_bounds(args)}, text=True)
+        result = run_job_cli(REPAIR, repair, memory_limit=args.memory_limit)
+        code = output(args, result, render)
+        return CHECK_NOT_PASSED if result["check"] in ("failed", "not-run") else code
     if args.target:        # refuse a bad output before any work there
         from app.core.model.output import check_target
         check_target(Path(args.model).resolve(), Path(args.output).resolve(), args.force)
@@ -176,6 +194,7 @@ def register(subparsers) -> None:
                             "process, on the check's inputs)")
     speed.add_argument("--speed-seconds", metavar="S", default="2",
                        help="how long to measure the two, in all (default 2; at least 10 rounds)")
+    add_repair_arguments(parser, "convert")
     add_session_arguments(parser)
     add_json_flag(parser)
     parser.set_defaults(handler=run)

@@ -5,10 +5,11 @@
 from __future__ import annotations
 
 import argparse
+from pathlib import Path
 
 from app.core.jobs.errors import UserError
 from app.core.jobs.params import LARGEST
-from app.core.session.input_spec import MAX_ELEMENTS, MAX_VOCAB
+from app.core.session.input_spec import IMAGE_LAYOUTS, IMAGE_PRESETS, MAX_ELEMENTS, MAX_VOCAB
 
 
 def _key_value(text: str, flag: str) -> tuple[str, str]:
@@ -71,6 +72,16 @@ def add_session_arguments(parser: argparse.ArgumentParser) -> None:
     inputs.add_argument("--zeros", action="store_true", help="feed zeros instead of seeded random values")
     inputs.add_argument("--seed", metavar="N", help="seed of the random inputs (default 0)")
     inputs.add_argument("--vocab-size", metavar="N", help="integer inputs are drawn below this (default 1000)")
+    inputs.add_argument("--data", metavar="FOLDER",
+                        help="your own samples: .npz files (one array per input, by name), .npy files (one-input "
+                             "models) or images; optional labels.csv (sample,label) and expected/<sample>.npy|npz "
+                             "(the outputs it should give). Single runs take the first sample; compare measures "
+                             "accuracy over all of them; int8-static calibrates on them")
+    inputs.add_argument("--image-preset", choices=IMAGE_PRESETS,
+                        help="how --data images are normalised: imagenet (0–1, ImageNet mean/std; the default), "
+                             "unit (0–1), raw (0–255); they are resized to the input's size")
+    inputs.add_argument("--image-layout", choices=IMAGE_LAYOUTS[1:],
+                        help="where images' channels go (default: read from the input's shape)")
 
 
 def add_memory_argument(parser: argparse.ArgumentParser) -> None:
@@ -156,6 +167,12 @@ def session_config_from_args(args):
         feeds.seed = whole_number(args.seed, "--seed")
     if args.vocab_size is not None:
         feeds.vocab_size = whole_number(args.vocab_size, "--vocab-size", 1, MAX_VOCAB)
+    if args.data:
+        feeds.data = str(Path(args.data).expanduser().absolute())
+    if args.image_preset:
+        feeds.image_preset = args.image_preset
+    if args.image_layout:
+        feeds.image_layout = args.image_layout
     config.validate()
     _check_input_files(feeds.files)
     return config

@@ -32,3 +32,9 @@ def test_a_bad_memory_limit_is_refused_naming_the_flag():
 
     with pytest.raises(UserError, match="--memory-limit expects a size"):
         _session_from(["--memory-limit", "lots"])
+
+
+def test_the_data_folder_and_its_image_settings_go_into_the_input_plan(tmp_path, monkeypatch):
+    monkeypatch.chdir(tmp_path)
+    feeds = _session_from(["--data", "pages", "--image-preset", "unit", "--image-layout", "NHWC"]).inputs
+    assert (feeds.data, feeds.image_preset, feeds.image_layout) == (str(tmp_path / "pages"), "unit", "NHWC")

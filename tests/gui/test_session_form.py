@@ -15,7 +15,8 @@ SAMPLES = {
     "inter_op_spin_duration_us": 0, "intra_op_spin_backoff_max": 4, "inter_op_spin_backoff_max": 2,
     "dynamic_block_base": 4, "free_dimension_overrides": {"batch": 2},
     "config_entries": {"session.disable_prepacking": "1"}, "memory_limit": "2G", "inputs.mode": "zeros", "inputs.seed": 5,
-    "inputs.vocab_size": 77,
+    "inputs.vocab_size": 77, "inputs.data": "/data/samples", "inputs.sample": 2, "inputs.image_preset": "unit",
+    "inputs.image_layout": "NHWC",
 }
 
 

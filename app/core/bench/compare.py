@@ -46,7 +46,8 @@ def compare_row(report: dict, alternation: dict) -> dict:
             "verdict": alternation["verdict"], "rounds": alternation["rounds"], "iterations": report["iterations"],
             "session_create_ms": report["session_create_ms"], "first_run_ms": report["first_run_ms"],
             "peak_rss_bytes": report["peak_rss_bytes"], "gpu_memory_bytes": report["gpu_memory_bytes"],
-            "providers": report["providers"], "inputs": report["inputs"], "fidelity": report.get("fidelity")}
+            "providers": report["providers"], "inputs": report["inputs"], "fidelity": report.get("fidelity"),
+            "accuracy": report.get("accuracy")}
 
 
 def partial_row(label: str, path: str, figures: dict, alternation: dict) -> dict:

@@ -103,6 +103,7 @@ def member_job(params: MemberParams, ctx: JobContext) -> dict:
 
     folder = Path(params.reference_dir)
     config = params.session
+    data_spec = config.inputs if config.inputs.data else None
     if params.is_reference:
         def on_first_outputs(feeds: dict, outputs: dict) -> dict:
             save_arrays(folder / FEEDS_FILE, feeds)
@@ -119,9 +120,14 @@ def member_job(params: MemberParams, ctx: JobContext) -> dict:
             return {"fidelity": output_fidelity(reference, outputs)}
 
     prepared = prepare(params.path, config, ctx, on_first_outputs=on_first_outputs)
+    accuracy = None
+    if data_spec is not None:         # before READY: the next member reads what the reference writes here
+        from app.core.bench.accuracy import score_samples
+        accuracy = score_samples(params.path, prepared.session, data_spec, folder, params.is_reference, ctx)
     measurement = serve_blocks(prepared, config, params.run, ctx)
     report = bench_report(prepared, config, params.run, measurement)
     report["variant"] = params.variant
+    report["accuracy"] = accuracy
     return report
 
 

@@ -14,6 +14,7 @@ import warnings
 from dataclasses import replace
 from pathlib import Path
 
+from app.core.convert.fp16_blocks import join_kept_neighbours, name_unnamed_nodes
 from app.core.convert.work import Handler, Problem, Work, find_node, node_index
 from app.core.jobs.errors import UserError
 from app.core.model.output import data_file_name, load_model, op_counts_of, save_model
@@ -25,21 +26,6 @@ FLOAT = 1
 
 
 # fp16 ------------------------------------------------------------------------
-def _name_unnamed_nodes(model) -> None:
-    """Block lists work by node name; give the unnamed nodes one."""
-    from app.core.model.intake import iter_graphs
-
-    taken = {n.name for g in iter_graphs(model.graph) for n in g.node if n.name}
-    counter = 0
-    for graph in iter_graphs(model.graph):
-        for node in graph.node:
-            if not node.name:
-                while f"{node.op_type}_{counter}" in taken:
-                    counter += 1
-                node.name = f"{node.op_type}_{counter}"
-                taken.add(node.name)
-
-
 def _model_for_fp16(work: Work):
     """The source with its shapes inferred; a large model is inferred without its weights
     (shape inference only needs their types and dims, and protobuf stops at 2 GB)."""
@@ -65,7 +51,7 @@ def produce_fp16(work: Work) -> None:
 
     options, plan = work.options, work.plan
     model, shapes_done = _model_for_fp16(work)
-    _name_unnamed_nodes(model)
+    name_unnamed_nodes(model)
     blocked_ops = set(float16.DEFAULT_OP_BLOCK_LIST) | set(options["op_block_list"]) | set(plan.get("ops", []))
     blocked_nodes = set(options["node_block_list"]) | set(plan.get("nodes", []))
     if plan.get("casts"):
@@ -94,6 +80,7 @@ def produce_fp16(work: Work) -> None:
             raise
     if plan.get("flow_nodes"):
         _restore_outer_weights(converted, work.source, set(plan["flow_nodes"]))
+    join_kept_neighbours(converted.graph)
     clipped = [w for w in caught if "truncated" in str(w.message) or "out of range" in str(w.message)]
     work.details["clipped_weight_warnings"] = len(clipped)
     if clipped and not plan.get("clip_noted"):
@@ -145,7 +132,7 @@ def repair_fp16(work: Work, problem: Problem) -> dict | None:
             return work.repair("converted without ONNX shape inference", f"the converter failed: {problem.message}")
         return None
     skeleton = onnx.load(str(work.source), load_external_data=False)
-    _name_unnamed_nodes(skeleton)
+    name_unnamed_nodes(skeleton)
     index = node_index(skeleton)
     reported = problem.node_name()
     found = find_node(index, reported) if reported else None

@@ -75,6 +75,8 @@ _OP_TYPES = _list("op_types", "Only quantize these operator types (e.g. MatMul,C
                               "quantizer supports.", label="Op types to quantize")
 _EXCLUDE = _list("nodes_to_exclude", "Node names to leave in float32 (e.g. a sensitive last layer).",
                  label="Nodes to exclude")
+_EXCLUDE_OPS = _list("exclude_op_types", "Operator types to leave in float32 (e.g. Add,Mul); every other type "
+                                         "the quantizer takes is quantized.", label="Op types to exclude")
 
 KINDS: dict[str, Kind] = {k.name: k for k in (
     Kind("fp16", "Float16", "All float32 weights and activations become float16: half the size; fast on "
@@ -104,12 +106,13 @@ KINDS: dict[str, Kind] = {k.name: k for k in (
          "time. No calibration data needed; best for MatMul-heavy models (transformers, RNNs) on CPUs.", ".onnx", (
              Option("weight_type", "choice", "QInt8", "Signed (QInt8) or unsigned (QUInt8) 8-bit weights. "
                                                       "QInt8 suits most CPUs.", choices=QUANT_TYPES),
-             _PER_CHANNEL, _REDUCE_RANGE, _OP_TYPES, _EXCLUDE,
+             _PER_CHANNEL, _REDUCE_RANGE, _OP_TYPES, _EXCLUDE, _EXCLUDE_OPS,
          ), _INT_TOLERANCE),
     Kind("int8-static", "Int8, static", "Weights and activations int8, with activation ranges measured on "
          "calibration data. Best for CNNs; QDQ also suits TensorRT.", ".onnx", (
              Option("calibration", "path", "", "A folder of .npy/.npz files, one sample each (loaded without "
-                                               "pickle); empty: seeded random inputs.",
+                                               "pickle); empty: the data folder's samples (--data), else seeded "
+                                               "random inputs.",
                     "Calibration data"),
              Option("calibration_count", "int", 16, "How many random samples to calibrate on (without a folder).",
                     minimum=1),
@@ -128,7 +131,7 @@ KINDS: dict[str, Kind] = {k.name: k for k in (
              Option("weight_symmetric", "bool", True, "Symmetric weight ranges (zero point 0)."),
              Option("preprocess", "bool", True, "Run ONNX Runtime's quantization pre-processing first (shape "
                                                 "inference, graph optimisation, constants folded into weights)."),
-             _OP_TYPES, _EXCLUDE,
+             _OP_TYPES, _EXCLUDE, _EXCLUDE_OPS,
          ), _INT_TOLERANCE),
     Kind("int4", "Int4 weights (MatMulNBits)", "MatMul (and optionally Gather) weights packed as 4-bit blocks; "
          "for large language and embedding models.", ".onnx", (

@@ -15,7 +15,7 @@ from pathlib import Path
 
 from app.core.convert.work import Handler, Problem, Work, find_node, node_index
 from app.core.jobs.errors import UserError
-from app.core.session.inputs import FeedSpec, make_feeds
+from app.core.convert.calibration import FeedReader
 from app.core.model.output import data_file_name, load_model, op_counts
 
 #: operators whose presence shows the quantizer really did something
@@ -104,6 +104,22 @@ def _exclusions(work: Work) -> list[str]:
     return list(dict.fromkeys(work.options.get("nodes_to_exclude", []) + work.plan.get("exclude", [])))
 
 
+def _op_types(work: Work) -> list[str] | None:
+    """The operator types to quantize: the user's (None: every type the quantizer takes),
+    less the types to leave out."""
+    chosen, left_out = work.options["op_types"], set(work.options.get("exclude_op_types", []))
+    if not left_out:
+        return chosen or None
+    from onnxruntime.quantization.registry import IntegerOpsRegistry, QDQRegistry, QLinearOpsRegistry
+
+    takes = set(IntegerOpsRegistry) if work.kind == "int8-dynamic" else set(QLinearOpsRegistry) | set(QDQRegistry)
+    kept = sorted(set(chosen or takes) - left_out)
+    if not kept:
+        raise UserError("bad-option", f"leaving out {', '.join(sorted(left_out))} leaves no operator type to "
+                                      "quantize")
+    return kept
+
+
 class NothingQuantized(Exception):
     """The quantizer ran but changed nothing (a repair may find what it missed)."""
 
@@ -142,9 +158,9 @@ def _begin(work: Work) -> None:
     """Every quantizing try starts here: refuse a quantized source, note the user's exclusions."""
     _refuse_quantized_source(work)
     work.kept = [k for k in work.kept if k.get("source") == "repair"]
-    if work.options.get("nodes_to_exclude"):
-        work.kept.insert(0, {"what": ", ".join(work.options["nodes_to_exclude"]), "why": "you asked for it",
-                             "source": "user"})
+    asked = work.options.get("nodes_to_exclude", []) + [f"every {op}" for op in work.options.get("exclude_op_types", [])]
+    if asked:
+        work.kept.insert(0, {"what": ", ".join(asked), "why": "you asked for it", "source": "user"})
 
 
 def produce_int8_dynamic(work: Work) -> None:
@@ -152,62 +168,12 @@ def produce_int8_dynamic(work: Work) -> None:
 
     options = work.options
     _begin(work)
-    quantize_dynamic(str(_preprocessed(work)), str(work.target), op_types_to_quantize=options["op_types"] or None,
+    quantize_dynamic(str(_preprocessed(work)), str(work.target), op_types_to_quantize=_op_types(work),
                      per_channel=options["per_channel"], reduce_range=options["reduce_range"],
                      weight_type=QuantType[options["weight_type"]], nodes_to_exclude=_exclusions(work),
                      use_external_data_format=work.large,
                      extra_options={"EnableSubgraph": True} if work.plan.get("subgraphs") else None)
     _require_quantized(work)
-
-
-class FeedReader:
-    """Calibration samples for quantize_static, made or loaded one at a time."""
-
-    def __init__(self, work: Work, inputs: list[dict]):
-        self.work = work
-        self.inputs = inputs
-        spec: FeedSpec = work.config.inputs
-        self.base = spec
-        folder = work.options["calibration"]
-        if folder:
-            path = Path(folder).expanduser()
-            if not path.is_dir():
-                raise UserError("not-found", f"{path}: the calibration folder does not exist")
-            self.files = sorted(p for p in path.iterdir() if p.suffix.lower() in (".npy", ".npz") and p.is_file())
-            if not self.files:
-                raise UserError("bad-input-file", f"{path}: holds no .npy or .npz files to calibrate on")
-            self.count = len(self.files)
-        else:
-            self.files = []
-            # The user's own fidelity inputs beat random ones (random ids or flags can break a model).
-            self.count = 1 if spec.mode == "files" else work.options["calibration_count"]
-        self.index = 0
-
-    def get_next(self) -> dict | None:
-        self.work.ctx.check_cancel()
-        if self.index >= self.count:
-            return None
-        if self.files:
-            spec = FeedSpec(mode="files", files={"*": str(self.files[self.index])}, dims=dict(self.base.dims),
-                            shapes=dict(self.base.shapes), vocab_size=self.base.vocab_size)
-        elif self.base.mode == "files":
-            spec = self.base
-        else:
-            spec = FeedSpec(seed=self.base.seed + 1000 + self.index, dims=dict(self.base.dims),
-                            shapes=dict(self.base.shapes), vocab_size=self.base.vocab_size)
-        feeds, _ = make_feeds(self.inputs, spec)
-        self.index += 1
-        self.work.ctx.progress(None, f"calibrating: sample {self.index} of {self.count}")
-        return feeds
-
-    def __iter__(self):
-        return self
-
-    def __next__(self) -> dict:
-        item = self.get_next()
-        if item is None:
-            raise StopIteration
-        return item
 
 
 def produce_int8_static(work: Work) -> None:
@@ -218,6 +184,7 @@ def produce_int8_static(work: Work) -> None:
     reader = FeedReader(work, work.summary["inputs"])
     work.details["calibration_samples"] = reader.count
     work.details["calibration_source"] = options["calibration"] or (
+        f"your data folder {work.config.inputs.data}" if work.config.inputs.data else
         "your fidelity inputs" if work.config.inputs.mode == "files" else "random")
     try:
         _quantize_static(work, reader)
@@ -237,7 +204,7 @@ def _quantize_static(work: Work, reader: FeedReader) -> None:
 
     options = work.options
     quantize_static(str(_preprocessed(work)), str(work.target), calibration_data_reader=reader,
-                    quant_format=QuantFormat[options["quant_format"]], op_types_to_quantize=options["op_types"] or None,
+                    quant_format=QuantFormat[options["quant_format"]], op_types_to_quantize=_op_types(work),
                     per_channel=options["per_channel"], reduce_range=options["reduce_range"],
                     activation_type=QuantType[options["activation_type"]],
                     weight_type=QuantType[options["weight_type"]], nodes_to_exclude=_exclusions(work),

@@ -24,6 +24,26 @@ def sqnr_db(expected: np.ndarray, got: np.ndarray) -> float | None:
     return 10 * math.log10(signal / noise)
 
 
+def sqnr_floor_db(min_cosine: float) -> float:
+    """The SQNR a tensor needs to count as within a cosine bound: noise orthogonal to the
+    signal at that cosine (cos² / (1 - cos²)). Unlike the cosine it also catches a tensor
+    scaled wrong (a clipped weight column), which keeps its direction but not its size."""
+    if min_cosine >= 1:
+        return math.inf
+    if min_cosine <= 0:
+        return -math.inf
+    return 10 * math.log10(min_cosine ** 2 / (1 - min_cosine ** 2))
+
+
+def judge_inside(row: dict, min_cosine: float) -> None:
+    """Fail a tensor inside the model whose SQNR is below the floor its cosine bound sets."""
+    floor = sqnr_floor_db(min_cosine)
+    if row["sqnr_db"] is not None and row["sqnr_db"] < floor:
+        row["passed"] = False
+        row["problem"] = "; ".join(p for p in (row["problem"], f"SQNR {row['sqnr_db']:.1f} dB below the "
+                                               f"{floor:.1f} dB a cosine of {min_cosine:g} allows") if p)
+
+
 def _range(values: np.ndarray) -> list[float] | None:
     finite = values[np.isfinite(values)]
     return [float(finite.min()), float(finite.max())] if finite.size else None

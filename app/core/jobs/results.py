@@ -100,3 +100,8 @@ class DriftResult(TypedDict):
     first_drift: dict | None       # {tensor, node, op_type, …}: the first tensor past the tolerance
     first_nonfinite: dict | None   # the first tensor with NaN/Inf the source does not have
     inputs: list[dict]
+
+
+class RepairResult(ConvertResult):
+    repair: dict                   # steps [{step, kept, added, cosine, max_abs_diff, passed, speed, first_drift, next}],
+                                   # passed, kept, option, stopped, seconds

@@ -93,7 +93,7 @@ def default_dim(label: str) -> int:
     return DEFAULT_SEQUENCE if _SEQUENCE.search(label) else 1
 
 
-def _channel_axis(declared: list) -> int | None:
+def channel_axis(declared: list) -> int | None:
     """Where a 4-D input keeps its colour channels (NCHW: 1, NHWC: 3), if it looks like an image."""
     if len(declared) != 4:
         return None
@@ -106,7 +106,7 @@ def _channel_axis(declared: list) -> int | None:
 def _default_dim(label: str, index: int, declared: list, item: dict, hints: GraphHints,
                  audio: bool) -> tuple[int, Origin]:
     """A dimension nobody gave a value: from the metadata or a realistic default."""
-    channel = _channel_axis(declared) if "float" in item["dtype"] else None
+    channel = channel_axis(declared) if "float" in item["dtype"] else None
     if channel is not None and index != 0 and index != channel:
         spatial = [i for i in range(1, 4) if i != channel]
         size = hints.image_size()

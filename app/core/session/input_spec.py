@@ -11,6 +11,8 @@ from app.core.jobs.params import Params, setting
 
 FEED_MODES = ("random", "zeros", "files")
 DEFAULT_VOCAB = 1000
+IMAGE_PRESETS = ("imagenet", "unit", "raw")         # see app.core.session.data_folder.PRESETS
+IMAGE_LAYOUTS = ("auto", "NCHW", "NHWC")
 
 
 #: the most elements an input may have: past it, the size is a typo, not a model's input
@@ -29,6 +31,10 @@ class FeedSpec(Params):
     values: dict[str, float] = setting(factory=dict)       # input name -> one value for all its elements
     probed: dict[str, int] = setting(factory=dict)         # dim -> a size Find working inputs ran the model with
     vocab_size: int = setting(DEFAULT_VOCAB, minimum=1)    # upper bound for integer ids
+    data: str = ""                                         # a folder of samples (app.core.session.data_folder)
+    sample: int = setting(0, minimum=0)                    # the sample of `data` a single run is fed
+    image_preset: str = setting("imagenet", choices=IMAGE_PRESETS)   # how images of `data` are normalised
+    image_layout: str = setting("auto", choices=IMAGE_LAYOUTS)       # auto: from the input's channel axis
 
     def validate(self) -> None:
         """Checks of values; types and single ranges are checked as the fields are read."""

@@ -112,6 +112,16 @@ def make_feeds(inputs: list[dict], spec: FeedSpec | None = None, hints: GraphHin
     rng = np.random.default_rng(spec.seed)
     names = [i["name"] for i in inputs]
     given = load_user_arrays(spec, names) if spec.mode == "files" or spec.files else {}
+    folder, from_data = None, {}
+    if spec.data:
+        from app.core.session.data_folder import image_input, read_folder, sample_arrays
+
+        folder = read_folder(spec.data)
+        if folder.images:
+            from_data = {image_input(inputs): None}
+        else:
+            from_data = {name: array for name, array in sample_arrays(folder, spec.sample, names).items()
+                         if name not in given}
     unknown = sorted(set(spec.values) - set(names))
     if unknown:
         raise UserError("bad-option", f"the model has no input named {', '.join(unknown)} "
@@ -122,18 +132,41 @@ def make_feeds(inputs: list[dict], spec: FeedSpec | None = None, hints: GraphHin
     for item in inputs:
         name = item["name"]
         dtype = numpy_dtype(item["dtype"])
-        if name in given:
-            feeds[name] = _user_array(item, dtype, given[name])
-            planned.append(PlannedInput(name, feeds[name].dtype.name, list(feeds[name].shape), "file",
-                                        "your file", "yours"))
+        if name in given or from_data.get(name) is not None:
+            feeds[name] = _user_array(item, dtype, given[name] if name in given else from_data[name])
+            where = "your file" if name in given else f"sample {folder.sample(spec.sample).name} of your data folder"
+            planned.append(PlannedInput(name, feeds[name].dtype.name, list(feeds[name].shape), "file", where,
+                                        "yours"))
             continue
         room = None if budget is None else budget - sum(a.nbytes for a in feeds.values())
         feeds[name], plan = plan_input(item, dtype, spec, hints, chosen, audio, rng, found, room, ids)
+        if name in from_data:
+            feeds[name], plan = _image_feed(folder, spec, item, dtype, plan)
         planned.append(plan)
     return feeds, {"dims": {label: value for label, (value, _) in chosen.items()},
                    "shapes": {k: list(v.shape) for k, v in feeds.items()}, "mode": spec.mode, "seed": spec.seed,
                    "inputs": [p.to_dict() for p in planned],
                    "guessed": sorted({label for p in planned for label in p.guessed})}
+
+
+def _image_feed(folder, spec: FeedSpec, item: dict, dtype, plan: PlannedInput) -> tuple[np.ndarray, PlannedInput]:
+    """The images of the data folder at the shape the plan chose for the input."""
+    from app.core.session.data_folder import image_batch
+    from app.core.session.input_plan import channel_axis
+
+    layout = spec.image_layout
+    if layout == "auto":
+        axis = channel_axis(item.get("shape") or plan.shape)
+        if axis is None:
+            raise UserError("bad-option", f"input '{item['name']}' does not show where its colour channels are; "
+                                          "give the image layout (NCHW or NHWC)")
+        layout = "NCHW" if axis == 1 else "NHWC"
+    array, done = image_batch(folder, spec.sample, plan.shape, spec.image_preset, layout)
+    # a size nobody gave stays flagged as the plan's guess
+    source, size = ("file", "") if plan.source in ("model", "user", "metadata") else (plan.source,
+                                                                                     f"; size: {plan.reason}")
+    return array.astype(dtype), PlannedInput(plan.name, plan.dtype, list(array.shape), source,
+                                             f"your data folder: {done}{size}", "yours", plan.guessed)
 
 
 def _user_array(item: dict, dtype, array: np.ndarray) -> np.ndarray:

@@ -47,6 +47,10 @@ class PanelContext(QObject):
         chosen = models.selected()
         return [m for m in models.models() if m in chosen]
 
+    def model_at(self, path) -> OpenModel | None:
+        """The open model or variant at `path`, if it is open."""
+        return self._window.model_list.find(str(path))
+
     def open_model(self, path, *, parent: OpenModel | None = None, kind: str = "source",
                    extra: dict | None = None, reread: bool = False, select: bool = True) -> OpenModel:
         """Open a model (or a variant under `parent`); `reread`: it changed on disk, read it again;

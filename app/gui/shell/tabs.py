@@ -9,6 +9,7 @@ PANELS = [
     ("Session", "app.gui.panels.session.panel", "SessionPanel"),
     ("Benchmark", "app.gui.panels.bench.panel", "BenchmarkPanel"),
     ("Compare", "app.gui.panels.compare.panel", "ComparePanel"),
+    ("Drift", "app.gui.panels.drift.panel", "DriftPanel"),
     ("Profile", "app.gui.panels.profile.panel", "ProfilePanel"),
     ("IO Binding", "app.gui.panels.iobinding.panel", "IOBindingPanel"),
     ("Tune", "app.gui.panels.tune.panel", "TunePanel"),
@@ -27,4 +28,5 @@ RESULT_TABS = {
     "sweep": "Benchmark",
     "compare": "Compare",
     "node": "Graph",                 # {path, name}: a node shown in the drawing
+    "drift": "Drift",           # run_again: {source, variant, conversion?} finds that pair's drift
 }

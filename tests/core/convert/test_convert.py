@@ -228,6 +228,20 @@ def test_calibration_from_a_folder_of_arrays(tmp_path):
     loads(tmp_path / "q.onnx")
 
 
+def test_calibration_from_the_data_folder_and_the_check_on_its_first_sample(tmp_path):
+    import numpy as np
+
+    folder = tmp_path / "data"
+    folder.mkdir()
+    rng = np.random.default_rng(6)
+    for index in range(4):
+        np.savez(folder / f"s{index}.npz", x=rng.standard_normal((1, 3, 32, 32)).astype(np.float32))
+    source = models.save(models.cnn(), tmp_path / "cnn.onnx")
+    report = convert("int8-static", source, tmp_path / "q.onnx", session={"inputs": {"data": str(folder)}})
+    assert report["calibration_samples"] == 4 and report["calibration_source"] == f"your data folder {folder}"
+    assert report["fidelity"]["inputs"][0]["reason"] == "sample s0.npz of your data folder"
+
+
 def test_relative_input_files_are_found_while_the_library_runs(tmp_path, monkeypatch):
     import numpy as np
 

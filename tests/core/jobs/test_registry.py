@@ -132,6 +132,8 @@ def _quick_params(job, tmp_path):
         "diagnose": {**quick, "runs": 2, "timing_runs": 5, "timing_s": 0.2},
         "iobinding": {**quick, "provider": "cpu", "iterations": 3, "warmup": 1},
         "drift": {"source": mlp, "variant": mlp, "session": quick["session"]},
+        "repair": {"convert": {"kind": "fp16", "input": mlp, "output": str(tmp_path / "kept.onnx"), "speed_s": 0},
+                   "max_steps": 1},
     }.get(job.name)
 
 

@@ -12,6 +12,7 @@ from PySide6.QtCore import Qt
 from PySide6.QtWidgets import (QFileDialog, QHBoxLayout, QLabel, QPushButton, QSplitter, QTabWidget, QVBoxLayout,
                                QWidget)
 
+from app.core.bench.accuracy import accuracy_text
 from app.core.units import human_bytes
 from app.gui.shell.panel import OneJobView, Panel
 from app.gui.widgets.run_caption import RunCaption, inputs_text, stored_text
@@ -20,7 +21,7 @@ from app.core.bench.jobs import COMPARE
 CHART_LABEL_CHARS = 28     # a bar's label; a longer one would be dropped by the axis for want of room
 #: the answer first (speedup, its interval and verdict), so it is in view however narrow the window
 HEADERS = ["Model", "Speedup", "95 % interval", "Verdict", "p50 ms", "p90 ms", "p99 ms", "runs/s", "Size", "max |Δ|",
-           "Cosine", "Providers"]
+           "Cosine", "Providers", "Accuracy (data folder)"]
 
 
 class ComparePanel(OneJobView, Panel):
@@ -49,6 +50,10 @@ class ComparePanel(OneJobView, Panel):
         export_table.clicked.connect(lambda: self.table.export_csv())
         export_charts = QPushButton("Export charts as PNG…")
         export_charts.clicked.connect(lambda: self.export_charts())
+        self.drift_button = QPushButton("Where does it drift?")
+        self.drift_button.setToolTip("Open the Drift tab on the selected model (or the second) against the reference.")
+        self.drift_button.setEnabled(False)
+        self.drift_button.clicked.connect(lambda: self.show_drift())
         self.status = QLabel()
         self.status.setWordWrap(True)
         side = QWidget()
@@ -57,7 +62,7 @@ class ComparePanel(OneJobView, Panel):
         left.setContentsMargins(0, 0, 0, 0)
         left.addWidget(self.hint)
         left.addWidget(self.run_form)
-        for button in (self.start_button, self.cancel_button, export_table, export_charts):
+        for button in (self.start_button, self.cancel_button, export_table, export_charts, self.drift_button):
             left.addWidget(button)
         left.addWidget(self.status)
         left.addStretch()
@@ -171,7 +176,8 @@ class ComparePanel(OneJobView, Panel):
                          "not measured", row.get("verdict", "one after the other"), row["latency_ms"]["p50"],
                          row["latency_ms"]["p90"], row["latency_ms"]["p99"], row["throughput_per_s"],
                          human_bytes(row["size_bytes"]), fidelity.get("max_abs_diff", unchecked if row["fidelity"] is None else None),
-                         fidelity.get("min_cosine"), ", ".join(row["providers"])])
+                         fidelity.get("min_cosine"), ", ".join(row["providers"]),
+                         accuracy_text(row.get("accuracy"))])
         self.table.decimals = 4
         self.table.set_rows(rows)
         labels = [_short(row["label"]) for row in result["models"]]
@@ -184,6 +190,14 @@ class ComparePanel(OneJobView, Panel):
                                        brushes=[colors[i % len(colors)] for i in range(len(labels))])
         if not result.get("partial"):
             self.status.setText("Done: the first model is the reference" + stored_text(result))
+        self.drift_button.setEnabled(len(result["models"]) > 1 and not result.get("partial"))
+
+    def show_drift(self) -> None:
+        """The Drift tab on the selected row's model (the second, when none or the reference is selected)."""
+        models = self.result["models"]
+        index = self.table.currentIndex()
+        row = self.table.proxy.mapToSource(index).row() if index.isValid() else 1
+        self.context.run_again("drift", {"source": models[0]["path"], "variant": models[row or 1]["path"]})
 
     def _show_speedups(self, result: dict) -> None:
         """Speedup bars with their 95 % intervals as whiskers."""

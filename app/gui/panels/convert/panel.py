@@ -104,9 +104,18 @@ class ConvertPanel(Panel):
         scroll.setWidget(settings)
         scroll.setMinimumWidth(settings.minimumSizeHint().width() + scroll.verticalScrollBar().sizeHint().width() + 4)
         self.card = ResultCard()
+        self.drift_button = QPushButton("Where does it drift?")
+        self.drift_button.setToolTip("Open the Drift tab on this variant: its tensors against the source's, one by "
+                                     "one, the node where they part, and the repair.")
+        self.drift_button.clicked.connect(self.show_drift)
+        result = QWidget()
+        result_column = QVBoxLayout(result)
+        result_column.setContentsMargins(0, 0, 0, 0)
+        result_column.addWidget(self.card, 1)
+        result_column.addWidget(self.drift_button)
         body = QSplitter(Qt.Orientation.Horizontal)
         body.addWidget(scroll)
-        body.addWidget(self.card)
+        body.addWidget(result)
         body.setSizes([500, 700])
         self.layout_.addWidget(body, 1)
         self.context.providers_ready.connect(lambda _info: self._update_availability())
@@ -198,6 +207,7 @@ class ConvertPanel(Panel):
             if model.summary is not None:
                 self.dims.setText(self._default_dims(model.summary))
         self.card.show_report((model.extra or {}).get("conversion") if model is not None else None)
+        self._drift_ready()
         if model is not None and self.kind() == "transformers":
             self._detect_transformer_shape()
         self._refresh_state()
@@ -263,6 +273,7 @@ class ConvertPanel(Panel):
             self.context.settings.convert_output_dir = str(Path(report["output"]).parent)
             self.output_edited = False         # the next name comes from the kind again, in this folder
             self.card.show_report(report)
+            self._drift_ready()
 
         self.job = self.jobs.start(f"Convert {source.label} to {kind}", CONVERT, self.params(force), on_result=done,
                                    on_progress=self._progressed)
@@ -290,6 +301,14 @@ class ConvertPanel(Panel):
         else:
             self._say(job.state)
         self._refresh_state()
+
+    def _drift_ready(self) -> None:
+        report = self.card.report
+        self.drift_button.setEnabled(report is not None and report.get("check") in ("passed", "failed"))
+
+    def show_drift(self) -> None:
+        report = self.card.report
+        self.context.run_again("drift", {"source": report["input"], "variant": report["output"], "conversion": report})
 
     def _say(self, text: str, failed: bool = False) -> None:
         self.status.setText(text)

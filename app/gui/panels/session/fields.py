@@ -12,7 +12,7 @@ from PySide6.QtWidgets import QCheckBox, QComboBox, QLineEdit, QSpinBox
 from app.core.jobs.errors import UserError
 from app.core.jobs.memory import DEFAULT_LIMIT
 from app.core.session.config import EXECUTION_MODES, LOG_LEVELS, OPT_LEVELS
-from app.core.session.input_spec import FEED_MODES
+from app.core.session.input_spec import FEED_MODES, IMAGE_LAYOUTS, IMAGE_PRESETS
 from app.gui.panels.session.forms import KeyValueEdit, ProviderEditor
 
 SPIN = (("ORT default (spin)", None), ("spin", True), ("do not spin", False))
@@ -114,6 +114,18 @@ FIELDS: list[Field] = [
     Field("inputs.seed", "inputs", "number", "Seed:", high=BIG),
     Field("inputs.vocab_size", "inputs", "number", "Vocabulary size:", low=1, high=BIG,
           tip="Integer inputs (token ids) are drawn below this number."),
+    Field("inputs.data", "inputs", "text", "Data folder:", placeholder="a folder of .npz/.npy files or images",
+          tip="Your own samples: .npz files (one array per input, by name), .npy files (one-input models) or images "
+              "(resized to the input's size). Beside them, optionally, labels.csv (sample,label) and "
+              "expected/<sample>.npy or .npz (the outputs it should give). A single run takes the first sample; "
+              "Compare scores every model on all of them; int8-static calibrates on them."),
+    Field("inputs.sample", "inputs", "number", "Sample:", high=BIG,
+          tip="The sample of the data folder a single run is fed (0: the first, in name order)."),
+    Field("inputs.image_preset", "inputs", "choice", "Image preset:", choices=_same(IMAGE_PRESETS),
+          tip="How the data folder's images are normalised: imagenet (0–1, ImageNet mean and std), unit (0–1), "
+              "raw (0–255)."),
+    Field("inputs.image_layout", "inputs", "choice", "Image layout:", choices=_same(IMAGE_LAYOUTS),
+          tip="Where the images' colour channels go; auto reads it from the input's shape."),
 ]
 #: the fields the Inputs table (inputs_table.py) edits, a row per model input, rather than one widget each
 TABLE_FIELDS = frozenset({"inputs.dims", "inputs.shapes", "inputs.files", "inputs.values", "inputs.probed"})

@@ -1,0 +1,76 @@
+"""Which node to keep in float32 next, from a drift result: the repair loop's choice.
+
+The error that first carries a tensor past the tolerance was added somewhere on the way
+to it. Each tensor's share is the noise its node added: its relative noise power
+(10^(-SQNR/10)) less the worst its compared inputs already carried, which is scale-free,
+so tensors of any size compare. Among the tensors up to the first drift (or the outputs,
+where no tensor inside drifts), the one whose node added the most is blamed; a new NaN/Inf
+outweighs any noise.
+
+What is kept for a blamed tensor: the nodes that made it since the last compared tensors
+(a quantized variant computes a MatMul and its Relu as one, so only the Relu's output is
+compared). Where those are all kept already and the tensor is still lost, the value is
+kept but its readers still take it in the lower precision, so they are kept next."""
+
+from __future__ import annotations
+
+import math
+
+
+def _noise(sqnr_db: float | None) -> float:
+    return 0.0 if sqnr_db is None else 10 ** (-sqnr_db / 10)
+
+
+def added_noise(row: dict) -> float:
+    """The relative noise power this tensor's node added to what its inputs carried."""
+    if row["nonfinite"] > row["source_nonfinite"]:
+        return math.inf
+    before = None if row["sqnr_loss_db"] is None or row["sqnr_db"] is None else row["sqnr_db"] + row["sqnr_loss_db"]
+    return _noise(row["sqnr_db"]) - _noise(before)
+
+
+def _makers(model, tensor: str, compared: set[str]) -> list[str]:
+    """The nodes that made `tensor` since the last compared tensors (Constant nodes aside: a
+    weight is kept with the node that reads it), in graph order."""
+    producer = {out: node for node in model.graph.node for out in node.output if out}
+    found, todo = [], [tensor]
+    while todo:
+        node = producer.get(todo.pop())
+        if node is None or node.name in found or node.op_type == "Constant" and node.output[0] != tensor:
+            continue
+        found.append(node.name)
+        todo.extend(name for name in node.input if name and name not in compared)
+    order = {node.name: i for i, node in enumerate(model.graph.node)}
+    return sorted(found, key=order.get)
+
+
+def _readers(model, tensor: str) -> list[str]:
+    return [node.name for node in model.graph.node if tensor in node.input]
+
+
+def next_to_keep(result: dict, model, kept: list[str]) -> dict | None:
+    """{nodes, tensor, why}: what to keep next for the drift `result` of a variant of
+    `model` (its unnamed nodes named as drift names them), given the nodes already `kept`;
+    None when every blamable node is kept already."""
+    rows = result["tensors"]
+    first = [row["index"] for row in (result["first_drift"], result["first_nonfinite"]) if row is not None]
+    limit = min(first) if first else len(rows) - 1
+    compared = {row["name"] for row in rows}
+    suspects = sorted((row for row in rows[:limit + 1] if added_noise(row) > 0), key=added_noise, reverse=True)
+    for row in suspects:
+        makers = _makers(model, row["name"], compared)
+        new = [name for name in makers if name not in kept]
+        why = f"its node added the most error up to the first drift ({_share(row)})"
+        if not new:
+            new = [name for name in _readers(model, row["name"]) if name not in kept]
+            why = f"{', '.join(makers)} kept already, yet {row['name']} still arrives changed ({_share(row)})"
+        if new:
+            return {"nodes": new, "tensor": row["name"], "why": why}
+    return None
+
+
+def _share(row: dict) -> str:
+    if row["nonfinite"] > row["source_nonfinite"]:
+        return f"{row['nonfinite'] - row['source_nonfinite']} new NaN/Inf"
+    lost = "" if row["sqnr_loss_db"] is None else f", {row['sqnr_loss_db']:.1f} dB lost there"
+    return f"SQNR {row['sqnr_db']:.1f} dB{lost}"

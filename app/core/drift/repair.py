@@ -1,0 +1,136 @@
+"""The repair loop: convert, check, and where the outputs drift, find the node that starts
+it, keep it in float32 (float16 variants: the converter's node block list) or out of
+quantization (int8: nodes_to_exclude), and convert again — until the outputs pass or a
+bound is reached. Every step reports what it kept, where the drift started, the outputs'
+cosine and largest difference, and the variant's speed against its source (the
+conversion's own check: the two timed in alternation), so the accuracy each step wins is
+shown against the speed it costs."""
+
+from __future__ import annotations
+
+import contextlib
+import time
+from dataclasses import replace
+from typing import Callable
+
+from app.core.convert.fp16_blocks import name_unnamed_nodes
+from app.core.convert.jobs import ConvertParams, convert_job
+from app.core.drift.blame import next_to_keep
+from app.core.jobs.errors import UserError
+from app.core.jobs.protocol import JobContext
+from app.core.model.intake import admit
+
+#: the conversion option that keeps a node out of the lower precision, by kind
+KEEP_OPTION = {"fp16": "node_block_list", "int8-dynamic": "nodes_to_exclude", "int8-static": "nodes_to_exclude"}
+SPEED_FIELDS = ("ratio", "ratio_ci", "verdict", "source_p50_ms", "variant_p50_ms")
+
+
+def keep_option(kind: str) -> str:
+    if kind not in KEEP_OPTION:
+        raise UserError("bad-option", f"the repair loop works on {', '.join(KEEP_OPTION)} conversions, not {kind}")
+    return KEEP_OPTION[kind]
+
+
+@contextlib.contextmanager
+def _scaled(ctx: JobContext, start: float, share: float, label: str):
+    """A context whose progress fills [start, start + share] of `ctx`'s bar and which is
+    cancelled with it."""
+    def emit(kind: str, payload: dict) -> None:
+        if kind == "progress":
+            fraction = payload.get("fraction")
+            ctx.progress(None if fraction is None else start + share * fraction,
+                         f"{label}: {payload.get('message', '')}")
+        elif kind == "log":
+            ctx.log(payload["message"], payload.get("level", "info"))
+        else:
+            ctx.data(payload["kind"], payload["payload"])
+
+    scaled = JobContext(emit, ctx.memory_budget)
+    remove = ctx.on_cancel(scaled.cancel)
+    try:
+        yield scaled
+    finally:
+        remove()
+
+
+def _outputs_summary(fidelity: dict) -> dict:
+    rows = [r for r in fidelity.get("outputs", []) if r.get("max_abs_diff") is not None]
+    cosines = [r["cosine"] for r in rows if r["cosine"] is not None]
+    return {"cosine": min(cosines) if cosines else None,
+            "max_abs_diff": max((r["max_abs_diff"] for r in rows), default=None),
+            "nonfinite": sum(r["nonfinite"] for r in rows)}
+
+
+def _speed(report: dict) -> dict:
+    speed = report["speed"]
+    if speed.get("skipped"):
+        return {"skipped": True, "why": speed["why"]}
+    return {key: speed[key] for key in SPEED_FIELDS}
+
+
+def _first(drift: dict, key: str) -> dict | None:
+    first = drift[key]
+    return None if first is None else {k: first.get(k) for k in ("tensor", "node", "op_type", "index", "cosine",
+                                                                   "sqnr_db", "nonfinite", "problem")}
+
+
+def repair(params, ctx: JobContext, find_drift: Callable[[str, JobContext], dict]) -> dict:
+    """params: RepairParams (app.core.drift.jobs); `find_drift(variant, ctx)`: the drift job's
+    result for a variant of the source. The last conversion's report, with the loop's steps
+    under `repair`."""
+    base: ConvertParams = params.convert
+    option = keep_option(base.kind)
+    if not base.fidelity:
+        raise UserError("bad-option", "the repair loop needs the fidelity check: it repairs what the check finds")
+    model = admit(base.input, onnx_only="the repair loop converts .onnx models").model
+    name_unnamed_nodes(model)
+    known = {node.name for node in model.graph.node}
+    unknown = [name for name in params.keep if name not in known]
+    if unknown:
+        raise UserError("bad-option", f"{', '.join(unknown)}: no node of that name in {base.input}")
+    kept = list(dict.fromkeys([*base.options.get(option, []), *params.keep]))
+    added, steps, report, stopped = list(params.keep), [], None, ""
+    started = time.monotonic()
+    share = 1.0 / params.max_steps
+    for index in range(params.max_steps):
+        ctx.check_cancel()
+        at = index * share
+        step_params = replace(base, force=base.force or index > 0, options={**base.options, option: list(kept)})
+        with _scaled(ctx, at, share * 0.5, f"step {index + 1}, converting") as step_ctx:
+            report = convert_job(step_params, step_ctx)
+        step = {"step": index + 1, "kept": list(kept), "added": added, **_outputs_summary(report["fidelity"]),
+                "check": report["check"], "passed": report["check"] == "passed", "speed": _speed(report),
+                "first_drift": None, "first_nonfinite": None, "next": None}
+        steps.append(step)
+        ctx.data("repair-step", step)
+        if step["passed"]:
+            stopped = "the outputs pass"
+            break
+        if report["check"] != "failed":
+            stopped = f"the check could not run: {report['fidelity'].get('problem', report['check'])}"
+            break
+        with _scaled(ctx, at + share * 0.5, share * 0.5, f"step {index + 1}, finding the drift") as step_ctx:
+            drift = find_drift(report["output"], step_ctx)
+        step.update(first_drift=_first(drift, "first_drift"), first_nonfinite=_first(drift, "first_nonfinite"))
+        if index + 1 == params.max_steps:
+            stopped = f"{params.max_steps} steps done"
+            break
+        if time.monotonic() - started >= params.max_seconds:
+            stopped = f"{params.max_seconds:g} s spent"
+            break
+        choice = next_to_keep(drift, model, kept)
+        step["next"] = choice
+        if choice is None:
+            stopped = "every node the drift points at is kept already"
+            break
+        ctx.log(f"repair: keeping {', '.join(choice['nodes'])} — {choice['why']}")
+        added = choice["nodes"]
+        kept.extend(added)
+    ctx.progress(1.0, "done")
+    if not base.options.get(option) and not params.keep:
+        for item in report["kept_in_fp32"]:
+            if item.get("source") == "user":
+                item.update(why="the repair loop kept it: the drift started there (see its steps)", source="repair")
+    report["repair"] = {"steps": steps, "passed": steps[-1]["passed"], "kept": list(kept), "option": option,
+                        "stopped": stopped, "seconds": time.monotonic() - started}
+    return report

@@ -1,0 +1,154 @@
+"""The user's own data: a folder of samples, each one .npz (one array per input, named as
+the input), one .npy (a model with one input) or one image (for a model's image input,
+resized to the plan's size and normalised by a preset). Optionally, beside them:
+
+- `labels.csv` or `labels.txt`: lines `sample,label` (the file name or its stem, then a
+  whole number), the class each sample belongs to;
+- `expected/`: per sample, `<stem>.npy` (the model's first output) or `<stem>.npz` (outputs
+  by name), what the model should return.
+
+Arrays are loaded without pickle. A sample's values are the input plan's "file" source."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from pathlib import Path
+
+import numpy as np
+
+from app.core.jobs.errors import UserError
+
+ARRAY_SUFFIXES = (".npy", ".npz")
+IMAGE_SUFFIXES = (".png", ".jpg", ".jpeg", ".bmp", ".webp", ".tif", ".tiff")
+LABEL_FILES = ("labels.csv", "labels.txt")
+EXPECTED_FOLDER = "expected"
+#: preset -> (scale, mean, std) per channel, applied to 0-255 pixel values as (x * scale - mean) / std
+PRESETS = {
+    "imagenet": (1 / 255, (0.485, 0.456, 0.406), (0.229, 0.224, 0.225)),
+    "unit": (1 / 255, (0.0, 0.0, 0.0), (1.0, 1.0, 1.0)),
+    "raw": (1.0, (0.0, 0.0, 0.0), (1.0, 1.0, 1.0)),
+}
+PRESET_TEXT = {"imagenet": "scaled to 0–1, ImageNet mean/std", "unit": "scaled to 0–1", "raw": "0–255"}
+
+
+@dataclass
+class DataFolder:
+    path: Path
+    samples: list[Path]
+    images: bool
+    labels: dict[str, int] = field(default_factory=dict)     # sample stem -> label
+
+    def sample(self, index: int) -> Path:
+        return self.samples[index % len(self.samples)]
+
+    def label(self, index: int) -> int | None:
+        return self.labels.get(self.sample(index).stem)
+
+    def expected(self, index: int, output_names: list[str]) -> dict[str, np.ndarray] | None:
+        """What the model should return for sample `index`, by output name (None: not given)."""
+        stem = self.sample(index).stem
+        for suffix in ARRAY_SUFFIXES:
+            path = self.path / EXPECTED_FOLDER / f"{stem}{suffix}"
+            if path.is_file():
+                loaded = _load(path)
+                if isinstance(loaded, np.ndarray):
+                    return {output_names[0]: loaded}
+                return {name: loaded[name] for name in loaded if name in output_names}
+        return None
+
+
+def _load(path: Path):
+    try:
+        loaded = np.load(path, allow_pickle=False)
+    except (ValueError, OSError) as exc:
+        raise UserError("bad-input-file", f"{path.name}: is not an .npy or .npz file loadable without pickle "
+                                          f"({exc})") from None
+    if isinstance(loaded, np.ndarray):
+        return loaded
+    with loaded:
+        return {name: loaded[name] for name in loaded.files}
+
+
+def _labels(folder: Path) -> dict[str, int]:
+    for name in LABEL_FILES:
+        path = folder / name
+        if not path.is_file():
+            continue
+        labels = {}
+        for number, line in enumerate(path.read_text(encoding="utf-8").splitlines(), 1):
+            if not line.strip() or line.lstrip().startswith("#"):
+                continue
+            sample, _, label = line.replace("\t", ",").partition(",")
+            try:
+                labels[Path(sample.strip()).stem] = int(label.strip())
+            except ValueError:
+                raise UserError("bad-input-file", f"{path.name} line {number}: expects 'sample,label' with a whole "
+                                                  f"number label, not {line.strip()[:60]!r}") from None
+        return labels
+    return {}
+
+
+def read_folder(path: str | Path) -> DataFolder:
+    folder = Path(path).expanduser()
+    if not folder.is_dir():
+        raise UserError("not-found", f"{folder}: the data folder does not exist")
+    files = sorted(p for p in folder.iterdir() if p.is_file())
+    arrays = [p for p in files if p.suffix.lower() in ARRAY_SUFFIXES]
+    images = [p for p in files if p.suffix.lower() in IMAGE_SUFFIXES]
+    if arrays and images:
+        raise UserError("bad-input-file", f"{folder}: holds both arrays ({arrays[0].name}) and images "
+                                          f"({images[0].name}); keep one kind of sample in a data folder")
+    if not arrays and not images:
+        raise UserError("bad-input-file", f"{folder}: holds no samples (.npy, .npz or images such as .png, .jpg)")
+    return DataFolder(folder, arrays or images, bool(images), _labels(folder))
+
+
+def sample_arrays(folder: DataFolder, index: int, names: list[str]) -> dict[str, np.ndarray]:
+    """The arrays of array sample `index`, by input name."""
+    path = folder.sample(index)
+    loaded = _load(path)
+    if isinstance(loaded, np.ndarray):
+        if len(names) != 1:
+            raise UserError("bad-input-file", f"{path.name}: one array for a model with {len(names)} inputs; "
+                                              "give each sample as an .npz with one array per input")
+        return {names[0]: loaded}
+    unknown = sorted(set(loaded) - set(names))
+    if unknown:
+        raise UserError("bad-input-file", f"{path.name}: the model has no input named {', '.join(unknown)} "
+                                          f"(inputs: {', '.join(names)})")
+    return loaded
+
+
+def image_input(inputs: list[dict]) -> str:
+    """The input images go to: the model's only float input of rank 4."""
+    candidates = [i["name"] for i in inputs if "float" in i["dtype"] and i.get("shape") and len(i["shape"]) == 4]
+    if len(candidates) != 1:
+        raise UserError("bad-input-file", "images feed a model with one 4-D float input; this one has "
+                                          f"{len(candidates) or 'no'} such inputs — give .npz samples instead")
+    return candidates[0]
+
+
+def image_batch(folder: DataFolder, index: int, shape: list[int], preset: str, layout: str) -> tuple[np.ndarray, str]:
+    """Images `index`, `index + 1` … (one per batch row) at `shape`, as the preset normalises
+    them; `layout` NCHW or NHWC. Returns the array and what was done to the images."""
+    from PIL import Image
+
+    channels_first = layout == "NCHW"
+    batch, channels, height, width = (shape[0], shape[1], shape[2], shape[3]) if channels_first else (
+        shape[0], shape[3], shape[1], shape[2])
+    if channels not in (1, 3):
+        raise UserError("bad-input-file", f"images have 1 or 3 channels; this input takes {channels} ({layout})")
+    scale, mean, std = PRESETS[preset]
+    rows = []
+    for row in range(max(batch, 1)):
+        path = folder.sample(index + row)
+        try:
+            with Image.open(path) as image:
+                pixels = image.convert("RGB" if channels == 3 else "L").resize((width, height), Image.BILINEAR)
+        except OSError as exc:
+            raise UserError("bad-input-file", f"{path.name}: cannot be read as an image ({exc})") from None
+        values = np.asarray(pixels, dtype=np.float32).reshape(height, width, channels) * scale
+        values = (values - np.array(mean[:channels], np.float32)) / np.array(std[:channels], np.float32)
+        rows.append(values.transpose(2, 0, 1) if channels_first else values)
+    names = ", ".join(folder.sample(index + r).name for r in range(max(batch, 1)))
+    return np.stack(rows).astype(np.float32), f"{names} resized to {height}×{width}, {PRESET_TEXT[preset]}, {layout}"

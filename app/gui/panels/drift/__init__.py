@@ -1,0 +1,1 @@
+"""The Drift tab: where a variant parts from its source, and the repair."""

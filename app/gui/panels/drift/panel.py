@@ -1,0 +1,238 @@
+"""Drift tab: where a variant's values part from its source's, tensor by tensor in graph
+order, with the first drifting tensor and the first non-finite one marked; and the repair:
+keep the selected node in float32 (or out of int8) and convert again, or let the loop repeat
+that until the outputs pass. Reached from a conversion's result, from Compare, or by
+picking a variant in the model list."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+from PySide6.QtCore import Qt
+from PySide6.QtGui import QBrush, QColor
+from PySide6.QtWidgets import QHBoxLayout, QLabel, QLineEdit, QPushButton, QSplitter, QVBoxLayout, QWidget
+
+from app.core.convert.jobs import SPEED_S
+from app.core.drift.jobs import DRIFT, REPAIR
+from app.core.jobs.errors import UserError
+from app.gui.panels.drift.views import STEP_HEADERS, TENSOR_HEADERS, first_text, number_table, step_row, tensor_row
+from app.gui.shell.panel import Panel
+
+FIRST_DRIFT, FIRST_NONFINITE = QColor(240, 173, 78, 120), QColor(217, 83, 79, 120)
+AUTO_STEPS = 8
+
+
+class DriftPanel(Panel):
+    title = "Drift"
+
+    def build(self) -> None:
+        self.job = None
+        self.pair: dict | None = None           # {source, variant, conversion (its report, or None)}
+        self.result: dict | None = None
+        self.repair_result: dict | None = None
+        self.heading = QLabel("Pick a variant in the model list, or press “Where does it drift?” on a conversion "
+                              "or a comparison.")
+        self.heading.setWordWrap(True)
+        self.find_button = QPushButton("Find the drift")
+        self.find_button.setToolTip("Run the source and the variant on the same inputs (the Session tab's) with "
+                                    "every tensor exposed and compare them one by one.")
+        self.find_button.clicked.connect(lambda: self.start())
+        self.cancel_button = QPushButton("Cancel")
+        self.cancel_button.clicked.connect(lambda: self.job and self.job.cancel())
+        self.status = QLabel()
+        self.status.setWordWrap(True)
+        top = QHBoxLayout()
+        for widget in (self.find_button, self.cancel_button):
+            top.addWidget(widget)
+        top.addWidget(self.status, 1)
+        self.first_drift, self.first_nonfinite = QLabel(), QLabel()
+        for label in (self.first_drift, self.first_nonfinite):
+            label.setTextFormat(Qt.TextFormat.RichText)
+            label.setWordWrap(True)
+        self.filter = QLineEdit()
+        self.filter.setPlaceholderText("Filter tensors, nodes, operators…")
+        self.table = number_table(TENSOR_HEADERS)
+        self.filter.textChanged.connect(self.table.set_filter)
+        self.table.selectionModel().currentRowChanged.connect(lambda *_: self._refresh())
+        self.keep_button = QPushButton("Keep the selected node in float32 and convert again")
+        self.keep_button.setToolTip("Convert again with the selected tensor's node kept in float32 (float16) or "
+                                    "left out of quantization (int8), then show its accuracy and speed.")
+        self.keep_button.clicked.connect(self.keep_selected)
+        self.auto_button = QPushButton("Repair automatically")
+        self.auto_button.setToolTip(f"Repeat: convert, find where the drift starts, keep that node; until the "
+                                    f"outputs pass or {AUTO_STEPS} conversions are made. Each step's accuracy and "
+                                    "speed against the source are listed below.")
+        self.auto_button.clicked.connect(lambda: self.repair())
+        repair_row = QHBoxLayout()
+        repair_row.addWidget(self.keep_button)
+        repair_row.addWidget(self.auto_button)
+        repair_row.addStretch(1)
+        self.steps = number_table(STEP_HEADERS)
+        self.outcome = QLabel()
+        self.outcome.setWordWrap(True)
+        lower = QWidget()
+        column = QVBoxLayout(lower)
+        column.setContentsMargins(0, 0, 0, 0)
+        column.addLayout(repair_row)
+        column.addWidget(self.steps, 1)
+        column.addWidget(self.outcome)
+        body = QSplitter(Qt.Orientation.Vertical)
+        body.addWidget(self.table)
+        body.addWidget(lower)
+        body.setSizes([300, 240])
+        for widget in (self.heading, self.first_drift, self.first_nonfinite, self.filter):
+            self.layout_.addWidget(widget)
+        self.layout_.insertLayout(1, top)
+        self.layout_.addWidget(body, 1)
+        self._refresh()
+
+    # what is compared ------------------------------------------------------------
+    def model_changed(self, model) -> None:
+        if self.job is None and model is not None and model.parent is not None and model.kind != "source":
+            self._set_pair({"source": model.parent.path, "variant": model.path,
+                            "conversion": (model.extra or {}).get("conversion")})
+        self._refresh()
+
+    def run_again(self, kind: str, entry: dict) -> None:
+        """entry: {source, variant, conversion?}: find that pair's drift now."""
+        self.ensure_built()
+        self._set_pair({"source": entry["source"], "variant": entry["variant"],
+                        "conversion": entry.get("conversion")})
+        self.start()
+
+    def _set_pair(self, pair: dict, keep_steps: bool = False) -> None:
+        if self.pair is not None and (self.pair["source"], self.pair["variant"]) == (pair["source"], pair["variant"]):
+            self.pair["conversion"] = pair["conversion"] or self.pair["conversion"]
+            return
+        self.pair, self.result = pair, None
+        self.table.set_rows([])
+        for label in (self.first_drift, self.first_nonfinite, self.status):
+            label.setText("")
+        if not keep_steps:
+            self.repair_result = None
+            self.steps.set_rows([])
+            self.outcome.setText("")
+        self.heading.setText(f"<b>{Path(pair['variant']).name}</b> against its source <b>{Path(pair['source']).name}"
+                             "</b>")
+
+    def _refresh(self) -> None:
+        idle, pair = self.job is None, self.pair is not None
+        self.find_button.setEnabled(idle and pair)
+        self.cancel_button.setEnabled(not idle)
+        repairable = idle and self.result is not None and self.result.get("remade_as") is not None
+        self.keep_button.setEnabled(repairable and self.table.currentIndex().isValid())
+        self.auto_button.setEnabled(repairable)
+
+    # finding the drift ---------------------------------------------------------
+    def _session(self):
+        try:
+            return self.context.session.config()
+        except UserError as exc:
+            self.context.show_error("Drift", exc.message)
+            return None
+
+    def _tolerance(self) -> dict:
+        conversion = (self.pair or {}).get("conversion") or {}
+        return dict((conversion.get("fidelity") or {}).get("tolerance") or {})
+
+    def start(self) -> None:
+        config = self._session()
+        if self.pair is None or self.job is not None or config is None:
+            return
+        self.status.setText("Running both models with every tensor exposed…")
+        params = {"source": self.pair["source"], "variant": self.pair["variant"], "tolerance": self._tolerance(),
+                  "session": config.to_dict()}
+        self.job = self.jobs.start(f"Drift of {Path(self.pair['variant']).name}", DRIFT, params,
+                                   on_result=self.show_result, on_error=self._failed,
+                                   on_progress=lambda _f, message: self.status.setText(message))
+        self._refresh()
+
+    def _failed(self, exc) -> None:
+        self.job = None
+        self.status.setText(f"Stopped: {getattr(exc, 'message', exc)}")
+        self._refresh()
+
+    def show_result(self, result: dict) -> None:
+        self.job = None
+        self.result = result
+        self.context.report_inputs(result["source"], result.get("inputs") or [])
+        self.table.set_rows([tensor_row(row) for row in result["tensors"]])
+        marks = [(result["first_drift"], FIRST_DRIFT), (result["first_nonfinite"], FIRST_NONFINITE)]
+        for first, colour in marks:
+            if first is not None:
+                for column in range(len(TENSOR_HEADERS)):
+                    self.table.source.item(first["index"], column).setBackground(QBrush(colour))
+        self.first_drift.setText(first_text("First drift", result["first_drift"], FIRST_DRIFT))
+        self.first_nonfinite.setText(first_text("First NaN/Inf", result["first_nonfinite"], FIRST_NONFINITE))
+        first = result["first_drift"] or result["first_nonfinite"]
+        if first is not None:
+            shown = self.table.proxy.mapFromSource(self.table.source.index(first["index"], 0))
+            self.table.selectRow(shown.row())
+            self.table.scrollTo(shown, self.table.ScrollHint.PositionAtCenter)
+        tolerance = result["tolerance"]
+        self.status.setText(f"{result['compared']} of {result['source_tensors']} tensors compared "
+                            f"({result['variant_precision']} variant); outputs within {tolerance['atol']:g} + "
+                            f"{tolerance['rtol']:g}·|source| and cosine ≥ {tolerance['min_cosine']:g}, tensors "
+                            "inside by cosine and the SQNR it implies")
+        self._refresh()
+
+    # repairing -----------------------------------------------------------------
+    def selected_node(self) -> str | None:
+        index = self.table.currentIndex()
+        if not index.isValid():
+            return None
+        row = self.table.proxy.mapToSource(index).row()
+        return self.result["tensors"][row]["node"]
+
+    def keep_selected(self) -> None:
+        node = self.selected_node()
+        if node:
+            self.repair(keep=[node], steps=1)
+
+    def _conversion(self, config) -> dict:
+        """The conversion to run again: the one that made the variant, else as it looks made."""
+        conversion = self.pair.get("conversion")
+        if conversion is not None:
+            return {"kind": conversion["kind"], "input": conversion["input"], "output": conversion["output"],
+                    "force": True, "options": conversion["options"], "tolerance": self._tolerance(),
+                    "session": config.to_dict(), "speed_s": SPEED_S}
+        remade, variant = self.result["remade_as"], Path(self.pair["variant"])
+        output = variant.with_name(f"{variant.stem}.repaired{variant.suffix}")
+        return {"kind": remade["kind"], "input": self.pair["source"], "output": str(output), "force": output.exists(),
+                "options": remade["options"], "tolerance": self._tolerance(), "session": config.to_dict(),
+                "speed_s": SPEED_S}
+
+    def repair(self, keep: list[str] | None = None, steps: int = AUTO_STEPS) -> None:
+        config = self._session()
+        if self.result is None or self.job is not None or config is None:
+            return
+        params = {"convert": self._conversion(config), "keep": keep or [], "max_steps": steps}
+        self.steps.set_rows([])
+        self.status.setText("Converting again…")
+        self.job = self.jobs.start(f"Repair {Path(self.pair['variant']).name}", REPAIR, params,
+                                   on_result=self._repaired, on_error=self._failed,
+                                   on_data=self._step_done,
+                                   on_progress=lambda _f, message: self.status.setText(message))
+        self._refresh()
+
+    def _step_done(self, kind: str, step) -> None:
+        if kind == "repair-step":
+            self.steps.set_rows([*self.steps.rows, step_row(step)])
+
+    def _repaired(self, report: dict) -> None:
+        self.job = None
+        self.context.open_model(report["output"], parent=self.context.model_at(report["input"]), kind=report["kind"],
+                                extra={"conversion": report}, reread=True)
+        self._set_pair({"source": report["input"], "variant": report["output"], "conversion": report},
+                       keep_steps=True)
+        self.show_repair(report)
+        self.start()        # the table shows the repaired variant's drift
+
+    def show_repair(self, report: dict) -> None:
+        self.repair_result = report
+        repair = report["repair"]
+        self.steps.set_rows([step_row(step) for step in repair["steps"]])
+        colour = "#2e8b3d" if repair["passed"] else "#c0392b"
+        self.outcome.setText(f"<b style='color:{colour}'>{'Passed' if repair['passed'] else 'Not passed'}</b> after "
+                             f"{len(repair['steps'])} step(s), {repair['seconds']:.0f} s — stopped because "
+                             f"{repair['stopped']}. Kept: {', '.join(repair['kept']) or 'nothing'}.")

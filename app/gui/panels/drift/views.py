@@ -1,0 +1,61 @@
+"""The Drift tab's rows: a tensor's numbers, a repair step's, and the first-drift lines."""
+
+from __future__ import annotations
+
+from html import escape
+
+TENSOR_HEADERS = ["#", "Tensor", "Node", "Op", "Max abs", "Max rel", "Cosine", "SQNR dB", "Lost dB", "NaN/Inf",
+                  "Source range", "Variant range", "Of fp16 max", "Within"]
+STEP_HEADERS = ["Step", "Kept (new)", "Cosine", "Max abs", "Speed ×", "95 % interval", "Verdict", "First drift",
+                "Outputs"]
+
+
+def number_table(headers: list[str]):
+    """A DataTable that shows small and large numbers with their significant digits."""
+    from app.gui.widgets.table import DataTable
+
+    class NumberTable(DataTable):
+        def format(self, value) -> str:
+            if isinstance(value, float):
+                return f"{value:.6g}"
+            return super().format(value)
+
+    return NumberTable(headers)
+
+
+def _range(values) -> str:
+    return "–" if values is None else f"{values[0]:.4g} … {values[1]:.4g}"
+
+
+def _verdict(passed) -> str:
+    return {True: "yes", False: "NO", None: "–"}[passed]
+
+
+def tensor_row(row: dict) -> list:
+    nonfinite = row["nonfinite"] if not row["source_nonfinite"] else f"{row['nonfinite']} ({row['source_nonfinite']} in source)"
+    return [row["index"], row["name"], row["node"], row["op_type"], row["max_abs_diff"], row["max_rel_diff"],
+            row["cosine"], row["sqnr_db"], row["sqnr_loss_db"], nonfinite, _range(row["source_range"]),
+            _range(row["variant_range"]), row["fp16_fraction"], _verdict(row["passed"])]
+
+
+def step_row(step: dict) -> list:
+    speed = step["speed"]
+    measured = not speed.get("skipped")
+    low, high = speed["ratio_ci"] if measured else (None, None)
+    first = step["first_drift"] or step["first_nonfinite"]
+    return [step["step"], ", ".join(step["added"]) or "–", step["cosine"], step["max_abs_diff"],
+            speed["ratio"] if measured else None,
+            f"{low:.3f} – {high:.3f}" if low is not None and high is not None else "not measured",
+            speed["verdict"] if measured else speed["why"],
+            "–" if first is None else f"{first['tensor']} ({first['node']})",
+            "pass" if step["passed"] else step["check"]]
+
+
+def first_text(label: str, first: dict | None, colour) -> str:
+    if first is None:
+        return f"{label}: none"
+    swatch = f"rgba({colour.red()},{colour.green()},{colour.blue()},{colour.alpha() / 255:.2f})"
+    sqnr = "" if first.get("sqnr_db") is None else f", SQNR {first['sqnr_db']:.1f} dB"
+    return (f"<span style='background:{swatch}'>&nbsp;{label}&nbsp;</span> tensor <b>{escape(first['tensor'])}</b> "
+            f"made by node <b>{escape(first['node'] or '(unnamed)')}</b> ({escape(first['op_type'])}){sqnr}"
+            f" — {escape(first.get('problem') or '')}")

@@ -1,0 +1,70 @@
+"""The Drift tab: reached from a conversion and from Compare; the first drift marked; the
+one-click repair and its before-and-after."""
+
+from PySide6.QtCore import Qt
+
+from tests import drift_models, models
+
+
+def _convert_trap(qtbot, window, tmp_path):
+    source = models.save(drift_models.fp16_clip_trap(), tmp_path / "trap.onnx")
+    with qtbot.waitSignal(window.model_opened, timeout=60000):
+        window.open_model(source)
+    panel = window.panel("Convert")
+    window.tabs.setCurrentWidget(panel)
+    panel.ensure_built()
+    panel.select_kind("fp16")
+    panel.speed.setChecked(False)
+    with qtbot.waitSignal(window.model_opened, timeout=120000):
+        panel.start()
+    qtbot.waitUntil(lambda: panel.job is None, timeout=30000)
+    return panel
+
+
+def test_the_drift_tab_follows_compare(window):
+    titles = [window.tabs.tabText(i) for i in range(window.tabs.count())]
+    assert titles[titles.index("Compare") + 1] == "Drift"
+
+
+def test_from_a_conversion_the_first_drift_is_marked_and_one_click_repairs_it(qtbot, window, tmp_path):
+    convert = _convert_trap(qtbot, window, tmp_path)
+    assert "FAILED" in convert.card.verdict.text() and convert.drift_button.isEnabled()
+    drift = window.panel("Drift")
+    convert.drift_button.click()
+    assert window.tabs.currentWidget() is drift
+    qtbot.waitUntil(lambda: drift.result is not None, timeout=120000)
+    assert "layer2" in drift.first_drift.text() and "MatMul" in drift.first_drift.text()
+    assert drift.first_nonfinite.text() == "First NaN/Inf: none"
+    first = drift.result["first_drift"]["index"]
+    assert drift.table.rows[first][2] == "layer2" and drift.table.rows[first][-1] == "NO"
+    assert drift.table.source.item(first, 0).background().style() != Qt.BrushStyle.NoBrush     # marked
+    assert drift.table.source.item(0, 0).background().style() == Qt.BrushStyle.NoBrush
+    assert drift.selected_node() == "layer2" and drift.keep_button.isEnabled()
+    drift.keep_button.click()
+    qtbot.waitUntil(lambda: drift.repair_result is not None and drift.job is None and drift.result is not None,
+                    timeout=180000)
+    assert drift.result["variant"] == drift.repair_result["output"]
+    step = drift.steps.rows[0]
+    assert step[1] == "layer2" and step[-1] == "pass"
+    assert "Passed" in drift.outcome.text() and "layer2" in drift.outcome.text()
+    assert drift.result["variant"] == drift.repair_result["output"]                # after: the repaired variant
+    assert drift.result["tensors"][-1]["name"] == "y" and drift.result["tensors"][-1]["passed"]
+    assert window.current_model().extra["conversion"]["options"]["node_block_list"] == ["layer2"]
+
+
+def test_compare_opens_the_drift_of_the_selected_model(qtbot, window, monkeypatch):
+    compare = window.panel("Compare")
+    compare.ensure_built()
+    row = {"label": "m", "path": "/a.onnx", "size_bytes": 1, "latency_ms": {"p50": 1.0, "p90": 1.0, "p99": 1.0},
+           "throughput_per_s": 1.0, "speedup": 1.0, "speedup_ci": [1.0, 1.0], "verdict": "reference",
+           "fidelity": None, "providers": ["CPUExecutionProvider"]}
+    result = {"baseline": "m", "models": [row, {**row, "path": "/b.onnx", "label": "b"},
+                                          {**row, "path": "/c.onnx", "label": "c"}], "alternation": None}
+    compare.show_result(result)
+    asked = []
+    monkeypatch.setattr(compare.context, "run_again", lambda kind, entry: asked.append((kind, entry)))
+    compare.show_drift()
+    compare.table.selectRow(2)
+    compare.show_drift()
+    assert asked == [("drift", {"source": "/a.onnx", "variant": "/b.onnx"}),
+                     ("drift", {"source": "/a.onnx", "variant": "/c.onnx"})]

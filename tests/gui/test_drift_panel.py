@@ -35,6 +35,13 @@ def test_from_a_conversion_the_first_drift_is_marked_and_one_click_repairs_it(qt
     qtbot.waitUntil(lambda: drift.result is not None, timeout=120000)
     assert "layer2" in drift.first_drift.text() and "MatMul" in drift.first_drift.text()
     assert drift.first_nonfinite.text() == "First NaN/Inf: none"
+    source = drift.result["source"]
+    assert window.context.latest("drift", source) is drift.result, "the Graph tab's drift overlay gets it"
+    graph = window.panel("Graph")
+    graph.ensure_built()
+    graph.picture = {"path": source}          # as once the source is drawn
+    assert graph.sources()["drift"] is drift.result
+    graph.picture = None
     first = drift.result["first_drift"]["index"]
     assert drift.table.rows[first][2] == "layer2" and drift.table.rows[first][-1] == "NO"
     assert drift.table.source.item(first, 0).background().style() != Qt.BrushStyle.NoBrush     # marked

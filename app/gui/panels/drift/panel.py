@@ -155,6 +155,8 @@ class DriftPanel(Panel):
     def show_result(self, result: dict) -> None:
         self.job = None
         self.result = result
+        for path in (result["source"], result["variant"]):       # the Graph tab's drift overlay draws it
+            self.context.publish("drift", path, result)
         self.context.report_inputs(result["source"], result.get("inputs") or [])
         self.table.set_rows([tensor_row(row) for row in result["tensors"]])
         marks = [(result["first_drift"], FIRST_DRIFT), (result["first_nonfinite"], FIRST_NONFINITE)]

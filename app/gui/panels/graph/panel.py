@@ -264,7 +264,8 @@ class GraphPanel(Panel):
     def sources(self) -> dict:
         path = self.picture["path"] if self.picture else ""
         return {"profile": self.context.latest("profile", path), "placement": self.context.latest("placement", path),
-                "details": self.details, "drift": self.drifts.get(path), "diff": self.diff_box.result_for(path)}
+                "details": self.details, "drift": self.drifts.get(path) or self.context.latest("drift", path),
+                "diff": self.diff_box.result_for(path)}
 
     def apply_overlay(self) -> None:
         from app.gui.panels.graph.overlays import paint

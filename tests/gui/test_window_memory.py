@@ -63,6 +63,37 @@ def test_open_models_the_selection_and_tab_settings_come_back(qtbot, tmp_path, m
     second.jobs.shutdown()
 
 
+def test_every_measuring_tab_keeps_its_settings(qtbot, tmp_path, monkeypatch):
+    monkeypatch.setenv("ORTUNE_CONFIG_DIR", str(tmp_path / "cfg"))
+    first = new_window(qtbot)
+    compare, tune, binding, history, bench = (first.panel(name) for name in
+                                              ("Compare", "Tune", "IO Binding", "History", "Benchmark"))
+    for panel in (compare, tune, binding, history, bench):
+        panel.ensure_built()
+    compare.run_form.stop_by.setCurrentIndex(1)
+    compare.run_form.duration.setValue(4.5)
+    tune.budget_seconds.setValue(300)
+    tune.finalists.setValue(3)
+    binding.iterations.setValue(777)
+    history.kind_filter.setCurrentIndex(history.kind_filter.count() - 1)
+    bench.sweep.dim_values.setText("1,16")
+    bench.sweep.run_form.concurrency.setValue(2)
+    kind = history.kind_filter.currentText()
+    first.close()
+    first.jobs.shutdown()
+
+    second = new_window(qtbot)
+    compare, tune, binding, history, bench = (second.panel(name) for name in
+                                              ("Compare", "Tune", "IO Binding", "History", "Benchmark"))
+    for panel in (compare, tune, binding, history, bench):
+        panel.ensure_built()
+    assert compare.run_form.stop_by.currentIndex() == 1 and compare.run_form.duration.value() == 4.5
+    assert tune.budget_seconds.value() == 300 and tune.finalists.value() == 3
+    assert binding.iterations.value() == 777 and history.kind_filter.currentText() == kind
+    assert bench.sweep.dim_values.text() == "1,16" and bench.sweep.run_form.concurrency.value() == 2
+    second.jobs.shutdown()
+
+
 def test_a_model_gone_since_the_last_run_is_skipped(qtbot, tmp_path, monkeypatch):
     monkeypatch.setenv("ORTUNE_CONFIG_DIR", str(tmp_path / "cfg"))
     kept = models.save(models.mlp(), tmp_path / "kept.onnx")

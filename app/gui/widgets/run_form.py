@@ -64,3 +64,8 @@ class RunSettingsForm(QGroupBox):
         if run.get("duration_s"):
             self.duration.setValue(run["duration_s"])
         self.concurrency.setValue(run.get("concurrency", 1))
+
+    def remembered(self, prefix: str = "") -> dict:
+        """The form's editors by a stable name, the choice that enables the others first."""
+        return {f"{prefix}{name}": getattr(self, name)
+                for name in ("stop_by", "warmup", "iterations", "duration", "concurrency")}

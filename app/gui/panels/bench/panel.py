@@ -100,9 +100,11 @@ class BenchmarkPanel(OneJobView, Panel):
         layout.addWidget(self.view, 1)
 
     def remembered(self) -> dict:
-        form = self.run_form
-        return {"warmup": form.warmup, "stop_by": form.stop_by, "iterations": form.iterations,
-                "duration": form.duration, "concurrency": form.concurrency, "log_scale": self.view.log_scale}
+        sweep = self.sweep
+        return {**self.run_form.remembered(), "log_scale": self.view.log_scale,
+                **sweep.run_form.remembered("sweep_"), "sweep_dim_values": sweep.dim_values,
+                "sweep_concurrency_values": sweep.concurrency_values, "sweep_limit": sweep.limit,
+                "sweep_percentile": sweep.percentile}
 
     def model_changed(self, model) -> None:
         if self.job is None:

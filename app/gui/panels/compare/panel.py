@@ -93,6 +93,9 @@ class ComparePanel(OneJobView, Panel):
         layout.addWidget(right, 1)
         self.layout_.addLayout(layout)
 
+    def remembered(self) -> dict:
+        return self.run_form.remembered()
+
     def model_changed(self, model) -> None:
         self.caption.model_changed(model)
 

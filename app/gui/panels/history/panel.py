@@ -81,6 +81,9 @@ class HistoryPanel(Panel):
         self.text_filter.textChanged.connect(self.table.set_filter)
         self.refresh()
 
+    def remembered(self) -> dict:
+        return {"kind": self.kind_filter}
+
     def showEvent(self, event) -> None:
         super().showEvent(event)
         if self.built:

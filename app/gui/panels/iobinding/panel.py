@@ -140,6 +140,9 @@ class IOBindingPanel(Panel):
         self.provider_note.setText("<br>".join(parts))
 
     # the current model and its inputs ----------------------------------------
+    def remembered(self) -> dict:
+        return {"provider": self.provider_combo, "iterations": self.iterations, "warmup": self.warmup}
+
     def model_changed(self, model) -> None:
         self._show_inputs()
         self.run_button.setEnabled(model is not None and model.summary is not None and self.job is None)

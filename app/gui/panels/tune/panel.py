@@ -122,6 +122,10 @@ class TunePanel(Panel):
         self.redraw.setInterval(200)        # the leaderboard changes a few times a second at most
         self.redraw.timeout.connect(self._draw_pending)
 
+    def remembered(self) -> dict:
+        return {"strategy": self.strategy, "budget_trials": self.budget_trials, "budget_seconds": self.budget_seconds,
+                "max_threads": self.max_threads, "finalists": self.finalists, "confirm_seconds": self.confirm_seconds}
+
     def model_changed(self, model) -> None:
         self.start_button.setEnabled(model is not None and model.summary is not None and self.job is None)
         self.caption.model_changed(model)

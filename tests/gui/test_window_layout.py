@@ -112,3 +112,11 @@ def test_the_tune_tab_does_not_ask_for_a_model_when_one_is_selected(qtbot, windo
     window.open_model(models.save(models.mlp(), tmp_path / "m.onnx"))
     wait_for_model(qtbot, window)
     assert "m.onnx" in tune.summary.text() and "Open a model" not in tune.summary.text()
+
+
+def test_the_session_settings_fit_the_tab_at_1024_wide(window):
+    """Values and the user's data folder take a row each: on one row they made the page 1,150 px wide."""
+    panel = window.panel("Session")
+    panel.ensure_built()
+    page = panel.tabs.widget(0).widget()
+    assert page.minimumSizeHint().width() <= 790           # the tab's viewport in a 1024×700 window

@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from app.cli.common import add_json_flag, format_table, output, render_inputs, run_job_cli
+from app.cli.common import add_cluster_argument, add_json_flag, format_table, output, render_inputs, run_job_cli
 from app.cli.session_args import add_session_arguments, session_config_from_args, whole_number
 from app.core.session.settings_text import settings_text
 from app.core.tune.jobs import TUNE
@@ -60,6 +60,13 @@ def render(result: dict) -> str:
                       f"{saved}; reuse it with --config {saved}."]
     else:
         lines += ["", "Save the best as a preset with --save-best FILE.json; reuse it with --config FILE.json."]
+    cluster = result.get("cluster")
+    if cluster:
+        lines += ["", f"spread over the Ray cluster at {cluster['address']} ({len(cluster['workers'])} workers): "
+                      f"{cluster['note']}"]
+        lines += [f"  {t['host']} ({t['node']}): best of its {t['space_size']} settings: {t['best']}, "
+                  f"{t['speedup']:.3g}× [{t['speedup_ci'][0]:.3g}–{t['speedup_ci'][1]:.3g}], {t['verdict']}"
+                  for t in cluster["tasks"]]
     lines += [""] + render_inputs(result.get("inputs", []))
     return "\n".join(lines)
 
@@ -78,7 +85,12 @@ def run(args) -> int:
     for name in ("block_runs", "finalists", "confirm_seconds"):
         if getattr(args, name):
             given[name] = getattr(args, name)
-    result = run_job_cli(TUNE, TUNE.params.from_dict(given, text=True), memory_limit=args.memory_limit, target=args.target)
+    if args.cluster:
+        from app.core.tune.spread import spread_tune
+        result = spread_tune(TUNE.params.from_dict(given, text=True), args.cluster)
+    else:
+        result = run_job_cli(TUNE, TUNE.params.from_dict(given, text=True), memory_limit=args.memory_limit,
+                             target=args.target)
     if args.save_best:
         SessionConfig.from_dict(result["best"]["session"]).save(args.save_best)
         result["saved_preset"] = args.save_best
@@ -111,5 +123,6 @@ def register(subparsers) -> None:
                         help="write the best setting as a session preset (your own settings when nothing "
                              "measured was faster)")
     add_session_arguments(parser)
+    add_cluster_argument(parser)
     add_json_flag(parser)
     parser.set_defaults(handler=run)

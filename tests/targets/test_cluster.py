@@ -45,3 +45,19 @@ def test_an_unreachable_cluster_is_one_line(ortune, tmp_path):
     done = ortune("bench", model, "--sweep-concurrency", "1,2", "--cluster", f"127.0.0.1:{free_port()}",
                   timeout=120)
     assert done.code == 2 and "cannot be reached" in done.stderr and done.stderr.count("\n") == 1
+
+
+def test_a_tuning_race_over_two_workers(ray_cluster, ortune, tmp_path):
+    model = models.save(models.mlp(width=32, depth=2), tmp_path / "mlp.onnx")
+    done = ortune("tune", model, "--budget-trials", "8", "--block-runs", "3", "--confirm-seconds", "0.2",
+                  "--json", "--cluster", ray_cluster.address)
+    assert done.code == 0, done.stderr
+    result = done.json()
+    tasks = result["cluster"]["tasks"]
+    assert len(tasks) == 2 and {t["node"] for t in tasks} == {w["node"] for w in result["cluster"]["workers"]}
+    labels = [{t["label"] for t in result["trials"] if t["measured_on"]["node"] == task["node"]} for task in tasks]
+    assert labels[0] and labels[1] and not labels[0] & labels[1], "each worker raced its own share"
+    assert result["space_size"] == sum(t["space_size"] for t in tasks)
+    assert result["verdict"] in ("faster", "reference") and "best" in result and "speedup_ci" in result
+    if result["clearly_faster"]:
+        assert result["best"]["measured_on"]["node"] in {t["node"] for t in tasks}

@@ -29,11 +29,14 @@ class TuneParams(Params):
     seed: int = 0
     finalists: int = setting(2, minimum=1, flag="--finalists")                    # re-measured alone
     confirm_seconds: float = setting(2.0, minimum=0.05, flag="--confirm-seconds")   # each, at least 10 rounds
+    share: list[int] = setting(factory=lambda: [0, 1])          # [i, n]: race every n-th setting from the i-th
 
     def validate(self) -> None:
         from app.core.tune.space import SearchLimits
         from app.core.jobs.errors import UserError
 
+        if len(self.share) != 2 or not 0 <= self.share[0] < self.share[1]:
+            raise UserError("bad-option", f"a share of the settings is [i, n] with 0 ≤ i < n, not {self.share}")
         unknown = set(self.limits) - set(SearchLimits.__dataclass_fields__)
         if unknown:
             raise UserError("bad-option", f"unknown search limit(s): {', '.join(sorted(unknown))}")

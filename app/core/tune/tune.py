@@ -143,6 +143,9 @@ class Race:
         if not candidates:
             raise UserError("bad-option", "the search space is empty: loosen the limits")
         self.contenders, self.merged = distinct(params.session, candidates, cores)
+        index, count = params.share                     # a cluster's task races its share (app.core.tune.spread)
+        if count > 1:
+            self.contenders = [Contender(i, c.label, c.config) for i, c in enumerate(self.contenders[index::count])]
         if not self.contenders:
             raise UserError("bad-option", "every setting of the search space is the same as your settings: "
                                           "loosen the limits")

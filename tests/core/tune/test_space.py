@@ -126,3 +126,14 @@ def test_affinities_stay_only_with_the_thread_count_they_were_made_for():
                  "intra_op_allow_spinning": True, "dynamic_block_base": 0, "io_binding": False}
     assert apply_candidate(base, candidate).intra_op_thread_affinities == "1"
     assert apply_candidate(base, {**candidate, "intra_op_num_threads": 1}).intra_op_thread_affinities == ""
+
+
+def test_a_share_of_the_settings_is_checked():
+    import pytest
+
+    from app.core.jobs.errors import UserError
+    from app.core.tune.jobs import TUNE
+    for bad in ([2, 2], [0], [-1, 3]):
+        with pytest.raises(UserError, match="share of the settings"):
+            TUNE.make_params({"path": "m.onnx", "share": bad})
+    assert TUNE.make_params({"path": "m.onnx", "share": [1, 2]}).share == [1, 2]

@@ -3,6 +3,8 @@ key confirmed), measuring on it, results stored here naming it."""
 
 import json
 
+import pytest
+
 from tests import models
 
 
@@ -84,3 +86,12 @@ def test_unknown_target_is_one_line(ortune, tmp_path):
     done = ortune("bench", model, "--target", "nowhere")
     assert done.code == 2 and "no target named 'nowhere'" in done.stderr
     assert json.loads(ortune("bench", model, "--target", "nowhere", "--json").stdout)["error"]
+
+
+@pytest.mark.parametrize("command", [["profile", "--runs", "5"], ["diagnose"], ["iobinding", "--iterations", "5"],
+                                     ["placement"], ["bench", "--sweep-concurrency", "1,2", "--duration", "0.2"]])
+def test_every_measuring_command_runs_on_a_target(loop_target, ortune, tmp_path, command):
+    model = models.save(models.mlp(), tmp_path / "mlp.onnx")
+    done = ortune(command[0], model, *command[1:], "--target", loop_target, "--json")
+    assert done.code == 0, done.stderr
+    assert done.json()["target"]["name"] == "loop"

@@ -9,7 +9,8 @@ from app.core.bench.jobs import BENCH
 from app.core.model.jobs import INSPECT
 from app.core.targets.store import load_targets
 from tests import models
-from tests.gui.conftest import no_dangling_qthreads, window  # noqa: F401  (the window fixtures)
+from tests.gui.conftest import (no_dangling_qthreads, no_unexpected_questions, own_output_folder,  # noqa: F401
+                                window)   # the window tests' fixtures: no question left hanging at the end
 
 
 def _finish(qtbot, job, timeout=120000):

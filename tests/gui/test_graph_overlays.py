@@ -37,6 +37,7 @@ def test_the_profile_overlay_colours_nodes_by_their_time(qtbot, window, tmp_path
     panel.select("0")
     assert "Profile: 100 µs per run" in panel.node_panel.text.toPlainText()
     assert "Achieved 4.51 GFLOP/s in the profile" in panel.node_panel.text.toPlainText()   # 450.56 kFLOPs
+    assert "All Conv nodes together: " in panel.node_panel.text.toPlainText()             # conv1 and conv2
     panel.show_overlay("flops")                         # conv2: 1.2 MFLOPs; flatten moves data: 0
     assert colour_of(panel, "2") == RAMP[-1] and colour_of(panel, "5") == NO_VALUE
     panel.show_overlay("none")

@@ -119,3 +119,18 @@ def achieved(nodes: list[dict], profile: dict, details: dict) -> dict:
     counted = details.get("flops", {})
     values = {i: counted[i] / (us * 1e-6) for i, us in times.items() if us > 0 and counted.get(i)}
     return _result(values, 0, len(times))
+
+
+def achieved_by_type(nodes: list[dict], profile: dict, details: dict) -> dict[str, float]:
+    """FLOP/s each operator type reached over its timed and counted nodes: their FLOPs over
+    their time per run, summed per type (a type whose FLOPs are not counted is left out)."""
+    times = profile_times(nodes, profile)["values"]
+    counted = details.get("flops", {})
+    kinds = {n["id"]: n["op_type"] for n in nodes}
+    work: dict[str, list[float]] = {}
+    for node_id, us in times.items():
+        if us > 0 and counted.get(node_id) and node_id in kinds:
+            totals = work.setdefault(kinds[node_id], [0.0, 0.0])
+            totals[0] += counted[node_id]
+            totals[1] += us
+    return {kind: flops / (us * 1e-6) for kind, (flops, us) in work.items()}

@@ -49,3 +49,11 @@ def test_achieved_flops_per_second_is_flops_over_time_per_run():
                                                                                    "count": 2}]}
     details = {"flops": {"0": 1_000_000, "5": 0}, "nodes": {}}
     assert overlay.achieved(_nodes(), profile, details)["values"] == {"0": 1_000_000 / 50e-6}
+
+
+def test_achieved_flops_per_second_per_operator_type_sums_its_nodes():
+    profile = {"runs": 1, "by_node": [{"name": "conv1", "avg_us": 50, "count": 1},
+                                      {"name": "conv2", "avg_us": 150, "count": 1},
+                                      {"name": "relu1", "avg_us": 10, "count": 1}]}
+    details = {"flops": {"0": 1_000_000, "2": 3_000_000}, "nodes": {}}
+    assert overlay.achieved_by_type(_nodes(), profile, details) == {"Conv": 4_000_000 / 200e-6}

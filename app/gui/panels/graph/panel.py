@@ -216,6 +216,10 @@ class GraphPanel(Panel):
             reached = overlay.achieved([node], profile, self.details)["values"].get(node_id)
             if reached:
                 line += ("<br>" if line else "") + f"Achieved {count_text(reached)}FLOP/s in the profile"
+            by_type = overlay.achieved_by_type(canvas.nodes, profile, self.details).get(node["op_type"])
+            if by_type:
+                line += (("<br>" if line else "") + f"All {node['op_type']} nodes together: "
+                         f"{count_text(by_type)}FLOP/s")
         self.node_panel.show_node(node, details, node_id in canvas.expanded, line)
 
     def choose(self, path: str, name: str) -> None:

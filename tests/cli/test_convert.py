@@ -103,16 +103,21 @@ def test_ctrl_c_cancels_and_leaves_nothing(tmp_path):
     import psutil
 
     source = models.save(models.mlp(), tmp_path / "mlp.onnx")
-    process = subprocess.Popen([sys.executable, "-m", "app", "convert", "int8-static", source.name, "-o", "q.onnx",
-                                "--calibration-count", "1000000"], cwd=tmp_path, start_new_session=True,
-                               stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True,
-                               env=dict(os.environ, PYTHONPATH=str(ROOT)))
+    # The streams go to a file beside the folder, not to pipes: a pipe is held open by every process
+    # that inherited it, so reading it to its end would wait on more than the command itself.
+    stderr_file = tmp_path.parent / f"{tmp_path.name}-stderr.txt"
+    with open(stderr_file, "w") as stderr:
+        process = subprocess.Popen([sys.executable, "-m", "app", "convert", "int8-static", source.name, "-o",
+                                    "q.onnx", "--calibration-count", "1000000"], cwd=tmp_path, start_new_session=True,
+                                   stdout=subprocess.DEVNULL, stderr=stderr, text=True,
+                                   env=dict(os.environ, PYTHONPATH=str(ROOT)))
     deadline = time.monotonic() + 120
     while not list(tmp_path.glob(".q.onnx.*.partial")) and time.monotonic() < deadline:
         time.sleep(0.1)
     job = [p for p in psutil.Process(process.pid).children()]
     os.killpg(process.pid, signal.SIGINT)
-    _, err = process.communicate(timeout=120)
+    process.wait(timeout=120)
+    err = stderr_file.read_text()
     assert process.returncode == 3
     assert err.strip().splitlines()[-1] == "ortune: cancelled"
     assert sorted(p.name for p in tmp_path.iterdir()) == ["mlp.onnx"]

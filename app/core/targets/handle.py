@@ -17,11 +17,12 @@ import subprocess
 import threading
 import time
 from pathlib import Path
-from typing import Any, Callable, Iterator
+from typing import Any, Iterator
 
 import app
 from app.core.jobs.entry import Job
 from app.core.jobs.errors import JobCancelled, JobFailed, UserError, error_from_dict
+from app.core.runner.process import JobHandle
 from app.core.targets import channel
 from app.core.targets.ssh import SSH_FAILED, explain_ssh_failure, ssh_command
 from app.core.targets.store import Target
@@ -276,10 +277,4 @@ class RemoteHandle:
     def _finish(self, result: Any = None, error: Exception | None = None) -> None:
         self.result, self.error, self.done = result, error, True
 
-    def wait(self, on_event: Callable[[str, dict], None] | None = None) -> Any:
-        for kind, payload in self.events():
-            if on_event is not None:
-                on_event(kind, payload)
-        if self.error is not None:
-            raise self.error
-        return self.result
+    wait = JobHandle.wait          # the same drive-to-the-end over this handle's events, result and error

@@ -23,9 +23,14 @@ as a user would, in subprocesses, on files made here:
 - ort_log: ONNX Runtime's own log lines (a model with an unused initializer, logged at the
   warning level) through bench, profile and convert: raw on stderr, and shown as ORTune
   warnings.
+- hostile: hostile files and peers (benchmarks/robustness_hostile.py): escape sequences in
+  a model's names and metadata, a worker sent jobs and paths it must refuse, poisoned and
+  abandoned uploads, bomb-like data folders, a FIFO and a planted link in the settings
+  folder, string outputs; figures: exit 1 on bad input, files written outside their place,
+  raw control bytes printed, hangs.
 
 Prints one JSON object. Run it at low priority: nice -n 10 python benchmarks/robustness.py
-[--mutants 40] [--seed 0] [--workers 2]
+[--mutants 40] [--seed 0] [--workers 2] [--only hostile]
 """
 
 from __future__ import annotations
@@ -43,6 +48,7 @@ ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT))
 
 from benchmarks.robustness_cases import Tool, files_destroyed, leftovers, measurements_lost, ort_log  # noqa: E402
+from benchmarks import robustness_hostile  # noqa: E402
 from tests.bad_settings import BAD_FLAGS, BAD_PRESETS, BENCH_ONLY  # noqa: E402
 
 #: a convert kind per mutant, in turn
@@ -117,9 +123,17 @@ def main() -> None:
     parser.add_argument("--mutants", type=int, default=40)
     parser.add_argument("--seed", type=int, default=0)
     parser.add_argument("--workers", type=int, default=2)
+    parser.add_argument("--only", choices=("hostile",), help="only the hostile-file and hostile-peer cases")
     args = parser.parse_args()
     started = time.monotonic()
     report: dict = {"machine": {"cpus": os.cpu_count(), "root": os.geteuid() == 0 if hasattr(os, "geteuid") else False}}
+    if args.only == "hostile":
+        with Tool() as tool:
+            report["hostile"] = robustness_hostile.hostile(tool)
+        report["figures"] = robustness_hostile.figures(report["hostile"])
+        report["seconds"] = {"total": round(time.monotonic() - started, 1)}
+        print(json.dumps(report, indent=2))
+        return
     with Tool() as tool:
         timings = {}
         for name, measure in (("bad_input_models", lambda: mutant_runs(tool, args.mutants, args.seed, args.workers)),
@@ -127,7 +141,8 @@ def main() -> None:
                               ("files_destroyed", lambda: files_destroyed(tool)),
                               ("measurements_lost", lambda: measurements_lost(tool, args.workers)),
                               ("leftovers", lambda: leftovers(tool)),
-                              ("ort_log", lambda: ort_log(tool))):
+                              ("ort_log", lambda: ort_log(tool)),
+                              ("hostile", lambda: robustness_hostile.hostile(tool))):
             begun = time.monotonic()
             report[name] = measure()
             timings[name] = round(time.monotonic() - begun, 1)
@@ -145,6 +160,7 @@ def main() -> None:
                                                 report["leftovers"]["cases"].items() if "SIGTERM" in name),
         "ort_lines_raw_on_stderr": report["ort_log"]["raw_lines"],
         "ort_warnings_shown": f"{report['ort_log']['shown']} of {len(report['ort_log']['cases'])}",
+        **{f"hostile_{name}": value for name, value in robustness_hostile.figures(report["hostile"]).items()},
     }
     report["seconds"] = {**timings, "total": round(time.monotonic() - started, 1)}
     print(json.dumps(report, indent=2))

@@ -55,6 +55,7 @@ class ComparePanel(OneJobView, Panel):
         self.drift_button.setEnabled(False)
         self.drift_button.clicked.connect(lambda: self.show_drift())
         self.status = QLabel()
+        self.status.setTextFormat(Qt.TextFormat.PlainText)   # it shows names from files
         self.status.setWordWrap(True)
         side = QWidget()
         side.setMaximumWidth(SIDE_WIDTH)     # the results get the rest, however long a status or file name

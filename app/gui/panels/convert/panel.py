@@ -6,6 +6,7 @@ beside the source, whose folder is often shared."""
 
 from __future__ import annotations
 
+import html
 from pathlib import Path
 
 from PySide6.QtWidgets import (QCheckBox, QComboBox, QFormLayout, QGroupBox, QHBoxLayout, QLabel, QLineEdit,
@@ -83,6 +84,7 @@ class ConvertPanel(Panel):
         self.progress = QProgressBar()
         self.progress.setTextVisible(True)
         self.status = QLabel()
+        self.status.setTextFormat(Qt.TextFormat.PlainText)   # it shows names from files
         self.status.setWordWrap(True)
         buttons = QHBoxLayout()
         for widget in (self.run_button, self.cancel_button, self.progress):
@@ -201,7 +203,7 @@ class ConvertPanel(Panel):
         if model is None:
             self.heading.setText("Open a model to convert it.")
         else:
-            self.heading.setText(f"<b>Convert {model.label}</b>" + ("" if model.kind == "source"
+            self.heading.setText(f"<b>Convert {html.escape(model.label)}</b>" + ("" if model.kind == "source"
                                                                      else f" ({model.kind} variant)"))
             self._suggest_output()
             if model.summary is not None:

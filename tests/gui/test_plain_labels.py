@@ -35,3 +35,22 @@ def test_the_graph_diff_heading_shows_file_names_as_they_are(qtbot, tmp_path):
     box.show_diff("b", {"a": str(tmp_path / f"{NAME}.onnx"), "b": str(tmp_path / "plain.onnx"), "added": [],
                         "removed": [], "changed": [], "matched": 3})
     assert rendered(box.heading).startswith(f"{NAME}.onnx → plain.onnx: 0 added")
+
+
+def shown_tip(tip: str) -> str:
+    """What a tooltip or message box shows: Qt reads it as markup when it looks like markup."""
+    if not GuiQt.mightBeRichText(tip):
+        return tip
+    document = QTextDocument()
+    document.setHtml(tip)
+    return document.toPlainText()
+
+
+def test_a_table_cells_tooltip_shows_a_name_with_markup_as_written(qtbot):
+    from app.gui.widgets.table import DataTable
+
+    table = DataTable(["name", "count"])
+    qtbot.addWidget(table)
+    table.set_rows([[NAME, 1], ["plain", 2]])
+    assert shown_tip(table.source.item(0, 0).toolTip()) == NAME
+    assert table.source.item(1, 0).toolTip() == "plain", "text that is not markup is left as it is"

@@ -18,6 +18,7 @@ from app.core.convert.jobs import CONVERT, DETECT_TRANSFORMER, SPEED_S
 from app.core.store.paths import output_dir
 from app.gui.panels.convert.parts import OptionsForm, PathEdit, ResultCard, failed_check_text
 from app.gui.shell.panel import Panel
+from app.gui.widgets.plain_text import plain
 from app.gui.widgets.theme import verdict_color
 
 
@@ -247,7 +248,7 @@ class ConvertPanel(Panel):
                 "tolerance": tolerance, "session": config.to_dict(), "speed_s": SPEED_S if self.speed.isChecked() else 0}
 
     def confirm_overwrite(self, path: Path) -> bool:
-        answer = QMessageBox.question(self, "Replace the file?", f"{path} already exists. Replace it?",
+        answer = QMessageBox.question(self, "Replace the file?", plain(f"{path} already exists. Replace it?"),
                                       QMessageBox.StandardButton.Yes | QMessageBox.StandardButton.No,
                                       QMessageBox.StandardButton.No)
         return answer == QMessageBox.StandardButton.Yes

@@ -54,3 +54,13 @@ def test_a_table_cells_tooltip_shows_a_name_with_markup_as_written(qtbot):
     table.set_rows([[NAME, 1], ["plain", 2]])
     assert shown_tip(table.source.item(0, 0).toolTip()) == NAME
     assert table.source.item(1, 0).toolTip() == "plain", "text that is not markup is left as it is"
+
+
+def test_a_log_entry_quoting_a_name_stays_one_line_without_escapes(qtbot):
+    from app.gui.shell.log_dock import LogView
+
+    view = LogView()
+    qtbot.addWidget(view)
+    view.add("inspect x\x1b]0;t\x07", "warning", "input 'x\nerror: forged line\x1b[2J' was guessed")
+    lines = view.toPlainText().splitlines()
+    assert len(lines) == 1 and "\x1b" not in lines[0] and "x\\x0aerror: forged line\\x1b[2J" in lines[0]

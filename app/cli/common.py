@@ -14,6 +14,7 @@ from app.core.runner.failure import describe_failure
 from app.cli.parser import CommandParser  # noqa: F401  (re-exported)
 from app.core.jobs.entry import Job
 from app.core.runner.process import JobHandle
+from app.core.text import printable, printable_values
 from app.core.units import human_bytes  # noqa: F401  (re-exported for the sub-commands)
 
 
@@ -25,10 +26,16 @@ def add_json_flag(parser: argparse.ArgumentParser) -> None:
 _warned: set[str] = set()
 
 
+#: how long one warning or error line may be before it is cut
+LINE_LIMIT = 2000
+
+
 def warn(message: str, level: str = "warning") -> None:
+    """One line on stderr, once. Messages carry names from files and peers: they are made
+    printable whole, so a name cannot drive the terminal or start a line of its own."""
     if message not in _warned:
         _warned.add(message)
-        sys.stderr.write(f"{level}: {message}\n")
+        sys.stderr.write(f"{level}: {printable(message, LINE_LIMIT)}\n")
 
 
 class ProgressLine:
@@ -47,7 +54,7 @@ class ProgressLine:
             return
         if kind == "progress":
             fraction = payload.get("fraction")
-            message = (payload.get("message") or "")[:50]
+            message = printable((payload.get("message") or "")[:50])
             if fraction is None:
                 bar = "working"
             else:
@@ -117,7 +124,11 @@ def output(args: argparse.Namespace, result: Any, render: Callable[[Any], str]) 
     if getattr(args, "json", False):
         print_json(result)
     else:
-        sys.stdout.write(render(result).rstrip("\n") + "\n" + _target_line(result))
+        # rendered from a printable copy, so each value from a file is escaped before it is
+        # put into our lines; the whole text once more, for what a render adds from elsewhere
+        shown = printable_values(result)
+        text = render(shown).rstrip("\n") + "\n" + _target_line(shown)
+        sys.stdout.write(printable(text, None, lines=True))
     return 0
 
 
@@ -179,5 +190,5 @@ def report_failure(exc: BaseException, as_json: bool) -> int:
     failure = describe_failure(exc)
     if as_json:
         print_json({"error": failure.to_dict()})
-    sys.stderr.write(f"ortune: {failure.line}\n")
+    sys.stderr.write(f"ortune: {printable(failure.line, LINE_LIMIT)}\n")
     return failure.exit_code

@@ -9,6 +9,7 @@ import tempfile
 import time
 
 from app.core.store.paths import demo_model_path
+from app.core.text import printable
 from app.core.bench.jobs import BENCH
 from app.core.convert.jobs import CONVERT
 from app.core.model.jobs import INSPECT
@@ -39,7 +40,7 @@ def run_self_test() -> int:
             run_job(ref, params)
         except Exception as exc:  # report every step, then fail as a whole
             failures += 1
-            sys.stdout.write(f"FAIL  {title}: {getattr(exc, 'message', exc)}\n")
+            sys.stdout.write(f"FAIL  {title}: {printable(getattr(exc, 'message', exc), 2000)}\n")
         else:
             sys.stdout.write(f"ok    {title} ({time.monotonic() - started:.1f} s)\n")
     shutil.rmtree(scratch, ignore_errors=True)

@@ -11,6 +11,7 @@ import sys
 import tempfile
 from typing import Callable
 
+from app.core.text import printable
 from app.core.units import ort_text, strip_ansi
 
 #: one line of ONNX Runtime's log: "2026-12-01 12:22:07.3 [W:onnxruntime:tag, file.cc:12 Function] message"
@@ -47,9 +48,10 @@ def relay_ort_warnings(warn: Callable[[str], None] | None) -> None:
     _relayed.clear()
 
 
-def _pass_on(raw: bytes, text: str) -> None:
+def _pass_on(text: str) -> None:
     with contextlib.suppress(OSError):
-        os.write(2, raw)
+        # the names ORT logs are the model's: the log file gets them escaped
+        os.write(2, printable(text, None, lines=True).encode("utf-8"))
     for message in ort_warnings(text):
         if message not in _relayed:
             _relayed.add(message)
@@ -78,5 +80,5 @@ def capture_output():
             raw = sink.read()
             captured.text = strip_ansi(raw.decode("utf-8", "replace"))
             if _relay is not None and raw:
-                _pass_on(raw, captured.text)
+                _pass_on(captured.text)
 

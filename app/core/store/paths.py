@@ -13,6 +13,7 @@ import traceback
 from pathlib import Path
 
 from app import APP_ID, APP_NAME
+from app.core.text import printable
 
 
 def config_dir() -> Path:
@@ -76,5 +77,7 @@ def write_error_log(text: str | None = None) -> Path:
     folder = log_dir()
     folder.mkdir(parents=True, exist_ok=True)
     path = folder / f"error-{time.strftime('%Y%m%d-%H%M%S')}-{os.getpid()}.log"
-    path.write_text(text if text is not None else traceback.format_exc(), encoding="utf-8")
+    # a traceback quotes the names and messages it met, which came from files and peers
+    path.write_text(printable(text if text is not None else traceback.format_exc(), None, lines=True),
+                    encoding="utf-8")
     return path

@@ -10,6 +10,7 @@ from PySide6.QtGui import QPalette
 from PySide6.QtWidgets import (QAbstractItemView, QHeaderView, QProgressBar, QPushButton, QTableWidget,
                                QTableWidgetItem)
 
+from app.gui.widgets.plain_text import plain
 from app.gui.widgets.theme import plot_colors
 
 COLUMNS = ["Job", "State", "Progress", "Time", "ETA", "", "Message"]
@@ -54,7 +55,7 @@ class JobsTable(QTableWidget):
         self.rows[job.id] = row
         self.jobs[job.id] = job
         title = QTableWidgetItem(job.title)
-        title.setToolTip(job.title)             # a long title is cut to the column
+        title.setToolTip(plain(job.title))             # a long title is cut to the column
         self.setItem(row, 0, title)
         bar = QProgressBar()
         bar.setRange(0, 1000)
@@ -87,7 +88,7 @@ class JobsTable(QTableWidget):
         if job.error is not None and job.state == "failed":
             message = getattr(job.error, "message", str(job.error))
         self.item(row, 6).setText(message)
-        self.item(row, 6).setToolTip(message)
+        self.item(row, 6).setToolTip(plain(message))
         colour = plot_colors()["bad"] if job.state == "failed" else self.palette().color(QPalette.ColorRole.Text)
         for column in (0, 1, 6):
             self.item(row, column).setForeground(colour)

@@ -7,6 +7,8 @@ import time
 from PySide6.QtGui import QFontDatabase
 from PySide6.QtWidgets import QPlainTextEdit
 
+from app.core.text import printable
+
 
 class LogView(QPlainTextEdit):
     MAX_LINES = 5000
@@ -19,4 +21,5 @@ class LogView(QPlainTextEdit):
 
     def add(self, source: str, level: str, message: str) -> None:
         stamp = time.strftime("%H:%M:%S")
-        self.appendPlainText(f"{stamp} {level.upper():7} {source}: {message}")
+        # one line per entry: a message quoting a name from a file (or a peer) cannot add lines
+        self.appendPlainText(f"{stamp} {level.upper():7} {printable(source)}: {printable(message, 2000)}")

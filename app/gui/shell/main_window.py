@@ -19,6 +19,7 @@ from app.gui.shell.jobs import JobManager
 from app.gui.shell.menus import build_menus
 from app.gui.shell.status_bar import StatusLine
 from app.gui.shell.tabs import DROP_TARGETS, PANELS
+from app.gui.widgets.plain_text import plain
 
 if TYPE_CHECKING:
     from app.gui.shell.open_model import OpenModel
@@ -389,8 +390,9 @@ class MainWindow(QMainWindow):
         from PySide6.QtWidgets import QMessageBox
         names = ", ".join(job.title for job in running[:3]) + (" …" if len(running) > 3 else "")
         count = f"{len(running)} jobs are" if len(running) > 1 else "A job is"
-        answer = QMessageBox.question(self, QUIT_TITLE, f"{count} still running ({names}). Quitting stops "
-                                      "them, and what they have not finished is lost. Quit anyway?",
+        answer = QMessageBox.question(self, QUIT_TITLE, plain(f"{count} still running ({names}). Quitting stops "
+                                                                "them, and what they have not finished is lost. "
+                                                                "Quit anyway?"),
                                       QMessageBox.StandardButton.Yes | QMessageBox.StandardButton.No,
                                       QMessageBox.StandardButton.No)
         return answer == QMessageBox.StandardButton.Yes

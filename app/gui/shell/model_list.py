@@ -6,6 +6,7 @@ from pathlib import Path
 
 from app.core.units import human_bytes
 from app.gui.shell.open_model import OpenModel
+from app.gui.widgets.plain_text import plain
 
 from PySide6.QtCore import Qt, Signal
 from PySide6.QtWidgets import QAbstractItemView, QHeaderView, QTreeWidget, QTreeWidgetItem
@@ -51,7 +52,7 @@ class ModelList(QTreeWidget):
     def add(self, model: OpenModel) -> QTreeWidgetItem:
         item = QTreeWidgetItem([model.label, "reading…"])
         item.setData(0, ROLE, model)
-        item.setToolTip(0, model.path)
+        item.setToolTip(0, plain(model.path))
         parent_item = self.item_for(model.parent) if model.parent is not None else None
         if parent_item is not None:
             parent_item.addChild(item)

@@ -6,6 +6,7 @@ starts on the machine that will measure."""
 
 from __future__ import annotations
 
+from PySide6.QtCore import Qt
 from PySide6.QtGui import QAction, QActionGroup
 from PySide6.QtWidgets import QLabel
 
@@ -19,6 +20,7 @@ class TargetMenu:
         self.window = window
         self.menu = window.menuBar().addMenu("&Targets")
         self.label = QLabel(f"Measuring on: {THIS_MACHINE.lower()}")
+        self.label.setTextFormat(Qt.TextFormat.PlainText)   # it shows names from files
         self.label.setToolTip("Where Bench, Compare, Profile, Tune, Diagnose and IO Binding run (Targets menu)")
         window.statusBar().addPermanentWidget(self.label)
         self.menu.aboutToShow.connect(self.fill)

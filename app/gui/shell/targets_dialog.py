@@ -9,7 +9,7 @@ from __future__ import annotations
 
 import threading
 
-from PySide6.QtCore import QObject, Signal
+from PySide6.QtCore import QObject, Qt, Signal
 from PySide6.QtWidgets import (QDialog, QDialogButtonBox, QFileDialog, QFormLayout, QHBoxLayout, QLabel, QLineEdit,
                                QMessageBox, QPushButton, QSpinBox, QVBoxLayout)
 
@@ -94,6 +94,7 @@ class TargetsDialog(QDialog):
         row.addStretch()
         layout.addLayout(row)
         self.status = QLabel("")
+        self.status.setTextFormat(Qt.TextFormat.PlainText)   # it shows names from files
         self.status.setWordWrap(True)
         layout.addWidget(self.status)
         self.providers = DataTable(["Provider", "Usable there", "Why not"])

@@ -6,6 +6,8 @@ from __future__ import annotations
 from PySide6.QtCore import QSize
 from PySide6.QtWidgets import QLabel, QSizePolicy
 
+from app.gui.widgets.plain_text import plain
+
 
 def breakable(name: str) -> str:
     """A file name a word-wrapped label may break after "_", "." or "-" (a zero-width space there):
@@ -73,4 +75,4 @@ class ElidedLabel(QLabel):
             mode = Qt.TextElideMode.ElideMiddle if self._middle else Qt.TextElideMode.ElideRight
             shown = self.fontMetrics().elidedText(shown, mode, max(0, room))
         QLabel.setText(self, shown)
-        QLabel.setToolTip(self, self._tip or (self._full if shown != self._full else ""))
+        QLabel.setToolTip(self, plain(self._tip or (self._full if shown != self._full else "")))

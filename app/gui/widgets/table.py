@@ -12,6 +12,7 @@ from PySide6.QtGui import QAction, QGuiApplication, QKeySequence, QStandardItem,
 from PySide6.QtWidgets import QAbstractItemView, QFileDialog, QHeaderView, QMenu, QTableView, QWidget
 
 from app.core.units import shared_decimals
+from app.gui.widgets.plain_text import plain
 
 SORT_ROLE = Qt.ItemDataRole.UserRole + 1
 MAX_COLUMN_PX = 280       # a column with long text (a file name) stops here; the whole text is in its tooltip
@@ -78,7 +79,7 @@ class DataTable(QTableView):
                 self._column = column          # format() reads it: a subclass may override format(value)
                 item = QStandardItem(self.format(value))
                 if isinstance(value, str):
-                    item.setToolTip(value)
+                    item.setToolTip(plain(value))
                 item.setData(value if isinstance(value, (int, float)) and not isinstance(value, bool)
                              else self.format(value), SORT_ROLE)
                 if isinstance(value, (int, float)):

@@ -50,6 +50,7 @@ class BenchmarkPanel(OneJobView, Panel):
         self.cancel_button.setEnabled(False)
         self.cancel_button.clicked.connect(self.cancel)
         self.status = QLabel()
+        self.status.setTextFormat(Qt.TextFormat.PlainText)   # it shows names from files
         self.status.setWordWrap(True)
         # A fixed box: the text changes several times a second and must not re-lay out the tab.
         self.status.setSizePolicy(QSizePolicy.Policy.Ignored, QSizePolicy.Policy.Fixed)

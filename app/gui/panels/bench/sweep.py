@@ -61,6 +61,7 @@ class SweepView(OneJobView, QWidget):
         self.cancel_button.setEnabled(False)
         self.cancel_button.clicked.connect(lambda: self.job and self.job.cancel())
         self.status = QLabel()
+        self.status.setTextFormat(Qt.TextFormat.PlainText)   # it shows names from files
         self.status.setWordWrap(True)
         buttons = QHBoxLayout()
         buttons.addWidget(self.start_button)

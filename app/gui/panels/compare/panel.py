@@ -15,6 +15,7 @@ from PySide6.QtWidgets import (QFileDialog, QHBoxLayout, QLabel, QPushButton, QS
 from app.core.bench.accuracy import accuracy_text
 from app.core.units import human_bytes
 from app.gui.shell.panel import OneJobView, Panel
+from app.gui.widgets.plain_text import plain
 from app.gui.widgets.run_caption import RunCaption, inputs_text, stored_text
 from app.core.bench.jobs import COMPARE
 
@@ -55,6 +56,7 @@ class ComparePanel(OneJobView, Panel):
         self.drift_button.setEnabled(False)
         self.drift_button.clicked.connect(lambda: self.show_drift())
         self.status = QLabel()
+        self.status.setTextFormat(Qt.TextFormat.PlainText)   # it shows names from files
         self.status.setWordWrap(True)
         side = QWidget()
         side.setMaximumWidth(SIDE_WIDTH)     # the results get the rest, however long a status or file name
@@ -236,8 +238,8 @@ class ComparePanel(OneJobView, Panel):
         existing = [t.name for t in targets if t.exists()]
         if existing:
             from PySide6.QtWidgets import QMessageBox
-            answer = QMessageBox.question(self, "Replace files?", f"{', '.join(existing)} already exist in {folder}. "
-                                                                 "Replace them?")
+            answer = QMessageBox.question(self, "Replace files?", plain(f"{', '.join(existing)} already exist in {folder}. "
+                                                                       "Replace them?"))
             if answer != QMessageBox.StandardButton.Yes:
                 return []
         return [chart.export_png(str(Path(folder) / name)) for name, chart in names.items()]

@@ -6,6 +6,7 @@ beside the source, whose folder is often shared."""
 
 from __future__ import annotations
 
+import html
 from pathlib import Path
 
 from PySide6.QtWidgets import (QCheckBox, QComboBox, QFormLayout, QGroupBox, QHBoxLayout, QLabel, QLineEdit,
@@ -17,6 +18,7 @@ from app.core.convert.jobs import CONVERT, DETECT_TRANSFORMER, SPEED_S
 from app.core.store.paths import output_dir
 from app.gui.panels.convert.parts import OptionsForm, PathEdit, ResultCard, failed_check_text
 from app.gui.shell.panel import Panel
+from app.gui.widgets.plain_text import plain
 from app.gui.widgets.theme import verdict_color
 
 
@@ -83,6 +85,7 @@ class ConvertPanel(Panel):
         self.progress = QProgressBar()
         self.progress.setTextVisible(True)
         self.status = QLabel()
+        self.status.setTextFormat(Qt.TextFormat.PlainText)   # it shows names from files
         self.status.setWordWrap(True)
         buttons = QHBoxLayout()
         for widget in (self.run_button, self.cancel_button, self.progress):
@@ -201,7 +204,7 @@ class ConvertPanel(Panel):
         if model is None:
             self.heading.setText("Open a model to convert it.")
         else:
-            self.heading.setText(f"<b>Convert {model.label}</b>" + ("" if model.kind == "source"
+            self.heading.setText(f"<b>Convert {html.escape(model.label)}</b>" + ("" if model.kind == "source"
                                                                      else f" ({model.kind} variant)"))
             self._suggest_output()
             if model.summary is not None:
@@ -245,7 +248,7 @@ class ConvertPanel(Panel):
                 "tolerance": tolerance, "session": config.to_dict(), "speed_s": SPEED_S if self.speed.isChecked() else 0}
 
     def confirm_overwrite(self, path: Path) -> bool:
-        answer = QMessageBox.question(self, "Replace the file?", f"{path} already exists. Replace it?",
+        answer = QMessageBox.question(self, "Replace the file?", plain(f"{path} already exists. Replace it?"),
                                       QMessageBox.StandardButton.Yes | QMessageBox.StandardButton.No,
                                       QMessageBox.StandardButton.No)
         return answer == QMessageBox.StandardButton.Yes

@@ -32,6 +32,7 @@ class DiagnosePanel(Panel):
                                    "dimensions and spinning, and explain what slows it down.")
         self.run_button.clicked.connect(self.start)
         self.status = QLabel()
+        self.status.setTextFormat(Qt.TextFormat.PlainText)   # it shows names from files
         self.status.setWordWrap(True)
         top.addWidget(self.run_button)
         top.addWidget(self.status, 1)

@@ -6,6 +6,7 @@ picking a variant in the model list."""
 
 from __future__ import annotations
 
+import html
 from pathlib import Path
 
 from PySide6.QtCore import Qt
@@ -40,6 +41,7 @@ class DriftPanel(Panel):
         self.cancel_button = QPushButton("Cancel")
         self.cancel_button.clicked.connect(lambda: self.job and self.job.cancel())
         self.status = QLabel()
+        self.status.setTextFormat(Qt.TextFormat.PlainText)   # it shows names from files
         self.status.setWordWrap(True)
         top = QHBoxLayout()
         for widget in (self.find_button, self.cancel_button):
@@ -112,7 +114,8 @@ class DriftPanel(Panel):
             self.repair_result = None
             self.steps.set_rows([])
             self.outcome.setText("")
-        self.heading.setText(f"<b>{Path(pair['variant']).name}</b> against its source <b>{Path(pair['source']).name}"
+        self.heading.setText(f"<b>{html.escape(Path(pair['variant']).name)}</b> against its source "
+                             f"<b>{html.escape(Path(pair['source']).name)}"
                              "</b>")
 
     def _refresh(self) -> None:

@@ -6,6 +6,7 @@ from __future__ import annotations
 
 from pathlib import Path
 
+from PySide6.QtCore import Qt
 from PySide6.QtWidgets import QComboBox, QFileDialog, QHBoxLayout, QLabel, QMenu, QPushButton, QVBoxLayout, QWidget
 
 from app.core.graph.jobs import DIFF, NETRON
@@ -180,6 +181,7 @@ class DiffBox(QWidget):
         self.panel = panel
         self.results: dict[str, dict] = {}
         self.heading = QLabel("No diff yet: choose a model above and press Diff.")
+        self.heading.setTextFormat(Qt.TextFormat.PlainText)   # it shows names from files
         self.heading.setWordWrap(True)
         self.table = DataTable(["Change", "Node", "Operator", "What changed"])
         self.table.selectionModel().currentRowChanged.connect(lambda *_: self._chosen())

@@ -76,6 +76,7 @@ class GraphPanel(Panel):
         self.legend = Legend()
         self.layout_.addWidget(self.legend)
         self.status = QLabel("Open a model to draw it.")
+        self.status.setTextFormat(Qt.TextFormat.PlainText)   # it shows names from files
         self.status.setWordWrap(True)
         self.layout_.addWidget(self.status)
 

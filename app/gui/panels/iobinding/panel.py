@@ -70,6 +70,7 @@ class IOBindingPanel(Panel):
         self.provider_note.setWordWrap(True)
         self.layout_.addWidget(self.provider_note)
         self.status = QLabel()
+        self.status.setTextFormat(Qt.TextFormat.PlainText)   # it shows names from files
         self.layout_.addWidget(self.status)
         self.caption = RunCaption("No run of this model yet.")
         self.layout_.addWidget(self.caption)

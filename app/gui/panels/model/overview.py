@@ -70,7 +70,7 @@ class OverviewPanel(Panel):
             self._clear()
             return
         if model.summary is None:
-            self.heading.setText(f"<b>{model.label}</b> — reading…")
+            self.heading.setText(f"<b>{escape(model.label, quote=False)}</b> — reading…")
             self._clear()
             return
         info = model.summary

@@ -17,6 +17,7 @@ from PySide6.QtWidgets import (QCheckBox, QComboBox, QFileDialog, QHBoxLayout, Q
 
 from app.gui.shell.panel import Panel
 from app.core.profile.jobs import COPY_TRACE, PROFILE, READ_TRACE
+from app.gui.widgets.plain_text import plain
 
 TRACE_FILTER = "Profiling traces (*.json);;All files (*)"
 DEFAULT_RUNS = 10
@@ -99,7 +100,7 @@ class ProfilePanel(Panel):
         self.profile_button.setEnabled(ready)
         # The name goes in the tooltip: a long file name would make the button (and the tab) too wide.
         self.profile_button.setText("Profile" if model is not None else "Profile current model")
-        self.profile_button.setToolTip(f"Run {model.label} with the Session tab's settings and the profiler on"
+        self.profile_button.setToolTip(plain(f"Run {model.label} with the Session tab's settings and the profiler on")
                                        if model is not None else "Open a model to profile it")
         self.caption.model_changed(model)
         if not self.profiles:

@@ -17,6 +17,7 @@ from PySide6.QtWidgets import (QAbstractItemView, QFileDialog, QHeaderView, QLin
 
 from app.core.session.input_plan import dim_label, known_shape
 from app.core.units import shape_text
+from app.gui.widgets.plain_text import plain
 
 #: the declared shape is the dimension cells themselves: a named one says its name, an unnamed one "?",
 #: a fixed one its number in grey (and the input's tooltip spells it out)
@@ -118,7 +119,7 @@ class InputsTable(QTableWidget):
             name, shape = item["name"], item.get("shape")
             for column, text in enumerate((name, item["dtype"])):
                 cell = QTableWidgetItem(text)
-                cell.setToolTip(f"{name}: {item['dtype']}, declared {shape_text(shape)}")
+                cell.setToolTip(plain(f"{name}: {item['dtype']}, declared {shape_text(shape)}"))
                 self.setItem(row, column, cell)
             if shape is None:
                 self._add_shape_edit(row, name)
@@ -221,8 +222,8 @@ class InputsTable(QTableWidget):
             font = spin.font()
             font.setItalic(not mine)
             spin.setFont(font)
-            spin.setToolTip(f"{label}: your value" if mine else
-                            f"{label}: not set; the plan chooses (shown: what it chose or would choose)")
+            spin.setToolTip(plain(f"{label}: your value" if mine else
+                                  f"{label}: not set; the plan chooses (shown: what it chose or would choose)"))
         file = files.get(name) or files.get(ALL_FILES)
         value = self.state.get("inputs.values").get(name)
         button = self.value_buttons[name]
@@ -232,7 +233,7 @@ class InputsTable(QTableWidget):
             button.setToolTip(f"every element is {value:g}")
         else:
             button.setText(f"{file.rsplit('/', 1)[-1]} ▾" if file else f"{generated} ▾")
-            button.setToolTip(file or "seeded random values or zeros, as the Values setting above says")
+            button.setToolTip(plain(file or "seeded random values or zeros, as the Values setting above says"))
         self._draw_source(row, name)
 
     def _draw_source(self, row: int, name: str) -> None:
@@ -247,7 +248,7 @@ class InputsTable(QTableWidget):
         text = reason if reason.startswith(f"{source}:") else f"{source}: {reason}"     # not "probed: probed: 18"
         guessed = source == "default"
         cell.setText(("⚠ " if guessed else "") + text)
-        cell.setToolTip(f"{text}\nvalues: {plan.get('values', '')}\nshape run: {shape_text(plan.get('shape'))}")
+        cell.setToolTip(plain(f"{text}\nvalues: {plan.get('values', '')}\nshape run: {shape_text(plan.get('shape'))}"))
         cell.setForeground(QBrush(GUESSED_COLOR if guessed else self.palette().text().color()))
 
     # edits to the state --------------------------------------------------------------------

@@ -86,6 +86,7 @@ class SessionPanel(Panel):
             buttons.addWidget(button)
         buttons.addStretch()
         self.message = QLabel()
+        self.message.setTextFormat(Qt.TextFormat.PlainText)   # it shows names from files
         buttons.addWidget(self.message)
         grid.addLayout(buttons, 3, 0, 1, 2)
         grid.setRowStretch(4, 1)
@@ -117,6 +118,7 @@ class SessionPanel(Panel):
         for button in (self.find_button, npz, clear):
             bar.addWidget(button)
         self.probe_status = QLabel()
+        self.probe_status.setTextFormat(Qt.TextFormat.RichText)   # names in it are escaped
         self.probe_status.setWordWrap(True)
         self.probe_status.setTextInteractionFlags(Qt.TextInteractionFlag.TextSelectableByMouse)
         bar.addWidget(self.probe_status, 1)
@@ -151,7 +153,7 @@ class SessionPanel(Panel):
         self.inputs_table.set_inputs(model.summary["inputs"] if ready else [],
                                      model.summary.get("metadata") if ready else None)
         self.find_button.setEnabled(ready and self._probing is None)
-        self.probe_status.setText("" if ready or model is None else f"{model.label}: reading…")
+        self.probe_status.setText("" if ready or model is None else f"{html.escape(model.label)}: reading…")
         plan = self.context.last_plan(model.path) if ready else None
         self._show_plan(plan or [])
 
@@ -180,7 +182,7 @@ class SessionPanel(Panel):
         if config is None:
             return
         self.find_button.setEnabled(False)
-        self.probe_status.setText(f"Trying inputs on {model.label}…")
+        self.probe_status.setText(f"Trying inputs on {html.escape(model.label)}…")
         self._probing = self.jobs.start(f"Find working inputs for {model.label}", PROBE_INPUTS,
                                         {"path": model.path, "session": config.to_dict()},
                                         on_result=lambda result, path=model.path: self._probed(path, result),
@@ -201,7 +203,7 @@ class SessionPanel(Panel):
             return
         if result["worked"]:
             self.inputs_table.fill(result["dims"], result["inputs"])
-            self.probe_status.setText(f"These inputs run: {inputs_text(result['inputs'])}.")
+            self.probe_status.setText(f"These inputs run: {html.escape(inputs_text(result['inputs']))}.")
         else:
             tried = result.get("tried") or [{}]
             reason = (tried[-1].get("error") or "the model did not run").splitlines()[0]
@@ -211,7 +213,7 @@ class SessionPanel(Panel):
 
     def _probe_failed(self, exc) -> None:
         self._probe_done()
-        self.probe_status.setText(f"Could not try the inputs: {getattr(exc, 'message', exc)}")
+        self.probe_status.setText(f"Could not try the inputs: {html.escape(str(getattr(exc, 'message', exc)))}")
 
     # the config --------------------------------------------------------------
     def config(self):

@@ -19,6 +19,7 @@ class PlacementView(QWidget):
         self.button.setToolTip("Create the session with the chosen providers and list which one runs each node.")
         self.button.clicked.connect(self.run)
         self.summary = QLabel("Choose providers in Settings, then show where each node runs.")
+        self.summary.setTextFormat(Qt.TextFormat.PlainText)   # it shows names from files
         self.summary.setWordWrap(True)
         self.summary.setTextInteractionFlags(Qt.TextInteractionFlag.TextSelectableByMouse)
         self.warnings = QLabel()

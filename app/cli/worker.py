@@ -37,6 +37,7 @@ class Worker:
         self.job_thread: threading.Thread | None = None
         self.upload: dict | None = None
         self.scratch: list[Path] = []             # folders the job writes its outputs in, removed at the end
+        self.home: str | None = None              # the folder the worker started in, while the job runs in scratch
 
     def write(self, message: dict) -> None:
         from app.core.targets import channel
@@ -130,11 +131,14 @@ class Worker:
 
     # outputs -------------------------------------------------------------------
     def make_scratch(self) -> None:
+        self.write({"scratch": str(self.new_scratch())})
+
+    def new_scratch(self) -> Path:
         import tempfile
         (cache_dir() / "outputs").mkdir(parents=True, exist_ok=True)
         folder = Path(tempfile.mkdtemp(prefix=f"job-{os.getpid()}-", dir=cache_dir() / "outputs"))
         self.scratch.append(folder)
-        self.write({"scratch": str(folder)})
+        return folder
 
     def send_back(self, message: dict) -> None:
         """A file the job wrote in its scratch folder, and the files beside it that it needs."""
@@ -164,6 +168,8 @@ class Worker:
                                   "message": f"this worker has no job named {message['job']!r}"}})
             return
         job, params = entries[message["job"]], message.get("params")
+        self.home = os.getcwd()
+        os.chdir(self.new_scratch())          # a relative name the job writes (an engine cache) lands in scratch
         check_request(job, params, cache_dir(), self.scratch)
         self.handle = JobHandle(job, params, memory_limit=message.get("memory_limit")).start()
         self.job_thread = threading.Thread(target=self.relay, daemon=True)
@@ -222,6 +228,8 @@ class Worker:
         if self.handle is not None:
             self.handle.cancel()
             self.job_thread.join(30)
+        if self.home is not None:
+            os.chdir(self.home)
         for folder in self.scratch:
             shutil.rmtree(folder, ignore_errors=True)
 

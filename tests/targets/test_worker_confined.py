@@ -145,3 +145,13 @@ def test_the_client_bounds_the_workers_lines_too():
         channel.read(io.BytesIO(b'"' + b"x" * (channel.MAX_LINE_BYTES + 1) + b'"\n'))
     brackets_in_text = b'{"chunk": "' + b"[" * 500 + b'"}\n'
     assert channel.read(io.BytesIO(brackets_in_text)) == {"chunk": "[" * 500}
+
+
+def test_a_relative_path_is_read_from_the_jobs_scratch_folder(cache, tmp_path, monkeypatch):
+    monkeypatch.chdir(tmp_path)
+    (tmp_path / "up").mkdir()
+    models.save(models.mlp(), tmp_path / "m.onnx")
+    code, answers = _serve({"job": "bench", "params": {"path": "../../../../m.onnx"}})
+    assert code == 2 and "outside its cache" in answers[-1]["error"]["message"]
+    code, answers = _serve({"job": "bench", "params": {"path": "m.onnx"}})   # not there: the job says so
+    assert code == 0 and "error" in answers[-1] and answers[-1]["error"]["kind"] != "target-refused"

@@ -108,9 +108,9 @@ def test_two_names_of_one_model_are_stored_once(cache, tmp_path):
 
 
 def test_puts_without_their_end_leave_nothing(cache, tmp_path):
-    sha = content_key([("m.onnx", "cd" * 32)])
-    put = {"put": {"sha": sha, "name": "m.onnx", "files": [{"name": "m.onnx", "sha": "cd" * 32}]}}
-    assert _serve(put, put)[0] == 0
+    puts = [{"put": {"sha": content_key([("m.onnx", sha)]), "name": "m.onnx",
+                     "files": [{"name": "m.onnx", "sha": sha}]}} for sha in ("cd" * 32, "ef" * 32)]
+    assert _serve(*puts)[0] == 0
     assert not any(cache.iterdir())
 
 

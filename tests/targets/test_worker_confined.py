@@ -155,3 +155,18 @@ def test_a_relative_path_is_read_from_the_jobs_scratch_folder(cache, tmp_path, m
     assert code == 2 and "outside its cache" in answers[-1]["error"]["message"]
     code, answers = _serve({"job": "bench", "params": {"path": "m.onnx"}})   # not there: the job says so
     assert code == 0 and "error" in answers[-1] and answers[-1]["error"]["kind"] != "target-refused"
+
+
+def test_the_parent_sends_only_what_the_entry_allows_and_brings_back_its_outputs(tmp_path):
+    from app.core.convert.jobs import CONVERT
+    from app.core.graph.jobs import NETRON
+    from app.core.jobs.errors import UserError
+    from app.core.targets.handle import RemoteHandle
+    from app.core.targets.store import Target
+
+    nowhere = Target("nowhere", "127.0.0.1", port=1)
+    refused = RemoteHandle(nowhere, NETRON, {"path": str(tmp_path / "m.onnx")})
+    assert refused.done and isinstance(refused.error, UserError) and "this machine only" in str(refused.error)
+    out = str(tmp_path / "out.onnx")
+    convert = RemoteHandle(nowhere, CONVERT, {"kind": "fp16", "input": "m.onnx", "output": out, "force": True})
+    assert convert.outputs == {"output": out} and convert.force

@@ -72,16 +72,16 @@ class ProgressLine:
 
 
 def run_job_cli(job: Job, params, on_event: Callable[[str, dict], None] | None = None,
-                memory_limit: str | None = None, target: str | None = None, **remote) -> Any:
+                memory_limit: str | None = None, target: str | None = None) -> Any:
     """Run a job with a progress line; Ctrl+C cancels it (and exits 3). `memory_limit`:
     the job's memory budget (--memory-limit; the settings' when None). `target`: the name
-    of a remote target to run it on (--target; this machine when None or "local"), with
-    `remote`: RemoteHandle's outputs and force, for the files the job writes."""
+    of a remote target to run it on (--target; this machine when None or "local"); the
+    files the job writes there are copied back as its entry says."""
     progress = ProgressLine()
     if target and target != "local":
         from app.core.targets.handle import RemoteHandle
         from app.core.targets.store import get_target
-        handle = RemoteHandle(get_target(target), job, params, memory_limit=memory_limit, **remote).start()
+        handle = RemoteHandle(get_target(target), job, params, memory_limit=memory_limit).start()
     else:
         handle = JobHandle(job, params, fork=True, memory_limit=memory_limit).start()
 

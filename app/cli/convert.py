@@ -163,7 +163,7 @@ def run(args) -> int:
         from app.core.model.output import check_target
         check_target(Path(args.model).resolve(), Path(args.output).resolve(), args.force)
     result = run_job_cli(CONVERT, CONVERT.params.from_dict(params, text=True), memory_limit=args.memory_limit,
-                         target=args.target, outputs={"output": args.output}, force=args.force)
+                         target=args.target)
     code = output(args, result, render)
     return CHECK_NOT_PASSED if result["check"] in ("failed", "not-run") else code
 

@@ -2,10 +2,13 @@
 
 It speaks the JSON-lines protocol of app.core.targets.channel on its standard input and
 output (started by ssh, not by people): says hello with its version and machine, keeps the
-files it is sent in a cache keyed by content hash, runs one job as this machine's job
-runner would (a child process, within the memory budget it is given) and relays its
-events. When its input ends (the connection dropped, the parent was killed) it cancels the
-job, so nothing is left running."""
+files it is sent in a cache keyed by content hash (each checked against that hash before it
+is published), runs one job as this machine's job runner would (a child process, within the
+memory budget it is given) and relays its events. It runs only the jobs whose entry allows
+a target, with paths only inside its cache and the job's scratch folder
+(app.core.targets.confine); anything else, or a line outside the protocol, ends it with
+one line and exit 2. When its input ends (the connection dropped, the parent was killed) it
+cancels the job, so nothing is left running."""
 
 from __future__ import annotations
 
@@ -18,6 +21,7 @@ import threading
 from pathlib import Path
 
 ORDER = 200
+MAIN = ".ortune-main"           # in a cached bundle: the name of its model file
 
 
 def cache_dir() -> Path:
@@ -33,6 +37,7 @@ class Worker:
         self.job_thread: threading.Thread | None = None
         self.upload: dict | None = None
         self.scratch: list[Path] = []             # folders the job writes its outputs in, removed at the end
+        self.home: str | None = None              # the folder the worker started in, while the job runs in scratch
 
     def write(self, message: dict) -> None:
         from app.core.targets import channel
@@ -52,18 +57,26 @@ class Worker:
 
     # files ---------------------------------------------------------------------
     def have(self, message: dict) -> None:
-        sha, name = str(message["have"]), Path(str(message.get("name", ""))).name
-        path = cache_dir() / _safe(sha) / name
-        self.write({"have": sha, "path": str(path) if name and path.is_file() else None})
+        sha, name = _safe(str(message["have"])), Path(str(message.get("name", ""))).name
+        path = _cached(cache_dir() / sha, name) if name else None
+        self.write({"have": sha, "path": str(path) if path else None})
 
     def put(self, message: dict) -> None:
+        from app.core.targets.upload import content_key
+        self.abandon()                              # a put without its end is dropped, not left behind
         spec = message["put"]
         sha = _safe(str(spec["sha"]))
+        files = [(str(f["name"]), _safe(str(f["sha"]))) for f in spec["files"]]
+        name = Path(str(spec["name"])).name
+        if not files or files[0][0] != name or any(n.startswith(MAIN) for n, _ in files):
+            raise ValueError("an upload lists its model first and names no file of ORTune's own")
+        if content_key(files) != sha:
+            raise ValueError("the upload's hash is not the hash of the files it lists")
         staging = cache_dir() / f".{sha}.partial-{os.getpid()}"
         shutil.rmtree(staging, ignore_errors=True)
         staging.mkdir(parents=True)
-        self.upload = {"sha": sha, "name": Path(str(spec["name"])).name, "staging": staging,
-                       "files": {str(f["name"]): str(f["sha"]) for f in spec["files"]}, "current": None}
+        self.upload = {"sha": sha, "name": name, "staging": staging, "files": dict(files),
+                       "arrived": set(), "current": None}
 
     def file(self, message: dict) -> None:
         name = str(message["file"])
@@ -81,13 +94,22 @@ class Worker:
         digest.update(block)
 
     def end(self) -> None:
+        """Publish the upload, once every file it lists arrived with the hash it was listed
+        with (and so the bundle has the hash it is stored under)."""
         self._close_current()
-        upload, self.upload = self.upload, None
+        upload = self.upload
+        missing = set(upload["files"]) - upload["arrived"]
+        if missing:
+            raise ValueError(f"{sorted(missing)[0]} never arrived")
+        (upload["staging"] / MAIN).write_text(upload["name"], encoding="utf-8")
         final = cache_dir() / upload["sha"]
         if not final.exists():
             os.replace(upload["staging"], final)
-        shutil.rmtree(upload["staging"], ignore_errors=True)
-        self.write({"stored": upload["sha"], "path": str(final / upload["name"])})
+        self.abandon()
+        path = _cached(final, upload["name"])
+        if path is None:
+            raise ValueError(f"{upload['name']} is the name of another file of that model")
+        self.write({"stored": upload["sha"], "path": str(path)})
 
     def _close_current(self) -> None:
         current = self.upload["current"]
@@ -98,6 +120,7 @@ class Worker:
         self.upload["current"] = None
         if digest.hexdigest() != self.upload["files"][name]:
             raise ValueError(f"{name} arrived damaged (its content hash differs)")
+        self.upload["arrived"].add(name)
 
     def abandon(self) -> None:
         if self.upload is not None:
@@ -108,11 +131,14 @@ class Worker:
 
     # outputs -------------------------------------------------------------------
     def make_scratch(self) -> None:
+        self.write({"scratch": str(self.new_scratch())})
+
+    def new_scratch(self) -> Path:
         import tempfile
         (cache_dir() / "outputs").mkdir(parents=True, exist_ok=True)
-        folder = Path(tempfile.mkdtemp(prefix="job-", dir=cache_dir() / "outputs"))
+        folder = Path(tempfile.mkdtemp(prefix=f"job-{os.getpid()}-", dir=cache_dir() / "outputs"))
         self.scratch.append(folder)
-        self.write({"scratch": str(folder)})
+        return folder
 
     def send_back(self, message: dict) -> None:
         """A file the job wrote in its scratch folder, and the files beside it that it needs."""
@@ -134,14 +160,18 @@ class Worker:
     def start_job(self, message: dict) -> None:
         from app.core.registry import JOBS
         from app.core.runner.process import JobHandle
+        from app.core.targets.confine import check_request
 
         entries = {job.name: job for job in JOBS}
         if message["job"] not in entries:
             self.write({"error": {"kind": "target-version", "user": True,
                                   "message": f"this worker has no job named {message['job']!r}"}})
             return
-        self.handle = JobHandle(entries[message["job"]], message.get("params"),
-                                memory_limit=message.get("memory_limit")).start()
+        job, params = entries[message["job"]], message.get("params")
+        self.home = os.getcwd()
+        os.chdir(self.new_scratch())          # a relative name the job writes (an engine cache) lands in scratch
+        check_request(job, params, cache_dir(), self.scratch)
+        self.handle = JobHandle(job, params, memory_limit=message.get("memory_limit")).start()
         self.job_thread = threading.Thread(target=self.relay, daemon=True)
         self.job_thread.start()
 
@@ -162,27 +192,46 @@ class Worker:
             self.write({"result": handle.result})
 
     def serve(self) -> int:
+        from app.core.jobs.errors import UserError
         from app.core.targets import channel
+        from app.core.targets.confine import sweep
+        sweep(cache_dir())
         self.hello()
         while True:
             try:
                 message = channel.read(self.inp)
-            except ValueError:
+            except channel.ProtocolError as exc:
+                return self.refuse(UserError("target-protocol", f"this worker refuses the request: {exc}"))
+            except (OSError, ValueError):
                 message = None
             if message is None:                        # the parent is gone, or done
-                self.abandon()
-                if self.handle is not None:
-                    self.handle.cancel()
-                    self.job_thread.join(30)
-                for folder in self.scratch:
-                    shutil.rmtree(folder, ignore_errors=True)
+                self.stop()
                 return 0
             try:
                 self.dispatch(message)
+            except UserError as exc:                   # a job or a path it may not have
+                return self.refuse(exc)
             except (OSError, ValueError, KeyError, TypeError) as exc:
                 self.abandon()
                 self.write({"error": {"kind": "target-copy", "user": True,
                                       "message": f"the target could not store or send a file: {exc}"}})
+
+    def refuse(self, error) -> int:
+        """One line to the parent and one on stderr, then the worker ends (exit 2)."""
+        self.write({"error": dict(error.to_dict(), user=True)})
+        sys.stderr.write(f"ortune worker: {error}\n")
+        self.stop()
+        return 2
+
+    def stop(self) -> None:
+        self.abandon()
+        if self.handle is not None:
+            self.handle.cancel()
+            self.job_thread.join(30)
+        if self.home is not None:
+            os.chdir(self.home)
+        for folder in self.scratch:
+            shutil.rmtree(folder, ignore_errors=True)
 
     def dispatch(self, message: dict) -> None:
         if "have" in message:
@@ -205,6 +254,27 @@ class Worker:
             self.handle.cancel()
         elif "message" in message and self.handle is not None:
             self.handle.send(message["message"])
+
+
+def _cached(folder: Path, name: str) -> Path | None:
+    """The bundle's model in the cache under `name`: a link to the one stored copy when it
+    was first sent under another name; None if not cached (or `name` is another of its files)."""
+    try:
+        main = folder / (folder / MAIN).read_text(encoding="utf-8")
+        path = folder / Path(name).name
+        if not path.exists():
+            try:
+                os.link(main, path)
+            except OSError:
+                shutil.copyfile(main, path)
+        return path if path.is_file() and (path.samefile(main) or _same_bytes(path, main)) else None
+    except (OSError, ValueError):
+        return None
+
+
+def _same_bytes(a: Path, b: Path) -> bool:
+    from app.core.targets.upload import file_sha
+    return file_sha(a) == file_sha(b)
 
 
 def _safe(sha: str) -> str:

@@ -150,8 +150,10 @@ def test_cancel_stops_the_remote_job(loop_target, model):
 def test_a_dropped_upload_leaves_no_partial_file(tmp_path, monkeypatch):
     from app.cli import worker
 
+    from app.core.targets.upload import content_key
+
     monkeypatch.setenv("ORTUNE_DATA_DIR", str(tmp_path / "data"))
-    sha = "ab" * 32
+    sha = content_key([("m.onnx", "cd" * 32)])            # a put the worker accepts, then never finished
     stream = io.BytesIO(b"".join(channel.encode(m) for m in (
         {"put": {"sha": sha, "name": "m.onnx", "files": [{"name": "m.onnx", "sha": "cd" * 32}]}},
         {"file": "m.onnx"}, {"chunk": "aGVsbG8="})))                    # and then the line goes dead

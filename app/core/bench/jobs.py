@@ -15,7 +15,7 @@ from app.core.bench.bench import RunSettings, bench_report, benchmark, prepare
 from app.core.bench.compare import FEEDS_FILE, OUTPUTS_FILE, compare_row, output_fidelity, partial_row
 from app.core.bench.sweep import (LIMIT_PERCENTILES, MAX_PROCESSES, RATIO_DEFINITION, REFERENCE_RATIO, best_cell,
                                   cell_ratio, measure_grid, pair_ratio, report_figures, runner_up, sweep_cell)
-from app.core.jobs.entry import Job
+from app.core.jobs.entry import ANYWHERE, Job, LOCAL_ONLY, ON_TARGET
 from app.core.jobs.errors import UserError
 from app.core.jobs.params import Params, setting
 from app.core.jobs.protocol import JobContext
@@ -280,8 +280,10 @@ def sweep_job(params: SweepParams, ctx: JobContext) -> dict:
     return result
 
 
-BENCH = Job("bench", bench_job, BenchParams, result=BenchResult)
-MEMBER = Job("compare-member", member_job, MemberParams, result=BenchResult)
-COMPARE = Job("compare", compare_job, CompareParams, child=False, result=CompareResult)   # it only starts children
-CELL = Job("sweep-cell", cell_job, BenchParams, result=BenchResult)
-SWEEP = Job("sweep", sweep_job, SweepParams, child=False, result=SweepResult)   # it only starts children
+BENCH = Job("bench", bench_job, BenchParams, result=BenchResult, runs=ON_TARGET, records="bench", measures=True)
+MEMBER = Job("compare-member", member_job, MemberParams, result=BenchResult, runs=LOCAL_ONLY)
+COMPARE = Job("compare", compare_job, CompareParams, child=False, result=CompareResult,
+              runs=ANYWHERE, records="compare", measures=True)   # it only starts children
+CELL = Job("sweep-cell", cell_job, BenchParams, result=BenchResult, runs=LOCAL_ONLY)
+SWEEP = Job("sweep", sweep_job, SweepParams, child=False, result=SweepResult,
+            runs=ANYWHERE, records="sweep", measures=True)   # it only starts children

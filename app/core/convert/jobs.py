@@ -8,7 +8,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-from app.core.jobs.entry import Job
+from app.core.jobs.entry import Job, LOCAL_ONLY, ON_TARGET
 from app.core.jobs.params import Params, setting
 from app.core.jobs.protocol import JobContext
 from app.core.jobs.results import ConvertResult
@@ -81,6 +81,8 @@ def detect_transformer_job(params: ModelPath, ctx) -> dict:
     return detect_transformer_shape(params.path)
 
 
-MAKE = Job("convert-make", make_job, MakeParams)   # the report of ConvertResult, less its speed
-CONVERT = Job("convert", convert_job, ConvertParams, child=False, result=ConvertResult)   # it only starts children
-DETECT_TRANSFORMER = Job("detect-transformer", detect_transformer_job, ModelPath)
+MAKE = Job("convert-make", make_job, MakeParams,
+           runs=LOCAL_ONLY, outputs=("output",))   # the report of ConvertResult, less its speed
+CONVERT = Job("convert", convert_job, ConvertParams, child=False, result=ConvertResult,
+              runs=ON_TARGET, outputs=("output",), measures=True)   # it only starts children
+DETECT_TRANSFORMER = Job("detect-transformer", detect_transformer_job, ModelPath, runs=LOCAL_ONLY)

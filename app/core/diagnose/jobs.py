@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
-from app.core.jobs.entry import Job
+from app.core.jobs.entry import Job, ON_TARGET
 from app.core.jobs.params import Params, setting
 from app.core.jobs.results import DiagnoseResult
 from app.core.session.config import SessionConfig
@@ -25,4 +25,4 @@ def diagnose_job(params: DiagnoseParams, ctx) -> dict:
     return diagnose(params, ctx)
 
 
-DIAGNOSE = Job("diagnose", diagnose_job, DiagnoseParams, result=DiagnoseResult)
+DIAGNOSE = Job("diagnose", diagnose_job, DiagnoseParams, result=DiagnoseResult, runs=ON_TARGET, measures=True)

@@ -7,7 +7,7 @@ from dataclasses import dataclass
 from typing import Any
 
 from app.core.convert.jobs import ConvertParams
-from app.core.jobs.entry import Job
+from app.core.jobs.entry import Job, LOCAL_ONLY, ON_TARGET
 from app.core.jobs.params import Params, setting
 from app.core.jobs.results import DriftResult, RepairResult
 from app.core.session.config import SessionConfig
@@ -26,7 +26,7 @@ def drift_job(params: DriftParams, ctx) -> dict:
     return drift(params, ctx)
 
 
-DRIFT = Job("drift", drift_job, DriftParams, result=DriftResult)
+DRIFT = Job("drift", drift_job, DriftParams, result=DriftResult, runs=ON_TARGET, measures=True)
 
 
 @dataclass
@@ -52,4 +52,4 @@ def repair_job(params: RepairParams, ctx) -> dict:
 
 
 # it only starts children: each step's conversion (which starts its own) and drift
-REPAIR = Job("repair", repair_job, RepairParams, child=False, result=RepairResult)
+REPAIR = Job("repair", repair_job, RepairParams, child=False, result=RepairResult, runs=LOCAL_ONLY)

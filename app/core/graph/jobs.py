@@ -7,7 +7,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import TypedDict
 
-from app.core.jobs.entry import Job
+from app.core.jobs.entry import Job, LOCAL_ONLY
 from app.core.jobs.params import Params, setting
 from app.core.jobs.results import InspectResult
 from app.core.session.input_spec import FeedSpec
@@ -101,8 +101,8 @@ def netron_job(params: NetronParams, ctx) -> dict:
     return serve_until_cancelled(params.path, params.browse, ctx)
 
 
-COST = Job("cost", cost_job, CostParams)
-SUMMARY = Job("inspect-with-cost", summary_job, CostParams, result=SummaryResult)
-DIFF = Job("diff", diff_job, DiffParams, result=DiffResult)
-DRAW = Job("graph-layout", draw_job, DrawParams, result=DrawResult)
-NETRON = Job("netron", netron_job, NetronParams)
+COST = Job("cost", cost_job, CostParams, runs=LOCAL_ONLY)
+SUMMARY = Job("inspect-with-cost", summary_job, CostParams, result=SummaryResult, runs=LOCAL_ONLY)
+DIFF = Job("diff", diff_job, DiffParams, result=DiffResult, runs=LOCAL_ONLY)
+DRAW = Job("graph-layout", draw_job, DrawParams, result=DrawResult, runs=LOCAL_ONLY)
+NETRON = Job("netron", netron_job, NetronParams, runs=LOCAL_ONLY)

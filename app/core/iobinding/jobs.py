@@ -5,7 +5,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 
 from app.core.iobinding.modes import DEFAULT_ITERATIONS, DEFAULT_WARMUP
-from app.core.jobs.entry import Job
+from app.core.jobs.entry import Job, ON_TARGET
 from app.core.jobs.params import Params, setting
 from app.core.jobs.results import IOBindingResult
 from app.core.session.config import SessionConfig
@@ -25,4 +25,4 @@ def iobinding_job(params: IOBindingParams, ctx) -> dict:
     return run_iobinding(params.path, params.session, params.provider, params.iterations, params.warmup, ctx)
 
 
-IOBINDING = Job("iobinding", iobinding_job, IOBindingParams, result=IOBindingResult)
+IOBINDING = Job("iobinding", iobinding_job, IOBindingParams, result=IOBindingResult, runs=ON_TARGET, measures=True)

@@ -2,17 +2,24 @@
 
 The window, the command line and the tests start a job through its entry, never by a
 name, so a reader can follow a click to the function it runs and a rename breaks at
-import, not in front of a user. Each room of app.core declares its entries in its
+import, not in front of a user. The entry is also the one place for the facts about a job
+that other code acts on (where it may run, whether history keeps its result, which of its
+parameters are files it writes, whether it measures): nothing else branches on a name. Each room of app.core declares its entries in its
 `jobs` module; app.core.registry lists them all."""
 
 from __future__ import annotations
 
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from typing import Any, Callable, Generic, TypeVar
 
 from app.core.jobs.params import Params
 
 P = TypeVar("P", bound=Params)
+
+HERE, TARGET, CLUSTER = "here", "target", "cluster"      # where a job may run
+LOCAL_ONLY = frozenset({HERE})
+ON_TARGET = frozenset({HERE, TARGET})
+ANYWHERE = frozenset({HERE, TARGET, CLUSTER})
 
 
 @dataclass(frozen=True)
@@ -22,6 +29,15 @@ class Job(Generic[P]):
     params: type[P]
     child: bool = True                         # runs in a process of its own (see jobs.runner)
     result: type = dict                        # what func returns (JSON-able)
+    runs: frozenset[str] = field(kw_only=True)   # every entry says: HERE, TARGET (`ortune worker` over ssh), CLUSTER (Ray)
+    records: str | None = None                 # the history kind its result is stored under, if any
+    outputs: tuple[str, ...] = ()              # parameter fields naming files it writes (copied back, protected)
+    measures: bool = False                     # it runs a model and times or checks it
+
+    @property
+    def on_target(self) -> bool:
+        """May a remote target run it (and so a worker accept it)?"""
+        return TARGET in self.runs
 
     def make_params(self, params: P | dict | None = None) -> P:
         """The job's parameters, checked; a dict (JSON, a preset) is read into them."""

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
-from app.core.jobs.entry import Job
+from app.core.jobs.entry import Job, LOCAL_ONLY
 from app.core.jobs.params import Params
 from app.core.jobs.results import InspectResult
 
@@ -19,4 +19,4 @@ def inspect_job(params: ModelPath, ctx) -> dict:
     return inspect_model(params.path, ctx)
 
 
-INSPECT = Job("inspect", inspect_job, ModelPath, result=InspectResult)
+INSPECT = Job("inspect", inspect_job, ModelPath, result=InspectResult, runs=LOCAL_ONLY)

@@ -6,7 +6,7 @@ import shutil
 from dataclasses import dataclass
 from pathlib import Path
 
-from app.core.jobs.entry import Job
+from app.core.jobs.entry import Job, LOCAL_ONLY, ON_TARGET
 from app.core.jobs.errors import UserError
 from app.core.jobs.params import Params, setting
 from app.core.jobs.results import ProfileResult
@@ -97,7 +97,8 @@ def copy_trace_job(params: CopyParams, ctx) -> dict:
     return {"path": str(target), "bytes": target.stat().st_size}
 
 
-PROFILE = Job("profile", profile_model_job, ProfileParams, result=ProfileResult)
-READ_TRACE = Job("read-trace", read_trace_job, TraceParams, result=ProfileResult)
-DIFF_TRACES = Job("diff-traces", diff_traces_job, TraceDiffParams)
-COPY_TRACE = Job("copy-trace", copy_trace_job, CopyParams, child=False)
+PROFILE = Job("profile", profile_model_job, ProfileParams, result=ProfileResult,
+              runs=ON_TARGET, outputs=("out",), measures=True)
+READ_TRACE = Job("read-trace", read_trace_job, TraceParams, result=ProfileResult, runs=LOCAL_ONLY)
+DIFF_TRACES = Job("diff-traces", diff_traces_job, TraceDiffParams, runs=LOCAL_ONLY)
+COPY_TRACE = Job("copy-trace", copy_trace_job, CopyParams, child=False, runs=LOCAL_ONLY, outputs=("target",))

@@ -6,7 +6,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
-from app.core.jobs.entry import Job
+from app.core.jobs.entry import Job, ON_TARGET
 from app.core.jobs.params import Params, setting
 from app.core.jobs.results import DevicesResult
 from app.core.session.config import SessionConfig
@@ -73,8 +73,8 @@ def placement_job(params: PlacementParams, ctx) -> dict:
     return placement(params.path, params.session, ctx, params.method)
 
 
-PROBE_PROVIDERS = Job("probe-providers", probe_job, NoParams, result=DevicesResult)
-CAPABILITIES = Job("session-capabilities", capabilities_job, NoParams)
-SMOKE_RUN = Job("smoke-run", smoke_run_job, ModelSession)
-PROBE_INPUTS = Job("probe-inputs", probe_inputs_job, ModelSession)
-PLACEMENT = Job("placement", placement_job, PlacementParams)
+PROBE_PROVIDERS = Job("probe-providers", probe_job, NoParams, result=DevicesResult, runs=ON_TARGET, measures=True)
+CAPABILITIES = Job("session-capabilities", capabilities_job, NoParams, runs=ON_TARGET, measures=True)
+SMOKE_RUN = Job("smoke-run", smoke_run_job, ModelSession, runs=ON_TARGET, measures=True)
+PROBE_INPUTS = Job("probe-inputs", probe_inputs_job, ModelSession, runs=ON_TARGET, measures=True)
+PLACEMENT = Job("placement", placement_job, PlacementParams, runs=ON_TARGET, measures=True)

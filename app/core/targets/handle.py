@@ -31,12 +31,6 @@ from app.core.targets.upload import bundle, local_files, replaced
 
 HELLO_TIMEOUT_S = 40.0
 CANCEL_GRACE_S = 8.0
-#: the jobs that run a model, which the window sends to its chosen target (a conversion is
-#: made, checked and timed there, and its variant copied back); reading a model and drawing
-#: its graph stay on this machine
-MEASURING = frozenset({"convert", "bench", "compare", "sweep", "profile", "tune", "diagnose", "iobinding", "placement", "drift",
-                       "probe-inputs", "smoke-run", "probe-providers", "session-capabilities"})
-RECORDED = {"bench": "bench", "compare": "compare", "sweep": "sweep"}   # job name -> history kind
 
 
 def describe_target(target: Target, hello: dict) -> dict:
@@ -45,13 +39,13 @@ def describe_target(target: Target, hello: dict) -> dict:
 
 
 class RemoteHandle:
-    def __init__(self, target: Target, job: Job, params=None, memory_limit: str | None = None,
-                 outputs: dict[str, str] | None = None, force: bool = False):
-        """`outputs`: the parameters that name files the job writes ({field: local path}):
-        the job writes them in a scratch folder there, and they are copied back here once
-        it has succeeded, into place as a conversion's output is (`force` to replace)."""
+    def __init__(self, target: Target, job: Job, params=None, memory_limit: str | None = None):
+        """The entry's output parameters name files the job writes: it writes them in a
+        scratch folder there, and they are copied back here once it has succeeded, into
+        place as a conversion's output is (the parameters' `force` to replace)."""
         self.target, self.job, self.memory_limit = target, job, memory_limit
-        self.outputs, self.force = dict(outputs or {}), force
+        self.outputs: dict[str, str] = {}
+        self.force = False
         self._fetched: dict[str, str] = {}       # the target's output path -> this machine's
         self.result: Any = None
         self.error: Exception | None = None
@@ -65,10 +59,16 @@ class RemoteHandle:
         self._job_sent = False
         self._paths: dict[str, str] = {}        # local file -> the target's copy
         try:
+            if not job.on_target:
+                raise UserError("bad-option", f"{job.name} runs on this machine only, not on a target")
             self.params = job.make_params(params)
         except UserError as exc:
             self.params = None
             self._finish(error=exc)
+            return
+        given = self.params.to_dict()
+        self.outputs = {key: str(given[key]) for key in job.outputs if given.get(key)}
+        self.force = bool(given.get("force"))
 
     @property
     def pid(self) -> int | None:
@@ -134,7 +134,7 @@ class RemoteHandle:
         result = replaced(result, {remote: local for local, remote in self._paths.items()} | self._fetched)
         if isinstance(result, dict):
             result["target"] = describe_target(self.target, self.hello or {})
-            kind = RECORDED.get(self.job.name)
+            kind = self.job.records
             if kind and result.get("history_id") is not None:
                 from app.core.store.history import History
                 history = History()
@@ -187,6 +187,9 @@ class RemoteHandle:
     def _read(self) -> dict:
         try:
             message = channel.read(self._process.stdout)
+        except channel.ProtocolError as exc:
+            raise JobFailed("target-protocol", f"{self.target.describe()} sent a line that is not ORTune's "
+                                               f"protocol: {exc}") from None
         except (OSError, ValueError):
             message = None
         if message is None:

@@ -53,14 +53,22 @@ def external_data(path: Path) -> list[str]:
     return found
 
 
+def content_key(files: list[tuple[str, str]]) -> str:
+    """A bundle's key from its (name, sha256) pairs, the main file first: its content and
+    kind (suffix), not its name, so two copies of one model under two names are one entry;
+    the files beside it keep their names, which the model refers to."""
+    (main, main_sha), rest = files[0], files[1:]
+    lines = [f"{Path(main).suffix.lower()} {main_sha}"] + [f"{name} {sha}" for name, sha in rest]
+    return hashlib.sha256("\n".join(lines).encode()).hexdigest()
+
+
 def bundle(path: Path) -> Bundle:
     folder = path.parent
     names = [path.name] + [name for name in external_data(path)
                            if (folder / name).resolve().is_relative_to(folder.resolve())
                            and (folder / name).is_file()]
     files = [(name, folder / name, file_sha(folder / name)) for name in names]
-    digest = hashlib.sha256("\n".join(f"{name} {sha}" for name, _, sha in files).encode()).hexdigest()
-    return Bundle(path, files, digest)
+    return Bundle(path, files, content_key([(name, sha) for name, _, sha in files]))
 
 
 def local_files(value: Any, found: list[str] | None = None) -> list[str]:

@@ -6,7 +6,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import Any
 
-from app.core.jobs.entry import Job
+from app.core.jobs.entry import ANYWHERE, Job, LOCAL_ONLY
 from app.core.jobs.params import Params, setting
 from app.core.jobs.results import TuneResult
 from app.core.session.config import SessionConfig
@@ -86,5 +86,6 @@ def tune_job(params: TuneParams, ctx) -> dict:
     return result | {"seconds": time.monotonic() - started}
 
 
-RACE = Job("tune-race", race_job, TuneParams)
-TUNE = Job("tune", tune_job, TuneParams, child=False, result=TuneResult)   # it only starts children
+RACE = Job("tune-race", race_job, TuneParams, runs=LOCAL_ONLY)
+TUNE = Job("tune", tune_job, TuneParams, child=False, result=TuneResult,
+           runs=ANYWHERE, measures=True)   # it only starts children

@@ -19,7 +19,6 @@ from PySide6.QtCore import QObject, QThread, Signal, Slot
 from app.core.jobs.entry import Job as CoreJob
 from app.core.jobs.errors import JobCancelled, UserError
 from app.core.store.settings import FINISHED_JOBS_KEPT
-from app.core.targets.handle import MEASURING
 
 
 class JobWorker(QObject):
@@ -34,14 +33,11 @@ class JobWorker(QObject):
     def __init__(self, job, params, target: str | None = None):
         super().__init__()
         self.refused: Exception | None = None      # why the job could not even be set up
-        if target and job.name in MEASURING:
+        if target and job.on_target:                  # its outputs are made there and copied here
             from app.core.targets.handle import RemoteHandle
             from app.core.targets.store import get_target
             try:
-                given = params.to_dict() if hasattr(params, "to_dict") else dict(params or {})
-                copied_back = {"outputs": {"output": given["output"]}, "force": bool(given.get("force"))} \
-                    if job.name == "convert" else {}         # the variant is made there and copied here
-                self.handle = RemoteHandle(get_target(target), job, params, **copied_back)
+                self.handle = RemoteHandle(get_target(target), job, params)
             except UserError as exc:               # the target was removed meanwhile
                 self.handle, self.refused = None, exc
         else:

@@ -67,6 +67,9 @@ def explain_ssh_failure(target: Target, stderr: str, code: int | None) -> str:
         return f"{where} cannot be reached: {_last_line(text)}"
     if code == NOT_FOUND or "command not found" in low or "no such file" in low:
         return ORTUNE_MISSING.format(where=where, command=target.command, version=app.__version__)
+    if not text and code == SSH_FAILED:
+        return (f"the SSH connection to {where} ended without a message (ssh exit 255): the connection dropped, "
+                f"or the worker there was killed")
     return f"the SSH connection to {where} failed: {_last_line(text) or f'ssh exited with {code}'}"
 
 

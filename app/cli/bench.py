@@ -8,6 +8,7 @@ from app.cli.common import add_cluster_argument, add_json_flag, cluster_lines, f
 from app.cli.session_args import add_run_arguments, add_session_arguments, run_settings_from_args, session_config_from_args
 from app.core.jobs.errors import UserError
 from app.core.bench.jobs import BENCH, SWEEP
+from app.core.bench.sweep import check_swept_dim
 from app.core.units import duration_column, duration_text
 
 ORDER = 30
@@ -117,6 +118,7 @@ def run(args) -> int:
             raise UserError("bad-option", "--cluster spreads a sweep: add --sweep or --sweep-concurrency")
         return output(args, run_job_cli(BENCH, params, memory_limit=args.memory_limit, target=args.target), render)
     sweep["concurrency_values"] = sweep["concurrency_values"] or [settings["concurrency"]]
+    check_swept_dim(args.model, sweep["dim"])          # here, before a target or a cluster is contacted
     if args.cluster:
         from app.core.bench.spread import spread_sweep
         return output(args, spread_sweep(SWEEP.make_params({**params, **sweep}), args.cluster), render_sweep)

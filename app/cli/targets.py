@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import os
 import sys
 
 from app.cli.common import add_json_flag, format_table, output, run_job_cli
@@ -23,23 +24,29 @@ def _rows(targets) -> dict:
                          "command": t.command} for t in targets.values()]}
 
 
-def confirm_key(target, lines: list[str], trust: str | None) -> None:
-    """First contact: the user confirms the host's key, on the terminal or with --trust."""
-    from app.core.targets.ssh import fingerprints
+def confirm_key(target, lines: list[str], trust: str | None) -> list[str]:
+    """First contact: the user confirms one of the host's keys, on the terminal or with
+    --trust. Returns that key's line alone: the keys nobody checked are never trusted."""
+    from app.core.targets.ssh import fingerprint, fingerprints, keys_with_fingerprint, preferred_key
 
     shown = fingerprints(lines)
+    if not shown:
+        raise UserError("host-key", f"{target.describe()} offered no host key ORTune can read: not added")
     if trust:
-        if not any(trust.strip() == f.split(" ", 1)[0] for f in shown):
+        chosen = keys_with_fingerprint(lines, trust)
+        if not chosen:
             raise UserError("host-key", f"{target.describe()} offers {', '.join(shown)}, not {trust}: not added")
-        return
+        return chosen[:1]
+    key = preferred_key(lines)
     if not sys.stdin.isatty():
         raise UserError("host-key", f"{target.describe()} offers the host key {', '.join(shown)}; confirm it on a "
                                     f"terminal, or pass --trust FINGERPRINT once you have checked it")
-    sys.stderr.write(f"{target.describe()} offers the host key\n  " + "\n  ".join(shown)
-                     + "\nTrust it? Check it with the host's owner first. [y/N] ")
+    sys.stderr.write(f"{target.describe()} offers the host key\n  {fingerprint(key)}"
+                     "\nTrust it? Check it with the host's owner first. [y/N] ")
     sys.stderr.flush()
     if sys.stdin.readline().strip().lower() not in ("y", "yes"):
         raise UserError("host-key", "not added: the host key was not confirmed")
+    return [key]
 
 
 def run_add(args) -> int:
@@ -47,14 +54,15 @@ def run_add(args) -> int:
     from app.core.targets.store import Target, checked, load_targets, parse_address, save_targets
 
     user, host, port = parse_address(args.address)
+    # stored absolute: the target is used from any folder
+    identity = os.path.abspath(os.path.expanduser(args.identity)) if args.identity else ""
     target = checked(Target(name=args.name, host=host, user=user, port=args.port or port or 22,
-                            identity=args.identity or "", command=args.start_command or "ortune"))
+                            identity=identity, command=args.start_command or "ortune"))
     targets = load_targets()
     if target.name in targets and not args.force:
         raise UserError("bad-option", f"a target named {target.name!r} exists: remove it first, or add --force")
     lines = scan_host_keys(target)
-    confirm_key(target, lines, args.trust)
-    trust_host_keys(target, lines)
+    trust_host_keys(target, confirm_key(target, lines, args.trust))
     targets[target.name] = target
     save_targets(targets)
     return output(args, {"added": target.name, **_rows({target.name: target})},

@@ -56,17 +56,21 @@ def free_port() -> int:
         return sock.getsockname()[1]
 
 
-def start_server(folder: Path) -> Server:
+def start_server(folder: Path, other_host_keys: tuple[str, ...] = ()) -> Server:
+    """`other_host_keys`: key types ("ecdsa", "rsa") the server offers beside its ED25519 key."""
     folder.mkdir(parents=True, exist_ok=True)
     os.chmod(folder, 0o700)
     for name in ("host_key", "client_key"):
         subprocess.run(["ssh-keygen", "-q", "-t", "ed25519", "-N", "", "-f", str(folder / name)], check=True)
+    for kind in other_host_keys:
+        subprocess.run(["ssh-keygen", "-q", "-t", kind, "-N", "", "-f", str(folder / f"host_key_{kind}")], check=True)
     (folder / "authorized_keys").write_text((folder / "client_key.pub").read_text())
     os.chmod(folder / "authorized_keys", 0o600)
     port = free_port()
     config = folder / "sshd_config"
     config.write_text("\n".join([
         f"Port {port}", "ListenAddress 127.0.0.1", f"HostKey {folder / 'host_key'}",
+        *[f"HostKey {folder / f'host_key_{kind}'}" for kind in other_host_keys],
         f"AuthorizedKeysFile {folder / 'authorized_keys'}", f"PidFile {folder / 'sshd.pid'}",
         "PasswordAuthentication no", "KbdInteractiveAuthentication no", "PubkeyAuthentication yes",
         "PermitRootLogin prohibit-password", "UsePAM no", "StrictModes no", "LogLevel ERROR",

@@ -28,6 +28,8 @@ def test_a_sweep_of_eight_cells_over_two_workers(ray_cluster, ortune, tmp_path):
     for task in spread["cluster"]["tasks"]:
         assert task["cells"]
     assert spread["cells"][0]["verdict"] == "reference" and spread["history_id"]
+    row = next(r for r in ortune("history", "--json").json()["results"] if r["id"] == spread["history_id"])
+    assert row["target"].startswith("Ray workers") and all(n in row["target"] for n in hosts)   # not "local"
 
 
 def test_a_comparison_over_two_workers(ray_cluster, ortune, tmp_path):
@@ -45,6 +47,23 @@ def test_an_unreachable_cluster_is_one_line(ortune, tmp_path):
     done = ortune("bench", model, "--sweep-concurrency", "1,2", "--cluster", f"127.0.0.1:{free_port()}",
                   timeout=120)
     assert done.code == 2 and "cannot be reached" in done.stderr and done.stderr.count("\n") == 1
+
+
+def test_an_address_where_something_else_listens_is_one_line(ortune, tmp_path):
+    import socket
+    import threading
+    model = models.save(models.mlp(), tmp_path / "mlp.onnx")
+    server = socket.socket()
+    server.bind(("127.0.0.1", 0))
+    server.listen()
+    held = []
+    threading.Thread(target=lambda: held.append(server.accept()), daemon=True).start()   # accepts, never answers
+    try:
+        done = ortune("bench", model, "--sweep-concurrency", "1,2", "--cluster",
+                      f"127.0.0.1:{server.getsockname()[1]}", timeout=60)
+    finally:
+        server.close()
+    assert done.code == 2 and "does not answer like a Ray cluster" in done.stderr and done.stderr.count("\n") == 1
 
 
 def test_a_tuning_race_over_two_workers(ray_cluster, ortune, tmp_path):

@@ -15,6 +15,7 @@ import pytest
 
 from app.core.bench.jobs import BENCH
 from app.core.jobs.errors import JobCancelled, JobFailed, UserError
+from app.core.runner.failure import describe_failure
 from app.core.targets import channel
 from app.core.targets.handle import RemoteHandle
 from app.core.targets.ssh import trust_host_keys
@@ -84,6 +85,15 @@ def test_another_version_there(loop_target, ortune, model, tmp_path):
     assert done.code == 2 and "runs ORTune 0.0.1" in _one_line(done) and "pip install ortune==" in done.stderr
 
 
+def test_a_login_shell_that_prints_first_is_named(loop_target, ortune, model, sshd):
+    banner = "printf 'Welcome\\033[2J to the box\\n'; "
+    name = _variant(get_target(loop_target), name="chatty", command=banner + sshd.command())
+    done = ortune("bench", model, "--target", name)
+    line = _one_line(done)
+    assert done.code == 2 and "login shell" in line and "printed text before the worker started" in line
+    assert "Welcome\\x1b[2J to the box" in line and "\x1b" not in line
+
+
 def _started(handle: RemoteHandle, timeout: float = 60) -> None:
     """Drive the handle until its job has a child on the target."""
     deadline = time.monotonic() + timeout
@@ -116,9 +126,12 @@ def test_connection_killed_mid_run(loop_target, model):
     _started(handle)
     assert handle.remote_pid
     os.kill(handle.pid, signal.SIGKILL)                     # the ssh client: the connection drops
-    with pytest.raises(JobFailed) as failure:
+    with pytest.raises(UserError) as failure:
         handle.wait()
     assert failure.value.kind == "target-lost" and "ended before the job did" in failure.value.message
+    # the local ssh client's signal, named as such, not as the worker's exit code
+    assert "ssh client on this machine was ended by SIGKILL" in failure.value.message
+    assert describe_failure(failure.value).exit_code == 2
     assert _gone(handle.remote_pid)                          # the worker cancelled its job there
 
 

@@ -2,6 +2,7 @@
 key confirmed), measuring on it, results stored here naming it."""
 
 import json
+from pathlib import Path
 
 import pytest
 
@@ -95,3 +96,38 @@ def test_every_measuring_command_runs_on_a_target(loop_target, ortune, tmp_path,
     done = ortune(command[0], model, *command[1:], "--target", loop_target, "--json")
     assert done.code == 0, done.stderr
     assert done.json()["target"]["name"] == "loop"
+
+
+def test_convert_on_a_target_names_the_files_it_brought_back(loop_target, ortune, tmp_path):
+    import onnx
+    model = tmp_path / "big.onnx"
+    onnx.save_model(models.mlp(), str(model), save_as_external_data=True, all_tensors_to_one_file=True,
+                    location="big.onnx.data", size_threshold=0)
+    out = tmp_path / "out" / "big.fp16.onnx"
+    out.parent.mkdir()
+    done = ortune("convert", "fp16", model, "-o", out, "--target", loop_target, "--no-speed", "--json")
+    assert done.code == 0, done.stderr
+    files = done.json()["files"]
+    assert len(files) == 2 and all(f.startswith(str(out.parent)) and Path(f).is_file() for f in files), files
+
+
+def test_profile_on_a_target_brings_the_trace_back(loop_target, ortune, tmp_path, sshd):
+    model = models.save(models.mlp(), tmp_path / "mlp.onnx")
+    out = tmp_path / "trace.json"
+    out.write_text("mine")
+    refused = ortune("profile", model, "--runs", 3, "--out", out, "--target", loop_target)
+    assert refused.code == 2 and "--force" in refused.stderr and out.read_text() == "mine"
+    done = ortune("profile", model, "--runs", 3, "--out", out, "--force", "--target", loop_target, "--json")
+    assert done.code == 0, done.stderr
+    assert done.json()["trace"] == str(out) and json.loads(out.read_text())     # here, not on the target
+    assert not list((sshd.remote_home / "data" / "target-cache").glob("*/trace.json"))   # never uploaded
+
+
+def test_a_wrong_sweep_is_refused_before_connecting(ortune, tmp_path):
+    from app.core.targets.store import Target, load_targets, save_targets
+    model = models.save(models.mlp(), tmp_path / "mlp.onnx")
+    targets = load_targets()
+    targets["void"] = Target(name="void", host="192.0.2.1")          # TEST-NET: nothing answers there
+    save_targets(targets)
+    done = ortune("bench", model, "--sweep", "nosuchdim=1,2", "--target", "void")
+    assert done.code == 2 and "no symbolic dimension named nosuchdim" in done.stderr, done.stderr

@@ -31,6 +31,7 @@ from __future__ import annotations
 
 import math
 from dataclasses import dataclass, field
+from pathlib import Path
 from typing import Callable
 
 import numpy as np
@@ -227,3 +228,29 @@ def pair_ratio(grid: Grid, a: int, b: int, band: float = PRACTICAL_BAND, seed: i
         low, high = -math.inf, math.inf
     return {"ratio": float(np.median(first) / np.median(second)), "ci": [low, high],
             "verdict": speed_verdict(low, high, band), "how": "chained through the first cell"}
+
+
+def check_swept_dim(path: str, dim: str | None) -> None:
+    """Refuse a swept dimension the model does not have, read from its structure here: before
+    a run on a target or a cluster connects (the measuring job checks it again). A model that
+    cannot be read here (an .ort file, a damaged one) is left to the job to judge."""
+    if not dim or not str(path).lower().endswith(".onnx"):
+        return
+    from app.core.model.intake import load_onnx
+    from app.core.model.value_type import describe_value
+    from app.core.session.input_plan import dim_label
+
+    try:
+        graph = load_onnx(Path(path), weights=False).graph
+    except (UserError, OSError):
+        return
+    weights = {tensor.name for tensor in graph.initializer}
+    labels = []
+    for value in graph.input:
+        if value.name not in weights:
+            item = describe_value(value)
+            labels += [label for index, d in enumerate(item["shape"] or [])
+                       if (label := dim_label(item["name"], index, d)) and label not in labels]
+    if dim not in labels:
+        raise UserError("bad-option", f"{Path(path).name} has no symbolic dimension named {dim} "
+                                      f"(its symbolic dimensions: {', '.join(labels) or 'none'})")

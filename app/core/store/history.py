@@ -215,7 +215,8 @@ class History:
             where.append("kind = ?")
             args.append(kind)
         sql = (f"SELECT {', '.join(_SUMMARY)}, json_extract(report_json, '$.inputs') AS inputs, "
-               f"json_extract(report_json, '$.target.name') AS target FROM results")
+               f"COALESCE(json_extract(report_json, '$.target.name'), json_extract(report_json, '$.cluster.measured_on'))"
+               " AS target FROM results")
         if where:
             sql += " WHERE " + " AND ".join(where)
         sql += " ORDER BY created DESC, id DESC LIMIT ?"

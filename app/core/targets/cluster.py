@@ -5,7 +5,8 @@ would run here, and returns a result of the same form.
 Measuring is only valid one task to a machine at a time, so every task asks for all the
 CPUs of the smallest worker: two tasks never share a node's cores. The files a job names
 travel through Ray's object store and are kept on each node in a cache keyed by content
-hash. Which node measured what is in each task's answer."""
+hash. Which node measured what is in each task's answer, and the workers that measured
+a result are named in it (`cluster.measured_on`, what the history shows)."""
 
 from __future__ import annotations
 
@@ -40,16 +41,31 @@ def connect(address: str):
     return ray
 
 
-def _reachable(address: str, timeout_s: float = 5.0) -> None:
-    """Ray retries an absent head for a minute or more: ask the port first."""
+#: an HTTP/2 client's opening (the preface and an empty SETTINGS frame): Ray's head (GCS)
+#: and its client server speak gRPC, which answers it at once with a SETTINGS frame
+_HTTP2_HELLO = b"PRI * HTTP/2.0\r\n\r\nSM\r\n\r\n" + bytes([0, 0, 0, 4, 0, 0, 0, 0, 0])
+_SETTINGS_FRAME = 4
+
+
+def _reachable(address: str, timeout_s: float = 4.0) -> None:
+    """Ray retries an absent head for a minute or more, and one that is not Ray at all for
+    over five: ask the port first, and whether it answers as a gRPC server does."""
     host, _, port = address.removeprefix("ray://").rpartition(":")
     if address == "auto" or not port.isdigit():
         return
     try:
-        socket.create_connection((host.strip("[]") or "127.0.0.1", int(port)), timeout=timeout_s).close()
+        with socket.create_connection((host.strip("[]") or "127.0.0.1", int(port)), timeout=timeout_s) as sock:
+            sock.settimeout(timeout_s)
+            sock.sendall(_HTTP2_HELLO)
+            answer = sock.recv(9)
+    except socket.timeout:
+        answer = b""
     except OSError as exc:
         raise UserError("cluster-unreachable", f"the Ray cluster at {address} cannot be reached: "
                                                f"{exc.strerror or exc}") from None
+    if len(answer) < 4 or answer[3] != _SETTINGS_FRAME:
+        raise UserError("cluster-not-ray", f"{address} does not answer like a Ray cluster: something else listens "
+                                           f"there (give the head's GCS port, 6379 by default, or ray://HOST:10001)")
 
 
 def workers(ray) -> list[dict]:
@@ -108,9 +124,14 @@ def run_spread(address: str, job: Job, parts: list[dict]) -> tuple[list[dict], d
         if "failed to import" in str(cause) or isinstance(cause, ImportError):
             raise UserError("target-version", f"a Ray worker of {address} cannot load this ORTune ({app.__version__}):"
                                               f" install the same version on every node") from None
-        raise JobFailed("cluster-task", f"a task on the Ray cluster failed: {str(cause).splitlines()[0]}") from None
+        first = (str(cause).splitlines() or [type(cause).__name__])[0]
+        if type(cause).__module__.startswith("ray"):     # a worker or node died, an object was lost: the cluster's
+            raise UserError("cluster-lost", f"a task on the Ray cluster at {address} was lost: {first}") from None
+        raise JobFailed("cluster-task", f"a task on the Ray cluster failed: {first}") from None
     for answer in answers:
         if answer["version"] != app.__version__:
             raise UserError("target-version", f"a Ray worker ({answer['host']}) runs ORTune {answer['version']}, "
                                               f"this is {app.__version__}: install the same version on every node")
-    return answers, {"address": address, "workers": nodes, "cpus_per_task": cpus}
+    measured = dict.fromkeys(f"{a['host']} ({a['node']})" for a in answers)
+    return answers, {"address": address, "workers": nodes, "cpus_per_task": cpus,
+                     "measured_on": f"Ray worker{'s' if len(measured) > 1 else ''} {', '.join(measured)}"}

@@ -8,12 +8,13 @@ from __future__ import annotations
 import base64
 from pathlib import Path
 
-from app.core.jobs.errors import JobFailed
+from app.core.jobs.errors import UserError
 from app.core.model.output import Staging, check_replaceable
 
 
-def fetch(handle, remote: str, local: Path, force: bool) -> None:
-    """Ask the worker behind `handle` for `remote` and write it (and its companions) at `local`."""
+def fetch(handle, remote: str, local: Path, force: bool) -> dict[str, str]:
+    """Ask the worker behind `handle` for `remote` and write it (and its companions) at `local`.
+    Returns each file's path there -> its path here (what a result names)."""
     handle._send({"get": remote})
     listing = handle._expect("files")["files"]
     with Staging(local) as staging:
@@ -23,7 +24,7 @@ def fetch(handle, remote: str, local: Path, force: bool) -> None:
         while True:
             message = handle._read()
             if "error" in message:
-                raise JobFailed("target-copy", f"the output could not be copied back: {message['error']['message']}")
+                raise UserError("target-copy", f"the output could not be copied back: {message['error']['message']}")
             if "file" in message:
                 if current is not None:
                     current.close()
@@ -36,6 +37,9 @@ def fetch(handle, remote: str, local: Path, force: bool) -> None:
         if current is not None:
             current.close()
         staging.commit(force)
+    there = remote.rsplit("/", 1)[0]
+    return {f"{there}/{item['name']}": str(local.parent / _local_name(item["name"], Path(remote).name, local.name))
+            for item in listing}
 
 
 def _local_name(name: str, remote_main: str, local_main: str) -> str:

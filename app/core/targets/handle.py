@@ -5,14 +5,18 @@ The parent checks the parameters here, connects, checks the worker's version, co
 files the job names into the target's cache (once per content hash), sends the job and
 relays its events. The job's children run on the target within the memory budget the
 parent passes on; a result measured there comes back with the target's description and
-is stored in this machine's history. A dropped connection, a worker of another version or
-a remote child that died each end the job with one line; ssh's end closing makes the
-worker cancel the job there, so nothing is left running."""
+is stored in this machine's history. A dropped connection, a worker of another version, a
+worker that answers out of turn or a remote child that died each end the job with one
+line naming the cause; every failure of the target itself (unreachable, lost, answering
+wrongly) is a UserError of its own kind, exit 2: exit 1 stays for ORTune's own bugs. ssh's
+end closing makes the worker cancel the job there, so nothing is left running."""
 
 from __future__ import annotations
 
 import base64
+import json
 import queue
+import signal
 import subprocess
 import threading
 import time
@@ -30,7 +34,34 @@ from app.core.targets.download import fetch
 from app.core.targets.upload import bundle, local_files, replaced
 
 HELLO_TIMEOUT_S = 40.0
+HELLO_LINE_BYTES = 1 << 20        # a hello is small: a longer first line is not one
+EXCERPT_CHARS = 60
 CANCEL_GRACE_S = 8.0
+
+
+def excerpt(raw: bytes) -> str:
+    """Text a peer sent, quoted with its control characters escaped and cut short."""
+    text = raw.decode("utf-8", "replace").rstrip("\r\n")
+    cut = text[:EXCERPT_CHARS]
+    return repr(cut) + (f"… ({len(text) - len(cut)} more characters)" if len(text) > len(cut) else "")
+
+
+def lost_reason(target: Target, stderr: str, code: int | None) -> str:
+    """Why ssh ended mid-job: its own failure (exit 255), this machine's ssh client ended
+    by a signal (a negative code is the local process's, never the worker's), or the
+    worker's exit status there."""
+    if code == SSH_FAILED:
+        return explain_ssh_failure(target, stderr, code)
+    if code is None:
+        return "the ssh client here stopped answering"
+    if code < 0:
+        try:
+            name = signal.Signals(-code).name
+        except ValueError:
+            name = f"signal {-code}"
+        return f"the ssh client on this machine was ended by {name}"
+    last = [line for line in stderr.splitlines() if line.strip()]
+    return last[-1].strip() if last else f"the worker there exited with code {code}"
 
 
 def describe_target(target: Target, hello: dict) -> dict:
@@ -96,14 +127,15 @@ class RemoteHandle:
             raise UserError("target-unreachable", f"ssh could not start: {exc}") from None
         self._stderr: list[str] = []
         threading.Thread(target=self._read_stderr, daemon=True).start()
-        self.hello = self._expect("hello")
+        self.hello = self._read_hello()
         version = self.hello.get("version")
         if version != app.__version__:
             raise UserError("target-version", f"{self.target.describe()} runs ORTune {version}, this is "
                                               f"{app.__version__}: install the same version there with "
                                               f"`pip install ortune=={app.__version__}`")
         params = self.params.to_dict()
-        self._paths = self._upload(local_files(params))
+        # an output is written there and brought back, never sent: an existing file at its path is not an input
+        self._paths = self._upload(local_files({k: v for k, v in params.items() if k not in self.outputs}))
         params = replaced(params, self._paths)
         if self.outputs:
             self._send({"scratch": True})
@@ -129,9 +161,10 @@ class RemoteHandle:
     def _arrived(self, result: Any) -> Any:
         """The result as if measured here: this machine's paths, the target named, and kept in
         this machine's history too (the target's keeps its own copy)."""
+        brought = dict(self._fetched)
         for remote, local in self._fetched.items():
-            fetch(self, remote, Path(local), self.force)
-        result = replaced(result, {remote: local for local, remote in self._paths.items()} | self._fetched)
+            brought |= fetch(self, remote, Path(local), self.force)       # with the files beside it
+        result = replaced(result, {remote: local for local, remote in self._paths.items()} | brought)
         if isinstance(result, dict):
             result["target"] = describe_target(self.target, self.hello or {})
             kind = self.job.records
@@ -196,14 +229,33 @@ class RemoteHandle:
             raise self._lost()
         return message
 
-    def _expect(self, key: str) -> dict:
-        message = self._read()
+    def _expect(self, key: str, message: dict | None = None) -> dict:
+        message = self._read() if message is None else message
         if "error" in message:
             raise error_from_dict(message["error"])
         if key not in message:
-            raise JobFailed("target-protocol", f"{self.target.describe()} answered out of turn "
+            raise UserError("target-protocol", f"{self.target.describe()} answered out of turn "
                                                f"(expected {key!r}): is its ORTune the same version?")
         return message[key] if key == "hello" else message
+
+    def _read_hello(self) -> dict:
+        """The worker's first line. Text before it is the remote login shell's own (a banner,
+        a startup file's echo), which the protocol cannot pass over: say so, quoting it."""
+        try:
+            line = self._process.stdout.readline(HELLO_LINE_BYTES)
+        except (OSError, ValueError):
+            line = b""
+        if not line:
+            raise self._lost()
+        try:
+            message = json.loads(line.decode("utf-8"))
+        except ValueError:
+            message = None
+        if not isinstance(message, dict):
+            raise UserError("target-protocol", f"the login shell on {self.target.describe()} printed text before "
+                                               f"the worker started: {excerpt(line)}; make its startup files "
+                                               f"print nothing when the session is not interactive")
+        return self._expect("hello", message)
 
     def _lost(self) -> Exception:
         """Why the channel ended early, as the error the job ends with."""
@@ -217,10 +269,8 @@ class RemoteHandle:
             return JobCancelled()
         if self.hello is None:
             return UserError("target-unreachable", explain_ssh_failure(self.target, text, code))
-        reason = explain_ssh_failure(self.target, text, code) if code == SSH_FAILED else (
-            text.strip().splitlines()[-1] if text.strip() else f"the worker there exited with {code}")
-        return JobFailed("target-lost", f"the connection to {self.target.describe()} ended before the job did: "
-                                        f"{reason}")
+        return UserError("target-lost", f"the connection to {self.target.describe()} ended before the job did: "
+                                        f"{lost_reason(self.target, text, code)}")
 
     def _read_stderr(self) -> None:
         for line in self._process.stderr:

@@ -1,13 +1,15 @@
 """The system's OpenSSH client: the command lines ORTune runs, first contact with a host
 (its key shown to the user, who confirms it), and what ssh's failures mean in one line.
 
-Host keys are checked strictly against ORTune's own known-hosts file (keys the user
-confirmed, or found in ~/.ssh/known_hosts), never accepted silently; ssh never asks for a
-password (BatchMode): keys and agents only."""
+Host keys are checked strictly against ORTune's own known-hosts file, which holds only
+the keys the user confirmed (one per host, the one whose fingerprint was checked);
+~/.ssh/known_hosts and the system's file are not read. A key is never accepted silently;
+ssh never asks for a password (BatchMode): keys and agents only."""
 
 from __future__ import annotations
 
-import re
+import base64
+import hashlib
 import shlex
 import shutil
 import subprocess
@@ -65,6 +67,9 @@ def explain_ssh_failure(target: Target, stderr: str, code: int | None) -> str:
         return f"{where} cannot be reached: {_last_line(text)}"
     if code == NOT_FOUND or "command not found" in low or "no such file" in low:
         return ORTUNE_MISSING.format(where=where, command=target.command, version=app.__version__)
+    if not text and code == SSH_FAILED:
+        return (f"the SSH connection to {where} ended without a message (ssh exit 255): the connection dropped, "
+                f"or the worker there was killed")
     return f"the SSH connection to {where} failed: {_last_line(text) or f'ssh exited with {code}'}"
 
 
@@ -94,20 +99,49 @@ def scan_host_keys(target: Target, timeout_s: int = 10) -> list[str]:
     return lines
 
 
+#: how ssh-keygen names each key type in a fingerprint line
+_KEY_TYPES = {"ssh-ed25519": "ED25519", "ssh-rsa": "RSA", "ssh-dss": "DSA", "sk-ssh-ed25519@openssh.com": "ED25519-SK",
+              "sk-ecdsa-sha2-nistp256@openssh.com": "ECDSA-SK"}
+#: the key shown for confirmation when a host offers several: the strongest first
+_PREFERRED = ("ED25519", "ECDSA", "RSA")
+
+
+def fingerprint(line: str) -> str | None:
+    """`SHA256:… (TYPE)` of one `host type base64` line, as ssh-keygen -l prints it; None
+    when the line holds no key."""
+    parts = line.split()
+    if len(parts) < 3:
+        return None
+    try:
+        blob = base64.b64decode(parts[2], validate=True)
+    except ValueError:
+        return None
+    kind = _KEY_TYPES.get(parts[1], "ECDSA" if parts[1].startswith("ecdsa-") else parts[1].upper())
+    return "SHA256:" + base64.b64encode(hashlib.sha256(blob).digest()).decode("ascii").rstrip("=") + f" ({kind})"
+
+
 def fingerprints(lines: list[str]) -> list[str]:
     """`SHA256:…` fingerprints of known_hosts lines, with their key types."""
-    done = subprocess.run(["ssh-keygen", "-lf", "-"], input="\n".join(lines) + "\n", capture_output=True,
-                          text=True, timeout=10)
-    found = []
-    for line in done.stdout.splitlines():
-        match = re.search(r"(SHA256:\S+).*\((\w+)\)\s*$", line)
-        if match:
-            found.append(f"{match.group(1)} ({match.group(2)})")
-    return found
+    return [f for f in map(fingerprint, lines) if f]
+
+
+def keys_with_fingerprint(lines: list[str], wanted: str) -> list[str]:
+    """The scanned lines whose key has the fingerprint `wanted` (`SHA256:…`)."""
+    return [line for line in lines if (fingerprint(line) or "").split(" ", 1)[0] == wanted.strip()]
+
+
+def preferred_key(lines: list[str]) -> str:
+    """The one key to show for confirmation: ED25519, else ECDSA, else RSA, else the first."""
+    kinds = [(fingerprint(line) or " ()").rsplit("(", 1)[1].rstrip(")") for line in lines]
+    for kind in _PREFERRED:
+        if kind in kinds:
+            return lines[kinds.index(kind)]
+    return next(line for line in lines if fingerprint(line))
 
 
 def trust_host_keys(target: Target, lines: list[str]) -> None:
-    """Add the confirmed keys under the host's known_hosts name, replacing what it had."""
+    """Add the confirmed keys (only those: never the rest of a scan) under the host's
+    known_hosts name, replacing what it had."""
     path = known_hosts_file()
     path.parent.mkdir(parents=True, exist_ok=True)
     pattern = host_pattern(target)

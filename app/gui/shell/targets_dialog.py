@@ -7,6 +7,7 @@ host key. The window's choice of target is in the Targets menu and the status ba
 
 from __future__ import annotations
 
+import os
 import threading
 
 from PySide6.QtCore import QObject, Qt, Signal
@@ -67,7 +68,7 @@ class AddTargetDialog(QDialog):
         from app.core.targets.store import Target, checked, parse_address
         user, host, port = parse_address(self.address.text().strip())
         return checked(Target(name=self.name.text().strip(), host=host, user=user,
-                              port=port or self.port.value(), identity=self.identity.text().strip(),
+                              port=port or self.port.value(), identity=_absolute(self.identity.text().strip()),
                               command=self.command.text().strip() or "ortune"))
 
 
@@ -142,19 +143,23 @@ class TargetsDialog(QDialog):
             self._scanned.done.emit(target, exc)
 
     def _confirm(self, target, lines) -> None:
-        from app.core.targets.ssh import fingerprints, trust_host_keys
+        from app.core.targets.ssh import fingerprint, preferred_key, trust_host_keys
         from app.core.targets.store import load_targets, save_targets
         if isinstance(lines, UserError):
             self.status.setText(lines.message)
             return
-        shown = "\n".join(fingerprints(lines))
+        if not any(map(fingerprint, lines)):
+            self.status.setText(f"{target.describe()} offered no host key ORTune can read: not added.")
+            return
+        key = preferred_key(lines)              # the one key shown is the one trusted, never the rest
+        shown = fingerprint(key)
         answer = QMessageBox.question(self, "Confirm the host key",
                                       f"{target.describe()} offers this host key:\n\n{shown}\n\nTrust it? Check it "
                                       f"with the host's owner first.")
         if answer != QMessageBox.StandardButton.Yes:
             self.status.setText("Not added: the host key was not confirmed.")
             return
-        trust_host_keys(target, lines)
+        trust_host_keys(target, [key])
         targets = load_targets()
         targets[target.name] = target
         save_targets(targets)
@@ -198,3 +203,8 @@ class TargetsDialog(QDialog):
         self.refresh()
         if self.on_change:
             self.on_change()
+
+
+def _absolute(path: str) -> str:
+    """A key file's path as stored: absolute, so the target works from any folder."""
+    return os.path.abspath(os.path.expanduser(path)) if path else ""

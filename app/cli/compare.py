@@ -24,7 +24,9 @@ def fidelity_text(fidelity: dict | None) -> str:
         return "reference"
     if fidelity["max_abs_diff"] is None:
         return "not comparable"
-    text = f"max |Δ| {fidelity['max_abs_diff']:.3g}, cos {fidelity['min_cosine']:.6f}"
+    text = f"max |Δ| {fidelity['max_abs_diff']:.3g}"
+    if fidelity["min_cosine"] is not None:      # outputs that are not numbers (strings) have no cosine
+        text += f", cos {fidelity['min_cosine']:.6f}"
     if fidelity["nonfinite"]:
         text += f", {fidelity['nonfinite']} NaN/inf"
     return text

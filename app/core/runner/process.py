@@ -176,6 +176,7 @@ class JobHandle:
         self.memory_budget: int | None = None
         self._inputs: list | None = None      # the rows of the job's latest "inputs" event
         self._next_sample = 0.0
+        self._notes: list[Event] = []         # events of the parent's own, yielded before the job's
         self.isolate = job.child if isolate is None else isolate
         self.fork = fork
         self.result: Any = None
@@ -202,7 +203,7 @@ class JobHandle:
             # a job run here that starts children of its own hands a limit it was given on to them
             limit = self.memory_limit or _session_limit(self.params)
             if self.isolate or limit:
-                self.memory_budget = budget_bytes(limit or _limit_setting())
+                self.memory_budget = budget_bytes(limit or self._limit_setting())
         except UserError as exc:
             self._finish(error=exc)
             return self
@@ -230,6 +231,14 @@ class JobHandle:
                 _run_in_context(self.job, self.params, self._ctx)),
                 name=f"ortune-job {self.job.name}", daemon=True).start()
         return self
+
+    def _limit_setting(self) -> str:
+        """The settings' memory limit; a settings file that had to be moved aside is said as a warning."""
+        from app.core.store.settings import load_settings
+        settings = load_settings()
+        if settings.set_aside_note:
+            self._notes.append(("log", {"level": "warning", "message": settings.set_aside_note, "time": time.time()}))
+        return settings.memory_limit
 
     @property
     def pid(self) -> int | None:
@@ -298,6 +307,8 @@ class JobHandle:
 
     def events(self, poll_s: float = 0.05) -> Iterator[Event]:
         """Yield (kind, payload) events until the job ends, then set result/error."""
+        while self._notes:
+            yield self._notes.pop(0)
         while not self.done:
             self._enforce_cancel()
             self._enforce_budget()
@@ -358,9 +369,6 @@ def _session_limit(params) -> str | None:
     return getattr(getattr(params, "session", None), "memory_limit", None) or None
 
 
-def _limit_setting() -> str:
-    from app.core.store.settings import load_settings
-    return load_settings().memory_limit
 
 
 def run_job(job: Job, params=None, on_event: Callable[[str, dict], None] | None = None,

@@ -11,23 +11,31 @@ Arrays are loaded without pickle. A sample's values are the input plan's "file" 
 
 from __future__ import annotations
 
+import warnings
+import zipfile
 from dataclasses import dataclass, field
 from pathlib import Path
 
 import numpy as np
 
 from app.core.jobs.errors import UserError
+from app.core.jobs.memory import budget_bytes
+from app.core.units import human_bytes
 
 ARRAY_SUFFIXES = (".npy", ".npz")
 IMAGE_SUFFIXES = (".png", ".jpg", ".jpeg", ".bmp", ".webp", ".tif", ".tiff")
 LABEL_FILES = ("labels.csv", "labels.txt")
 EXPECTED_FOLDER = "expected"
+#: the label column's name in a labels.csv header line
+HEADER_LABELS = ("label", "class")
 #: preset -> (scale, mean, std) per channel, applied to 0-255 pixel values as (x * scale - mean) / std
 PRESETS = {
     "imagenet": (1 / 255, (0.485, 0.456, 0.406), (0.229, 0.224, 0.225)),
     "unit": (1 / 255, (0.0, 0.0, 0.0), (1.0, 1.0, 1.0)),
     "raw": (1.0, (0.0, 0.0, 0.0), (1.0, 1.0, 1.0)),
 }
+#: an image past this many pixels is refused before it is decoded (PIL's own bomb bound)
+MAX_IMAGE_PIXELS = 89_478_485
 PRESET_TEXT = {"imagenet": "scaled to 0–1, ImageNet mean/std", "unit": "scaled to 0–1", "raw": "0–255"}
 
 
@@ -57,16 +65,57 @@ class DataFolder:
         return None
 
 
+def _not_loadable(path: Path, why: str) -> UserError:
+    return UserError("bad-input-file", f"{path.name}: is not an .npy or .npz file loadable without pickle ({why})")
+
+
+def _check_header(path: Path, stream, held: int, member: str = "") -> None:
+    """Refuse an array from its header alone, before its data is read: one of Python objects
+    (pickle), or one whose header claims more bytes than the file holds or than the memory budget."""
+    where = f"{member}: " if member else ""
+    try:
+        version = np.lib.format.read_magic(stream)
+        read_header = np.lib.format.read_array_header_1_0 if version == (1, 0) else np.lib.format.read_array_header_2_0
+        shape, _, dtype = read_header(stream)
+    except (ValueError, OSError, EOFError) as exc:
+        raise _not_loadable(path, f"{where}{exc}") from None
+    if dtype.hasobject:
+        raise _not_loadable(path, f"{where}it holds Python objects, which only pickle can read")
+    claimed = int(np.prod(shape, dtype=object)) * dtype.itemsize
+    held -= stream.tell()                 # what follows the header
+    if claimed > held:
+        raise UserError("bad-input-file", f"{path.name}: {where}its header claims {human_bytes(claimed)} of data but "
+                                          f"the file holds {human_bytes(held)}")
+    budget = budget_bytes()
+    if claimed > budget:
+        raise UserError("bad-input-file", f"{path.name}: {where}its array takes {human_bytes(claimed)}, more than the "
+                                          f"memory budget ({human_bytes(budget)})")
+
+
+def _check_arrays(path: Path) -> None:
+    try:
+        if not zipfile.is_zipfile(path):
+            with open(path, "rb") as stream:
+                _check_header(path, stream, path.stat().st_size)
+            return
+        with zipfile.ZipFile(path) as archive:
+            for info in archive.infolist():
+                with archive.open(info) as stream:
+                    _check_header(path, stream, info.file_size, info.filename)
+    except (OSError, zipfile.BadZipFile, EOFError) as exc:
+        raise _not_loadable(path, str(exc)) from None
+
+
 def _load(path: Path):
+    _check_arrays(path)
     try:
         loaded = np.load(path, allow_pickle=False)
-    except (ValueError, OSError) as exc:
-        raise UserError("bad-input-file", f"{path.name}: is not an .npy or .npz file loadable without pickle "
-                                          f"({exc})") from None
-    if isinstance(loaded, np.ndarray):
-        return loaded
-    with loaded:
-        return {name: loaded[name] for name in loaded.files}
+        if isinstance(loaded, np.ndarray):
+            return loaded
+        with loaded:
+            return {name: loaded[name] for name in loaded.files}
+    except (ValueError, OSError, EOFError, KeyError, zipfile.BadZipFile) as exc:
+        raise _not_loadable(path, str(exc)) from None
 
 
 def _labels(folder: Path) -> dict[str, int]:
@@ -75,10 +124,17 @@ def _labels(folder: Path) -> dict[str, int]:
         if not path.is_file():
             continue
         labels = {}
-        for number, line in enumerate(path.read_text(encoding="utf-8").splitlines(), 1):
+        try:
+            text = path.read_bytes().decode("utf-8-sig")
+        except UnicodeDecodeError as exc:
+            raise UserError("bad-input-file", f"{path.name}: is not UTF-8 text (byte {exc.start:,}); save it as "
+                                              "UTF-8") from None
+        for number, line in enumerate(text.splitlines(), 1):
             if not line.strip() or line.lstrip().startswith("#"):
                 continue
             sample, _, label = line.replace("\t", ",").partition(",")
+            if number == 1 and label.strip().lower() in HEADER_LABELS:
+                continue                  # a CSV header: "sample,label"
             try:
                 labels[Path(sample.strip()).stem] = int(label.strip())
             except ValueError:
@@ -131,7 +187,6 @@ def image_input(inputs: list[dict]) -> str:
 def image_batch(folder: DataFolder, index: int, shape: list[int], preset: str, layout: str) -> tuple[np.ndarray, str]:
     """Images `index`, `index + 1` … (one per batch row) at `shape`, as the preset normalises
     them; `layout` NCHW or NHWC. Returns the array and what was done to the images."""
-    from PIL import Image
 
     channels_first = layout == "NCHW"
     batch, channels, height, width = (shape[0], shape[1], shape[2], shape[3]) if channels_first else (
@@ -142,13 +197,29 @@ def image_batch(folder: DataFolder, index: int, shape: list[int], preset: str, l
     rows = []
     for row in range(max(batch, 1)):
         path = folder.sample(index + row)
-        try:
-            with Image.open(path) as image:
-                pixels = image.convert("RGB" if channels == 3 else "L").resize((width, height), Image.BILINEAR)
-        except OSError as exc:
-            raise UserError("bad-input-file", f"{path.name}: cannot be read as an image ({exc})") from None
+        pixels = _decoded(path, "RGB" if channels == 3 else "L", (width, height))
         values = np.asarray(pixels, dtype=np.float32).reshape(height, width, channels) * scale
         values = (values - np.array(mean[:channels], np.float32)) / np.array(std[:channels], np.float32)
         rows.append(values.transpose(2, 0, 1) if channels_first else values)
     names = ", ".join(folder.sample(index + r).name for r in range(max(batch, 1)))
     return np.stack(rows).astype(np.float32), f"{names} resized to {height}×{width}, {PRESET_TEXT[preset]}, {layout}"
+
+
+def _decoded(path: Path, mode: str, size: tuple[int, int]):
+    """The image at `path` in `mode`, resized to `size`; its pixel count is checked from its
+    header (PIL reads the size without decoding) before any pixel is decoded."""
+    from PIL import Image
+
+    try:
+        with warnings.catch_warnings():
+            warnings.simplefilter("error", Image.DecompressionBombWarning)
+            with Image.open(path) as image:
+                pixels = image.size[0] * image.size[1]
+                if pixels > MAX_IMAGE_PIXELS:
+                    raise UserError("bad-input-file", f"{path.name}: is {image.size[0]:,}×{image.size[1]:,} pixels, "
+                                                      f"more than an image sample may have ({MAX_IMAGE_PIXELS:,})")
+                return image.convert(mode).resize(size, Image.BILINEAR)
+    except (Image.DecompressionBombError, Image.DecompressionBombWarning) as exc:
+        raise UserError("bad-input-file", f"{path.name}: is too large to decode safely ({exc})") from None
+    except (OSError, ValueError, SyntaxError) as exc:
+        raise UserError("bad-input-file", f"{path.name}: cannot be read as an image ({exc})") from None

@@ -1,15 +1,20 @@
 """The user's settings: one object, one versioned JSON file under the platform config folder.
 
 A file this version cannot read (damaged, or written by a newer ORTune) is never overwritten:
-the window's load moves it aside under a new name and says so, then starts from the defaults."""
+the window's load moves it aside under a new name and says so, then starts from the defaults.
+Something that is not a regular file there (a FIFO, a device, a folder) is never opened, since
+opening a FIFO blocks until a writer comes: every load moves it aside and says so."""
 
 from __future__ import annotations
 
 import json
 import os
+import stat
+import tempfile
 import time
 from dataclasses import asdict, dataclass, field, fields
 from pathlib import Path
+from typing import Callable
 
 from app.core.jobs.errors import UserError
 from app.core.jobs.memory import DEFAULT_LIMIT, parse_memory_limit
@@ -20,6 +25,8 @@ SCHEMA_VERSION = 2
 MAX_RECENT = 10
 #: finished jobs the Jobs dock keeps (with their results); older ones are released
 FINISHED_JOBS_KEPT = 50
+#: a settings file is a few kilobytes; one past this is not ours
+MAX_SETTINGS_BYTES = 16 << 20
 
 
 @dataclass
@@ -39,6 +46,8 @@ class Settings:
 
     #: not saved: where load_settings moved a file it could not read (None: nothing moved)
     set_aside = None
+    #: not saved: the sentence that tells the user where and why (set with set_aside)
+    set_aside_note = ""
 
     def add_recent(self, path: str | os.PathLike) -> None:
         text = str(Path(path).resolve())
@@ -50,11 +59,33 @@ def settings_path() -> Path:
     return config_dir() / "settings.json"
 
 
+class _NotAFile(Exception):
+    """The settings path holds something that is not a regular file."""
+
+
+def _read_regular(path: Path) -> bytes:
+    """The bytes of a regular file, opened without blocking and checked once open, so a FIFO
+    that took the file's place meanwhile is not read either."""
+    if not stat.S_ISREG(os.stat(path).st_mode):
+        raise _NotAFile()
+    handle = os.open(path, os.O_RDONLY | getattr(os, "O_NONBLOCK", 0) | getattr(os, "O_CLOEXEC", 0))
+    try:
+        if not stat.S_ISREG(os.fstat(handle).st_mode):
+            raise _NotAFile()
+        with os.fdopen(handle, "rb", closefd=False) as stream:
+            return stream.read(MAX_SETTINGS_BYTES + 1)
+    finally:
+        os.close(handle)
+
+
 def _unreadable(path: Path) -> tuple[dict | None, str]:
     """The file's values, or None and why this version cannot use them."""
+    data = _read_regular(path)
+    if len(data) > MAX_SETTINGS_BYTES:
+        return None, "damaged"
     try:
-        raw = json.loads(path.read_text(encoding="utf-8"))
-    except ValueError:
+        raw = json.loads(data.decode("utf-8"))
+    except (ValueError, RecursionError):
         return None, "damaged"
     if not isinstance(raw, dict):
         return None, "damaged"
@@ -79,20 +110,21 @@ def _set_aside(path: Path, why: str) -> Path:
 def load_settings(path: Path | None = None, set_aside: bool = False) -> Settings:
     """Read the settings; a missing file gives the defaults, and so does one this version cannot
     read (damaged, or newer). With `set_aside` (the window's load) such a file is renamed first,
-    so saving later does not overwrite it; Settings.set_aside says where it went."""
+    so saving later does not overwrite it; Settings.set_aside says where it went and
+    set_aside_note says so in a sentence. What is not a regular file is moved aside by every load."""
     path = path or settings_path()
     try:
         raw, why = _unreadable(path)
     except OSError:
         return Settings()
+    except _NotAFile:
+        return _moved_aside(path, "not-a-file", lambda aside: f"The settings file {path} was not a regular file "
+                            f"(a FIFO, a device or a folder); it was moved to {aside} and the defaults are used.")
     if raw is None:
-        settings = Settings()
         if set_aside:
-            try:
-                settings.set_aside = _set_aside(path, why)
-            except OSError:
-                pass
-        return settings
+            return _moved_aside(path, why, lambda aside: "The settings file could not be read by this version "
+                                f"(damaged, or written by a newer ORTune); it was kept as {aside} and the defaults are used.")
+        return Settings()
     known = {f.name for f in fields(Settings)}
     values = {k: v for k, v in raw.items() if k in known}
     values["schema_version"] = SCHEMA_VERSION     # 1 -> 2 only added fields: their defaults fill in
@@ -101,6 +133,16 @@ def load_settings(path: Path | None = None, set_aside: bool = False) -> Settings
     except TypeError:
         return Settings()
     _repair(settings)
+    return settings
+
+
+def _moved_aside(path: Path, why: str, note: Callable[[Path], str]) -> Settings:
+    settings = Settings()
+    try:
+        settings.set_aside = _set_aside(path, why)
+    except OSError:
+        return settings
+    settings.set_aside_note = note(settings.set_aside)
     return settings
 
 
@@ -125,8 +167,15 @@ def _repair(settings: Settings) -> None:
 
 
 def save_settings(settings: Settings, path: Path | None = None) -> None:
+    """Write through a new temporary file of our own (created exclusively, so a link or file
+    planted under a predictable name is never written through), renamed into place."""
     path = path or settings_path()
     path.parent.mkdir(parents=True, exist_ok=True)
-    tmp = path.with_suffix(".tmp")
-    tmp.write_text(json.dumps(asdict(settings), indent=2), encoding="utf-8")
-    os.replace(tmp, path)
+    handle, temporary = tempfile.mkstemp(prefix=f".{path.name}.", suffix=".tmp", dir=path.parent)
+    try:
+        with os.fdopen(handle, "w", encoding="utf-8") as out:
+            out.write(json.dumps(asdict(settings), indent=2))
+        os.replace(temporary, path)
+    except BaseException:
+        Path(temporary).unlink(missing_ok=True)
+        raise

@@ -161,10 +161,8 @@ class MainWindow(QMainWindow):
         self._build_current_panel()
         if self._probe_providers:
             self.check_providers()
-        if self.settings.set_aside is not None:
-            self.show_error("Settings", f"The settings file could not be read by this version (damaged, or written "
-                                        f"by a newer ORTune); it was kept as {self.settings.set_aside} and the "
-                                        "defaults are used.")
+        if self.settings.set_aside_note:
+            self.show_error("Settings", self.settings.set_aside_note)
         from app.gui.shell.restore import restore
         restore(self)
         for work in self._waiting_for_paint:

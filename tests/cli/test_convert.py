@@ -73,24 +73,24 @@ def test_an_existing_output_needs_force(ortune, tmp_path):
     source = models.save(models.mlp(), tmp_path / "mlp.onnx")
     output = tmp_path / "out.onnx"
     output.write_bytes(b"keep")
-    done = ortune("convert", "fp16", source, "-o", output, "--json")
+    done = ortune("convert", "fp16", source, "-o", output, "--no-speed", "--json")
     assert done.code == 2
     assert done.json()["error"]["kind"] == "output-exists"
     assert len(done.stderr.strip().splitlines()) == 1 and "--force" in done.stderr
     assert output.read_bytes() == b"keep"
-    assert ortune("convert", "fp16", source, "-o", output, "--force", "--no-fidelity").code == 0
+    assert ortune("convert", "fp16", source, "-o", output, "--force", "--no-fidelity", "--no-speed").code == 0
 
 
 def test_an_option_of_another_kind_is_refused(ortune, tmp_path):
     source = models.save(models.mlp(), tmp_path / "mlp.onnx")
-    done = ortune("convert", "fp16", source, "-o", tmp_path / "x.onnx", "--block-size", "32")
+    done = ortune("convert", "fp16", source, "-o", tmp_path / "x.onnx", "--block-size", "32", "--no-speed")
     assert done.code == 2
     assert "--block-size is not an option of fp16 (it belongs to int4)" in done.stderr
 
 
 def test_an_impossible_conversion_is_one_line(ortune, tmp_path):
     source = models.save(models.tiny_add(), tmp_path / "add.onnx")
-    done = ortune("convert", "int8-dynamic", source, "-o", tmp_path / "q.onnx")
+    done = ortune("convert", "int8-dynamic", source, "-o", tmp_path / "q.onnx", "--no-speed")
     assert done.code == 2
     assert "nothing was quantized" in done.stderr
     assert "Traceback" not in done.stderr
@@ -151,14 +151,14 @@ def test_a_variant_whose_check_cannot_run_is_made_and_exits_4(ortune, tmp_path):
     assert report["speed"]["skipped"] is True and "does not run on the check's inputs" in report["speed"]["why"]
     text = ortune("convert", "fp16", source, "-o", output, "--force")
     assert text.code == 4 and "NOT CHECKED" in text.stdout and "speed: not measured" in text.stdout
-    given = ortune("convert", "fp16", source, "-o", output, "--force", "--dim", "n=21", "--json")
+    given = ortune("convert", "fp16", source, "-o", output, "--force", "--dim", "n=21", "--no-speed", "--json")
     assert given.code == 0 and given.json()["check"] == "passed"
 
 
 def test_a_failed_check_exits_4(ortune, tmp_path):
     source = models.save(models.mlp(), tmp_path / "mlp.onnx")
     done = ortune("convert", "int8-dynamic", source, "-o", tmp_path / "q.onnx", "--tol-abs", "0", "--tol-rel", "0",
-                  "--tol-cosine", "1.0", "--json")
+                  "--tol-cosine", "1.0", "--no-speed", "--json")
     assert done.code == 4 and done.json()["check"] == "failed"
     assert done.json()["fidelity"]["inputs"][0]["name"] == "x"
 
@@ -166,7 +166,7 @@ def test_a_failed_check_exits_4(ortune, tmp_path):
 def test_force_never_replaces_a_fifo(ortune, tmp_path):
     source = models.save(models.mlp(), tmp_path / "mlp.onnx")
     os.mkfifo(tmp_path / "out.onnx")
-    done = ortune("convert", "fp16", source, "-o", tmp_path / "out.onnx", "--force", "--json")
+    done = ortune("convert", "fp16", source, "-o", tmp_path / "out.onnx", "--force", "--no-speed", "--json")
     assert done.code == 2 and done.json()["error"]["kind"] == "bad-output"
     assert len(done.stderr.strip().splitlines()) == 1 and "FIFO" in done.stderr
     assert stat.S_ISFIFO(os.lstat(tmp_path / "out.onnx").st_mode)
@@ -178,7 +178,7 @@ def test_a_wrong_setting_for_the_check_ends_the_conversion(tmp_path, flags):
     import numpy as np
     source = models.save(models.mlp(), tmp_path / "mlp.onnx")
     np.save(tmp_path / "objects.npy", np.array([{"a": 1}], dtype=object), allow_pickle=True)
-    done = subprocess.run([sys.executable, "-m", "app", "convert", "fp16", source.name, "-o", "out.onnx", *flags],
+    done = subprocess.run([sys.executable, "-m", "app", "convert", "fp16", source.name, "-o", "out.onnx", "--no-speed", *flags],
                           cwd=tmp_path, capture_output=True, text=True, env=dict(os.environ, PYTHONPATH=str(ROOT)))
     assert done.returncode == 2 and done.stderr.count("\n") == 1, done.stderr
     assert not (tmp_path / "out.onnx").exists()

@@ -4,7 +4,7 @@ from tests import drift_models, models
 def test_drift_json_and_text_name_the_first_drifting_node(ortune, tmp_path):
     source = models.save(drift_models.fp16_clip_trap(), tmp_path / "trap.onnx")
     variant = tmp_path / "trap_fp16.onnx"
-    assert ortune("convert", "fp16", source, "-o", variant, "--no-fidelity").code == 0
+    assert ortune("convert", "fp16", source, "-o", variant, "--no-fidelity", "--no-speed").code == 0
     result = ortune("drift", source, variant, "--seed", "3", "--json")
     assert result.code == 0, result.stderr
     data = result.json()
@@ -27,10 +27,10 @@ def test_drift_bad_tolerance_and_missing_file_are_exit_2(ortune, tmp_path):
 
 def test_keeping_the_first_drifting_node_in_float32_makes_the_planted_fp16_model_pass(ortune, tmp_path):
     source = models.save(drift_models.fp16_clip_trap(), tmp_path / "trap.onnx")
-    bare = ortune("convert", "fp16", source, "-o", tmp_path / "bare.onnx", "--json")
+    bare = ortune("convert", "fp16", source, "-o", tmp_path / "bare.onnx", "--no-speed", "--json")
     assert bare.code == 4 and bare.json()["fidelity"]["passed"] is False
     first = ortune("drift", source, tmp_path / "bare.onnx", "--json").json()["first_drift"]["node"]
-    kept = ortune("convert", "fp16", source, "-o", tmp_path / "kept.onnx", "--keep-fp32", first, "--json")
+    kept = ortune("convert", "fp16", source, "-o", tmp_path / "kept.onnx", "--keep-fp32", first, "--no-speed", "--json")
     assert kept.code == 0, kept.stdout + kept.stderr
     assert kept.json()["fidelity"]["passed"] is True
 
@@ -39,7 +39,7 @@ def test_excluding_the_dominating_layer_from_int8_cuts_its_error(ortune, tmp_pat
     source = models.save(drift_models.int8_wide_layer(), tmp_path / "wide.onnx")
     cosines = {}
     for label, extra in (("all", ()), ("excluded", ("--exclude-node", "layer1"))):
-        done = ortune("convert", "int8-static", source, "-o", tmp_path / f"{label}.onnx", *extra, "--json")
+        done = ortune("convert", "int8-static", source, "-o", tmp_path / f"{label}.onnx", *extra, "--no-speed", "--json")
         assert done.code in (0, 4), done.stderr
         cosines[label] = done.json()["fidelity"]["outputs"][0]["cosine"]
     assert cosines["all"] < 0.5 < 0.9 < cosines["excluded"]
@@ -80,7 +80,7 @@ def test_repair_flags_are_checked(ortune, tmp_path):
     assert bad.code == 2 and "--repair-steps must be at least 1" in bad.stderr
     same = ortune("drift", source, source, "--repair")
     assert same.code == 2 and "computes in float32" in same.stderr
-    op = ortune("convert", "fp16", source, "-o", tmp_path / "y.onnx", "--keep-fp32-op", "Add", "--json")
+    op = ortune("convert", "fp16", source, "-o", tmp_path / "y.onnx", "--keep-fp32-op", "Add", "--no-speed", "--json")
     assert op.code == 0 and op.json()["options"]["op_block_list"] == ["Add"]
 
 
@@ -89,7 +89,7 @@ def test_data_folder_feeds_drift_and_a_missing_one_is_exit_2(ortune, tmp_path):
 
     source = models.save(drift_models.fp16_clip_trap(), tmp_path / "trap.onnx")
     variant = tmp_path / "trap_fp16.onnx"
-    assert ortune("convert", "fp16", source, "-o", variant, "--no-fidelity").code == 0
+    assert ortune("convert", "fp16", source, "-o", variant, "--no-fidelity", "--no-speed").code == 0
     data = tmp_path / "data"
     data.mkdir()
     np.save(data / "one.npy", np.abs(np.random.default_rng(2).standard_normal((1, 16))).astype(np.float32))

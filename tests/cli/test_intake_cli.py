@@ -13,7 +13,7 @@ COMMANDS = {
     "inspect": lambda m, out: ["inspect", m],
     "bench": lambda m, out: ["bench", m, "--iterations", "3", "--warmup", "1"],
     "profile": lambda m, out: ["profile", m, "--runs", "2", "--out", out / "trace.json"],
-    "convert": lambda m, out: ["convert", "fp16", m, "-o", out / "half.onnx"],
+    "convert": lambda m, out: ["convert", "fp16", m, "-o", out / "half.onnx", "--no-speed"],
     "iobinding": lambda m, out: ["iobinding", m, "--provider", "cpu", "--iterations", "3"],
     "tune": lambda m, out: ["tune", m, "--budget-trials", "2"],
     "diagnose": lambda m, out: ["diagnose", m],

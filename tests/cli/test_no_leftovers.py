@@ -12,7 +12,7 @@ import pytest
 
 from tests import models
 from tests.cli.conftest import ROOT
-from tests.core.runner.test_lifeline import gone
+from tests.core.runner.test_lifeline import computing, gone
 
 pytestmark = pytest.mark.skipif(not sys.platform.startswith("linux"), reason="signals as Linux sends them")
 
@@ -40,7 +40,7 @@ def test_no_orphan_after_the_command_is_killed(tmp_path, how):
     source = models.save(models.mlp(width=256), tmp_path / "slow.onnx")
     command = start(tmp_path, "bench", source.name, "--duration", "120")
     jobs = job_processes(command)
-    time.sleep(1.0)                     # into its measuring
+    assert computing(jobs[0].pid, cpu_s=3.0), "the job never got to measuring"  # past its imports
     command.send_signal(how)
     command.wait(10)
     try:

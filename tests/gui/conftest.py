@@ -5,6 +5,18 @@ from PySide6.QtCore import QThread
 from app.core.store.settings import Settings
 
 
+@pytest.fixture(scope="package", autouse=True)
+def widgets_die_in_the_gui_thread(qapp):
+    """As the app does at start-up (app.gui.shell.collector): cyclic garbage is collected in the
+    GUI thread only, or a job's worker thread may destroy a leftover widget tree while the GUI
+    thread destroys it too (a deadlock). On again, after a full collection, past these tests."""
+    from app.gui.shell.collector import collect_in_gui_thread
+
+    collector = collect_in_gui_thread(qapp)
+    yield collector
+    collector.stop()
+
+
 @pytest.fixture(autouse=True)
 def no_dangling_qthreads(monkeypatch):
     """Fail any test that leaves a QThread running."""

@@ -116,9 +116,9 @@ def test_export_copies_the_trace_as_ort_wrote_it(qtbot, window, tmp_path):
     trace = write_trace(tmp_path / "t.json", handmade_nodes(), runs=2)
     panel = load(qtbot, window, trace)
     target = tmp_path / "for-perfetto.json"
-    with qtbot.waitSignal(window.jobs.job_finished, timeout=30000):
-        job = panel.export_trace(str(target))
-    assert job.state == "done"
+    job = panel.export_trace(str(target))
+    qtbot.waitUntil(lambda: job.ended_at is not None, timeout=30000)   # its own end, not any job's
+    assert job.state == "done", job.error
     assert target.read_bytes() == trace.read_bytes()
 
 

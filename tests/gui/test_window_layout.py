@@ -28,12 +28,14 @@ def test_every_tab_keeps_its_plots_and_the_model_list_usable(qtbot, window, tmp_
         panel = window.panel(title)
         window.tabs.setCurrentWidget(panel)
         panel.ensure_built()
-        qtbot.wait(20)
-        assert (window.width(), window.height()) == (width, height), title      # no tab grows the window
-        assert window.model_list.width() >= MODEL_LIST_MIN_WIDTH, title
-        for view in panel.body.findChildren(QGraphicsView):
-            if view.isVisibleTo(panel):
-                assert view.height() >= MIN_PLOT.height() and view.width() >= MIN_PLOT.width(), title
+
+        def laid_out(panel=panel, title=title):
+            assert (window.width(), window.height()) == (width, height), title      # no tab grows the window
+            assert window.model_list.width() >= MODEL_LIST_MIN_WIDTH, title
+            for view in panel.body.findChildren(QGraphicsView):
+                if view.isVisibleTo(panel):
+                    assert view.height() >= MIN_PLOT.height() and view.width() >= MIN_PLOT.width(), title
+        qtbot.waitUntil(laid_out, timeout=5000)      # the layout runs from posted events: wait for it
     assert window.model_list.width() >= MODEL_LIST_MIN_WIDTH
 
 
@@ -41,8 +43,8 @@ def test_the_jobs_dock_shows_four_rows(qtbot, window):
     window.resize(1024, 700)
     table = window.jobs_table
     qtbot.waitUntil(lambda: window.jobs_dock.isVisible(), timeout=5000)
-    qtbot.wait(20)
-    assert table.viewport().height() >= MIN_ROWS * table.verticalHeader().defaultSectionSize()
+    qtbot.waitUntil(lambda: table.viewport().height() >= MIN_ROWS * table.verticalHeader().defaultSectionSize(),
+                    timeout=5000)
 
 
 @pytest.mark.parametrize("entry, fraction", [(ABORT, 0.5), (USER_ERROR, None)])
@@ -66,10 +68,12 @@ def test_a_status_bar_message_stops_before_the_permanent_labels(qtbot, window):
     window.model_label.setText("a_model_with_a_rather_long_file_name_of_many_words.onnx: 571.8 KB")
     window.show_error("Convert model.onnx to int8-static", "the calibration data has 3 inputs but the model "
                       "takes 2; check the file and try again\n\nThe details are in /tmp/log.txt")
-    qtbot.wait(20)
     message = window.status_line.message
-    assert message.isVisible() and message.is_elided()
-    assert message.geometry().right() < window.model_label.geometry().left()
+
+    def laid_out():
+        assert message.isVisible() and message.is_elided()
+        assert message.geometry().right() < window.model_label.geometry().left()
+    qtbot.waitUntil(laid_out, timeout=5000)
     assert "The details are in /tmp/log.txt" in message.toolTip()
     assert window.model_label.geometry().right() < window.providers_label.geometry().left()
     assert window.model_label.text().endswith("571.8 KB")
@@ -85,9 +89,9 @@ def test_long_metadata_and_shapes_have_their_whole_text_as_a_tooltip(qtbot, wind
     overview = window.panel("Overview")
     window.tabs.setCurrentWidget(overview)
     overview.ensure_built()
-    qtbot.wait(20)
     metadata = overview.fact_labels["Metadata"]
-    assert metadata.height() < 3 * metadata.fontMetrics().lineSpacing()       # one line, not a wall of text
+    qtbot.waitUntil(lambda: metadata.height() < 3 * metadata.fontMetrics().lineSpacing(),   # one line, not a wall
+                    timeout=5000)
     assert metadata.toolTip().startswith("vocabulary: word word") and "10,000 characters" in metadata.toolTip()
     table = overview.io_table
     shape_row = next(r for r in range(table.proxy.rowCount()) if "sequence_length" in table.proxy.index(r, 3).data())

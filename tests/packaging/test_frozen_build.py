@@ -22,6 +22,7 @@ from tests.cli.conftest import ROOT
 
 pytestmark = [
     pytest.mark.slow,
+    pytest.mark.timeout(3600),   # the first test pays for the build (its own limit is an hour)
     pytest.mark.skipif(not sys.platform.startswith("linux"), reason="builds the Linux packages"),
 ]
 

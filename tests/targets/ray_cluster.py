@@ -20,6 +20,11 @@ class Cluster:
         self.port = free_port()
         self.address = f"127.0.0.1:{self.port}"
         env = dict(os.environ, PYTHONPATH=str(ROOT), RAY_USAGE_STATS_ENABLED="0")
+        # Under `coverage run` every Python process inheriting this would write a data file: each
+        # Ray worker and each `ray status` poll. The jobs' own children are what is measured.
+        env.pop("COVERAGE_PROCESS_CONFIG", None)
+        env.pop("COVERAGE_PROCESS_START", None)
+        self.env = env
         common = ["--num-cpus=1", "--block", "--disable-usage-stats"]
         log = open(folder / "ray.log", "wb")
         self.processes = [subprocess.Popen([RAY, "start", "--head", f"--port={self.port}", "--include-dashboard=false",
@@ -32,10 +37,11 @@ class Cluster:
     def _wait(self, nodes: int, timeout: float = 90) -> None:
         deadline = time.monotonic() + timeout
         while time.monotonic() < deadline:
-            done = subprocess.run([RAY, "status", f"--address={self.address}"], capture_output=True, text=True)
+            done = subprocess.run([RAY, "status", f"--address={self.address}"], capture_output=True, text=True,
+                                  env=self.env)
             if done.returncode == 0 and done.stdout.count("node_") >= nodes:
                 return
-            time.sleep(1)
+            time.sleep(1)   # polling a cluster that is starting: there is no event to wait on
         raise RuntimeError(f"the local Ray cluster did not get {nodes} nodes in {timeout} s")
 
     def stop(self) -> None:

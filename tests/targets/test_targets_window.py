@@ -10,7 +10,7 @@ from app.core.model.jobs import INSPECT
 from app.core.targets.store import load_targets
 from tests import models
 from tests.gui.conftest import (no_dangling_qthreads, no_unexpected_questions, own_output_folder,  # noqa: F401
-                                window)   # the window tests' fixtures: no question left hanging at the end
+                                widgets_die_in_the_gui_thread, window)   # the window tests' fixtures: no question left hanging at the end
 
 
 def _finish(qtbot, job, timeout=120000):

@@ -15,9 +15,11 @@ def run_application(paths: list[str], demo: bool = False) -> int:
 
     import app
     from app.core.store.settings import load_settings
+    from app.gui.shell.collector import collect_in_gui_thread
     from app.gui.shell.main_window import MainWindow
 
     qt_app = QApplication.instance() or QApplication(sys.argv[:1])
+    collect_in_gui_thread(qt_app)    # before any job's thread exists: widgets die in this thread only
     qt_app.setApplicationName(app.APP_NAME)
     qt_app.setApplicationVersion(app.__version__)
     qt_app.setDesktopFileName("ortune")

@@ -27,6 +27,17 @@ sys.stdin.read()
 """
 
 
+def computing(pid, cpu_s=0.2, within_s=60.0) -> bool:
+    """The process has spent cpu_s more CPU time from now: it is in its job's work."""
+    process, deadline = psutil.Process(pid), time.monotonic() + within_s
+    start = process.cpu_times().user
+    while time.monotonic() < deadline:
+        if process.cpu_times().user - start >= cpu_s:
+            return True
+        time.sleep(0.05)
+    return False
+
+
 def gone(pid, within_s=5.0) -> bool:
     deadline = time.monotonic() + within_s
     while time.monotonic() < deadline:
@@ -47,8 +58,7 @@ def test_a_child_holding_the_interpreter_lock_dies_with_its_parent(how):
                               text=True, cwd=ROOT, env=dict(os.environ, PYTHONPATH=str(ROOT)))
     child = int(driver.stdout.readline())
     try:
-        time.sleep(0.5)
-        assert psutil.Process(child).is_running()
+        assert computing(child), "the job never got to holding the lock"
         driver.send_signal(how)
         driver.wait(10)
         assert gone(child), "the job's process outlived its parent"

@@ -21,7 +21,7 @@ from app.core.jobs.errors import JobCancelled, JobFailed, UserError
 from app.core.model.jobs import ModelPath
 from app.core.optimize import candidates
 from app.core.optimize.budget import Budget
-from app.core.optimize.jobs import OptimizeParams
+from app.core.optimize.params import OptimizeParams
 from app.core.optimize.rows import choose, explain, failed_row, made_row, source_row
 from app.core.runner.process import run_child
 from app.core.tune.jobs import TUNE, TuneParams

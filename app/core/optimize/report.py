@@ -76,7 +76,7 @@ def _table(headers: list[str], rows: list[list], classes: list[str] | None = Non
 
 
 def report_html(result: dict) -> str:
-    choice, target = result["choice"], result["target"]
+    choice, target = result["choice"], result["machine"]
     rows = result["candidates"]
     board = _table(["candidate", "status", "speedup [95 %]", "verdict", "median ms", "lowest cosine", "size",
                     "why"],
@@ -107,7 +107,7 @@ each in its own process, with the same settings and inputs; "faster" or "slower"
 lies beyond ±2 %. Objective: {_e(result['objective'])}{'; ' + _e(result['objective_note']) if result['objective_note'] else ''}.</p>
 <h2>Speed against fidelity</h2>{_plot(rows)}
 <h2>Inputs</h2>{inputs}<p>Judged on: {_e(result['data']['judged_on'])}.</p>
-<h2>Machine</h2><p>{_e(target['where'])}: {_e(target['cpu'])}; ONNX Runtime {_e(target['onnxruntime'])};
+<h2>Machine</h2><p>This machine: {_e(target['cpu'])}; ONNX Runtime {_e(target['onnxruntime'])};
 session providers: {_e(', '.join(target['providers']))}; available: {_e(', '.join(target['available_providers']))}.</p>
 <p class="muted">Budget {result['budget_seconds']:g} s, used {result['elapsed_seconds']:.1f} s.</p>
 </body></html>

@@ -29,7 +29,7 @@ from app.core.tune.jobs import TUNE, TuneParams
 #: the share of the budget kept for tuning the best candidate's session
 TUNE_SHARE = 0.35
 #: below this many seconds tune cannot race and measure its winner again: it is not started
-TUNE_MIN_S = 10.0
+TUNE_MIN_S = 15.0
 #: what making and checking one candidate costs besides its speed check (processes started), first guess
 MAKE_GUESS_S = 4.0
 REPAIR_STEPS = 3
@@ -138,12 +138,12 @@ def _inputs(reports: list[dict]) -> list[dict]:
     return []
 
 
-def _target(config) -> dict:
+def _machine(config) -> dict:
     import onnxruntime
 
     from app.core.session.machine_cpu import cpu_description
 
-    return {"where": "this machine", "cpu": cpu_description()[0], "onnxruntime": onnxruntime.__version__,
+    return {"cpu": cpu_description()[0], "onnxruntime": onnxruntime.__version__,
             "available_providers": onnxruntime.get_available_providers(), "providers": config.provider_names()}
 
 
@@ -180,7 +180,9 @@ def optimize(params: OptimizeParams, ctx) -> dict:
                            "judged_on": "your data" if params.session.inputs.data else
                            "generated inputs (each input's row says where its values came from)"},
                   "session": params.session.to_dict(), "budget_seconds": params.budget_seconds,
-                  "partial": partial, "target": _target(params.session)}
+                  "partial": partial,
+                  "target": None,       # this machine (a remote target names itself here, as elsewhere)
+                  "machine": _machine(params.session)}
         result["choice"] = ship(result, best, search.made[best["kind"]], folder, params.force, source,
                                 budget.elapsed)
     ctx.progress(1.0, "done")

@@ -56,6 +56,7 @@ class Search:
         speed_s = min(self.params.screen_seconds,
                       max(0.2, 0.3 * (self.params.budget_seconds - self.reserve) / max(1, len(to_make))))
         for kind, why in plan:
+            self.budget.ctx.check_cancel()
             if why:
                 self._add(failed_row(kind, "skipped", why))
                 continue
@@ -103,6 +104,7 @@ class Search:
             return REPAIR(repair, sub)
 
     def tune_best(self, best: dict) -> None:
+        self.budget.ctx.check_cancel()
         left = self.budget.left()
         if not self.params.tune:
             self.tune = {"skipped": True, "why": "tuning was turned off"}

@@ -2,14 +2,12 @@ from PySide6.QtCore import Qt
 
 from app.core.session.config import SessionConfig
 from tests import models
-from tests.gui.conftest import wait_for_model
 
 
 def test_optimize_tab_fills_the_leaderboard_and_shows_the_answer(qtbot, window, tmp_path, monkeypatch):
     path = models.save(models.mlp(width=16, depth=1), tmp_path / "mlp.onnx")
     with qtbot.waitSignal(window.model_opened, timeout=60000):
         window.open_model(path)
-    wait_for_model(qtbot, window)
     window.session.update(SessionConfig(intra_op_num_threads=1))
     panel = window.panel("Optimize")
     window.tabs.setCurrentWidget(panel)

@@ -25,7 +25,7 @@ COMMAND_MODULES = {
     "gui": "gui", "inspect": "inspect", "devices": "devices", "bench": "bench", "convert": "convert",
     "compare": "compare", "placement": "placement", "profile": "profile", "profile-diff": "profile",
     "iobinding": "iobinding", "tune": "tune", "diagnose": "diagnose", "history": "history",
-    "diff": "diff", "drift": "drift", "targets": "targets", "worker": "worker",
+    "diff": "diff", "drift": "drift", "optimize": "optimize", "targets": "targets", "worker": "worker",
 }
 
 

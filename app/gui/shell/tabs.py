@@ -13,6 +13,7 @@ PANELS = [
     ("Profile", "app.gui.panels.profile.panel", "ProfilePanel"),
     ("IO Binding", "app.gui.panels.iobinding.panel", "IOBindingPanel"),
     ("Tune", "app.gui.panels.tune.panel", "TunePanel"),
+    ("Optimize", "app.gui.panels.optimize.panel", "OptimizePanel"),
     ("Diagnose", "app.gui.panels.diagnose.panel", "DiagnosePanel"),
     ("History", "app.gui.panels.history.panel", "HistoryPanel"),
 ]

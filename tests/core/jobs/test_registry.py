@@ -45,7 +45,7 @@ def example(kind):
 
 #: text fields with a format of their own: an example of it
 FORMATTED = {"memory_limit": "2G", "intra_op_thread_affinities": "1;2",   # three threads: two groups
-             "share": [1, 3]}
+             "share": [1, 3], "kinds": ["fp16", "ort"]}
 
 
 def example_params(cls):

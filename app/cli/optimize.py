@@ -1,0 +1,78 @@
+"""`ortune optimize MODEL -o DIR`: the fastest faithful variant and settings, and a folder to ship."""
+
+from __future__ import annotations
+
+from app.cli.common import add_json_flag, format_table, output, render_inputs, run_job_cli
+from app.cli.convert import add_tolerance_arguments, tolerance_from_args
+from app.cli.session_args import add_session_arguments, session_config_from_args
+from app.core.convert.options import KINDS
+from app.core.jobs.errors import UserError
+from app.core.optimize.jobs import OPTIMIZE
+from app.core.units import human_bytes
+
+ORDER = 75
+
+
+def _ratio(value, interval) -> str:
+    if value is None:
+        return "–"
+    return f"×{value:.2f}" + (f" [{interval[0]:.2f}–{interval[1]:.2f}]" if interval and None not in interval else "")
+
+
+def render(result: dict) -> str:
+    choice = result["choice"]
+    rows = [[("* " if r.get("chosen") else "  ") + r["kind"], r["status"], _ratio(r["speedup"], r["speedup_ci"]),
+             r["verdict"] or "–", f"{r['latency_ms']:.3g}" if r.get("latency_ms") is not None else "–",
+             human_bytes(r["size_bytes"]) if r.get("size_bytes") is not None else "–", r["reason"]]
+            for r in result["candidates"]]
+    tune = result["tune"]
+    lines = [format_table(["candidate", "status", "speedup [95 %]", "verdict", "median ms", "size", "why"], rows),
+             "speedup: the source's median over the candidate's, timed in alternation with your settings; * chosen",
+             "", "tuning: " + (f"skipped — {tune['why']}" if tune.get("skipped") else
+                               f"{tune['kind']}: ×{tune['speedup']:.2f} over your settings ({tune['verdict']})"),
+             "", f"answer: {choice['kind']}, {_ratio(choice['speedup'], choice['speedup_ci'])} "
+                 f"({choice['verdict']}) — {choice['note']}",
+             f"shipped in {result['out_dir']}: {', '.join(p.rsplit('/', 1)[-1] for p in result['files'])}",
+             f"budget {result['budget_seconds']:g} s, used {result['elapsed_seconds']:.0f} s"
+             + (" — cancelled: partial" if result["partial"] else ""), ""]
+    return "\n".join(lines + render_inputs(result.get("inputs", [])))
+
+
+def run(args) -> int:
+    if args.target and args.target != "local":
+        raise UserError("bad-option", "optimize runs on this machine for now; leave out --target")
+    kinds = [k.strip() for k in (args.kinds or "").split(",") if k.strip()]
+    given = {"model": args.model, "out_dir": args.output, "kinds": kinds, "objective": args.objective,
+             "tolerance": tolerance_from_args(args), "session": session_config_from_args(args).to_dict(),
+             "force": args.force, "tune": not args.no_tune}
+    for name in ("latency_limit_ms", "budget_seconds", "screen_seconds"):
+        if getattr(args, name) is not None:
+            given[name] = getattr(args, name)
+    params = OPTIMIZE.params.from_dict(given, text=True)
+    return output(args, run_job_cli(OPTIMIZE, params, memory_limit=args.memory_limit), render)
+
+
+def register(subparsers) -> None:
+    parser = subparsers.add_parser(
+        "optimize", help="find the fastest variant and settings that stay faithful, and write a folder to ship",
+        description="Make every conversion that can help on the session's provider (the others are skipped, "
+                    "with the reason), check each against the source and time it in alternation with it, repair "
+                    "one whose check fails, tune the session of the best, and write DIR: the chosen model, "
+                    "preset.json (loads with --config), session.py (plain onnxruntime), report.html (offline) and "
+                    "optimize.json. A candidate is chosen only when it passed its check and the whole 95 % "
+                    "interval of its speedup lies beyond ±2 %; else the source is kept.")
+    parser.add_argument("model", metavar="MODEL", help="the source .onnx model (never modified)")
+    parser.add_argument("-o", "--output", required=True, metavar="DIR", help="the folder to ship (made if missing)")
+    parser.add_argument("--force", action="store_true", help="replace the files already in DIR")
+    parser.add_argument("--objective", choices=["latency", "throughput"], default="latency")
+    parser.add_argument("--latency-limit", dest="latency_limit_ms", metavar="MS",
+                        help="only a candidate whose median latency is at most MS milliseconds is chosen")
+    parser.add_argument("--kinds", metavar="K1,K2", help=f"the conversions to try (default all: {', '.join(KINDS)})")
+    parser.add_argument("--budget-seconds", metavar="S", help="the whole search's time (default 300)")
+    parser.add_argument("--screen-seconds", metavar="S",
+                        help="how long each candidate and the source are timed, at most (default 2)")
+    parser.add_argument("--no-tune", action="store_true", help="do not tune the session of the best candidate")
+    add_tolerance_arguments(parser.add_argument_group("fidelity check"))
+    add_session_arguments(parser)
+    add_json_flag(parser)
+    parser.set_defaults(handler=run)

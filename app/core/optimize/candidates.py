@@ -1,0 +1,58 @@
+"""Which conversion kinds can help on the session's provider, and why the others are skipped.
+
+Each skip reason is the sentence the conversions' own speed check gives when such a variant
+comes out slower (app.core.convert.speed.slower_hint), so the search does not spend its
+budget making a variant the machine is known to run slower."""
+
+from __future__ import annotations
+
+from app.core.convert.options import KINDS
+from app.core.convert.speed import CPU, slower_hint
+from app.core.session.config import SessionConfig
+from app.core.session.providers import GPU_PROVIDERS
+
+#: the order candidates are made in: the ones most likely to help first, so a short budget
+#: spends itself on them
+ORDER = ("optimize", "ort", "int8-dynamic", "int8-static", "int4", "transformers", "fp16", "mixed")
+_INT8 = ("int8-dynamic", "int8-static")
+_HALF = ("fp16", "mixed")
+
+
+def skip_reason(kind: str, config: SessionConfig, shape: dict, cpu_flags: set[str]) -> str:
+    """'' when `kind` can help here; else why not. `shape`: the detect-transformer job's
+    result for the model; `cpu_flags`: the CPU's instruction-set flags (empty: unknown)."""
+    from app.core.session.machine_cpu import int8_acceleration
+
+    provider = config.provider_names()[0]
+    on_cpu = provider == CPU
+    if kind in _HALF and provider not in GPU_PROVIDERS:
+        return slower_hint(kind, [CPU], {})
+    if kind in _INT8 and on_cpu and cpu_flags and not int8_acceleration(cpu_flags):
+        return slower_hint(kind, [CPU], {})
+    if kind == "int4" and not shape.get("hidden_size"):
+        return "the model has no MatMul with constant two-dimensional weights to pack into 4 bits"
+    if kind == "transformers" and not shape.get("num_heads"):
+        return "no transformer attention was found in the graph (no attention heads could be read)"
+    return ""
+
+
+def kind_options(kind: str, config: SessionConfig) -> dict:
+    """The options a candidate is made with: the kind's defaults, made for the session's provider."""
+    if kind == "optimize":
+        from app.core.session.providers import provider_name
+
+        short = {provider_name(name): name for name in ("cpu", "cuda", "tensorrt", "dml", "openvino")}
+        return {"target_provider": short.get(config.provider_names()[0], "cpu")}
+    return {}
+
+
+def plan(wanted: list[str], config: SessionConfig, shape: dict, cpu_flags: set[str]) -> list[tuple[str, str]]:
+    """Every conversion kind in ORDER with its skip reason ('' for the ones to make)."""
+    assert set(ORDER) == set(KINDS), "a new conversion kind needs its place in ORDER"
+    rows = []
+    for kind in ORDER:
+        if wanted and kind not in wanted:
+            rows.append((kind, "not asked for (the kinds to try were narrowed)"))
+        else:
+            rows.append((kind, skip_reason(kind, config, shape, cpu_flags)))
+    return rows

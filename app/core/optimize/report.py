@@ -1,0 +1,114 @@
+"""report.html of the shipped folder: one self-contained page that opens in any browser with no
+network — no scripts, no fonts, no links out; every text that came from the model or a
+library is HTML-escaped."""
+
+from __future__ import annotations
+
+from html import escape
+
+from app.core.units import human_bytes
+
+_STYLE = """body{font:14px system-ui,sans-serif;margin:2em;max-width:72em;color:#222}
+table{border-collapse:collapse;margin:1em 0}td,th{border:1px solid #ccc;padding:.3em .6em;text-align:left}
+th{background:#f2f2f2}.chosen{background:#e6f4e6;font-weight:bold}.answer{font-size:1.2em}
+.muted{color:#666}svg{border:1px solid #ccc;background:#fff}"""
+W, H, PAD = 560, 320, 50
+
+
+def _e(value) -> str:
+    return escape("" if value is None else str(value), quote=True)
+
+
+def _ratio(value, interval) -> str:
+    if value is None:
+        return "–"
+    text = f"×{value:.3f}"
+    if interval and None not in interval:
+        text += f" [{interval[0]:.3f}–{interval[1]:.3f}]"
+    return text
+
+
+def _cosine(row: dict) -> str:
+    fidelity = row.get("fidelity") or {}
+    if fidelity.get("check") == "reference":
+        return "reference"
+    cosine = fidelity.get("cosine")
+    return "–" if cosine is None else f"{cosine:.6f}"
+
+
+def _plot(rows: list[dict]) -> str:
+    """Speed against fidelity: x the speedup over the source, y the outputs' lowest cosine."""
+    points = [(r["kind"], r["speedup"], 1.0 if (r.get("fidelity") or {}).get("check") == "reference"
+               else (r.get("fidelity") or {}).get("cosine"), r.get("chosen"))
+              for r in rows if r.get("speedup") is not None]
+    points = [p for p in points if p[2] is not None]
+    if not points:
+        return "<p class='muted'>No candidate was measured, so there is nothing to plot.</p>"
+    xs, ys = [p[1] for p in points], [p[2] for p in points]
+    x0, x1 = min(xs + [1.0]) * 0.95, max(xs + [1.0]) * 1.05
+    y0, y1 = min(ys) - 0.01 * (1 + abs(min(ys))), 1.0 + 0.001
+    def sx(x): return PAD + (x - x0) / (x1 - x0) * (W - 2 * PAD)
+    def sy(y): return H - PAD - (y - y0) / (y1 - y0) * (H - 2 * PAD)
+    parts = [f"<svg width='{W}' height='{H}' viewBox='0 0 {W} {H}' role='img' aria-label='speedup against fidelity'>",
+             f"<line x1='{PAD}' y1='{H - PAD}' x2='{W - PAD}' y2='{H - PAD}' stroke='#444'/>",
+             f"<line x1='{PAD}' y1='{PAD}' x2='{PAD}' y2='{H - PAD}' stroke='#444'/>",
+             f"<line x1='{sx(1.0):.1f}' y1='{PAD}' x2='{sx(1.0):.1f}' y2='{H - PAD}' stroke='#bbb' "
+             "stroke-dasharray='4 3'/>",
+             f"<text x='{W / 2}' y='{H - 12}' text-anchor='middle'>speedup over the source (×)</text>",
+             f"<text x='14' y='{H / 2}' transform='rotate(-90 14 {H / 2})' text-anchor='middle'>lowest output "
+             "cosine</text>",
+             f"<text x='{PAD}' y='{H - PAD + 16}' text-anchor='middle'>{x0:.2f}</text>",
+             f"<text x='{W - PAD}' y='{H - PAD + 16}' text-anchor='middle'>{x1:.2f}</text>",
+             f"<text x='{PAD - 4}' y='{PAD + 4}' text-anchor='end'>{y1:.3f}</text>",
+             f"<text x='{PAD - 4}' y='{H - PAD}' text-anchor='end'>{y0:.3f}</text>"]
+    for kind, x, y, chosen in points:
+        colour = "#2a8a2a" if chosen else "#3366aa"
+        parts.append(f"<circle cx='{sx(x):.1f}' cy='{sy(y):.1f}' r='{6 if chosen else 4}' fill='{colour}'/>"
+                     f"<text x='{sx(x) + 8:.1f}' y='{sy(y) - 6:.1f}'>{_e(kind)}</text>")
+    return "".join(parts) + "</svg>"
+
+
+def _table(headers: list[str], rows: list[list], classes: list[str] | None = None) -> str:
+    head = "".join(f"<th>{_e(h)}</th>" for h in headers)
+    body = "".join(f"<tr class='{(classes or [''] * len(rows))[i]}'>" + "".join(f"<td>{_e(c)}</td>" for c in row)
+                   + "</tr>" for i, row in enumerate(rows))
+    return f"<table><tr>{head}</tr>{body}</table>"
+
+
+def report_html(result: dict) -> str:
+    choice, target = result["choice"], result["machine"]
+    rows = result["candidates"]
+    board = _table(["candidate", "status", "speedup [95 %]", "verdict", "median ms", "lowest cosine", "size",
+                    "why"],
+                   [[r["kind"], r["status"], _ratio(r["speedup"], r["speedup_ci"]), r["verdict"] or "–",
+                     f"{r['latency_ms']:.4g}" if r.get("latency_ms") is not None else "–", _cosine(r),
+                     human_bytes(r["size_bytes"]) if r.get("size_bytes") is not None else "–", r["reason"]]
+                    for r in rows], ["chosen" if r.get("chosen") else "" for r in rows])
+    inputs = _table(["input", "dtype", "shape", "from", "why"],
+                    [[i.get("name"), i.get("dtype"), "×".join(map(str, i.get("shape", []))) or "scalar",
+                      i.get("source"), i.get("reason")] for i in result["inputs"]])
+    tune = result["tune"]
+    tune_line = (f"Tuning: skipped — {tune['why']}" if tune.get("skipped") else
+                 f"Tuning the session of {tune['kind']}: ×{tune['speedup']:.3f} over your settings "
+                 f"({tune['verdict']}). {tune['note']}")
+    partial = "<p><b>Partial:</b> the search was cancelled; this is what was measured.</p>" if result["partial"] else ""
+    return f"""<!DOCTYPE html>
+<html lang="en"><head><meta charset="utf-8"><title>ORTune optimize: {_e(result['model'])}</title>
+<style>{_STYLE}</style></head><body>
+<h1>What to ship for {_e(result['model'])}</h1>{partial}
+<p class="answer">Answer: <b>{_e(choice['kind'])}</b>, {_e(_ratio(choice['speedup'], choice['speedup_ci']))}
+the source's speed ({_e(choice['verdict'])}). {_e(choice.get('note', ''))}</p>
+<p>Model: {_e(choice['model'])}; settings: {_e(choice['preset'])}{' (tuned)' if choice['tuned'] else ''}.
+Fidelity: {'passed' if (choice['fidelity'] or {}).get('passed') else 'not passed'}.</p>
+<p>{_e(tune_line)}</p>
+<h2>Leaderboard</h2>{board}
+<p class="muted">Each speedup is the source's median latency over the candidate's, both timed in alternation,
+each in its own process, with the same settings and inputs; "faster" or "slower" only when the whole 95 % interval
+lies beyond ±2 %. Objective: {_e(result['objective'])}{'; ' + _e(result['objective_note']) if result['objective_note'] else ''}.</p>
+<h2>Speed against fidelity</h2>{_plot(rows)}
+<h2>Inputs</h2>{inputs}<p>Judged on: {_e(result['data']['judged_on'])}.</p>
+<h2>Machine</h2><p>This machine: {_e(target['cpu'])}; ONNX Runtime {_e(target['onnxruntime'])};
+session providers: {_e(', '.join(target['providers']))}; available: {_e(', '.join(target['available_providers']))}.</p>
+<p class="muted">Budget {result['budget_seconds']:g} s, used {result['elapsed_seconds']:.1f} s.</p>
+</body></html>
+"""

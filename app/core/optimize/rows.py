@@ -1,0 +1,131 @@
+"""The leaderboard's rows: one per candidate, with its status and the reason it won or lost;
+and the answer picked from them."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+STATUSES = ("passed", "failed-check", "refused", "skipped")
+
+
+def _size(path: Path) -> int:
+    data = path.with_name(f"{path.name}.data")
+    return path.stat().st_size + (data.stat().st_size if data.exists() else 0)
+
+
+def source_row(source: Path) -> dict:
+    return {"kind": "source", "status": "passed", "reason": "the model as it is: every candidate is measured "
+                                                            "against it, with the same settings and inputs",
+            "speedup": 1.0, "speedup_ci": [1.0, 1.0], "verdict": "reference", "latency_ms": None,
+            "fidelity": {"passed": True, "check": "reference"}, "size_bytes": _size(source), "seconds": 0.0}
+
+
+def failed_row(kind: str, status: str, reason: str) -> dict:
+    return {"kind": kind, "status": status, "reason": reason, "speedup": None, "speedup_ci": None, "verdict": None,
+            "latency_ms": None, "fidelity": None, "size_bytes": None, "seconds": None}
+
+
+def _fidelity(report: dict) -> dict:
+    fidelity = report["fidelity"]
+    rows = [o for o in fidelity.get("outputs", []) if o.get("max_abs_diff") is not None]
+    cosines = [o["cosine"] for o in rows if o.get("cosine") is not None]
+    return {"passed": report["check"] == "passed", "check": report["check"],
+            "cosine": min(cosines) if cosines else None,
+            "max_abs_diff": max((o["max_abs_diff"] for o in rows), default=None),
+            "failing_outputs": [o["name"] for o in fidelity.get("outputs", []) if o.get("passed") is False],
+            "tolerance": fidelity.get("tolerance"), "problem": fidelity.get("problem", "")}
+
+
+def _where_drifted(report: dict, fidelity: dict) -> str:
+    outputs = ", ".join(fidelity["failing_outputs"]) or "its outputs"
+    cosine = f", cosine {fidelity['cosine']:.4g}" if fidelity["cosine"] is not None else ""
+    text = f"failed its check: {outputs} outside the tolerance{cosine}"
+    repair = report.get("repair")
+    if repair:
+        steps = repair["steps"]
+        drift = next((s["first_drift"] for s in reversed(steps) if s.get("first_drift")), None)
+        text += f"; the repair loop ran {len(steps)} step(s) and stopped: {repair['stopped']}"
+        if drift:
+            text += f"; the drift starts at {drift.get('node')} ({drift.get('op_type')})"
+    elif report.get("repair_skipped"):
+        text += f"; not repaired: {report['repair_skipped']}"
+    return text
+
+
+def made_row(kind: str, report: dict) -> dict:
+    fidelity, speed = _fidelity(report), report["speed"]
+    measured = not speed.get("skipped")
+    row = {"kind": kind, "speedup": speed["ratio"] if measured else None,
+           "speedup_ci": list(speed["ratio_ci"]) if measured else None,
+           "verdict": speed["verdict"] if measured else None,
+           "latency_ms": speed["variant_p50_ms"] if measured else None,
+           "source_latency_ms": speed["source_p50_ms"] if measured else None,
+           "fidelity": fidelity, "size_bytes": report["output_bytes"], "seconds": report["seconds"],
+           "options": report.get("options", {}), "repaired": bool(report.get("repair", {}).get("passed"))}
+    if report["check"] == "failed":
+        row.update(status="failed-check", reason=_where_drifted(report, fidelity))
+    elif report["check"] != "passed":
+        row.update(status="refused", reason=f"its check could not run: {fidelity['problem'] or report['check']}")
+    elif not measured:
+        row.update(status="passed", reason=f"passed its check; its speed was not measured: {speed['why']}")
+    else:
+        row.update(status="passed", reason=_speed_reason(speed))
+    return row
+
+
+def _speed_reason(speed: dict) -> str:
+    low, high = speed["ratio_ci"]
+    figures = f"×{speed['ratio']:.2f} [{low:.2f}–{high:.2f}]"
+    if speed["verdict"] == "slower":
+        return f"slower than the source ({figures})" + (f": {speed['why']}" if speed.get("why") else "")
+    if speed["verdict"] == "no-difference":
+        return f"no measurable difference from the source ({figures})"
+    return f"faster than the source ({figures})"
+
+
+def _fits(row: dict, limit: float | None) -> bool:
+    return limit is None or (row["latency_ms"] is not None and row["latency_ms"] <= limit)
+
+
+def choose(rows: list[dict], limit: float | None) -> dict:
+    """The fastest candidate whose check passed and which is faster than the source (the whole
+    interval beyond the ±2 % band), within the latency limit; else the source."""
+    fit = [r for r in rows if r["kind"] != "source" and r["status"] == "passed" and r["verdict"] == "faster"
+           and _fits(r, limit)]
+    return max(fit, key=lambda r: r["speedup"]) if fit else rows[0]
+
+
+def explain(rows: list[dict], best: dict, limit: float | None) -> None:
+    """Each measured row's reason, now that the answer is known."""
+    for row in rows:
+        row["chosen"] = row is best
+        if row["status"] != "passed" or row["kind"] == "source":
+            continue
+        if row is best:
+            row["reason"] = f"chosen: the fastest candidate that passed its check — {row['reason']}"
+        elif row["verdict"] == "faster" and not _fits(row, limit):
+            row["reason"] += f", but its median {row['latency_ms']:.3g} ms is over the limit of {limit:g} ms"
+        elif row["verdict"] == "faster":
+            row["reason"] += f", but less than {best['kind']}"
+
+
+def answer(best: dict, tune: dict, model: Path, preset: Path, user_session: dict) -> dict:
+    """The choice block: the chosen candidate in the folder, with the session settings to run it."""
+    tuned = not tune.get("skipped") and tune.get("clearly_faster") and tune.get("kind") == best["kind"]
+    settings = tune["session"] if tuned else user_session
+    choice = {"kind": best["kind"], "model": str(model), "preset": str(preset), "speedup": best["speedup"],
+              "speedup_ci": best["speedup_ci"], "verdict": best["verdict"], "fidelity": best["fidelity"],
+              "settings": settings, "tuned": bool(tuned), "size_bytes": best["size_bytes"]}
+    if tuned:
+        choice["settings_speedup"] = {k: tune[k] for k in ("speedup", "speedup_ci", "verdict")}
+    if best["kind"] != "source":
+        choice["note"] = (f"{best['kind']} ran ×{best['speedup']:.2f} the source's speed"
+                          + (f"; tuned settings ran ×{tune['speedup']:.2f} your settings on it (measured apart)"
+                             if tuned else ""))
+    elif tuned:
+        choice.update(speedup=tune["speedup"], speedup_ci=tune["speedup_ci"], verdict=tune["verdict"],
+                      note="no variant was faster and faithful: keep the source, with the tuned settings, which ran "
+                           f"×{tune['speedup']:.2f} your settings")
+    else:
+        choice["note"] = "nothing measured was faster than the source and faithful: keep the source and your settings"
+    return choice

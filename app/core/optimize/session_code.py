@@ -1,0 +1,40 @@
+"""session.py of the shipped folder: plain onnxruntime and numpy, no ORTune, that builds the
+session with exactly the chosen settings (app.core.session.create.to_python) and runs it
+once on inputs of the planned shapes."""
+
+from __future__ import annotations
+
+from app.core.session.config import SessionConfig
+from app.core.session.create import to_python
+
+_HEADER = '''"""Runs the model this folder ships with the settings ORTune chose, once.
+
+Needs onnxruntime and numpy only. Replace the inputs below with real data."""
+import os
+
+import numpy as np
+
+os.chdir(os.path.dirname(os.path.abspath(__file__)))   # the model sits beside this script
+'''
+
+
+def _feed_line(row: dict) -> str:
+    shape = tuple(int(d) for d in row["shape"])
+    dtype = row["dtype"]
+    if dtype.startswith("float"):
+        value = f"rng.standard_normal({shape!r}).astype(np.{dtype})"
+    elif dtype == "bool":
+        value = f"np.zeros({shape!r}, dtype=np.bool_)"
+    else:     # integers feed indices, sizes and ids: zeros are valid for any of them
+        value = f"np.zeros({shape!r}, dtype=np.{dtype})"
+    return f"    {row['name']!r}: {value},"
+
+
+def session_script(config: SessionConfig, model_name: str, inputs: list[dict]) -> str:
+    code = to_python(config, model_name)
+    feeds = ["rng = np.random.default_rng(0)", "feeds = {", *map(_feed_line, inputs), "}"] if inputs else [
+        "feeds = {}  # the inputs were not planned: fill in one array per input"]
+    run = ["outputs = session.run(None, feeds)",
+           "for meta, value in zip(session.get_outputs(), outputs):",
+           "    print(meta.name, value.shape, value.dtype)"]
+    return "\n".join([_HEADER, code, *feeds, "", *run]) + "\n"

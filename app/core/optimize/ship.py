@@ -1,0 +1,95 @@
+"""The folder to ship: the chosen model (and its .data), preset.json (loads with --config),
+session.py (plain onnxruntime, no ORTune), report.html (one offline page) and optimize.json
+(the whole result). Written through the output rules (app.core.model.output): every file is
+checked before the search starts, staged beside, and renamed into place; an existing file
+is replaced only with force."""
+
+from __future__ import annotations
+
+import json
+import math
+import os
+import shutil
+from pathlib import Path
+from typing import Callable
+
+from app.core.jobs.errors import UserError
+from app.core.model.output import Staging, check_replaceable, data_file_name, load_model, save_model
+from app.core.optimize.rows import answer
+
+MODEL_STEM = "model"
+COMPANIONS = ("preset.json", "session.py", "report.html", "optimize.json")
+_MODEL_FILES = (f"{MODEL_STEM}.onnx", data_file_name(f"{MODEL_STEM}.onnx"), f"{MODEL_STEM}.ort")
+
+
+def prepare_folder(folder: Path, force: bool, source: Path) -> Path:
+    """The output folder, checked before any work: it or its parent exists, and no file the
+    search will write is there already (without force) or is the source."""
+    folder = folder.absolute()
+    if folder.exists() and not folder.is_dir():
+        raise UserError("bad-output", f"{folder}: is not a folder")
+    if not folder.exists():
+        if not folder.parent.is_dir():
+            raise UserError("bad-output", f"{folder.parent}: the output folder's parent does not exist")
+        return folder
+    if not os.access(folder, os.W_OK):
+        raise UserError("bad-output", f"{folder}: the output folder is not writable")
+    for name in (*_MODEL_FILES, *COMPANIONS):
+        check_replaceable(folder / name, force, (source,))
+    return folder
+
+
+def _uses_external_data(path: Path) -> bool:
+    import onnx
+    from onnx.external_data_helper import uses_external_data
+
+    model = onnx.load(str(path), load_external_data=False)
+    return any(uses_external_data(t) for t in model.graph.initializer)
+
+
+def _stage_model(chosen: Path, target: Path) -> None:
+    """The chosen model under its shipped name; weights in a file beside it stay beside it,
+    under the new name (the model records where they are)."""
+    if chosen.suffix == ".onnx" and _uses_external_data(chosen):
+        save_model(load_model(chosen), target, external=True)
+    else:
+        shutil.copyfile(chosen, target)
+
+
+def _json_safe(value):
+    """JSON has no NaN or Infinity: they are written as null."""
+    if isinstance(value, float) and not math.isfinite(value):
+        return None
+    if isinstance(value, dict):
+        return {str(k): _json_safe(v) for k, v in value.items()}
+    if isinstance(value, (list, tuple)):
+        return [_json_safe(v) for v in value]
+    return value
+
+
+def ship(result: dict, best: dict, chosen: str, folder: Path, force: bool, source: Path,
+         elapsed: Callable[[], float]) -> dict:
+    """Write the folder; returns the choice block (also put into `result`)."""
+    from app.core.optimize.report import report_html
+    from app.core.optimize.session_code import session_script
+    from app.core.session.config import SessionConfig
+
+    chosen_path = Path(chosen)
+    folder.mkdir(exist_ok=True)
+    target = folder / f"{MODEL_STEM}{'.ort' if chosen_path.suffix == '.ort' else '.onnx'}"
+    choice = answer(best, result["tune"], target, folder / "preset.json", result["session"])
+    result["choice"] = choice
+    result["elapsed_seconds"] = elapsed()
+    result["files"] = [str(target)] + [str(folder / name) for name in COMPANIONS]
+    config = SessionConfig.from_dict(choice["settings"])
+    with Staging(target, protected=(source,)) as stage:
+        _stage_model(chosen_path, stage.path)
+        (stage.folder / "session.py").write_text(session_script(config, target.name, result["inputs"]),
+                                                 encoding="utf-8")
+        (stage.folder / "report.html").write_text(report_html(result), encoding="utf-8")
+        (stage.folder / "optimize.json").write_text(json.dumps(_json_safe(result), indent=2, default=str) + "\n",
+                                                    encoding="utf-8")
+        config.save(stage.folder / "preset.json")
+        stage.companions = [stage.folder / name for name in COMPANIONS]
+        stage.commit(force)
+    return choice

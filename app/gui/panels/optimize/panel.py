@@ -1,0 +1,180 @@
+"""Optimize tab: pick the goal, the kinds and the budget; the leaderboard fills as each
+candidate is made, checked and timed against the source; the answer, and the folder the job
+wrote to ship (model, preset.json, session.py, report.html, optimize.json)."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+from PySide6.QtCore import Qt, QUrl
+from PySide6.QtWidgets import (QCheckBox, QComboBox, QDoubleSpinBox, QFormLayout, QGroupBox, QHBoxLayout, QLabel,
+                               QLineEdit, QListWidget, QListWidgetItem, QProgressBar, QPushButton, QSpinBox,
+                               QSplitter, QVBoxLayout, QWidget)
+
+from app.core.convert.options import KINDS
+from app.core.optimize.candidates import ORDER
+from app.core.optimize.jobs import OPTIMIZE
+from app.gui.shell.panel import Panel
+
+HEADERS = ["Candidate", "Status", "Speedup ×", "95% low", "95% high", "Verdict", "Median ms", "Size (bytes)", "Why"]
+
+
+def board_row(row: dict) -> list:
+    interval = row.get("speedup_ci") or [None, None]
+    return [row["kind"], row["status"], row.get("speedup"), interval[0], interval[1], row.get("verdict") or "",
+            row.get("latency_ms"), row.get("size_bytes"), row["reason"]]
+
+
+class OptimizePanel(Panel):
+    title = "Optimize"
+
+    def build(self) -> None:
+        self.job = None
+        self.result = None
+        controls = QGroupBox("Search")
+        form = QFormLayout(controls)
+        self.objective = QComboBox()
+        self.objective.addItem("Lowest latency", "latency")
+        self.objective.addItem("Highest throughput (one stream)", "throughput")
+        self.latency_limit = QDoubleSpinBox(maximum=1e6, decimals=3, value=0, suffix=" ms", specialValueText="none")
+        self.latency_limit.setToolTip("Only a candidate whose median latency is at most this is chosen.")
+        self.kinds = QListWidget()
+        for kind in ORDER:
+            item = QListWidgetItem(KINDS[kind].title)
+            item.setData(Qt.ItemDataRole.UserRole, kind)
+            item.setFlags(item.flags() | Qt.ItemFlag.ItemIsUserCheckable)
+            item.setCheckState(Qt.CheckState.Checked)
+            item.setToolTip(KINDS[kind].summary)
+            self.kinds.addItem(item)
+        self.kinds.setMaximumHeight(170)
+        self.budget = QSpinBox(minimum=5, maximum=86400, value=300, suffix=" s")
+        self.budget.setToolTip("The whole search's time: no new work starts once it is spent.")
+        self.screen_seconds = QDoubleSpinBox(minimum=0.05, maximum=60, value=2.0, decimals=2, suffix=" s")
+        self.screen_seconds.setToolTip("How long each candidate and the source are timed, in alternation, at most.")
+        self.tune = QCheckBox("Tune the best candidate's session")
+        self.tune.setChecked(True)
+        self.folder = QLineEdit()
+        self.folder.setToolTip("The folder to ship: the chosen model, preset.json, session.py, report.html and "
+                               "optimize.json are written there.")
+        self.force = QCheckBox("Replace the files already in the folder")
+        form.addRow("Goal:", self.objective)
+        form.addRow("Latency limit:", self.latency_limit)
+        form.addRow("Kinds to try:", self.kinds)
+        form.addRow("Budget:", self.budget)
+        form.addRow("Time each for:", self.screen_seconds)
+        form.addRow(self.tune)
+        form.addRow("Ship into:", self.folder)
+        form.addRow(self.force)
+        buttons = QHBoxLayout()
+        self.start_button = QPushButton("Start")
+        self.start_button.clicked.connect(self.start)
+        self.cancel_button = QPushButton("Cancel")
+        self.cancel_button.setEnabled(False)
+        self.cancel_button.clicked.connect(self.cancel)
+        buttons.addWidget(self.start_button)
+        buttons.addWidget(self.cancel_button)
+        form.addRow(buttons)
+        self.progress = QProgressBar()
+        self.progress.setRange(0, 100)
+        self.progress.setVisible(False)
+        self.answer = QLabel("Open a model, then Start: every conversion that can help is made, checked and timed "
+                             "against the source, within the budget.")
+        self.answer.setTextFormat(Qt.TextFormat.PlainText)    # it holds names from the model
+        self.answer.setWordWrap(True)
+        self.answer.setTextInteractionFlags(Qt.TextInteractionFlag.TextSelectableByMouse)
+        self.ship_button = QPushButton("Ship this: show the folder")
+        self.ship_button.setToolTip("The search already wrote the chosen model and its settings there; this "
+                                    "opens the folder.")
+        self.ship_button.setEnabled(False)
+        self.ship_button.clicked.connect(self.show_folder)
+        left = QWidget()
+        left_layout = QVBoxLayout(left)
+        for widget in (controls, self.progress, self.answer, self.ship_button):
+            left_layout.addWidget(widget)
+        left_layout.addStretch(1)
+        from app.gui.widgets.table import DataTable
+        self.table = DataTable(HEADERS)
+        self.table.decimals = 3
+        body = QSplitter(Qt.Orientation.Horizontal)
+        body.addWidget(left)
+        body.addWidget(self.table)
+        body.setSizes([360, 800])
+        self.layout_.addWidget(body)
+        self.rows: list[dict] = []
+
+    def remembered(self) -> dict:
+        return {"objective": self.objective, "budget": self.budget, "screen_seconds": self.screen_seconds,
+                "tune": self.tune}
+
+    def model_changed(self, model) -> None:
+        ready = model is not None and model.summary is not None
+        self.start_button.setEnabled(ready and self.job is None)
+        if model is not None and self.job is None:
+            from app.core.store.paths import output_dir
+            self.folder.setText(str(output_dir() / f"{Path(model.path).stem}-optimized"))
+
+    def chosen_kinds(self) -> list[str]:
+        items = [self.kinds.item(i) for i in range(self.kinds.count())]
+        return [i.data(Qt.ItemDataRole.UserRole) for i in items if i.checkState() == Qt.CheckState.Checked]
+
+    def params(self) -> dict:
+        return {"model": self.model.path, "out_dir": self.folder.text().strip(), "kinds": self.chosen_kinds(),
+                "objective": self.objective.currentData(), "latency_limit_ms": self.latency_limit.value() or None,
+                "budget_seconds": float(self.budget.value()), "screen_seconds": self.screen_seconds.value(),
+                "tune": self.tune.isChecked(), "force": self.force.isChecked(),
+                "session": self.context.session.config().to_dict()}
+
+    def start(self) -> None:
+        if self.model is None or self.job is not None:
+            return
+        self.result, self.rows = None, []
+        self.table.set_rows([])
+        self.ship_button.setEnabled(False)
+        self.answer.setText("Searching…")
+        self.progress.setValue(0)
+        self.progress.setVisible(True)
+        self.start_button.setEnabled(False)
+        self.cancel_button.setEnabled(True)
+        self.job = self.jobs.start(f"Optimize {self.model.label}", OPTIMIZE, self.params(), on_data=self._data,
+                                   on_result=self._finished, on_error=self._failed, on_progress=self._progressed)
+
+    def cancel(self) -> None:
+        if self.job is not None:
+            self.job.cancel()
+
+    def _progressed(self, fraction: float | None, message: str) -> None:
+        if fraction is not None:
+            self.progress.setValue(round(100 * fraction))
+        self.progress.setFormat(f"%p % — {message}")
+
+    def _data(self, kind: str, payload) -> None:
+        if kind == "candidate":
+            self.rows.append(payload)
+            self.table.set_rows([board_row(r) for r in self.rows])
+
+    def _finished(self, result: dict) -> None:
+        self.result = result
+        self.table.set_rows([board_row(r) for r in result["candidates"]])
+        choice = result["choice"]
+        interval = choice["speedup_ci"]
+        self.answer.setText(f"Answer: {choice['kind']}, ×{choice['speedup']:.2f} the source "
+                            f"[{interval[0]:.2f}–{interval[1]:.2f}] ({choice['verdict']}). {choice['note']}."
+                            f"{' Cancelled: what was measured so far.' if result['partial'] else ''}\n"
+                            f"Written to {result['out_dir']}.")
+        self.ship_button.setEnabled(True)
+        self._stop()
+
+    def _failed(self, _exc) -> None:
+        self.answer.setText("The search stopped; see the Jobs dock for why.")
+        self._stop()
+
+    def _stop(self) -> None:
+        self.job = None
+        self.progress.setVisible(False)
+        self.cancel_button.setEnabled(False)
+        self.start_button.setEnabled(self.model is not None)
+
+    def show_folder(self) -> None:
+        from PySide6.QtGui import QDesktopServices
+        if self.result is not None:
+            QDesktopServices.openUrl(QUrl.fromLocalFile(self.result["out_dir"]))

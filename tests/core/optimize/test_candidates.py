@@ -1,0 +1,31 @@
+from app.core.optimize.candidates import ORDER, plan, skip_reason
+from app.core.session.config import ProviderSpec, SessionConfig
+
+CPU = SessionConfig()
+CUDA = SessionConfig(providers=[ProviderSpec("CUDAExecutionProvider")])
+MATMUL = {"hidden_size": 64, "num_heads": 0}
+
+
+def test_int8_is_skipped_on_a_cpu_without_int8_dot_products():
+    assert "no int8 dot-product instructions" in skip_reason("int8-dynamic", CPU, MATMUL, {"avx2", "fma"})
+    assert skip_reason("int8-static", CPU, MATMUL, {"avx2", "avx512_vnni"}) == ""
+    assert skip_reason("int8-dynamic", CPU, MATMUL, set()) == ""         # the CPU did not say: try it
+
+
+def test_float16_is_skipped_on_the_cpu_provider_only():
+    assert "CPU provider" in skip_reason("fp16", CPU, MATMUL, set())
+    assert "CPU provider" in skip_reason("mixed", CPU, MATMUL, set())
+    assert skip_reason("fp16", CUDA, MATMUL, set()) == ""
+
+
+def test_int4_and_transformers_need_what_they_work_on():
+    assert "MatMul" in skip_reason("int4", CPU, {"hidden_size": 0, "num_heads": 0}, set())
+    assert skip_reason("int4", CPU, MATMUL, set()) == ""
+    assert "attention" in skip_reason("transformers", CPU, MATMUL, set())
+    assert skip_reason("transformers", CPU, {"hidden_size": 64, "num_heads": 4}, set()) == ""
+
+
+def test_the_plan_names_every_kind_and_the_narrowed_ones():
+    rows = dict(plan(["ort"], CPU, MATMUL, set()))
+    assert list(rows) == list(ORDER) and rows["ort"] == ""
+    assert all("not asked for" in why for kind, why in rows.items() if kind != "ort")

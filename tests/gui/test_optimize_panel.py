@@ -1,0 +1,40 @@
+from PySide6.QtCore import Qt
+
+from app.core.session.config import SessionConfig
+from tests import models
+
+
+def test_optimize_tab_fills_the_leaderboard_and_shows_the_answer(qtbot, window, tmp_path, monkeypatch):
+    path = models.save(models.mlp(width=16, depth=1), tmp_path / "mlp.onnx")
+    with qtbot.waitSignal(window.model_opened, timeout=60000):
+        window.open_model(path)
+    window.session.update(SessionConfig(intra_op_num_threads=1))
+    panel = window.panel("Optimize")
+    window.tabs.setCurrentWidget(panel)
+    panel.ensure_built()
+    for index in range(panel.kinds.count()):       # optimize and fp16 only: one made, one skipped
+        item = panel.kinds.item(index)
+        if item.data(Qt.ItemDataRole.UserRole) not in ("optimize", "fp16"):
+            item.setCheckState(Qt.CheckState.Unchecked)
+    assert panel.chosen_kinds() == ["optimize", "fp16"]
+    panel.budget.setValue(60)
+    panel.screen_seconds.setValue(0.3)
+    panel.tune.setChecked(False)
+    panel.folder.setText(str(tmp_path / "ship"))
+    seen = []
+    original = panel.table.set_rows
+    monkeypatch.setattr(panel.table, "set_rows", lambda rows, *more: (seen.append(len(rows)), original(rows, *more)))
+    assert panel.start_button.isEnabled()
+    panel.start()
+    qtbot.waitUntil(lambda: panel.job is None, timeout=120000)
+    assert window.last_error is None and panel.result is not None
+    assert 1 in seen and 2 in seen                          # the rows came one by one, as candidates finished
+    kinds = [row[0] for row in panel.table.rows]
+    assert kinds[:2] == ["source", "optimize"] and "fp16" in kinds
+    assert "Answer: " in panel.answer.text() and str(tmp_path / "ship") in panel.answer.text()
+    assert (tmp_path / "ship" / "report.html").exists()
+    opened = []
+    monkeypatch.setattr("PySide6.QtGui.QDesktopServices.openUrl", lambda url: opened.append(url.toLocalFile()))
+    assert panel.ship_button.isEnabled()
+    panel.ship_button.click()
+    assert opened == [str(tmp_path / "ship")]

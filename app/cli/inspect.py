@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 from app.cli.common import add_json_flag, format_table, output, run_job_cli
+from app.cli.session_args import add_session_arguments, session_config_from_args
 from app.core.units import human_bytes
 from app.core.model.value_type import io_rows
 from app.core.graph.cost import totals_text
@@ -35,14 +36,24 @@ def render(info: dict) -> str:
 
 
 def run(args) -> int:
-    result = run_job_cli(SUMMARY, {"path": args.model})
+    # the measuring commands' flags, so the cost is on the shapes bench would run; only the
+    # inputs and the free dimensions matter here (nothing is run)
+    config = session_config_from_args(args)
+    inputs = config.inputs.to_dict()
+    if config.inputs.mode == "random":          # values are never read: zeros are as good and cheaper
+        inputs["mode"] = "zeros"
+    result = run_job_cli(SUMMARY, {"path": args.model, "inputs": inputs,
+                                   "free_dims": dict(config.free_dimension_overrides)})
     return output(args, result, render)
 
 
 def register(subparsers) -> None:
     parser = subparsers.add_parser(
         "inspect", help="summarise a model: inputs, outputs, opsets, operators, size",
-        description="Describe a .onnx or .ort model without running it.")
+        description="Describe a .onnx or .ort model without running it. Its cost is counted on the inputs "
+                    "the measuring commands would use: --dim, --shape, --input, --free-dim and --config "
+                    "set them as for bench (the other session flags change nothing here).")
     parser.add_argument("model", metavar="MODEL", help="a .onnx or .ort file")
+    add_session_arguments(parser)
     add_json_flag(parser)
     parser.set_defaults(handler=run)

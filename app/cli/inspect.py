@@ -10,6 +10,8 @@ from app.core.graph.cost import totals_text
 from app.core.graph.jobs import SUMMARY
 
 ORDER = 10
+#: the nodes left out of the cost that the text names (the JSON holds every one)
+SHOWN = 10
 
 
 def render(info: dict) -> str:
@@ -25,6 +27,12 @@ def render(info: dict) -> str:
         f"  parameters    {info['parameters']:,} ({human_bytes(info['initializer_bytes'])} of weights)",
     ]
     lines.append(f"  cost          {totals_text(info)}")
+    cost = info.get("cost", {})
+    missing = cost.get("not_counted_nodes", [])
+    lines += [f"    not counted: {row['name']} ({row['op_type']}): {row['why']}" for row in missing[:SHOWN]]
+    if len(missing) > SHOWN:
+        lines.append(f"    … and {len(missing) - SHOWN:,} more (--json lists them all)")
+    lines += [f"    {row['name']} ({row['op_type']}): {row['note']}" for row in cost.get("control_flow", [])[:SHOWN]]
     for key, value in info.get("metadata", {}).items():
         lines.append(f"  meta {key}: {value}")
     lines += [f"  warning: {warning}" for warning in info.get("warnings", [])]

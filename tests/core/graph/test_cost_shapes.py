@@ -78,7 +78,7 @@ class Builder:
         graph = helper.make_graph(self.nodes, "g", inputs, [helper.make_tensor_value_info(output, TensorProto.FLOAT,
                                                                                          out_shape)],
                                   initializer=self.weights)
-        return helper.make_model(graph, opset_imports=[helper.make_opsetid("", 17),
+        return helper.make_model(graph, ir_version=10, opset_imports=[helper.make_opsetid("", 17),
                                                        helper.make_opsetid("com.microsoft", 1)])
 
 

@@ -238,7 +238,7 @@ def node_cost(op_type: str, ins: Shapes, outs: Shapes, attrs: dict) -> Cost | st
     operator the table does not hold."""
     if op_type in WITH_MACS:
         return WITH_MACS[op_type](ins, outs, attrs)
-    if op_type in MOVEMENT:
+    if op_type in MOVEMENT or op_type in ("If", "Loop", "Scan"):     # a body's nodes carry its cost
         return 0, 0
     if op_type in ELEMENTWISE:
         return None if not outs or outs[0] is None else (0, prod(outs[0]))

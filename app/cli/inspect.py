@@ -3,12 +3,15 @@
 from __future__ import annotations
 
 from app.cli.common import add_json_flag, format_table, output, run_job_cli
+from app.cli.session_args import add_session_arguments, session_config_from_args
 from app.core.units import human_bytes
 from app.core.model.value_type import io_rows
 from app.core.graph.cost import totals_text
 from app.core.graph.jobs import SUMMARY
 
 ORDER = 10
+#: the nodes left out of the cost that the text names (the JSON holds every one)
+SHOWN = 10
 
 
 def render(info: dict) -> str:
@@ -24,6 +27,12 @@ def render(info: dict) -> str:
         f"  parameters    {info['parameters']:,} ({human_bytes(info['initializer_bytes'])} of weights)",
     ]
     lines.append(f"  cost          {totals_text(info)}")
+    cost = info.get("cost", {})
+    missing = cost.get("not_counted_nodes", [])
+    lines += [f"    not counted: {row['name']} ({row['op_type']}): {row['why']}" for row in missing[:SHOWN]]
+    if len(missing) > SHOWN:
+        lines.append(f"    … and {len(missing) - SHOWN:,} more (--json lists them all)")
+    lines += [f"    {row['name']} ({row['op_type']}): {row['note']}" for row in cost.get("control_flow", [])[:SHOWN]]
     for key, value in info.get("metadata", {}).items():
         lines.append(f"  meta {key}: {value}")
     lines += [f"  warning: {warning}" for warning in info.get("warnings", [])]
@@ -35,14 +44,24 @@ def render(info: dict) -> str:
 
 
 def run(args) -> int:
-    result = run_job_cli(SUMMARY, {"path": args.model})
+    # the measuring commands' flags, so the cost is on the shapes bench would run; only the
+    # inputs and the free dimensions matter here (nothing is run)
+    config = session_config_from_args(args)
+    inputs = config.inputs.to_dict()
+    if config.inputs.mode == "random":          # values are never read: zeros are as good and cheaper
+        inputs["mode"] = "zeros"
+    result = run_job_cli(SUMMARY, {"path": args.model, "inputs": inputs,
+                                   "free_dims": dict(config.free_dimension_overrides)})
     return output(args, result, render)
 
 
 def register(subparsers) -> None:
     parser = subparsers.add_parser(
         "inspect", help="summarise a model: inputs, outputs, opsets, operators, size",
-        description="Describe a .onnx or .ort model without running it.")
+        description="Describe a .onnx or .ort model without running it. Its cost is counted on the inputs "
+                    "the measuring commands would use: --dim, --shape, --input, --free-dim and --config "
+                    "set them as for bench (the other session flags change nothing here).")
     parser.add_argument("model", metavar="MODEL", help="a .onnx or .ort file")
+    add_session_arguments(parser)
     add_json_flag(parser)
     parser.set_defaults(handler=run)

@@ -14,6 +14,7 @@ from pathlib import Path
 
 from app.core.convert.options import KINDS, default_tolerance, kind_info, parse_options, unavailable_reason
 from app.core.convert.weights import float16_share, small_share_warning
+from app.core.convert.clean import drop_stale_value_info
 from app.core.convert.work import Handler, Problem, Work
 from app.core.jobs.errors import JobCancelled, UserError
 from app.core.convert.fidelity import (Reference, RunFailed, Tolerance, compare, failed_report, load_session, reference_run,
@@ -184,6 +185,7 @@ def _attempt(work: Work, kind_handler: Handler) -> tuple[Problem | None, dict | 
     try:
         with capture_output() as captured, _working_folder(work.target.parent):
             kind_handler.produce(work)
+            drop_stale_value_info(work.target)
     except (UserError, JobCancelled, MemoryError):
         raise
     except Exception as exc:  # the libraries raise every kind of error: each becomes a problem to repair

@@ -2,7 +2,8 @@
 the activations it writes, and an estimate of the activation memory alive at its peak.
 
 Shapes come from onnx's own shape inference (`onnx.shape_inference.infer_shapes`, with
-data propagation) run on the model's structure without its weights, after the input
+data propagation), then ONNX Runtime's symbolic shape inference where onnx's stops (see
+app.core.graph.shapes), run on the model's structure without its weights, after the input
 plan's concrete shapes replace the declared symbolic dims; the arithmetic per node comes
 from the table in app.core.graph.formulas.
 
@@ -16,14 +17,17 @@ inference is the reference for the operator set, already a dependency, and works
 weightless structure; the table of formulas is small and states its conventions.
 
 Only the weights' data is left out: initializers under KEEP_BELOW bytes keep theirs,
-because inference reads small constants (a Reshape's target shape, Slice bounds). Nodes
-inside control-flow bodies (If, Loop, Scan) are counted once, whatever the trip count."""
+because inference reads small constants (a Reshape's target shape, Slice bounds). How
+control-flow bodies (If, Loop, Scan) enter the totals: app.core.graph.control_flow. A node
+that cannot be counted (an operator the table lacks, a shape not known) is listed with its
+reason, and the totals are then a lower bound (`macs_is_lower_bound`)."""
 
 from __future__ import annotations
 
 from pathlib import Path
 
 from app.core.graph.formulas import node_cost
+from app.core.graph.shapes import fix_inputs, infer
 from app.core.graph.structure import display_name
 from app.core.jobs.protocol import JobContext
 from app.core.session.input_spec import FeedSpec
@@ -44,57 +48,35 @@ def _itemsize(elem_type: int) -> float:
         return 0
 
 
-def _concrete(value_type) -> tuple[list[int] | None, int]:
-    """(dims if every one is known, else None; element type) of a value's type."""
-    if not value_type.HasField("tensor_type"):
-        return None, 0
-    tensor = value_type.tensor_type
-    if not tensor.HasField("shape"):
-        return None, tensor.elem_type
-    dims = [d.dim_value if d.HasField("dim_value") else None for d in tensor.shape.dim]
-    return (None if None in dims else dims), tensor.elem_type
-
-
-def plan_shapes(path: Path, model, spec: FeedSpec) -> tuple[dict[str, list[int]], list[dict]]:
-    """The input plan's concrete shape for each graph input, and what it says of them."""
+def plan_shapes(path: Path, model, spec: FeedSpec,
+                free_dims: dict[str, int] | None = None) -> tuple[dict[str, list[int]], list[dict]]:
+    """The input plan's concrete shape for each graph input, and what it says of them;
+    `free_dims` (the session's free dimension overrides) fix those dims before the plan, as
+    ORT fixes them in the session the measuring commands plan on."""
     from app.core.model.inspect import describe_value
     from app.core.session.graph_hints import read_hints
     from app.core.session.inputs import make_feeds
 
     initializers = {t.name for t in model.graph.initializer}
     inputs = [describe_value(v) for v in model.graph.input if v.name not in initializers]
+    for item in inputs:
+        if item.get("shape") is not None and free_dims:
+            item["shape"] = [free_dims.get(d, d) if isinstance(d, str) else d for d in item["shape"]]
     _, info = make_feeds(inputs, spec, read_hints(path), budget=1 << 30)
     return info["shapes"], info["inputs"]
 
 
-def _fix_inputs(model, shapes: dict[str, list[int]]) -> None:
-    for value in model.graph.input:
-        if value.name not in shapes or not value.type.HasField("tensor_type"):
-            continue
-        shape = value.type.tensor_type.shape
-        shape.ClearField("dim")
-        for size in shapes[value.name]:
-            shape.dim.add().dim_value = int(size)
-
-
-def _infer(model) -> tuple[object, str]:
-    """The model with inferred value_info, and a note where inference gave up."""
-    import onnx
-    try:
-        return onnx.shape_inference.infer_shapes(model, check_type=False, strict_mode=False, data_prop=True), ""
-    except Exception as exc:  # onnx raises its own InferenceError and plain RuntimeErrors
-        return model, f"shape inference stopped: {str(exc).splitlines()[0][:200]}"
-
-
-def _types(model) -> tuple[dict[str, tuple], set[str]]:
-    """name -> (dims or None, elem type) over every graph, and the initializers' names."""
+def _types(model, extra: dict[str, tuple]) -> tuple[dict[str, tuple], set[str]]:
+    """name -> (dims or None, elem type) over every graph (`extra`: what the symbolic
+    inference found where onnx's did not), and the initializers' names."""
+    from app.core.graph.shapes import value_types
     from app.core.model.intake import iter_graphs
 
     types: dict[str, tuple] = {}
     weights: set[str] = set()
     for graph in iter_graphs(model.graph):
-        for value in list(graph.input) + list(graph.value_info) + list(graph.output):
-            types[value.name] = _concrete(value.type)
+        types.update(value_types(list(graph.input) + list(graph.value_info) + list(graph.output)))
+        types.update({name: found for name, found in extra.items() if types.get(name, (None, 0))[0] is None})
         for tensor in graph.initializer:
             types[tensor.name] = (list(tensor.dims), tensor.data_type)
             weights.add(tensor.name)
@@ -110,7 +92,7 @@ def _attributes(node) -> dict:
     from onnx import helper
     values = {}
     for attr in node.attribute:
-        if attr.type in (1, 2, 6, 7):           # FLOAT, INT, FLOATS, INTS: what the formulas read
+        if attr.type in (1, 2, 3, 6, 7):        # FLOAT, INT, STRING, FLOATS, INTS: what the formulas read
             values[attr.name] = helper.get_attribute_value(attr)
     return values
 
@@ -152,11 +134,18 @@ def node_row(node, index: int, graph_name: str, types: dict, weights: set[str]) 
 
 
 def node_costs(model, types: dict, weights: set[str]) -> list[dict]:
-    """One entry per node, subgraphs included, in graph order."""
-    from app.core.model.intake import iter_graphs
+    """One entry per node, subgraphs included, depth first (ids as app.core.graph.structure
+    gives them), with how often it runs and whether it is in the totals (see control_flow)."""
+    from app.core.graph import control_flow
+    from app.core.graph.structure import CONTROL_FLOW, walk
 
-    return [node_row(node, index, graph.name, types, weights)
-            for graph in iter_graphs(model.graph) for index, node in enumerate(graph.node)]
+    rows, owners = [], {}
+    for node_id, _owner, node, index, graph in walk(model.graph):
+        rows.append({"id": node_id, **node_row(node, index, graph.name, types, weights)})
+        if node.op_type in CONTROL_FLOW:
+            owners[node_id] = (node, graph)
+    control_flow.apply(rows, owners, types)
+    return rows
 
 
 def peak_activation_bytes(graph, types: dict, weights: set[str]) -> int:
@@ -183,7 +172,8 @@ def peak_activation_bytes(graph, types: dict, weights: set[str]) -> int:
     return peak
 
 
-def inferred_types(path: str | Path, spec: FeedSpec | None = None, ctx: JobContext | None = None) -> dict:
+def inferred_types(path: str | Path, spec: FeedSpec | None = None, ctx: JobContext | None = None,
+                   free_dims: dict[str, int] | None = None) -> dict:
     """The model's structure with shapes inferred on the input plan's shapes: the inferred
     model, name -> (dims or None, elem type), the initializers' names, the plan's inputs and
     a note where inference gave up."""
@@ -196,20 +186,21 @@ def inferred_types(path: str | Path, spec: FeedSpec | None = None, ctx: JobConte
         model = load_structure(path, keep_below=KEEP_BELOW)
     except (ScanError, OSError):
         model = load_onnx(path, weights=False)
-    shapes, planned = plan_shapes(path, model, spec or FeedSpec(mode="zeros"))
+    shapes, planned = plan_shapes(path, model, spec or FeedSpec(mode="zeros"), free_dims)
     ctx.check_cancel()
-    _fix_inputs(model, shapes)
+    fix_inputs(model, shapes)
     ctx.progress(0.3, "inferring shapes")
-    inferred, note = _infer(model)
+    inferred, extra, note = infer(model)
     ctx.check_cancel()
-    types, weights = _types(inferred)
+    types, weights = _types(inferred, extra)
     return {"model": inferred, "types": types, "weights": weights, "inputs": planned, "note": note}
 
 
-def model_cost(path: str | Path, spec: FeedSpec | None = None, ctx: JobContext | None = None) -> dict:
+def model_cost(path: str | Path, spec: FeedSpec | None = None, ctx: JobContext | None = None,
+               free_dims: dict[str, int] | None = None) -> dict:
     """The cost of the model at `path` on the input plan's shapes (see the module docstring)."""
     ctx = ctx or JobContext()
-    found = inferred_types(path, spec, ctx)
+    found = inferred_types(path, spec, ctx, free_dims)
     inferred, types, weights = found["model"], found["types"], found["weights"]
     nodes = node_costs(inferred, types, weights)
     not_counted: dict[str, int] = {}
@@ -217,10 +208,20 @@ def model_cost(path: str | Path, spec: FeedSpec | None = None, ctx: JobContext |
         if not row["counted"]:
             key = f"{row['op_type']} ({row['why_not']})"
             not_counted[key] = not_counted.get(key, 0) + 1
+    missing = [{"name": r["name"], "op_type": r["op_type"], "id": r["id"], "why": r["why_not"]}
+               for r in nodes if not r["counted"] and r["in_total"]]
+    missing += [{"name": r["name"], "op_type": r["op_type"], "id": r["id"], "why": r["note"]}
+                for r in nodes if r.get("trip_count_known") is False]
+    notes = [{"name": r["name"], "op_type": r["op_type"], "id": r["id"], "note": r["note"]}
+             for r in nodes if r.get("note")]
+    counted = [r for r in nodes if r["in_total"]]
     ctx.progress(1.0, "done")
     return {
-        "macs": sum(r["macs"] for r in nodes),
-        "flops": sum(r["flops"] for r in nodes),
+        "macs": sum(r["macs"] * r["times"] for r in counted),
+        "flops": sum(r["flops"] * r["times"] for r in counted),
+        "macs_is_lower_bound": bool(missing),
+        "not_counted_nodes": missing,
+        "control_flow": notes,
         "activation_bytes": sum(r["activation_bytes"] for r in nodes),
         "peak_activation_bytes": peak_activation_bytes(inferred.graph, types, weights),
         "counted_nodes": sum(r["counted"] for r in nodes),
@@ -246,7 +247,7 @@ def totals_text(summary: dict) -> str:
         return f"not counted: {summary.get('cost', {}).get('error', 'no shapes')}"
     cost = summary["cost"]
     shapes = ", ".join(f"{i['name']} {i['shape']}" for i in cost.get("inputs", []))
-    text = (f"{count_text(summary['macs'])}MACs, {count_text(summary['flops'])}FLOPs, activations "
+    text = ("at least " if cost.get("macs_is_lower_bound") else "") + (f"{count_text(summary['macs'])}MACs, {count_text(summary['flops'])}FLOPs, activations "
             f"{human_bytes(summary['activation_bytes'])} (peak ~{human_bytes(summary['peak_activation_bytes'])})")
     if shapes:
         text += f" for {shapes}"

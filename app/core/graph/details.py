@@ -22,15 +22,19 @@ from app.core.session.input_spec import FeedSpec
 
 
 def attribute_text(attr) -> str:
-    """An attribute's value as one line (a tensor by its shape and a hash, a body by its size)."""
+    """An attribute's value as one line (a tensor by its dtype, shape and a hash, a body by its
+    size): a Constant's weights turned to float16 show as a dtype change, not only a new hash."""
     import hashlib
 
     from onnx import helper
+
+    from app.core.model.value_type import element_name
     if attr.HasField("g") or attr.graphs:
         return f"graph ({len(attr.g.node)} nodes)" if attr.HasField("g") else f"{len(attr.graphs)} graphs"
     value = helper.get_attribute_value(attr)
     if hasattr(value, "dims"):                          # a TensorProto attribute
-        return f"tensor {list(value.dims)} #{hashlib.sha256(value.SerializeToString()).hexdigest()[:12]}"
+        return (f"tensor {element_name(value.data_type)} {list(value.dims)} "
+                f"#{hashlib.sha256(value.SerializeToString()).hexdigest()[:12]}")
     if isinstance(value, bytes):
         return value.decode("utf-8", "replace")
     return repr(value)

@@ -30,7 +30,11 @@ ELEMENTWISE = frozenset({
     "Sqrt", "Reciprocal", "Neg", "Abs", "Sign", "Floor", "Ceil", "Round", "Sin", "Cos", "Tan",
     "Equal", "Greater", "GreaterOrEqual", "Less", "LessOrEqual", "Not", "And", "Or", "Xor",
     "IsNaN", "IsInf", "BitShift", "Resize", "Upsample", "Trilu", "BiasAdd",
+    "QLinearAdd", "QLinearMul", "QLinearSigmoid", "QLinearLeakyRelu", "QLinearConcat", "QLinearAveragePool",
+    "QLinearGlobalAveragePool", "BiasSplitGelu", "BiasFastGelu", "RotaryEmbedding",
 })
+#: FLOPs per element of the first output (its input is ids, not values)
+PER_OUTPUT = {"EmbedLayerNormalization": 7}
 #: operators that move, select or reshape data: zero arithmetic
 MOVEMENT = frozenset({
     "Reshape", "Transpose", "Concat", "Gather", "GatherElements", "GatherND", "Slice", "Squeeze",
@@ -72,26 +76,54 @@ def _conv_transpose(ins: Shapes, outs: Shapes, attrs: dict) -> Cost:
 
 
 def _gemm(ins: Shapes, outs: Shapes, attrs: dict) -> Cost:
-    a, out = ins[0], outs[0]
-    if a is None or out is None or len(a) != 2:
+    """K from A (or from B when A's shape is not known); M x N from the output, else from A and B."""
+    a, b, out = ins[0], ins[1] if len(ins) > 1 else None, outs[0] if outs else None
+    a = a if a is not None and len(a) == 2 else None
+    b = b if b is not None and len(b) == 2 else None
+    if a is not None:
+        rows, inner = (a[1], a[0]) if attrs.get("transA", 0) else (a[0], a[1])
+    elif b is not None:
+        rows, inner = None, (b[1] if attrs.get("transB", 0) else b[0])
+    else:
         return None
-    inner = a[0] if attrs.get("transA", 0) else a[1]
+    if out is None:
+        if rows is None or b is None:
+            return None
+        out = [rows, b[0] if attrs.get("transB", 0) else b[1]]
     macs = prod(out) * inner
     bias = prod(out) if len(ins) > 2 and ins[2] is not None else 0
     return macs, 2 * macs + bias
 
 
-def _matmul_from(position: int) -> Callable[[Shapes, Shapes, dict], Cost]:
-    """MatMul and its quantised kinds: K is the last dim of A, the input at `position`."""
+def _matmul_from(position: int, second: int = 1) -> Callable[[Shapes, Shapes, dict], Cost]:
+    """MatMul and its quantised kinds: K is the last dim of A, the input at `position`; B, at
+    `second`, gives the output's shape where inference did not."""
 
     def matmul(ins: Shapes, outs: Shapes, attrs: dict) -> Cost:
-        a, out = ins[position], outs[0]
+        a, out = ins[position], outs[0] if outs else None
+        b = ins[second] if len(ins) > second else None
+        if out is None and a is not None and b is not None:
+            out = _matmul_shape(a, b)
         if a is None or out is None or not a:
             return None
         inner = a[-2] if attrs.get("transA", 0) and len(a) > 1 else a[-1]
         macs = prod(out) * inner
         return macs, 2 * macs
     return matmul
+
+
+def _matmul_shape(a: list[int], b: list[int]) -> list[int] | None:
+    """numpy's matmul output shape (batch dims broadcast), None where they do not broadcast."""
+    if not a or not b:
+        return None
+    rows = a[:-1][-1:] if len(a) > 1 else []
+    cols = b[-1:] if len(b) > 1 else []
+    batch_a, batch_b = a[:-2], b[:-2]
+    width = max(len(batch_a), len(batch_b))
+    batch_a, batch_b = [1] * (width - len(batch_a)) + batch_a, [1] * (width - len(batch_b)) + batch_b
+    if any(x != y and 1 not in (x, y) for x, y in zip(batch_a, batch_b)):
+        return None
+    return [max(x, y) for x, y in zip(batch_a, batch_b)] + rows + cols
 
 
 def _matmul_nbits(ins: Shapes, outs: Shapes, attrs: dict) -> Cost:
@@ -128,6 +160,59 @@ def _multi_head_attention(ins: Shapes, outs: Shapes, attrs: dict) -> Cost:
     return macs, 2 * macs
 
 
+def _group_query_attention(ins: Shapes, outs: Shapes, attrs: dict) -> Cost:
+    """com.microsoft GroupQueryAttention: query [B, S, D] (or packed Q, K, V), every query head
+    over the total length (past plus new: the present key's length, else S)."""
+    query = ins[0]
+    if query is None or len(query) != 3:
+        return None
+    batch, seq, width = query
+    heads, kv_heads = int(attrs.get("num_heads", 0) or 0), int(attrs.get("kv_num_heads", 0) or 0)
+    if len(ins) < 2 or ins[1] is None and heads and kv_heads:       # packed: D = (N + 2 Nkv) h
+        width = width * heads // (heads + 2 * kv_heads) if heads and kv_heads else width
+    present = outs[1] if len(outs) > 1 else None
+    length = present[2] if present is not None and len(present) == 4 else seq
+    macs = 2 * batch * seq * length * width
+    return macs, 2 * macs
+
+
+def _rnn(gates: int, elementwise: int) -> Callable[[Shapes, Shapes, dict], Cost]:
+    """RNN (1 gate), GRU (3), LSTM (4): per direction and time step, the input X_t times W and
+    the hidden state times R for every gate, then `elementwise` FLOPs per hidden unit (bias
+    adds, the gates' activations and products)."""
+
+    def rnn(ins: Shapes, outs: Shapes, attrs: dict) -> Cost:
+        data, weight = ins[0], ins[1] if len(ins) > 1 else None
+        if data is None or weight is None or len(data) != 3 or len(weight) != 3:
+            return None
+        steps, batch = (data[1], data[0]) if attrs.get("layout", 0) else (data[0], data[1])
+        directions, width = weight[0], weight[1] // gates
+        per_step = batch * gates * width * (data[2] + width)
+        macs = directions * steps * per_step
+        return macs, 2 * macs + directions * steps * batch * width * elementwise
+    return rnn
+
+
+def _einsum(ins: Shapes, outs: Shapes, attrs: dict) -> Cost:
+    """One multiply-accumulate per point of the space of every letter (two operands); a
+    single operand's sum or transpose costs one FLOP per input element."""
+    equation = attrs.get("equation")
+    if isinstance(equation, bytes):
+        equation = equation.decode()
+    if not equation or any(s is None for s in ins) or "..." in equation:
+        return None
+    operands = equation.replace(" ", "").split("->")[0].split(",")
+    sizes: dict[str, int] = {}
+    for letters, shape in zip(operands, ins):
+        if len(letters) != len(shape):
+            return None
+        sizes.update({letter: max(size, sizes.get(letter, 1)) for letter, size in zip(letters, shape)})
+    if len(ins) == 1:
+        return 0, prod(ins[0])
+    macs = prod(sizes.values()) * (len(ins) - 1)
+    return macs, 2 * macs
+
+
 def _pool(ins: Shapes, outs: Shapes, attrs: dict) -> Cost:
     out, kernel = outs[0], attrs.get("kernel_shape")
     if out is None or not kernel:
@@ -140,8 +225,10 @@ WITH_MACS: dict[str, Callable[[Shapes, Shapes, dict], Cost]] = {
     "FusedConv": _conv, "NhwcConv": _conv, "ConvTranspose": _conv_transpose,
     "Gemm": _gemm, "FusedGemm": _gemm, "MatMul": _matmul_from(0), "FusedMatMul": _matmul_from(0),
     "MatMulInteger": _matmul_from(0), "MatMulIntegerToFloat": _matmul_from(0),
-    "QLinearMatMul": _matmul_from(0), "DynamicQuantizeMatMul": _matmul_from(0),
+    "QLinearMatMul": _matmul_from(0, 3), "DynamicQuantizeMatMul": _matmul_from(0),
     "MatMulNBits": _matmul_nbits, "Attention": _attention, "MultiHeadAttention": _multi_head_attention,
+    "GroupQueryAttention": _group_query_attention, "LSTM": _rnn(4, 9), "GRU": _rnn(3, 8), "RNN": _rnn(1, 2),
+    "Einsum": _einsum, "QGemm": lambda i, o, a: _gemm([i[0], i[3]] + i[6:7], o, a),
     "MaxPool": _pool, "AveragePool": _pool, "LpPool": _pool,
 }
 
@@ -151,10 +238,12 @@ def node_cost(op_type: str, ins: Shapes, outs: Shapes, attrs: dict) -> Cost | st
     operator the table does not hold."""
     if op_type in WITH_MACS:
         return WITH_MACS[op_type](ins, outs, attrs)
-    if op_type in MOVEMENT:
+    if op_type in MOVEMENT or op_type in ("If", "Loop", "Scan"):     # a body's nodes carry its cost
         return 0, 0
     if op_type in ELEMENTWISE:
         return None if not outs or outs[0] is None else (0, prod(outs[0]))
+    if op_type in PER_OUTPUT:
+        return None if not outs or outs[0] is None else (0, PER_OUTPUT[op_type] * prod(outs[0]))
     if op_type in PER_ELEMENT:
         return None if not ins or ins[0] is None else (0, PER_ELEMENT[op_type] * prod(ins[0]))
     return "unknown"

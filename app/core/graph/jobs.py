@@ -17,6 +17,7 @@ from app.core.session.input_spec import FeedSpec
 class CostParams(Params):
     path: str
     inputs: FeedSpec = setting(factory=lambda: FeedSpec(mode="zeros"))
+    free_dims: dict[str, int] = setting(factory=dict)   # the session's free dimension overrides
 
 
 class SummaryResult(InspectResult):
@@ -30,7 +31,7 @@ class SummaryResult(InspectResult):
 def cost_job(params: CostParams, ctx) -> dict:
     from app.core.graph.cost import model_cost
     from app.core.model.intake import admit
-    return model_cost(admit(params.path).path, params.inputs, ctx)
+    return model_cost(admit(params.path).path, params.inputs, ctx, params.free_dims)
 
 
 TOTALS = ("macs", "flops", "activation_bytes", "peak_activation_bytes")
@@ -47,7 +48,7 @@ def summary_job(params: CostParams, ctx) -> dict:
     if summary["format"] != "onnx":
         return {**summary, **dict.fromkeys(TOTALS), "cost": {"error": "an .ort file holds no shapes to count"}}
     try:
-        cost = model_cost(summary["path"], params.inputs, ctx)
+        cost = model_cost(summary["path"], params.inputs, ctx, params.free_dims)
     except UserError as exc:
         return {**summary, **dict.fromkeys(TOTALS), "cost": {"error": exc.message}}
     cost.pop("nodes")

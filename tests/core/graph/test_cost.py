@@ -86,7 +86,7 @@ def test_formulas_without_macs():
     assert node_cost("MaxPool", [[1, 1, 4, 4]], [[1, 1, 2, 2]], {"kernel_shape": [2, 2]}) == (0, 16)
     assert node_cost("Reshape", [[6], [2]], [[2, 3]], {}) == (0, 0)
     assert node_cost("Add", [[2, 3], [3]], [None], {}) is None
-    assert node_cost("LSTM", [[1, 2, 3]], [[1, 2, 3]], {}) == "unknown"
+    assert node_cost("Mystery", [[1, 2, 3]], [[1, 2, 3]], {}) == "unknown"
 
 
 def test_the_summary_carries_the_totals_and_survives_an_uncountable_model(tmp_path):

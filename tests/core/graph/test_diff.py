@@ -56,3 +56,15 @@ def test_planted_edits_are_each_found(tmp_path):
     assert set(changes) == {"conv1", "relu1", "conv2", "flatten"}
     without_values = _diff(tmp_path, source, edited, values=False)
     assert "conv2" not in {n["a_name"] for n in without_values["changed"]}
+
+
+def test_a_constant_nodes_weights_show_their_dtype_change_not_only_a_hash(tmp_path):
+    graph = helper.make_graph(
+        [helper.make_node("Constant", [], ["w"], value=numpy_helper.from_array(np.ones((4, 4), np.float32), "w")),
+         helper.make_node("MatMul", ["x", "w"], ["y"])], "g",
+        [helper.make_tensor_value_info("x", 1, [2, 4])], [helper.make_tensor_value_info("y", 1, [2, 4])])
+    source = helper.make_model(graph, ir_version=10, opset_imports=[helper.make_opsetid("", 17)])
+    result = _diff(tmp_path, source, float16.convert_float_to_float16(copy.deepcopy(source), keep_io_types=True))
+    constant = next(n for n in result["changed"] if n["op_type"] == "Constant")
+    change = next(c for c in constant["changes"] if c["what"] == "attribute" and c["name"] == "value")
+    assert change["a"].startswith("tensor float [4, 4] #") and change["b"].startswith("tensor float16 [4, 4] #")

@@ -5,7 +5,7 @@ from __future__ import annotations
 from html import escape
 
 from PySide6.QtCore import Qt
-from PySide6.QtWidgets import QFormLayout, QGroupBox, QLabel, QSplitter, QVBoxLayout, QWidget
+from PySide6.QtWidgets import QFormLayout, QGroupBox, QLabel, QPushButton, QSplitter, QVBoxLayout, QWidget
 
 from app.core.graph.cost import totals_text
 from app.core.model.value_type import io_rows
@@ -39,6 +39,12 @@ class OverviewPanel(Panel):
             label.setTextFormat(Qt.TextFormat.PlainText)
             self.fact_labels[key] = label
             self.facts.addRow(key + ":", label)
+        # The model is counted on the input plan's defaults when it opens; this counts it on the
+        # inputs and free dimensions the Session tab holds, the shapes the measuring tabs run.
+        self.recount_button = QPushButton("Count on the Session tab's inputs")
+        self.recount_button.setEnabled(False)
+        self.recount_button.clicked.connect(self.recount)
+        self.facts.addRow("", self.recount_button)
 
         self.io_table = DataTable(["", "Name", "Type", "Shape"])
         io_box = QGroupBox("Inputs and outputs")
@@ -73,6 +79,7 @@ class OverviewPanel(Panel):
             self.heading.setText(f"<b>{escape(model.label, quote=False)}</b> — reading…")
             self._clear()
             return
+        self.recount_button.setEnabled(model.summary.get("format") == "onnx")
         info = model.summary
         warnings = "".join(f"<br><span style='{WARN_STYLE}'>Warning: {escape(text, quote=False)}</span>"
                            for text in info.get("warnings", []))
@@ -107,7 +114,39 @@ class OverviewPanel(Panel):
         self.op_table.set_rows([[op, n, round(100 * n / total, 1)] for op, n in ops])
         self.op_chart.set_bars([op for op, _ in ops], [n for _, n in ops], value_name="count", top=TOP_BARS)
 
+    def recount(self) -> None:
+        """Count the current model's cost again on the Session tab's inputs."""
+        from app.core.graph.jobs import SUMMARY
+        from app.core.jobs.errors import UserError
+
+        model = self.model
+        if model is None:
+            return
+        try:
+            config = self.context.session.config()
+        except UserError as exc:
+            self.context.show_error("Overview", exc.message)
+            return
+        inputs = {**config.inputs.to_dict(), "mode": "zeros"} if config.inputs.mode == "random" else \
+            config.inputs.to_dict()
+        self.recount_button.setEnabled(False)
+        self.fact_labels["Cost"].setText("counting on the Session tab's inputs…")
+
+        def done(summary: dict) -> None:
+            model.summary = summary
+            if self.model is model:
+                self.model_changed(model)
+
+        def failed(_exc) -> None:
+            if self.model is model:
+                self.model_changed(model)
+
+        self.jobs.start(f"Count {model.label}", SUMMARY, {"path": model.path, "inputs": inputs,
+                                                          "free_dims": dict(config.free_dimension_overrides)},
+                        on_result=done, on_error=failed)
+
     def _clear(self) -> None:
+        self.recount_button.setEnabled(False)
         self.fact_labels["Metadata"].setToolTip("")
         for label in self.fact_labels.values():
             label.setText("–")

@@ -187,3 +187,13 @@ def test_over_ssh_a_copy_outside_the_cache_is_refused_and_the_file_kept(loop_tar
     assert done.returncode == 2 and "hello" in answers[0] and len(answers) == 2
     assert answers[1]["error"]["kind"] == "target-refused" and "'copy-trace'" in answers[1]["error"]["message"]
     assert victim.read_text() == "mine"
+
+
+def test_a_profiles_trace_is_written_in_scratch_there_and_copied_back_here(loop_target, ortune, tmp_path):
+    model = models.save(models.mlp(), tmp_path / "mlp.onnx")
+    out = tmp_path / "here" / "trace.json"
+    out.parent.mkdir()
+    out.write_text("an older trace, which is replaced here, not uploaded there")
+    done = ortune("profile", model, "--runs", "3", "--out", out, "--force", "--target", loop_target, "--json")
+    assert done.code == 0, done.stderr
+    assert done.json()["trace"] == str(out) and out.is_file() and out.read_text().startswith("[")

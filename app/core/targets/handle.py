@@ -103,7 +103,7 @@ class RemoteHandle:
                                               f"{app.__version__}: install the same version there with "
                                               f"`pip install ortune=={app.__version__}`")
         params = self.params.to_dict()
-        self._paths = self._upload(local_files(params))
+        self._paths = self._upload(local_files({k: v for k, v in params.items() if k not in self.outputs}))
         params = replaced(params, self._paths)
         if self.outputs:
             self._send({"scratch": True})

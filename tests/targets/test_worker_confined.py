@@ -170,3 +170,30 @@ def test_the_parent_sends_only_what_the_entry_allows_and_brings_back_its_outputs
     out = str(tmp_path / "out.onnx")
     convert = RemoteHandle(nowhere, CONVERT, {"kind": "fp16", "input": "m.onnx", "output": out, "force": True})
     assert convert.outputs == {"output": out} and convert.force
+
+
+def test_over_ssh_a_copy_outside_the_cache_is_refused_and_the_file_kept(loop_target, tmp_path):
+    from app.core.targets.ssh import ssh_command
+    from app.core.targets.store import get_target
+
+    victim = tmp_path / "authorized_keys"
+    victim.write_text("mine")
+    source = tmp_path / "trace.json"
+    source.write_text("[]")
+    request = channel.encode({"job": "copy-trace", "params": {"source": str(source), "target": str(victim)}})
+    done = subprocess.run(ssh_command(get_target(loop_target), ["worker"]), input=request, capture_output=True,
+                          timeout=120)
+    answers = [channel.read(io.BytesIO(line + b"\n")) for line in done.stdout.splitlines()]
+    assert done.returncode == 2 and "hello" in answers[0] and len(answers) == 2
+    assert answers[1]["error"]["kind"] == "target-refused" and "'copy-trace'" in answers[1]["error"]["message"]
+    assert victim.read_text() == "mine"
+
+
+def test_a_profiles_trace_is_written_in_scratch_there_and_copied_back_here(loop_target, ortune, tmp_path):
+    model = models.save(models.mlp(), tmp_path / "mlp.onnx")
+    out = tmp_path / "here" / "trace.json"
+    out.parent.mkdir()
+    out.write_text("an older trace, which is replaced here, not uploaded there")
+    done = ortune("profile", model, "--runs", "3", "--out", out, "--force", "--target", loop_target, "--json")
+    assert done.code == 0, done.stderr
+    assert done.json()["trace"] == str(out) and out.is_file() and out.read_text().startswith("[")

@@ -11,6 +11,7 @@ a result are named in it (`cluster.measured_on`, what the history shows)."""
 from __future__ import annotations
 
 import os
+import shutil
 import socket
 import tempfile
 from pathlib import Path
@@ -90,8 +91,12 @@ def _task(job: Job, params: dict, files: dict) -> dict:
                 (staging / rel).write_bytes(data)
             try:
                 os.replace(staging, folder)
-            except OSError:          # another task stored it first
-                pass
+            except OSError:          # another task stored it first, or this content under another name
+                for rel in contents:
+                    if not (folder / rel).exists():
+                        (folder / rel).parent.mkdir(parents=True, exist_ok=True)
+                        os.replace(staging / rel, folder / rel)
+                shutil.rmtree(staging, ignore_errors=True)
         paths[local] = str(folder / name)
     import ray
     result = run_job(job, replaced(params, paths))

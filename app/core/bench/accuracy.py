@@ -12,6 +12,7 @@ class); label accuracy, the first output's first row's argmax against the label.
 
 from __future__ import annotations
 
+import dataclasses
 from pathlib import Path
 
 import numpy as np
@@ -74,7 +75,7 @@ def score_samples(path, session, spec, folder: Path, is_reference: bool, ctx) ->
         ctx.check_cancel()
         ctx.progress(None, f"accuracy: sample {index + 1} of {len(data.samples)}")
         if is_reference:
-            feeds, _ = model_feeds(path, session, type(spec).from_dict({**spec.to_dict(), "sample": index}), hints, data)
+            feeds, _ = model_feeds(path, session, dataclasses.replace(spec, sample=index), hints, data)
             np.savez(folder / SAMPLES_FILE.format(index), **feeds)
         else:
             with np.load(folder / SAMPLES_FILE.format(index), allow_pickle=False) as saved:

@@ -12,6 +12,7 @@ class); label accuracy, the first output's first row's argmax against the label.
 
 from __future__ import annotations
 
+import dataclasses
 from pathlib import Path
 
 import numpy as np
@@ -61,9 +62,11 @@ def score_samples(path, session, spec, folder: Path, is_reference: bool, ctx) ->
     """Run `session` (the model at `path`) on every sample of the data folder `spec.data`
     and score its answers. The reference makes the feeds and keeps its answers in `folder`."""
     from app.core.session.data_folder import read_folder
+    from app.core.session.graph_hints import read_hints
     from app.core.session.inputs import model_feeds
 
-    data = read_folder(spec.data)
+    data = read_folder(spec.data)        # once: every sample's feeds come from this reading
+    hints = read_hints(path)
     names = [o.name for o in session.get_outputs()]
     first = names[0]
     against_reference, against_expected = Score(), Score()
@@ -72,7 +75,7 @@ def score_samples(path, session, spec, folder: Path, is_reference: bool, ctx) ->
         ctx.check_cancel()
         ctx.progress(None, f"accuracy: sample {index + 1} of {len(data.samples)}")
         if is_reference:
-            feeds, _ = model_feeds(path, session, type(spec).from_dict({**spec.to_dict(), "sample": index}))
+            feeds, _ = model_feeds(path, session, dataclasses.replace(spec, sample=index), hints, data)
             np.savez(folder / SAMPLES_FILE.format(index), **feeds)
         else:
             with np.load(folder / SAMPLES_FILE.format(index), allow_pickle=False) as saved:

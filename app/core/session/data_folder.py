@@ -34,6 +34,8 @@ PRESETS = {
     "unit": (1 / 255, (0.0, 0.0, 0.0), (1.0, 1.0, 1.0)),
     "raw": (1.0, (0.0, 0.0, 0.0), (1.0, 1.0, 1.0)),
 }
+#: an array this small is read without asking whether the memory budget holds it
+SMALL_ARRAY_BYTES = 64 << 20
 #: an image past this many pixels is refused before it is decoded (PIL's own bomb bound)
 MAX_IMAGE_PIXELS = 89_478_485
 PRESET_TEXT = {"imagenet": "scaled to 0–1, ImageNet mean/std", "unit": "scaled to 0–1", "raw": "0–255"}
@@ -86,6 +88,8 @@ def _check_header(path: Path, stream, held: int, member: str = "") -> None:
     if claimed > held:
         raise UserError("bad-input-file", f"{path.name}: {where}its header claims {human_bytes(claimed)} of data but "
                                           f"the file holds {human_bytes(held)}")
+    if claimed <= SMALL_ARRAY_BYTES:
+        return                            # asking the system what is free costs more than reading it
     budget = budget_bytes()
     if claimed > budget:
         raise UserError("bad-input-file", f"{path.name}: {where}its array takes {human_bytes(claimed)}, more than the "

@@ -96,12 +96,13 @@ def _read_arrays(path: Path) -> np.ndarray | dict[str, np.ndarray]:
 
 def make_feeds(inputs: list[dict], spec: FeedSpec | None = None, hints: GraphHints | None = None, *,
                found: dict[str, tuple[int, str]] | None = None, budget: int | None = None,
-               ids: tuple[int, str] | None = None) -> tuple[dict[str, np.ndarray], dict]:
+               ids: tuple[int, str] | None = None, data=None) -> tuple[dict[str, np.ndarray], dict]:
     """Build one feed per input following the input plan. `inputs` holds {name, dtype,
     shape} (ORT or ONNX type names); `hints` is what the graph says (see read_hints);
     `found` the dims the probe found (label -> (value, reason)); inputs that would need more
     than `budget` bytes together are refused before they are made; `ids` is the value (and
-    why) the probe puts where the plan would draw random integer ids.
+    why) the probe puts where the plan would draw random integer ids; `data` the data folder
+    of `spec.data` already read (a caller feeding every sample reads it once).
 
     Returns (feeds, info): info["inputs"] says per input its dtype, shape, source and
     reason; info["dims"] the symbolic values used; info["guessed"] the dims nobody gave
@@ -116,7 +117,7 @@ def make_feeds(inputs: list[dict], spec: FeedSpec | None = None, hints: GraphHin
     if spec.data:
         from app.core.session.data_folder import image_input, read_folder, sample_arrays
 
-        folder = read_folder(spec.data)
+        folder = data or read_folder(spec.data)
         if folder.images:
             from_data = {image_input(inputs): None}
         else:
@@ -185,9 +186,11 @@ def _user_array(item: dict, dtype, array: np.ndarray) -> np.ndarray:
     return array
 
 
-def model_feeds(path, session, spec: FeedSpec | None = None) -> tuple[dict[str, np.ndarray], dict]:
-    """The feeds of the model at `path`, loaded in `session`, with its graph's hints."""
-    return make_feeds(session_inputs(session), spec, read_hints(path))
+def model_feeds(path, session, spec: FeedSpec | None = None, hints: GraphHints | None = None,
+                data=None) -> tuple[dict[str, np.ndarray], dict]:
+    """The feeds of the model at `path`, loaded in `session`, with its graph's hints (`hints`:
+    read already; `data`: the data folder, read already)."""
+    return make_feeds(session_inputs(session), spec, read_hints(path) if hints is None else hints, data=data)
 
 
 def session_inputs(session) -> list[dict]:

@@ -26,6 +26,7 @@ from typing import Any, Iterator
 import app
 from app.core.jobs.entry import Job
 from app.core.jobs.errors import JobCancelled, JobFailed, UserError, error_from_dict
+from app.core.text import printable
 from app.core.runner.process import JobHandle
 from app.core.targets import channel
 from app.core.targets.ssh import SSH_FAILED, explain_ssh_failure, ssh_command
@@ -41,9 +42,7 @@ CANCEL_GRACE_S = 8.0
 
 def excerpt(raw: bytes) -> str:
     """Text a peer sent, quoted with its control characters escaped and cut short."""
-    text = raw.decode("utf-8", "replace").rstrip("\r\n")
-    cut = text[:EXCERPT_CHARS]
-    return repr(cut) + (f"… ({len(text) - len(cut)} more characters)" if len(text) > len(cut) else "")
+    return "'" + printable(raw.decode("utf-8", "replace").rstrip("\r\n"), EXCERPT_CHARS) + "'"
 
 
 def lost_reason(target: Target, stderr: str, code: int | None) -> str:
@@ -221,7 +220,7 @@ class RemoteHandle:
         try:
             message = channel.read(self._process.stdout)
         except channel.ProtocolError as exc:
-            raise JobFailed("target-protocol", f"{self.target.describe()} sent a line that is not ORTune's "
+            raise UserError("target-protocol", f"{self.target.describe()} sent a line that is not ORTune's "
                                                f"protocol: {exc}") from None
         except (OSError, ValueError):
             message = None

@@ -17,7 +17,7 @@ from pathlib import Path
 from app.core.convert.fp16_blocks import join_kept_neighbours, name_unnamed_nodes
 from app.core.convert.work import Handler, Problem, Work, find_node, node_index
 from app.core.jobs.errors import UserError
-from app.core.model.output import data_file_name, load_model, op_counts_of, save_model
+from app.core.model.output import data_file_name, load_model, no_space, op_counts_of, save_model
 from app.core.session.providers import provider_name
 from app.core.session.config import ProviderSpec
 from app.core.jobs.stdio import capture_output
@@ -271,7 +271,16 @@ def produce_optimize(work: Work) -> None:
             options.add_session_config_entry("session.optimized_model_external_initializers_min_size_in_bytes",
                                              "1024")
 
-    create_session(work.source, config, customize)
+    try:
+        create_session(work.source, config, customize)
+    except UserError as exc:
+        # ORT says only "Protobuf serialization failed" when the disk is full as it writes
+        import shutil
+
+        needed = max(work.source.stat().st_size, int(work.summary.get("initializer_bytes") or 0))
+        if "serializ" in str(exc) and shutil.disk_usage(work.target.parent).free < needed:
+            raise no_space(work.target.parent, needed) from None
+        raise
     work.details["optimized_for"] = {"provider": target, "level": work.options["level"]}
 
 

@@ -8,6 +8,7 @@ whatever happens."""
 
 from __future__ import annotations
 
+import errno
 import glob
 import os
 import shutil
@@ -149,15 +150,46 @@ class Staging:
         return published
 
 
+def _mount_point(folder: Path) -> str:
+    path = os.path.realpath(folder)
+    while not os.path.ismount(path):
+        path = os.path.dirname(path)
+    return path
+
+
+def no_space(folder: Path, needed: int) -> UserError:
+    """The one line for a full disk, naming where and how much (a writer's own message, such
+    as ONNX Runtime's "Protobuf serialization failed", never says)."""
+    return UserError("no-space", f"no space left on {_mount_point(folder)}: {max(needed, 1) / 1e6:,.1f} MB needed")
+
+
+def check_space(folder: Path, needed: int) -> None:
+    """Refuse before writing `needed` bytes into `folder` when its disk has less free."""
+    if shutil.disk_usage(folder).free < needed:
+        raise no_space(folder, needed)
+
+
+def is_disk_full(exc: BaseException) -> bool:
+    return isinstance(exc, OSError) and exc.errno in (errno.ENOSPC, errno.EDQUOT)
+
+
 def save_model(model, path: Path, external: bool) -> None:
-    """Save with all weights in one data file beside the model when `external`."""
+    """Save with all weights in one data file beside the model when `external`; the space it
+    needs is checked first, and a disk that fills meanwhile is named as such."""
     import onnx
 
-    if external:
-        onnx.save_model(model, str(path), save_as_external_data=True, all_tensors_to_one_file=True,
-                        location=data_file_name(path.name), size_threshold=1024)
-    else:
-        onnx.save_model(model, str(path))
+    needed = model.ByteSize()
+    check_space(path.parent, needed)
+    try:
+        if external:
+            onnx.save_model(model, str(path), save_as_external_data=True, all_tensors_to_one_file=True,
+                            location=data_file_name(path.name), size_threshold=1024)
+        else:
+            onnx.save_model(model, str(path))
+    except OSError as exc:
+        if is_disk_full(exc):
+            raise no_space(path.parent, needed) from None
+        raise
 
 
 def load_model(path: Path):

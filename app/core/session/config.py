@@ -160,7 +160,7 @@ class SessionConfig(Params):
     def save(self, path: str | os.PathLike) -> None:
         """Write the preset through a private temporary file renamed into place; a file there
         is replaced, but never a folder, FIFO or device (see check_preset_target)."""
-        from app.core.model.output import file_mode
+        from app.core.model.output import file_mode, is_disk_full, no_space
 
         path = Path(path).absolute()
         check_preset_target(path)
@@ -176,6 +176,8 @@ class SessionConfig(Params):
             os.replace(temporary, path)
         except BaseException as exc:
             Path(temporary).unlink(missing_ok=True)
+            if is_disk_full(exc):
+                raise no_space(path.parent, len(json.dumps(self.to_dict(), indent=2))) from None
             if isinstance(exc, OSError):
                 raise UserError("not-writable", f"{path}: cannot write the preset ({exc.strerror})") from None
             raise

@@ -18,7 +18,7 @@ class Use:
     slot: int
     node: str
     attributes: dict
-    others: list[str]          # the node's other inputs, by slot ("" where absent)
+    others: list[str]          # the node's other inputs, by slot ("" where absent); shared, read only
 
 
 @dataclass
@@ -93,8 +93,13 @@ def read_hints(path: str | Path) -> GraphHints:
     for node in graph.node:
         if node.op_type == "Constant":
             continue
+        # one list of inputs and one of attributes per node, shared by its uses: a copy per use
+        # made a node of N graph inputs (a Sum of 5,000) cost N² memory
+        others = attributes = None
         for slot, name in enumerate(node.input):
             if name in inputs:
-                hints.uses.setdefault(name, []).append(
-                    Use(node.op_type, slot, node.name or node.op_type, _attributes(node), list(node.input)))
+                if others is None:
+                    others, attributes = list(node.input), _attributes(node)
+                hints.uses.setdefault(name, []).append(Use(node.op_type, slot, node.name or node.op_type,
+                                                           attributes, others))
     return hints

@@ -141,12 +141,10 @@ def run_profile(args) -> int:
         params = PROFILE.make_params({
             "model": str(source), "session": session_config_from_args(args).to_dict(), "runs": args.runs,
             "out": args.out, "force": args.force, "include_first_run": args.include_first_run})
-        remote = {}
         if args.target and args.out:     # the trace is made there and brought back; refuse a bad --out first
             from app.core.model.output import check_target
             check_target(source.resolve(), Path(args.out).resolve(), args.force)
-            remote = {"outputs": {"out": args.out}, "force": args.force}
-        result = run_job_cli(PROFILE, params, memory_limit=args.memory_limit, target=args.target, **remote)
+        result = run_job_cli(PROFILE, params, memory_limit=args.memory_limit, target=args.target)
     if args.json and args.top is not None:
         result["by_node"] = result["by_node"][:top]
     return output(args, result, lambda info: render_profile(info, top))

@@ -96,8 +96,16 @@ def repair(params, ctx: JobContext, find_drift: Callable[[str, JobContext], dict
         ctx.check_cancel()
         at = index * share
         step_params = replace(base, force=base.force or index > 0, options={**base.options, option: list(kept)})
-        with _scaled(ctx, at, share * 0.5, f"step {index + 1}, converting") as step_ctx:
-            report = convert_job(step_params, step_ctx)
+        try:
+            with _scaled(ctx, at, share * 0.5, f"step {index + 1}, converting") as step_ctx:
+                report = convert_job(step_params, step_ctx)
+        except UserError as exc:
+            if index == 0 or exc.kind != "nothing-to-quantize":
+                raise
+            # keeping what the drift pointed at left nothing to quantize: the last variant stands
+            stopped = f"keeping {', '.join(added)} as well would leave nothing to quantize"
+            kept = kept[:len(kept) - len(added)]
+            break
         step = {"step": index + 1, "kept": list(kept), "added": added, **_outputs_summary(report["fidelity"]),
                 "check": report["check"], "passed": report["check"] == "passed", "speed": _speed(report),
                 "first_drift": None, "first_nonfinite": None, "next": None}

@@ -62,7 +62,9 @@ def ortune():
     def run(*args, timeout=300, cwd=None, in_process=True):
         argv = [str(arg) for arg in args]
         from app.__main__ import _wants_window
-        if in_process and not _wants_window(argv):     # the window (`ortune gui …`) gets a process of its own
+        # the window (`ortune gui …`) gets a process of its own, and so does a command that joins a
+        # Ray cluster: Ray connects a process once, so a second address in this one would be ignored
+        if in_process and not _wants_window(argv) and "--cluster" not in argv:
             return run_in_process(argv, cwd)
         return run_process(argv, cwd, timeout)
     return run

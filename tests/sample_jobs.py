@@ -7,7 +7,7 @@ import time
 from dataclasses import dataclass
 from typing import Any
 
-from app.core.jobs.entry import Job
+from app.core.jobs.entry import LOCAL_ONLY, Job
 from app.core.jobs.errors import UserError
 from app.core.jobs.params import Params
 from app.core.session.jobs import ModelSession
@@ -161,21 +161,21 @@ def native_log(params, ctx):
     return {"done": True}
 
 
-ECHO = Job("echo", echo, SampleParams)
-NATIVE_LOG = Job("native-log", native_log, SampleParams)
-USER_ERROR = Job("user-error", user_error, SampleParams)
-INTERNAL_ERROR = Job("internal-error", internal_error, SampleParams)
-ABORT = Job("abort", abort, SampleParams)
-COOPERATIVE = Job("cooperative", cooperative, SampleParams)
-STUBBORN = Job("stubborn", stubborn, SampleParams)
-EXIT_CODE = Job("exit-code", exit_code, SampleParams)
-RUNTIME_REFUSAL = Job("runtime-refusal", runtime_refusal, SampleParams)
-HAS_MODULE = Job("has-module", has_module, SampleParams)
-HOG = Job("hog", hog, SampleParams)
-DOUBLER = Job("doubler", doubler, SampleParams)
-PACED_MEMBER = Job("paced-member", paced_member, SampleParams)
-PAYLOAD = Job("payload", payload, SampleParams, child=False)
-GIL_HOLDER = Job("gil-holder", gil_holder, SampleParams)
+ECHO = Job("echo", echo, SampleParams, runs=LOCAL_ONLY)
+NATIVE_LOG = Job("native-log", native_log, SampleParams, runs=LOCAL_ONLY)
+USER_ERROR = Job("user-error", user_error, SampleParams, runs=LOCAL_ONLY)
+INTERNAL_ERROR = Job("internal-error", internal_error, SampleParams, runs=LOCAL_ONLY)
+ABORT = Job("abort", abort, SampleParams, runs=LOCAL_ONLY)
+COOPERATIVE = Job("cooperative", cooperative, SampleParams, runs=LOCAL_ONLY)
+STUBBORN = Job("stubborn", stubborn, SampleParams, runs=LOCAL_ONLY)
+EXIT_CODE = Job("exit-code", exit_code, SampleParams, runs=LOCAL_ONLY)
+RUNTIME_REFUSAL = Job("runtime-refusal", runtime_refusal, SampleParams, runs=LOCAL_ONLY)
+HAS_MODULE = Job("has-module", has_module, SampleParams, runs=LOCAL_ONLY)
+HOG = Job("hog", hog, SampleParams, runs=LOCAL_ONLY)
+DOUBLER = Job("doubler", doubler, SampleParams, runs=LOCAL_ONLY)
+PACED_MEMBER = Job("paced-member", paced_member, SampleParams, runs=LOCAL_ONLY)
+PAYLOAD = Job("payload", payload, SampleParams, child=False, runs=LOCAL_ONLY)
+GIL_HOLDER = Job("gil-holder", gil_holder, SampleParams, runs=LOCAL_ONLY)
 
 
 def probe_inputs_stand_in(params, ctx):
@@ -196,4 +196,4 @@ def probe_inputs_stand_in(params, ctx):
                       {"dims": {"batch": 2, "sequence": 64}, "error": None}], "worked": True}
 
 
-PROBE_INPUTS_STAND_IN = Job("probe-inputs-stand-in", probe_inputs_stand_in, ModelSession, child=False)
+PROBE_INPUTS_STAND_IN = Job("probe-inputs-stand-in", probe_inputs_stand_in, ModelSession, child=False, runs=LOCAL_ONLY)

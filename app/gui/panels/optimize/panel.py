@@ -157,8 +157,11 @@ class OptimizePanel(Panel):
         self.table.set_rows([board_row(r) for r in result["candidates"]])
         choice = result["choice"]
         interval = choice["speedup_ci"]
-        self.answer.setText(f"Answer: {choice['kind']}, ×{choice['speedup']:.2f} the source "
-                            f"[{interval[0]:.2f}–{interval[1]:.2f}] ({choice['verdict']}). {choice['note']}."
+        note = choice["note"][:1].upper() + choice["note"][1:]
+        claim = ("keep the source" if choice["kind"] == "source" else      # the source against itself says nothing
+                 f"{choice['kind']}, ×{choice['speedup']:.2f} the source [{interval[0]:.2f}–{interval[1]:.2f}] "
+                 f"({choice['verdict']})")
+        self.answer.setText(f"Answer: {claim}. {note}."
                             f"{' Cancelled: what was measured so far.' if result['partial'] else ''}\n"
                             f"Written to {result['out_dir']}.")
         self.ship_button.setEnabled(True)

@@ -55,15 +55,20 @@ def describe_failure(exc: BaseException) -> Failure:
     return Failure("internal", message, 1, log)
 
 
+def signal_name(number: int) -> str:
+    """SIGKILL for 9, and so on; "signal N" for a number the system does not name."""
+    try:
+        return signal.Signals(number).name
+    except ValueError:
+        return f"signal {number}"
+
+
 def describe_exit(code: int | None) -> str:
     """One sentence for a job process that ended without saying how (a crash, a kill)."""
     if code is None:
         return "the job's process stopped answering"
     if code < 0:
-        try:
-            name = signal.Signals(-code).name
-        except ValueError:
-            name = f"signal {-code}"
+        name = signal_name(-code)
         if -code == getattr(signal, "SIGKILL", 9):
             return (f"the job's process was killed ({name}); this is most often the system "
                     "running out of memory")

@@ -16,7 +16,6 @@ from __future__ import annotations
 import base64
 import json
 import queue
-import signal
 import subprocess
 import threading
 import time
@@ -27,6 +26,7 @@ import app
 from app.core.jobs.entry import Job
 from app.core.jobs.errors import JobCancelled, JobFailed, UserError, error_from_dict
 from app.core.text import printable
+from app.core.runner.failure import signal_name
 from app.core.runner.process import JobHandle
 from app.core.targets import channel
 from app.core.targets.ssh import SSH_FAILED, explain_ssh_failure, ssh_command
@@ -54,11 +54,7 @@ def lost_reason(target: Target, stderr: str, code: int | None) -> str:
     if code is None:
         return "the ssh client here stopped answering"
     if code < 0:
-        try:
-            name = signal.Signals(-code).name
-        except ValueError:
-            name = f"signal {-code}"
-        return f"the ssh client on this machine was ended by {name}"
+        return f"the ssh client on this machine was ended by {signal_name(-code)}"
     last = [line for line in stderr.splitlines() if line.strip()]
     return last[-1].strip() if last else f"the worker there exited with code {code}"
 

@@ -5,11 +5,11 @@ from __future__ import annotations
 
 import argparse
 import json
-import math
 import sys
 from typing import Any, Callable
 
 from app.core.jobs.errors import JobCancelled
+from app.core.jobs.results import json_safe
 from app.core.runner.failure import describe_failure
 from app.cli.parser import CommandParser  # noqa: F401  (re-exported)
 from app.core.jobs.entry import Job
@@ -101,19 +101,8 @@ def run_job_cli(job: Job, params, on_event: Callable[[str, dict], None] | None =
         progress.clear()
 
 
-def _clean(value: Any) -> Any:
-    """JSON has no NaN/Infinity: write them as null."""
-    if isinstance(value, float) and not math.isfinite(value):
-        return None
-    if isinstance(value, dict):
-        return {str(k): _clean(v) for k, v in value.items()}
-    if isinstance(value, (list, tuple)):
-        return [_clean(v) for v in value]
-    return value
-
-
 def print_json(obj: Any) -> None:
-    sys.stdout.write(json.dumps(_clean(obj), indent=2, default=str) + "\n")
+    sys.stdout.write(json.dumps(json_safe(obj), indent=2, default=str) + "\n")
     sys.stdout.flush()
 
 

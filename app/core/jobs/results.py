@@ -3,7 +3,19 @@ none renamed). A job entry names its result type; tests check real results again
 
 from __future__ import annotations
 
+import math
 from typing import Any, TypedDict
+
+
+def json_safe(value: Any) -> Any:
+    """A result as JSON can hold it: NaN and Infinity (which JSON lacks) written as null."""
+    if isinstance(value, float) and not math.isfinite(value):
+        return None
+    if isinstance(value, dict):
+        return {str(k): json_safe(v) for k, v in value.items()}
+    if isinstance(value, (list, tuple)):
+        return [json_safe(v) for v in value]
+    return value
 
 
 class InspectResult(TypedDict):

@@ -7,13 +7,13 @@ is replaced only with force."""
 from __future__ import annotations
 
 import json
-import math
 import os
 import shutil
 from pathlib import Path
 from typing import Callable
 
 from app.core.jobs.errors import UserError
+from app.core.jobs.results import json_safe
 from app.core.model.output import Staging, check_replaceable, data_file_name, load_model, save_model
 from app.core.optimize.rows import answer
 
@@ -56,17 +56,6 @@ def _stage_model(chosen: Path, target: Path) -> None:
         shutil.copyfile(chosen, target)
 
 
-def _json_safe(value):
-    """JSON has no NaN or Infinity: they are written as null."""
-    if isinstance(value, float) and not math.isfinite(value):
-        return None
-    if isinstance(value, dict):
-        return {str(k): _json_safe(v) for k, v in value.items()}
-    if isinstance(value, (list, tuple)):
-        return [_json_safe(v) for v in value]
-    return value
-
-
 def ship(result: dict, best: dict, chosen: str, folder: Path, force: bool, source: Path,
          elapsed: Callable[[], float]) -> dict:
     """Write the folder; returns the choice block (also put into `result`)."""
@@ -87,7 +76,7 @@ def ship(result: dict, best: dict, chosen: str, folder: Path, force: bool, sourc
         (stage.folder / "session.py").write_text(session_script(config, target.name, result["inputs"]),
                                                  encoding="utf-8")
         (stage.folder / "report.html").write_text(report_html(result), encoding="utf-8")
-        (stage.folder / "optimize.json").write_text(json.dumps(_json_safe(result), indent=2, default=str) + "\n",
+        (stage.folder / "optimize.json").write_text(json.dumps(json_safe(result), indent=2, default=str) + "\n",
                                                     encoding="utf-8")
         config.save(stage.folder / "preset.json")
         stage.companions = [stage.folder / name for name in COMPANIONS]

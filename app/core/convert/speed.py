@@ -113,9 +113,10 @@ def _scaled(ctx: JobContext, start: float) -> JobContext:
     return JobContext(emit, ctx.memory_budget)
 
 
-def slower_hint(kind: str, providers: list[str], options: dict) -> str:
+def slower_hint(kind: str, providers: list[str], options: dict, cpu_flags: set[str] | None = None) -> str:
     """Why a variant of `kind` made with `options` is slower on `providers`, for the cases
-    known to cause it."""
+    known to cause it. `cpu_flags`: the CPU's instruction sets where known (this machine's
+    by default)."""
     on_cpu = bool(providers) and providers[0] == CPU
     if kind == "ort" and on_cpu and options.get("target_platform") != THIS_PLATFORM:
         return (f"made for the {options.get('target_platform')} platform, without the blocked (NCHWc) layout a "
@@ -124,6 +125,7 @@ def slower_hint(kind: str, providers: list[str], options: dict) -> str:
         from app.core.session.machine_cpu import cpu_description, int8_acceleration
 
         name, flags = cpu_description()
+        flags = flags if cpu_flags is None else cpu_flags
         if flags and not int8_acceleration(flags):
             return (f"{name} has no int8 dot-product instructions (AVX512-VNNI, AVX-VNNI, AMX or Arm dot-product): "
                     "its int8 kernels gain little over float32 and the quantize/dequantize steps cost more")

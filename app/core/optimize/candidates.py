@@ -28,7 +28,7 @@ def skip_reason(kind: str, config: SessionConfig, shape: dict, cpu_flags: set[st
     if kind in _HALF and provider not in GPU_PROVIDERS:
         return slower_hint(kind, [CPU], {})
     if kind in _INT8 and on_cpu and cpu_flags and not int8_acceleration(cpu_flags):
-        return slower_hint(kind, [CPU], {})
+        return slower_hint(kind, [CPU], {}, cpu_flags)
     if kind == "int4" and not shape.get("hidden_size"):
         return "the model has no MatMul with constant two-dimensional weights to pack into 4 bits"
     if kind == "transformers" and not shape.get("num_heads"):

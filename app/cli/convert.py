@@ -10,6 +10,7 @@ from app.cli.common import add_json_flag, format_table, output, run_job_cli
 from app.cli.repair_steps import add_repair_arguments, render_repair, repair_bounds
 from app.cli.session_args import add_session_arguments, session_config_from_args
 from app.core.convert.jobs import CONVERT
+from app.core.convert.fusers import fusers_lines
 from app.core.convert.options import KINDS, options_for_flags
 from app.core.convert.speed import speed_sentence
 from app.core.convert.weights import share_text
@@ -46,6 +47,7 @@ def _render_conversion(result: dict) -> str:
         fused = ", ".join(f"{op} ×{n}" for op, n in result["fused_operators"].items()) or "none"
         lines.append(f"  fused       {fused} (as {result['model_type']}, {result['num_heads'] or 'unknown'} heads, "
                      f"hidden size {result['hidden_size'] or 'unknown'}; {_shape_source(result['shape_source'])})")
+        lines += [f"  fuser       {line}" for line in fusers_lines(result)]
     half = result.get("float16_weights")
     if half and half["share"] is not None:
         lines.append(f"  float16     {share_text(half['share'])} of the weights ({human_bytes(half['converted_bytes'])} as "

@@ -276,7 +276,7 @@ def convert_model(params, ctx: JobContext | None = None) -> dict:
     with Staging(output, (source, *depends)) as stage, leftovers.noted(stage.folder):
         work = Work(kind=kind, source=source, target=stage.path, options=options, summary=summary, ctx=ctx,
                     config=config, large=summary["external_data"] or summary["total_bytes"] > PROTOBUF_LIMIT,
-                    reference=reference, preloaded=model)
+                    reference=reference, tolerance=tolerance, preloaded=model)
         del model
         work.warnings.extend(known_traps(kind, options, config))
         if unchecked:

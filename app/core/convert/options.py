@@ -177,6 +177,10 @@ KINDS: dict[str, Kind] = {k.name: k for k in (
              Option("fp16", "bool", False, "Also convert the fused model to float16 (inputs and outputs stay "
                                            "float32)."),
              _list("disable_fusions", "Fusions to leave out.", label="Disable fusions", choices=TRANSFORMER_FUSIONS),
+             Option("fuser", "choice", "best", "Who fuses: best tries ONNX Runtime's optimizer and onnxscript's ORT "
+                                               "fusions (which know today's PyTorch exports) and keeps the result "
+                                               "that fuses more and passes its check.",
+                    choices=("best", "onnxruntime", "onnxscript")),
          ), _FP_TOLERANCE),
 )}
 

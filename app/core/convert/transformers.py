@@ -11,11 +11,13 @@ together at run time from a Concat, as PyTorch exports it), or else from the
 from __future__ import annotations
 
 import os
+from pathlib import Path
 from collections import Counter
 
 from app.core.convert.work import Handler, Problem, Work
 from app.core.jobs.errors import UserError
 from app.core.jobs.stdio import capture_output
+from app.core.units import first_line
 
 #: model types whose optimizer reads the head count and hidden size from the graph itself
 #: when both are 0 (it refuses a hidden size without a head count)
@@ -27,32 +29,98 @@ MASK_SIDE_MIN = 8
 
 
 def produce_transformers(work: Work) -> None:
+    """Fuse with each fuser asked for (both by default) and keep the better result."""
+    import shutil
+
+    from app.core.convert.fusers import (FUSERS, assess, fused_counts, fuse_with_onnxscript, keep,
+                                         onnxscript_available, pick)
+    from app.core.jobs.protocol import JobCancelled
+
+    if "shape" not in work.plan:
+        work.plan["shape"] = _settled_shape(work)
+    tried = FUSERS if work.options["fuser"] == "best" else (work.options["fuser"],)
+    outcomes, errors, folders = {}, {}, {}
+    for name in tried:
+        folders[name] = folder = work.scratch(f"fuser-{name}")
+        shutil.rmtree(folder, ignore_errors=True)
+        folder.mkdir()
+        path = folder / work.target.name
+        unusable = onnxscript_available() if name == "onnxscript" else ""
+        if unusable:
+            outcomes[name] = {"problem": unusable}
+            continue
+        try:
+            (_fuse_with_onnxruntime if name == "onnxruntime" else fuse_with_onnxscript)(work, path)
+        except (UserError, JobCancelled, MemoryError):
+            raise
+        except Exception as exc:  # a fuser that fails leaves the other; both failing is a problem to repair
+            errors[name] = exc
+            outcomes[name] = {"problem": f"{type(exc).__name__}: {first_line(str(exc), 300)}"}
+            continue
+        outcomes[name] = {"fused_operators": fused_counts(work.summary["op_counts"], path),
+                          **(assess(work, path) if len(tried) > 1 else {})}
+    best = pick(outcomes) or next((n for n in tried if "fused_operators" in outcomes[n]), None)
+    if best is None:
+        raise next(iter(errors.values())) if errors else RuntimeError(outcomes[tried[0]]["problem"])
+    keep(folders[best], work.target)
+    for folder in folders.values():
+        shutil.rmtree(folder, ignore_errors=True)
+    shape = work.plan["shape"]
+    work.details.update(fused_operators=outcomes[best]["fused_operators"], fuser=best, fusers=outcomes,
+                        model_type=shape["model_type"], num_heads=shape["num_heads"],
+                        hidden_size=shape["hidden_size"], shape_source=shape["source"])
+    _note_unfused(work, outcomes, best)
+
+
+def _fuse_with_onnxruntime(work: Work, target) -> None:
     from onnxruntime.transformers.fusion_options import FusionOptions
     from onnxruntime.transformers.optimizer import optimize_model
 
-    options, plan = work.options, work.plan
-    if "shape" not in plan:
-        plan["shape"] = _settled_shape(work)
-    shape = plan["shape"]
+    options, plan, shape = work.options, work.plan, work.plan["shape"]
     fusion = FusionOptions(shape["model_type"])
     for name in options["disable_fusions"]:
         setattr(fusion, f"enable_{name}", False)
     if not shape["num_heads"]:
         fusion.enable_attention = shape["model_type"] in SELF_DETECTING and fusion.enable_attention
-    with capture_output():
-        optimized = optimize_model(str(work.source), model_type=shape["model_type"], num_heads=shape["num_heads"],
-                                   hidden_size=shape["hidden_size"], optimization_options=fusion,
-                                   opt_level=plan.get("opt_level"))
-        if options["fp16"]:
+    try:
+        with capture_output():
+            optimized = optimize_model(str(work.source), model_type=shape["model_type"], num_heads=shape["num_heads"],
+                                       hidden_size=shape["hidden_size"], optimization_options=fusion,
+                                       opt_level=plan.get("opt_level"))
+    except Exception as exc:
+        if "torch" not in str(exc) or "opt_level" in plan:
+            raise
+        plan["opt_level"] = 0
+        work.repair("fused without ONNX Runtime's optimisation pre-pass (opt_level 0)",
+                    "the optimizer's pre-pass imports PyTorch, which is not installed here")
+        return _fuse_with_onnxruntime(work, target)
+    if options["fp16"]:
+        with capture_output():
             optimized.convert_float_to_float16(keep_io_types=True)
-    fused = {op: n for op, n in optimized.get_fused_operator_statistics().items() if n}
-    work.details.update(fused_operators=fused, model_type=shape["model_type"], num_heads=shape["num_heads"],
-                        hidden_size=shape["hidden_size"], shape_source=shape["source"])
-    if not fused and "no_fusion_noted" not in plan:
-        plan["no_fusion_noted"] = True
+    optimized.save_model_to_file(str(target), use_external_data_format=work.large)
+
+
+def _note_unfused(work: Work, outcomes: dict, best: str) -> None:
+    """A warning where nothing was fused, or where the graph has attention that stayed unfused."""
+    from app.core.convert.fusers import ATTENTION_OPS, attention_blocks
+
+    shape, plan = work.plan["shape"], work.plan
+    fused = outcomes[best]["fused_operators"]
+    if "no_fusion_noted" in plan:
+        return
+    plan["no_fusion_noted"] = True
+    why = "; ".join(f"{name}: {o['problem']}" for name, o in outcomes.items() if o.get("problem"))
+    why = f" ({why})" if why else ""
+    if not fused:
         work.warnings.append(f"No fusion matched this graph as a {shape['model_type']} model; check the model "
-                             "type (and the head count and hidden size).")
-    optimized.save_model_to_file(str(work.target), use_external_data_format=work.large)
+                             f"type (and the head count and hidden size){why}.")
+        return
+    blocks = attention_blocks(work.source)
+    if blocks and not any(op in ATTENTION_OPS for op in fused):
+        reason = ("the head count was not found" if not shape["num_heads"] else
+                  f"neither fuser knows this attention's layout as a {shape['model_type']} model")
+        work.warnings.append(f"The graph has {blocks} attention block{'s' if blocks > 1 else ''} but none was "
+                             f"fused: {reason}{why}. The other fusions were kept.")
 
 
 def _settled_shape(work: Work) -> dict:
@@ -80,13 +148,9 @@ def _settled_shape(work: Work) -> dict:
 
 
 def repair_transformers(work: Work, problem: Problem) -> dict | None:
-    if problem.stage == "convert" and "torch" in problem.message and "opt_level" not in work.plan:
-        work.plan["opt_level"] = 0
-        return work.repair("fused without ONNX Runtime's optimisation pre-pass (opt_level 0)",
-                           "the optimizer's pre-pass imports PyTorch, which is not installed here")
     if problem.stage == "convert":
         shape = work.plan.get("shape", {})
-        raise UserError("conversion-failed", f"{work.source.name}: ONNX Runtime's transformer optimizer failed on "
+        raise UserError("conversion-failed", f"{work.source.name}: the transformer fusers failed on "
                                              f"this graph ({problem.message.rstrip(': ')}); it only knows the "
                                              f"layouts of transformer models, here read as "
                                              f"{shape.get('model_type', work.options['model_type'])} with "
@@ -110,7 +174,7 @@ def detect_transformer_shape(path: str | os.PathLike) -> dict:
             if node.op_type == "Constant":
                 constants.update((node.output[0], a.t) for a in node.attribute if a.HasField("t"))
     nodes = [node for graph in graphs for node in graph.node]
-    model_type, reason = _model_type(model, nodes, constants)
+    model_type, reason = _model_type(model, nodes, constants, str(Path(path).parent))
     shape = {"model_type": model_type, "model_type_reason": reason, "num_heads": 0, "hidden_size": 0}
     widths = Counter(constants[n.input[1]].dims[0] for n in nodes
                      if n.op_type in ("MatMul", "Gemm") and len(n.input) > 1 and n.input[1] in constants
@@ -191,34 +255,65 @@ def _heads_from_scale(nodes: list, constants: dict, hidden: int) -> int:
     return 0
 
 
-def _model_type(model, nodes: list, constants: dict) -> tuple[str, str]:
+def _model_type(model, nodes: list, constants: dict, base_dir: str) -> tuple[str, str]:
     """gpt2 where the attention is causal, else bert; with the reason."""
     if any(n.op_type == "Trilu" for n in nodes):
         return "gpt2", "a causal attention mask (Trilu) makes it a decoder"
     for tensor in constants.values():
-        if _lower_triangular(tensor):
+        if _lower_triangular(tensor, base_dir):
             return "gpt2", "a causal attention mask (a lower-triangular constant) makes it a decoder"
     if any("past" in value.name.lower() for value in model.graph.input):
         return "gpt2", "past key/value inputs make it a decoder"
+    if _compares_positions(nodes):
+        return "gpt2", "a causal mask computed from positions (two position ranges compared) makes it a decoder"
     return "bert", "no causal attention mask: an encoder"
 
 
-def _lower_triangular(tensor) -> bool:
+def _compares_positions(nodes: list) -> bool:
+    """Whether a comparison has a Range behind each side: the causal mask PyTorch's dynamo
+    exporter writes (key position <= query position), where older exports hold a constant."""
+    producers = {out: node for node in nodes for out in node.output}
+
+    def from_range(name: str) -> bool:
+        frontier, seen = [name], set()
+        while frontier and len(seen) < 256:
+            node = producers.get(frontier.pop())
+            if node is None or id(node) in seen:
+                continue
+            seen.add(id(node))
+            if node.op_type == "Range":
+                return True
+            frontier.extend(node.input)
+        return False
+
+    return any(n.op_type in ("Less", "LessOrEqual", "Greater", "GreaterOrEqual") and len(n.input) == 2
+               and all(from_range(i) for i in n.input) for n in nodes)
+
+
+def _lower_triangular(tensor, base_dir: str) -> bool:
+    """Whether a square constant is a causal mask: lower-triangular, as booleans or 0/1, or
+    additive (0 on and below the diagonal, very negative above). A mask in an external data
+    file (as the dynamo exporter writes them) is read when its leading dims are all 1."""
     import numpy as np
     import onnx
     from onnx import numpy_helper
 
     dims = list(tensor.dims)
-    if len(dims) < 2 or dims[-1] != dims[-2] or dims[-1] < MASK_SIDE_MIN or tensor.data_location == onnx.TensorProto.EXTERNAL:
+    if len(dims) < 2 or dims[-1] != dims[-2] or dims[-1] < MASK_SIDE_MIN:
         return False
     if int(np.prod(dims)) > MASK_ELEMENTS_READ or int(np.prod(dims[:-2])) != 1:
         return False
-    square = numpy_helper.to_array(tensor).reshape(dims[-1], dims[-1])
-    if square.dtype.kind in "biu":
-        return bool(np.array_equal(square != 0, np.tril(np.ones_like(square, bool))))
+    if tensor.data_location == onnx.TensorProto.EXTERNAL and len(dims) < 3:
+        return False        # a square weight matrix, not worth reading from its file
+    try:
+        square = numpy_helper.to_array(tensor, base_dir).reshape(dims[-1], dims[-1])
+    except (OSError, ValueError):
+        return False
+    lower = np.tril(np.ones(square.shape, bool))
+    if square.dtype.kind in "biuf" and np.array_equal(square != 0, lower):
+        return True
     if square.dtype.kind == "f":
-        below, above = np.tril(np.ones(square.shape, bool)), ~np.tril(np.ones(square.shape, bool))
-        return bool(np.all(square[below] == 0) and np.all(square[above] <= -1e4))
+        return bool(np.all(square[lower] == 0) and np.all(square[~lower] <= -1e4))
     return False
 
 

@@ -55,6 +55,7 @@ class Work:
     config: SessionConfig            # the session the result is validated with
     large: bool                      # weights go to a data file beside the output
     reference: object = None         # fidelity.Reference, when the fidelity check runs
+    tolerance: object = None         # fidelity.Tolerance the variant is held to
     plan: dict = field(default_factory=dict)        # what the repairs changed
     repairs: list = field(default_factory=list)     # {"what", "why"}
     kept: list = field(default_factory=list)        # {"what", "why"}: left in full precision

@@ -82,3 +82,15 @@ def capture_output():
             if _relay is not None and raw:
                 _pass_on(captured.text)
 
+
+
+@contextlib.contextmanager
+def unrelayed():
+    """ONNX Runtime's warnings inside the block are not passed on: a trial whose result may be
+    dropped (one of two fusers' models) must not warn the user about a model they never get."""
+    global _relay
+    saved, _relay = _relay, None
+    try:
+        yield
+    finally:
+        _relay = saved

@@ -10,6 +10,7 @@ from PySide6.QtGui import QColor
 from PySide6.QtWidgets import (QCheckBox, QComboBox, QFileDialog, QFormLayout, QGroupBox, QHBoxLayout, QLabel,
                                QLineEdit, QPushButton, QSpinBox, QVBoxLayout, QWidget)
 
+from app.core.convert.fusers import fusers_lines
 from app.core.convert.options import Option
 from app.core.convert.speed import speed_sentence
 from app.core.convert.weights import share_text
@@ -210,6 +211,11 @@ class ResultCard(QGroupBox):
                  + (f" ({ratio:.2f}×)" if ratio else ""),
                  f"Time: {report['seconds']:.2f} s",
                  f"Operators: {escape(report['op_changes']['text'])}"]
+        if "fused_operators" in report:
+            fused = ", ".join(f"{op} ×{n}" for op, n in report["fused_operators"].items()) or "none"
+            lines.append(f"Fused: {escape(fused)} (as {escape(report['model_type'])}, "
+                         f"{report['num_heads'] or 'unknown'} heads)")
+            lines += [f"Fuser {escape(line)}" for line in fusers_lines(report)]
         half = report.get("float16_weights")
         if half and half["share"] is not None:
             lines.append(f"Float16: {share_text(half['share'])} of the weights (by bytes)")

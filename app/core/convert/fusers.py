@@ -1,0 +1,155 @@
+"""Two transformer fusers, tried side by side.
+
+ONNX Runtime's transformer optimizer (onnxruntime.transformers) knows the graphs of the
+older TorchScript exporter; onnxscript's ORT fusions (onnxscript.rewriter.ort_fusions) know
+those PyTorch's dynamo exporter writes today, where ONNX Runtime's optimizer fuses no
+attention or writes a model it cannot load. Each fuser writes its result into a folder of
+its own; each result is loaded and, when the conversion checks fidelity, run and held to the
+tolerance. Of those that pass, the one that fuses the most attention (then the most
+operators) is kept; every fuser's outcome is reported."""
+
+from __future__ import annotations
+
+import shutil
+from collections import Counter
+from pathlib import Path
+
+from app.core.convert.work import Problem, Work
+from app.core.units import first_line
+
+#: contrib operators that hold a whole attention block
+ATTENTION_OPS = frozenset({"Attention", "MultiHeadAttention", "GroupQueryAttention", "PackedAttention",
+                           "PackedMultiHeadAttention", "DecoderMaskedMultiHeadAttention",
+                           "DecoderMaskedSelfAttention", "DecoderAttention", "SparseAttention"})
+#: operators a fuser writes in place of a subgraph (standard LayerNormalization and Gelu are
+#: exported as they are, so they are counted only where a fuser added them)
+FUSED_OPS = ATTENTION_OPS | {"SkipLayerNormalization", "SkipSimplifiedLayerNormalization", "EmbedLayerNormalization",
+                             "SimplifiedLayerNormalization", "LayerNormalization", "BiasGelu", "FastGelu", "Gelu",
+                             "BiasSplitGelu", "QuickGelu", "BiasAdd", "RotaryEmbedding"}
+FUSERS = ("onnxruntime", "onnxscript")
+
+
+def onnxscript_available() -> str:
+    """'' where onnxscript's fusions can run here, else why not."""
+    try:
+        from onnxscript.rewriter.ort_fusions import optimize_for_ort  # noqa: F401
+    except Exception as exc:  # an absent or broken install: the other fuser still runs
+        return f"onnxscript is not usable here ({type(exc).__name__}: {first_line(str(exc), 200)})"
+    return ""
+
+
+def fuse_with_onnxscript(work: Work, target: Path) -> None:
+    import onnx_ir as ir
+    from onnxruntime.transformers.onnx_model import OnnxModel
+    from onnxscript.rewriter.ort_fusions import optimize_for_ort
+
+    from onnx.external_data_helper import load_external_data_for_model
+
+    fused, _ = optimize_for_ort(ir.load(str(work.source)))
+    proto = ir.serde.serialize_model(fused)
+    load_external_data_for_model(proto, str(work.source.parent))   # the result gets its own data file
+    model = OnnxModel(proto)
+    if work.options["fp16"]:
+        model.convert_float_to_float16(keep_io_types=True)
+    model.save_model_to_file(str(target), use_external_data_format=work.large)
+
+
+def fused_counts(source_ops: dict, path: Path) -> dict:
+    """The fused operators a result has beyond the source's."""
+    from app.core.model.output import op_counts
+
+    def plain(counts: dict) -> Counter:
+        return Counter({op.rsplit(".", 1)[-1]: n for op, n in counts.items()})
+
+    before, after = plain(source_ops), plain(op_counts(path))
+    return {op: after[op] - before[op] for op in sorted(FUSED_OPS) if after[op] > before[op]}
+
+
+def assess(work: Work, path: Path) -> dict:
+    """Whether a fuser's result loads (and, with a reference, keeps to the tolerance)."""
+    from app.core.jobs.stdio import unrelayed
+
+    with unrelayed():
+        return _assess(work, path)
+
+
+def _assess(work: Work, path: Path) -> dict:
+    from app.core.convert.fidelity import RunFailed, compare, load_session, run_variant
+
+    try:
+        if work.reference is None:
+            load_session(path, work.config)
+            return {"passed": None}
+        report = compare(work.reference, run_variant(path, work.reference, work.config, work.ctx), work.tolerance)
+        return {"passed": report["passed"], "max_abs_diff": report["max_abs_diff"]}
+    except RunFailed as exc:
+        return {"passed": False, "problem": Problem(exc.stage, exc.detail).describe()}
+
+
+def score(outcome: dict) -> tuple:
+    fused = outcome.get("fused_operators", {})
+    return (sum(n for op, n in fused.items() if op in ATTENTION_OPS), sum(fused.values()))
+
+
+def pick(outcomes: dict) -> str | None:
+    """The fuser to keep: among the results that load and keep to the tolerance, the one that
+    fuses the most attention, then the most operators; ONNX Runtime's on a tie."""
+    usable = [name for name in FUSERS if name in outcomes and "fused_operators" in outcomes[name]
+              and outcomes[name].get("passed") is not False]
+    return max(usable, key=lambda name: score(outcomes[name])) if usable else None
+
+
+def keep(folder: Path, target: Path) -> None:
+    """Move a fuser's result (and its data file) from its own folder to the staged target."""
+    for item in folder.iterdir():
+        shutil.move(str(item), str(target.parent / item.name))
+    shutil.rmtree(folder, ignore_errors=True)
+
+
+def attention_blocks(path: Path) -> int:
+    """The attention blocks a graph holds unfused: Softmax over the product of two computed
+    tensors (the scores of queries against keys), through scaling, masking and casts."""
+    import onnx
+
+    from app.core.model.intake import iter_graphs
+
+    model = onnx.load(str(path), load_external_data=False)
+    nodes = [node for graph in iter_graphs(model.graph) for node in graph.node]
+    constants = {t.name for graph in iter_graphs(model.graph) for t in graph.initializer}
+    constants.update(node.output[0] for node in nodes if node.op_type == "Constant")
+    producers = {out: node for node in nodes for out in node.output}
+    passing = {"Add", "Div", "Mul", "Where", "Cast", "Sub", "Reshape", "Identity"}
+    blocks = 0
+    for node in nodes:
+        if node.op_type != "Softmax":
+            continue
+        frontier, seen = [node.input[0]], set()
+        while frontier:
+            name = frontier.pop()
+            producer = producers.get(name)
+            if name in seen or producer is None:
+                continue
+            seen.add(name)
+            if producer.op_type == "MatMul" and not any(i in constants for i in producer.input):
+                blocks += 1
+                break
+            if producer.op_type in passing:
+                frontier.extend(producer.input)
+    return blocks
+
+
+def fusers_lines(result: dict) -> list[str]:
+    """What each fuser made of the model, the kept one first, as plain sentences."""
+    outcomes, kept = result.get("fusers", {}), result.get("fuser")
+    lines = []
+    for name in sorted(outcomes, key=lambda n: n != kept):
+        outcome = outcomes[name]
+        fused = ", ".join(f"{op} ×{n}" for op, n in outcome.get("fused_operators", {}).items()) or "nothing fused"
+        if outcome.get("problem"):
+            state = f"not used — {outcome['problem']}"
+        elif name == kept:
+            state = f"kept: {fused}"
+        else:
+            state = f"not kept: {fused}" + (" (outside the tolerance)" if outcome.get("passed") is False else "")
+        lines.append(f"{name}: {state}")
+    return lines

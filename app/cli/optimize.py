@@ -8,6 +8,7 @@ from app.cli.session_args import add_session_arguments, session_config_from_args
 from app.core.convert.options import KINDS
 from app.core.jobs.errors import UserError
 from app.core.optimize.jobs import OPTIMIZE
+from app.core.optimize.rows import judged_text
 from app.core.units import human_bytes
 
 ORDER = 75
@@ -32,6 +33,7 @@ def render(result: dict) -> str:
                                f"{tune['kind']}: ×{tune['speedup']:.2f} over your settings ({tune['verdict']})"),
              "", f"answer: {choice['kind']}, {_ratio(choice['speedup'], choice['speedup_ci'])} "
                  f"({choice['verdict']}) — {choice['note']}",
+             judged_text(result["data"]),
              f"shipped in {result['out_dir']}: {', '.join(p.rsplit('/', 1)[-1] for p in result['files'])}",
              f"budget {result['budget_seconds']:g} s, used {result['elapsed_seconds']:.0f} s"
              + (" — cancelled: partial" if result["partial"] else ""), ""]

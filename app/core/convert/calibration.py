@@ -19,15 +19,20 @@ class FeedReader:
         self.inputs = inputs
         spec: FeedSpec = work.config.inputs
         self.base = spec
+        self.data = ""               # a data folder of images given as the calibration folder
         folder = work.options["calibration"]
         if folder:
             path = Path(folder).expanduser()
             if not path.is_dir():
                 raise UserError("not-found", f"{path}: the calibration folder does not exist")
             self.files = sorted(p for p in path.iterdir() if p.suffix.lower() in (".npy", ".npz") and p.is_file())
-            if not self.files:
-                raise UserError("bad-input-file", f"{path}: holds no .npy or .npz files to calibrate on")
-            self.count = len(self.files)
+            if not self.files:        # a data folder of images, as --data takes
+                from app.core.session.data_folder import read_folder
+
+                self.data = str(path)
+                self.count = len(read_folder(path).samples)
+            else:
+                self.count = len(self.files)
         elif spec.data:              # the user's data folder: every sample of it
             from app.core.session.data_folder import read_folder
 
@@ -46,8 +51,9 @@ class FeedReader:
         if self.files:
             spec = FeedSpec(mode="files", files={"*": str(self.files[self.index])}, dims=dict(self.base.dims),
                             shapes=dict(self.base.shapes), vocab_size=self.base.vocab_size)
-        elif self.base.data:
-            spec = FeedSpec.from_dict({**self.base.to_dict(), "sample": self.index})
+        elif self.data or self.base.data:
+            spec = FeedSpec.from_dict({**self.base.to_dict(), "data": self.data or self.base.data,
+                                       "sample": self.index})
         elif self.base.mode == "files":
             spec = self.base
         else:

@@ -111,8 +111,8 @@ KINDS: dict[str, Kind] = {k.name: k for k in (
     Kind("int8-static", "Int8, static", "Weights and activations int8, with activation ranges measured on "
          "calibration data. Best for CNNs; QDQ also suits TensorRT.", ".onnx", (
              Option("calibration", "path", "", "A folder of .npy/.npz files, one sample each (loaded without "
-                                               "pickle); empty: the data folder's samples (--data), else seeded "
-                                               "random inputs.",
+                                               "pickle), or of images as --data takes; empty: the data folder's "
+                                               "samples (--data), else seeded random inputs.",
                     "Calibration data"),
              Option("calibration_count", "int", 16, "How many random samples to calibrate on (without a folder).",
                     minimum=1),

@@ -6,6 +6,7 @@ from __future__ import annotations
 
 from html import escape
 
+from app.core.optimize.rows import judged_text
 from app.core.units import human_bytes
 
 _STYLE = """body{font:14px system-ui,sans-serif;margin:2em;max-width:72em;color:#222}
@@ -106,7 +107,7 @@ Fidelity: {'passed' if (choice['fidelity'] or {}).get('passed') else 'not passed
 each in its own process, with the same settings and inputs; "faster" or "slower" only when the whole 95 % interval
 lies beyond ±2 %. Objective: {_e(result['objective'])}{'; ' + _e(result['objective_note']) if result['objective_note'] else ''}.</p>
 <h2>Speed against fidelity</h2>{_plot(rows)}
-<h2>Inputs</h2>{inputs}<p>Judged on: {_e(result['data']['judged_on'])}.</p>
+<h2>Inputs</h2>{inputs}<p>{_e(judged_text(result['data']))}.</p>
 <h2>Machine</h2><p>This machine: {_e(target['cpu'])}; ONNX Runtime {_e(target['onnxruntime'])};
 session providers: {_e(', '.join(target['providers']))}; available: {_e(', '.join(target['available_providers']))}.</p>
 <p class="muted">Budget {result['budget_seconds']:g} s, used {result['elapsed_seconds']:.1f} s.</p>

@@ -62,6 +62,8 @@ def made_row(kind: str, report: dict) -> dict:
            "source_latency_ms": speed["source_p50_ms"] if measured else None,
            "fidelity": fidelity, "size_bytes": report["output_bytes"], "seconds": report["seconds"],
            "options": report.get("options", {}), "repaired": bool(report.get("repair", {}).get("passed"))}
+    if "calibration_samples" in report:
+        row["calibration_samples"] = report["calibration_samples"]
     if report["check"] == "failed":
         row.update(status="failed-check", reason=_where_drifted(report, fidelity))
     elif report["check"] != "passed":
@@ -129,3 +131,9 @@ def answer(best: dict, tune: dict, model: Path, preset: Path, user_session: dict
     else:
         choice["note"] = "nothing measured was faster than the source and faithful: keep the source and your settings"
     return choice
+
+
+def judged_text(data: dict) -> str:
+    """What every verdict was judged on, as one sentence."""
+    note = f" ({data['note']})" if data.get("note") else ""
+    return f"Judged on {data['judged_on']}{note}"

@@ -36,8 +36,9 @@ REPAIR_STEPS = 3
 
 
 class Search:
-    def __init__(self, params: OptimizeParams, source: Path, scratch: Path, budget: Budget):
+    def __init__(self, params: OptimizeParams, source: Path, scratch: Path, budget: Budget, split: dict | None = None):
         self.params, self.source, self.scratch, self.budget = params, source, scratch, budget
+        self.split = split          # the data folder's halves (app.core.optimize.split), if one was given
         self.config = params.session
         self.rows: list[dict] = [source_row(source)]
         self.made: dict[str, str] = {"source": str(source)}     # kind -> the model file made in scratch
@@ -71,8 +72,10 @@ class Search:
 
     def make(self, kind: str, speed_s: float) -> dict:
         output = self.scratch / f"{kind}{kind_info(kind).suffix}"
-        convert = ConvertParams(kind=kind, input=str(self.source), output=str(output), force=True,
-                                options=candidates.kind_options(kind, self.config), tolerance=dict(self.params.tolerance),
+        options = candidates.kind_options(kind, self.config)
+        if kind == "int8-static" and self.split:
+            options["calibration"] = self.split["calibrate"]
+        convert = ConvertParams(kind=kind, input=str(self.source), output=str(output), force=True, options=options, tolerance=dict(self.params.tolerance),
                                 session=self.config, speed_s=speed_s)
         try:
             with self.budget.sub(f"{kind}: making, checking and timing it") as sub:
@@ -89,7 +92,10 @@ class Search:
             return failed_row(kind, "refused", f"the conversion failed: {exc.message}")
         self.reports.append(report)
         self.made[kind] = report["output"]
-        return made_row(kind, report)
+        row = made_row(kind, report)
+        if "calibration" in options and self.split:      # the half is scratch: name the user's folder
+            row["options"]["calibration"] = f"{self.params.data} (the calibration half)"
+        return row
 
     def _repair(self, convert: ConvertParams, report: dict) -> dict:
         """The repair loop once, with what is left of the screening budget; the failed report
@@ -140,6 +146,23 @@ def _inputs(reports: list[dict]) -> list[dict]:
     return []
 
 
+def _data(params: OptimizeParams, split: dict | None) -> dict:
+    if not split:
+        return {"folder": None, "judged_on": "generated inputs (each input's row says where its values came from)"}
+    return {"folder": str(Path(params.data).expanduser().absolute()), "samples": split["samples"],
+            "calibrate_samples": split["calibrate_samples"], "check_samples": split["check_samples"],
+            "note": split["note"], "judged_on": f"your data: {split['check_samples']} held-out samples"}
+
+
+def _user_session(params: OptimizeParams, split: dict | None, session: dict | None = None) -> dict:
+    """A session to show and ship (the user's, or tune's): its data folder is the user's,
+    not the held-out half, which goes with the scratch folder."""
+    session = params.session.to_dict() if session is None else session
+    if split and isinstance(session.get("inputs"), dict):
+        session["inputs"]["data"] = str(Path(params.data).expanduser().absolute())
+    return session
+
+
 def _machine(config) -> dict:
     import onnxruntime
 
@@ -152,11 +175,13 @@ def _machine(config) -> dict:
 def optimize(params: OptimizeParams, ctx) -> dict:
     from app.core.model.intake import admit
     from app.core.optimize.ship import prepare_folder, ship
+    from app.core.optimize.split import split_data
+    from app.core.session.data_folder import read_folder
     from app.core.session.machine_cpu import cpu_description
 
     source = Path(admit(params.model, onnx_only="optimize converts .onnx models").path)
     if params.data:
-        params.session.inputs.data = str(Path(params.data).expanduser().absolute())
+        read_folder(Path(params.data).expanduser())        # a bad folder is refused before anything is made
     folder = prepare_folder(Path(params.out_dir).expanduser(), params.force, source)
     budget = Budget(params.budget_seconds, ctx)
     budget.label = "reading the model"
@@ -165,7 +190,10 @@ def optimize(params: OptimizeParams, ctx) -> dict:
     plan = candidates.plan(params.kinds, params.session, shape, cpu_description()[1])
     partial = False
     with tempfile.TemporaryDirectory(prefix="ortune-optimize-") as scratch:
-        search = Search(params, source, Path(scratch), budget)
+        split = split_data(Path(params.data).expanduser().absolute(), Path(scratch)) if params.data else None
+        if split:
+            params.session.inputs.data = split["check"]
+        search = Search(params, source, Path(scratch), budget, split)
         try:
             search.screen(plan)
             search.tune_best(choose(search.rows, params.latency_limit_ms))
@@ -173,15 +201,15 @@ def optimize(params: OptimizeParams, ctx) -> dict:
             partial = True
         best = choose(search.rows, params.latency_limit_ms)
         explain(search.rows, best, params.latency_limit_ms)
+        if "session" in search.tune:
+            _user_session(params, split, search.tune["session"])
         result = {"model": str(source), "out_dir": str(folder), "objective": params.objective,
                   "objective_note": "throughput is judged as one stream's runs per second (1 / median latency)"
                                     if params.objective == "throughput" else "",
                   "latency_limit_ms": params.latency_limit_ms, "candidates": search.rows,
                   "tune": search.tune, "inputs": _inputs(search.reports),
-                  "data": {"folder": params.session.inputs.data or None,
-                           "judged_on": "your data" if params.session.inputs.data else
-                           "generated inputs (each input's row says where its values came from)"},
-                  "session": params.session.to_dict(), "budget_seconds": params.budget_seconds,
+                  "data": _data(params, split),
+                  "session": _user_session(params, split), "budget_seconds": params.budget_seconds,
                   "partial": partial,
                   "target": None,       # this machine (a remote target names itself here, as elsewhere)
                   "machine": _machine(params.session)}

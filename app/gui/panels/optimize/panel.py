@@ -14,6 +14,7 @@ from PySide6.QtWidgets import (QCheckBox, QComboBox, QDoubleSpinBox, QFormLayout
 from app.core.convert.options import KINDS
 from app.core.optimize.candidates import ORDER
 from app.core.optimize.jobs import OPTIMIZE
+from app.core.optimize.rows import judged_text
 from app.gui.shell.panel import Panel
 
 HEADERS = ["Candidate", "Status", "Speedup ×", "95% low", "95% high", "Verdict", "Median ms", "Size (bytes)", "Why"]
@@ -163,6 +164,7 @@ class OptimizePanel(Panel):
                  f"({choice['verdict']})")
         self.answer.setText(f"Answer: {claim}. {note}."
                             f"{' Cancelled: what was measured so far.' if result['partial'] else ''}\n"
+                            f"{judged_text(result['data'])}.\n"
                             f"Written to {result['out_dir']}.")
         self.ship_button.setEnabled(True)
         self._stop()

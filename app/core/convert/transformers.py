@@ -59,9 +59,12 @@ def produce_transformers(work: Work) -> None:
             continue
         outcomes[name] = {"fused_operators": fused_counts(work.summary["op_counts"], path),
                           **(assess(work, path) if len(tried) > 1 else {})}
-    best = pick(outcomes) or next((n for n in tried if "fused_operators" in outcomes[n]), None)
-    if best is None:
-        raise next(iter(errors.values())) if errors else RuntimeError(outcomes[tried[0]]["problem"])
+    # none within the tolerance: the best that runs, and the fidelity report says how far it is
+    best = pick(outcomes) or pick({n: {**o, "passed": None} for n, o in outcomes.items() if "problem" not in o})
+    if best is None:         # nothing runs: a problem for the repairs
+        if errors:
+            raise next(iter(errors.values()))
+        raise RuntimeError("; ".join(f"{name}: {o['problem']}" for name, o in outcomes.items() if o.get("problem")))
     keep(folders[best], work.target)
     for folder in folders.values():
         shutil.rmtree(folder, ignore_errors=True)
@@ -148,10 +151,17 @@ def _settled_shape(work: Work) -> dict:
 
 
 def repair_transformers(work: Work, problem: Problem) -> dict | None:
+    shape = work.plan.get("shape", {})
+    if shape.get("source", {}).get("model_type") not in (None, "yours") and shape.get("model_type") != "bert":
+        # a decoder read from the graph whose fusions fail: the encoder's fusions still fuse the
+        # layer norms and Gelu, which most decoders share
+        why = f"the {shape['model_type']} fusions failed ({first_line(problem.short(), 200)})"
+        shape.update(model_type="bert")
+        shape["source"] = {**shape["source"], "model_type": f"bert, after {why}"}
+        return work.repair("fused as an encoder (bert)", why)
     if problem.stage == "convert":
-        shape = work.plan.get("shape", {})
         raise UserError("conversion-failed", f"{work.source.name}: the transformer fusers failed on "
-                                             f"this graph ({problem.message.rstrip(': ')}); it only knows the "
+                                             f"this graph ({problem.message.rstrip(': ')}); they only know the "
                                              f"layouts of transformer models, here read as "
                                              f"{shape.get('model_type', work.options['model_type'])} with "
                                              f"{shape.get('num_heads', 0)} heads — check the model type")

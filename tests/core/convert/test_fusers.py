@@ -153,3 +153,25 @@ def test_a_causal_mask_kept_in_an_external_data_file_makes_a_decoder(tmp_path, m
     onnx.save(model, str(tmp_path / "m.onnx"), save_as_external_data=True, location="m.onnx.data", size_threshold=0)
     shape = detect_transformer_shape(tmp_path / "m.onnx")
     assert shape["model_type"] == "gpt2" and "lower-triangular" in shape["model_type_reason"]
+
+
+def test_a_decoder_whose_fusions_fail_is_fused_as_an_encoder(tmp_path, monkeypatch):
+    """ORT's gpt2 fusions raise IndexError on a dynamo GPT-2 and onnxscript's result may not
+    load: the layer norms and Gelu are still fused, with the bert fusions, and the repair says so."""
+    real = transformers._fuse_with_onnxruntime
+
+    def gpt2_crashes(work, target):
+        if work.plan["shape"]["model_type"] == "gpt2":
+            raise IndexError("list index out of range")
+        real(work, target)
+
+    def crash(work, target):
+        raise ValueError("rank 3")
+
+    monkeypatch.setattr(transformers, "_fuse_with_onnxruntime", gpt2_crashes)
+    monkeypatch.setattr(fusers, "fuse_with_onnxscript", crash)
+    source = models.save(transformer_models.gpt2_layer(), tmp_path / "layer.onnx")
+    report = fuse(source, tmp_path / "fused.onnx")
+    assert report["model_type"] == "bert" and "after the gpt2 fusions failed" in report["shape_source"]["model_type"]
+    assert report["repairs"][0]["what"] == "fused as an encoder (bert)"
+    assert report["fused_operators"].get("SkipLayerNormalization") and report["fidelity"]["passed"] is True

@@ -125,6 +125,25 @@ def fuse(model: Path, fuser: str, seconds: float) -> dict:
             "warnings": result["warnings"]}
 
 
+#: the exports' shape: layers, hidden size, feed-forward width, sequence length
+LAYERS, HIDDEN, INNER, SEQUENCE = 2, 128, 512, 32
+
+
+def hand_macs() -> int:
+    """Per layer: the Q, K, V and output projections, the feed-forward pair, and the two
+    attention products (scores and the weighted sum); embeddings and norms count none."""
+    per_layer = SEQUENCE * HIDDEN * (4 * HIDDEN + 2 * INNER) + 2 * SEQUENCE * SEQUENCE * HIDDEN
+    return LAYERS * per_layer
+
+
+def counted_macs(model: Path) -> dict:
+    from app.core.model.inspect import inspect_model
+
+    summary = inspect_model(str(model))
+    return {"macs": summary["macs"], "lower_bound": summary["cost"]["macs_is_lower_bound"],
+            "hand_macs": hand_macs(), "ratio_to_hand": summary["macs"] / hand_macs() if summary["macs"] else None}
+
+
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("folder", nargs="?", type=Path)
@@ -132,8 +151,9 @@ def main() -> None:
     args = parser.parse_args()
     with tempfile.TemporaryDirectory() as scratch:
         models = sorted(args.folder.glob("*.onnx")) if args.folder else export_models(Path(scratch))
-        report = {m.name: {f: fuse(m, f, args.seconds) for f in ("onnxruntime", "onnxscript", "best")} for m in models
-                  if "." not in m.stem}
+        report = {m.name: {"cost": counted_macs(m), **{f: fuse(m, f, args.seconds)
+                                                       for f in ("onnxruntime", "onnxscript", "best")}}
+                  for m in models if "." not in m.stem}
     print(json.dumps(report, indent=1))
 
 

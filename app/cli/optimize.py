@@ -46,7 +46,7 @@ def run(args) -> int:
     kinds = [k.strip() for k in (args.kinds or "").split(",") if k.strip()]
     given = {"model": args.model, "out_dir": args.output, "kinds": kinds, "objective": args.objective,
              "tolerance": tolerance_from_args(args), "session": session_config_from_args(args).to_dict(),
-             "force": args.force, "tune": not args.no_tune}
+             "force": args.force, "tune": not args.no_tune, "keep_candidates": args.keep_candidates}
     for name in ("latency_limit_ms", "budget_seconds", "screen_seconds"):
         if getattr(args, name) is not None:
             given[name] = getattr(args, name)
@@ -74,6 +74,8 @@ def register(subparsers) -> None:
     parser.add_argument("--screen-seconds", metavar="S",
                         help="how long each candidate and the source are timed, at most (default 2)")
     parser.add_argument("--no-tune", action="store_true", help="do not tune the session of the best candidate")
+    parser.add_argument("--keep-candidates", action="store_true",
+                        help="also keep every candidate made, in DIR/candidates (to compare, drift or draw later)")
     add_tolerance_arguments(parser.add_argument_group("fidelity check"))
     add_session_arguments(parser)
     add_json_flag(parser)

@@ -38,3 +38,39 @@ def test_optimize_tab_fills_the_leaderboard_and_shows_the_answer(qtbot, window, 
     assert panel.ship_button.isEnabled()
     panel.ship_button.click()
     assert opened == [str(tmp_path / "ship")]
+
+
+def test_a_kept_candidate_opens_in_compare_beside_its_source_and_in_drift(qtbot, window, tmp_path):
+    path = models.save(models.mlp(width=16, depth=1), tmp_path / "mlp.onnx")
+    with qtbot.waitSignal(window.model_opened, timeout=60000):
+        window.open_model(path)
+    window.session.update(SessionConfig(intra_op_num_threads=1))
+    panel = window.panel("Optimize")
+    window.tabs.setCurrentWidget(panel)
+    panel.ensure_built()
+    for index in range(panel.kinds.count()):
+        item = panel.kinds.item(index)
+        if item.data(Qt.ItemDataRole.UserRole) != "optimize":
+            item.setCheckState(Qt.CheckState.Unchecked)
+    panel.budget.setValue(60)
+    panel.screen_seconds.setValue(0.3)
+    panel.tune.setChecked(False)
+    panel.folder.setText(str(tmp_path / "ship"))
+    assert panel.keep.isChecked()
+    assert not panel.actions.buttons["Compare"].isEnabled()
+    panel.start()
+    qtbot.waitUntil(lambda: panel.job is None, timeout=120000)
+    assert window.last_error is None
+    kept = tmp_path / "ship" / "candidates" / "optimize.onnx"
+    assert kept.exists()
+    row = [r[0] for r in panel.table.rows].index("optimize")
+    panel.table.setCurrentIndex(panel.table.proxy.index(row, 0))
+    assert panel.actions.buttons["Compare"].isEnabled()
+    panel.actions.buttons["Compare"].click()
+    assert window.tabs.currentWidget() is window.panel("Compare")
+    chosen = {m.path for m in window.model_list.selected()}
+    assert chosen == {str(path.resolve()), str(kept.resolve())}
+    assert window.current_model().kind == "optimize" and window.current_model().parent.path == str(path.resolve())
+    window.tabs.setCurrentWidget(panel)
+    panel.actions.buttons["Drift"].click()
+    assert window.tabs.currentWidget() is window.panel("Drift")

@@ -174,15 +174,17 @@ def _machine(config) -> dict:
 
 def optimize(params: OptimizeParams, ctx) -> dict:
     from app.core.model.intake import admit
-    from app.core.optimize.ship import prepare_folder, ship
+    from app.core.optimize.ship import keep_candidates, prepare_folder, ship
     from app.core.optimize.split import split_data
     from app.core.session.data_folder import read_folder
     from app.core.session.machine_cpu import cpu_description
 
     source = Path(admit(params.model, onnx_only="optimize converts .onnx models").path)
+    if not params.data and params.session.inputs.data:    # the Session tab's data folder: split it too
+        params.data = params.session.inputs.data
     if params.data:
         read_folder(Path(params.data).expanduser())        # a bad folder is refused before anything is made
-    folder = prepare_folder(Path(params.out_dir).expanduser(), params.force, source)
+    folder = prepare_folder(Path(params.out_dir).expanduser(), params.force, source, params.keep_candidates)
     budget = Budget(params.budget_seconds, ctx)
     budget.label = "reading the model"
     budget.progress()
@@ -213,6 +215,9 @@ def optimize(params: OptimizeParams, ctx) -> dict:
                   "partial": partial,
                   "target": None,       # this machine (a remote target names itself here, as elsewhere)
                   "machine": _machine(params.session)}
+        if params.keep_candidates:
+            folder.mkdir(exist_ok=True)
+            keep_candidates(search.rows, search.made, folder, source)
         result["choice"] = ship(result, best, search.made[best["kind"]], folder, params.force, source,
                                 budget.elapsed)
     ctx.progress(1.0, "done")

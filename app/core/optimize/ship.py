@@ -18,11 +18,12 @@ from app.core.model.output import Staging, check_replaceable, data_file_name, lo
 from app.core.optimize.rows import answer
 
 MODEL_STEM = "model"
+CANDIDATES = "candidates"       # the sub-folder every candidate made is kept in, with --keep-candidates
 COMPANIONS = ("preset.json", "session.py", "report.html", "optimize.json")
 _MODEL_FILES = (f"{MODEL_STEM}.onnx", data_file_name(f"{MODEL_STEM}.onnx"), f"{MODEL_STEM}.ort")
 
 
-def prepare_folder(folder: Path, force: bool, source: Path) -> Path:
+def prepare_folder(folder: Path, force: bool, source: Path, keep_candidates: bool = False) -> Path:
     """The output folder, checked before any work: it or its parent exists, and no file the
     search will write is there already (without force) or is the source."""
     folder = folder.absolute()
@@ -36,7 +37,29 @@ def prepare_folder(folder: Path, force: bool, source: Path) -> Path:
         raise UserError("bad-output", f"{folder}: the output folder is not writable")
     for name in (*_MODEL_FILES, *COMPANIONS):
         check_replaceable(folder / name, force, (source,))
+    kept = folder / CANDIDATES
+    if keep_candidates and kept.exists():
+        if not kept.is_dir():
+            raise UserError("bad-output", f"{kept}: is not a folder")
+        for item in kept.iterdir():
+            check_replaceable(item, force, (source,))
     return folder
+
+
+def keep_candidates(rows: list[dict], made: dict, folder: Path, source: Path) -> None:
+    """Copy every candidate made into DIR/candidates/<kind> (its weights file beside it) and
+    note the path on its row, so each can be opened in Compare, Drift or the Graph."""
+    kept = folder / CANDIDATES
+    kept.mkdir(parents=True, exist_ok=True)
+    for row in rows:
+        if row["kind"] == "source" or row["kind"] not in made:
+            continue
+        chosen = Path(made[row["kind"]])
+        target = kept / f"{row['kind']}{chosen.suffix}"
+        with Staging(target, protected=(source,)) as stage:
+            _stage_model(chosen, stage.path)
+            stage.commit(True)
+        row["model"] = str(target)
 
 
 def _uses_external_data(path: Path) -> bool:

@@ -61,6 +61,10 @@ class PanelContext(QObject):
                 self._window.model_list.remove(stale)
         return self._window.open_model(path, parent=parent, kind=kind, extra=extra, select=select)
 
+    def select_models(self, models: list[OpenModel]) -> None:
+        """Select these models in the list (the last is the current model), as Ctrl+click does."""
+        self._window.model_list.select_many(models)
+
     def open_models(self) -> list[OpenModel]:
         """Every model in the list, in its order."""
         return self._window.model_list.models()
@@ -104,6 +108,10 @@ class PanelContext(QObject):
 
     def show_status(self, message: str, timeout_ms: int = 5000) -> None:
         self._window.status_line.show_message(message, timeout_ms)
+
+    def panel(self, title: str):
+        """The panel of the tab with this title (built on first request)."""
+        return self._window.panel(title)
 
     def show_tab(self, panel) -> None:
         """Bring a panel's own tab to the front."""

@@ -84,6 +84,14 @@ class ModelList(QTreeWidget):
         if item is not None:
             self.setCurrentItem(item)
 
+    def select_many(self, models: list[OpenModel]) -> None:
+        """Select these models; the last becomes the current one."""
+        items = [item for item in map(self.item_for, models) if item is not None]
+        if items:
+            self.setCurrentItem(items[-1])
+            for item in items:
+                item.setSelected(True)
+
     def current(self) -> OpenModel | None:
         return self.model_of(self.currentItem())
 

@@ -107,6 +107,11 @@ class DataTable(QTableView):
             return f"{value:,.{decimals}f}"
         return str(value)
 
+    def current_row(self) -> int | None:
+        """The row under the cursor, as an index into the rows given (whatever the sort)."""
+        index = self.currentIndex()
+        return self.proxy.mapToSource(index).row() if index.isValid() else None
+
     def set_filter(self, text: str) -> None:
         self.proxy.setFilterFixedString(text)
 

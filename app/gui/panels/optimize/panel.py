@@ -58,6 +58,9 @@ class OptimizePanel(Panel):
         self.folder.setToolTip("The folder to ship: the chosen model, preset.json, session.py, report.html and "
                                "optimize.json are written there.")
         self.force = QCheckBox("Replace the files already in the folder")
+        self.keep = QCheckBox("Keep every candidate (to open in Compare, Drift, Graph)")
+        self.keep.setChecked(True)
+        self.keep.setToolTip("Every candidate made is also written into the folder's candidates/.")
         form.addRow("Goal:", self.objective)
         form.addRow("Latency limit:", self.latency_limit)
         form.addRow("Kinds to try:", self.kinds)
@@ -66,6 +69,7 @@ class OptimizePanel(Panel):
         form.addRow(self.tune)
         form.addRow("Ship into:", self.folder)
         form.addRow(self.force)
+        form.addRow(self.keep)
         buttons = QHBoxLayout()
         self.start_button = QPushButton("Start")
         self.start_button.clicked.connect(self.start)
@@ -96,16 +100,24 @@ class OptimizePanel(Panel):
         from app.gui.widgets.table import DataTable
         self.table = DataTable(HEADERS)
         self.table.decimals = 3
+        from app.gui.panels.optimize.candidates import CandidateActions
+        board = QWidget()
+        board_layout = QVBoxLayout(board)
+        board_layout.setContentsMargins(0, 0, 0, 0)
+        board_layout.addWidget(self.table)
+        self.actions = CandidateActions(self)
+        self.table.selectionModel().currentChanged.connect(self.actions.refresh)
+        board_layout.addWidget(self.actions)
         body = QSplitter(Qt.Orientation.Horizontal)
         body.addWidget(left)
-        body.addWidget(self.table)
+        body.addWidget(board)
         body.setSizes([360, 800])
         self.layout_.addWidget(body)
         self.rows: list[dict] = []
 
     def remembered(self) -> dict:
         return {"objective": self.objective, "budget": self.budget, "screen_seconds": self.screen_seconds,
-                "tune": self.tune}
+                "tune": self.tune, "keep": self.keep}
 
     def model_changed(self, model) -> None:
         ready = model is not None and model.summary is not None
@@ -122,7 +134,7 @@ class OptimizePanel(Panel):
         return {"model": self.model.path, "out_dir": self.folder.text().strip(), "kinds": self.chosen_kinds(),
                 "objective": self.objective.currentData(), "latency_limit_ms": self.latency_limit.value() or None,
                 "budget_seconds": float(self.budget.value()), "screen_seconds": self.screen_seconds.value(),
-                "tune": self.tune.isChecked(), "force": self.force.isChecked(),
+                "tune": self.tune.isChecked(), "force": self.force.isChecked(), "keep_candidates": self.keep.isChecked(),
                 "session": self.context.session.config().to_dict()}
 
     def start(self) -> None:
@@ -167,6 +179,7 @@ class OptimizePanel(Panel):
                             f"{judged_text(result['data'])}.\n"
                             f"Written to {result['out_dir']}.")
         self.ship_button.setEnabled(True)
+        self.actions.refresh()
         self._stop()
 
     def _failed(self, _exc) -> None:

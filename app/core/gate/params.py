@@ -54,7 +54,7 @@ class GateParams(Params):
     max_slowdown: float = setting(0.05, minimum=0, flag="--max-slowdown")
     max_seconds: float = setting(60.0, minimum=1, flag="--max-seconds")      # timed rounds, at most, in all
     tolerance: dict[str, float] = setting(factory=dict)     # atol, rtol, min_cosine (missing: the default)
-    max_accuracy_drop: float = setting(0.01, minimum=0, maximum=1, flag="--max-accuracy-drop")
+    max_accuracy_drop: float = setting(0.01, minimum=0, flag="--max-accuracy-drop")
     max_memory_growth: float = setting(0.10, minimum=0, flag="--max-memory-growth")
     record: bool = True
 

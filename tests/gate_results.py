@@ -22,5 +22,6 @@ def gate_result(speed: str = judge.PASS, new_label: str = "new.onnx", old_label:
             "new": {"label": new_label, "path": f"/models/{new_label}", "sha256": "ab" * 32, "session": {}},
             "old": {"label": old_label, "path": f"/models/{old_label}", "sha256": "cd" * 32, "session": {}},
             "slowdown_definition": judge.SLOWDOWN_DEFINITION, "baseline": old_label, "models": models, "inputs": [],
-            "speedup_definition": "speedup", "alternation": {"rounds_run": 30, "block_runs": 5},
+            "speedup_definition": "speedup", "alternation": {"rounds_run": 30, "block_runs": 5, "rounds": None, "budget_s": 2.0,
+                            "verdict_rule": "faster or slower only when the whole 95 % interval lies beyond ±2 %"},
             "session": {}, "run": {}, "ort_version": "1.0", "machine": {}, "created": 0.0}

@@ -16,7 +16,8 @@ ORTune makes ONNX models run fast on ONNX Runtime.
 
 Run without a command (or with `gui`) to open the window. Every command below
 prints readable text, or exactly one JSON object with --json.
-Exit codes: 0 success, 1 internal error, 2 bad input, 3 cancelled."""
+Exit codes: 0 success, 1 internal error, 2 bad input, 3 cancelled; convert: 4 check
+failed; gate: 5 regression, 6 undecided."""
 
 
 #: command -> the module of app.cli that registers it, so that running one command imports
@@ -25,7 +26,7 @@ COMMAND_MODULES = {
     "gui": "gui", "inspect": "inspect", "devices": "devices", "bench": "bench", "convert": "convert",
     "compare": "compare", "placement": "placement", "profile": "profile", "profile-diff": "profile",
     "iobinding": "iobinding", "tune": "tune", "diagnose": "diagnose", "history": "history",
-    "diff": "diff", "drift": "drift", "optimize": "optimize", "targets": "targets", "worker": "worker",
+    "diff": "diff", "drift": "drift", "optimize": "optimize", "targets": "targets", "worker": "worker", "gate": "gate",
 }
 
 

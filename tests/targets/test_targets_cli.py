@@ -136,3 +136,15 @@ def test_a_wrong_sweep_is_refused_before_connecting(ortune, tmp_path):
     save_targets(targets)
     done = ortune("bench", model, "--sweep", "nosuchdim=1,2", "--target", "void")
     assert done.code == 2 and "no symbolic dimension named nosuchdim" in done.stderr, done.stderr
+
+
+def test_gate_on_a_target_judges_there_and_keeps_the_result_here(loop_target, ortune, tmp_path):
+    old = models.save(models.mlp(depth=2), tmp_path / "old.onnx")
+    new = tmp_path / "new.onnx"
+    new.write_bytes(old.read_bytes())
+    done = ortune("gate", new, "--against", old, "--target", loop_target, "--duration", "0.3", "--max-seconds", "1",
+                  "--max-slowdown", "50", "--json")
+    assert done.code == 0, done.stderr
+    result = done.json()
+    assert result["target"]["name"] == "loop" and result["new"]["path"] == str(new)
+    assert result["history_id"] is not None

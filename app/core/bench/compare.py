@@ -13,12 +13,12 @@ FEEDS_FILE = "feeds.npz"
 OUTPUTS_FILE = "outputs.npz"
 
 
-def output_fidelity(reference: dict, outputs: dict) -> dict:
+def output_fidelity(reference: dict, outputs: dict, tolerance: dict | None = None) -> dict:
     """How far `outputs` drift from `reference`: the conversion fidelity check's numbers
-    and verdict per output (default tolerance), plus the compare table's summary."""
+    and verdict per output (with `tolerance`, else the default), plus the compare table's summary."""
     from app.core.session.outputs import Tolerance, compare_values
 
-    tolerance = Tolerance()
+    tolerance = Tolerance.from_dict(tolerance)
     rows = []
     for name, expected in reference.items():
         if name not in outputs:

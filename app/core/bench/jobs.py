@@ -37,6 +37,7 @@ class BenchParams(Params):
 class MemberParams(BenchParams):
     reference_dir: str = ""                                 # where the reference keeps feeds and outputs
     is_reference: bool = False
+    tolerance: dict[str, float] = setting(factory=dict)     # atol, rtol, min_cosine of the output check (missing: default)
 
 
 @dataclass
@@ -117,7 +118,7 @@ def member_job(params: MemberParams, ctx: JobContext) -> dict:
         def on_first_outputs(feeds: dict, outputs: dict) -> dict:
             with np.load(folder / OUTPUTS_FILE, allow_pickle=False) as saved:
                 reference = {name: saved[name] for name in saved.files}
-            return {"fidelity": output_fidelity(reference, outputs)}
+            return {"fidelity": output_fidelity(reference, outputs, params.tolerance)}
 
     prepared = prepare(params.path, config, ctx, on_first_outputs=on_first_outputs)
     accuracy = None
@@ -131,7 +132,7 @@ def member_job(params: MemberParams, ctx: JobContext) -> dict:
     return report
 
 
-def _member_events(ctx: JobContext, labels: list[str], planned: dict | None = None) -> Callable[[int, str, dict], None]:
+def member_events(ctx: JobContext, labels: list[str], planned: dict | None = None) -> Callable[[int, str, dict], None]:
     """A member's log lines and progress as the orchestrating job's, labelled. The first
     member's inputs are the run's (the reference's, a sweep's first cell's): they are sent on
     as the job's own "inputs" data, so a window can title the run while it goes, and kept
@@ -170,7 +171,7 @@ def compare_job(params: CompareParams, ctx: JobContext) -> dict:
         members = [MemberParams(path=model["path"], session=SessionConfig.from_dict(config.to_dict()),
                                 run=settings, variant=label, reference_dir=folder, is_reference=index == 0)
                    for index, (model, label) in enumerate(zip(models, labels))]
-        alternation = alternate(MEMBER, members, settings, ctx, _member_events(ctx, labels, planned), keep_partial)
+        alternation = alternate(MEMBER, members, settings, ctx, member_events(ctx, labels, planned), keep_partial)
     reports = alternation.reports
     baseline = reports[0]
     result = {
@@ -245,7 +246,7 @@ def sweep_job(params: SweepParams, ctx: JobContext) -> dict:
 
     measured = measure_grid(CELL, [_cell_params(params, value, k) for value, k in grid],
                             [value or 1 for value, _ in grid], [k for _, k in grid], params.run, ctx,
-                            _member_events(ctx, names), params.max_processes, send_group, send_partial)
+                            member_events(ctx, names), params.max_processes, send_group, send_partial)
     cells = [finished(index, part) for index, part in enumerate(measured.cells)]
     ctx.data("sweep-cell", cells[0])
     best = best_cell(cells, limit, percentile)

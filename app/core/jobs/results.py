@@ -57,6 +57,16 @@ class CompareResult(TypedDict):
     inputs: list[dict]             # the reference's input plan: every model ran on these
 
 
+class GateResult(TypedDict):
+    verdict: str                   # pass, regression, undecided
+    criteria: list[dict]           # {name, verdict, summary, limit, figures}: speed, outputs, accuracy, memory
+    new: dict                      # {label, path, sha256, size_bytes, session}
+    old: dict
+    models: list[dict]             # the comparison's rows, old first (as compare reports them)
+    inputs: list[dict]             # the old model's input plan: both ran on these
+    session: dict
+
+
 class SweepResult(TypedDict):
     cells: list[dict]              # per cell its latency, items_per_s, inputs, ratio, ratio_ci, verdict
     best: dict | None

@@ -23,7 +23,7 @@ from app.core.store.paths import data_dir
 
 SCHEMA_VERSION = 1
 MAX_STORED_SAMPLES = 1_000_000   # beyond this, every n-th sample is kept for the chart
-KINDS = ("bench", "compare", "sweep")
+KINDS = ("bench", "compare", "sweep", "gate")
 
 _SCHEMA = """
 CREATE TABLE IF NOT EXISTS results (

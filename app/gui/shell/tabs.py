@@ -28,6 +28,7 @@ RESULT_TABS = {
     "bench": "Benchmark",
     "sweep": "Benchmark",
     "compare": "Compare",
+    "gate": "Compare",               # a gate's result holds its comparison of the pair
     "node": "Graph",                 # {path, name}: a node shown in the drawing
     "drift": "Drift",           # run_again: {source, variant, conversion?} finds that pair's drift
 }

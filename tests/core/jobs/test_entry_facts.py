@@ -22,7 +22,7 @@ def test_every_entry_declares_its_facts(job):
     assert job.runs and job.runs <= {HERE, TARGET, CLUSTER}, "where it may run"
     fields = {field.name for field in dataclasses.fields(job.params)}
     assert set(job.outputs) <= fields, "its outputs are fields of its parameters"
-    assert job.records in (None, "bench", "compare", "sweep")
+    assert job.records in (None, "bench", "compare", "sweep", "gate")
     assert not job.on_target or job.measures, "a target runs only jobs that measure"
     assert CLUSTER not in job.runs or job.on_target
 

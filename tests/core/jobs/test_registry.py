@@ -133,6 +133,8 @@ def _quick_params(job, tmp_path):
         "diagnose": {**quick, "runs": 2, "timing_runs": 5, "timing_s": 0.2},
         "iobinding": {**quick, "provider": "cpu", "iterations": 3, "warmup": 1},
         "drift": {"source": mlp, "variant": mlp, "session": quick["session"]},
+        "gate": {"new": mlp, "old": mlp, "new_session": quick["session"], "old_session": quick["session"],
+                 "run": {"warmup": 1, "iterations": 5}, "max_seconds": 1, "record": False},
         "repair": {"convert": {"kind": "fp16", "input": mlp, "output": str(tmp_path / "kept.onnx"), "speed_s": 0},
                    "max_steps": 1},
     }.get(job.name)

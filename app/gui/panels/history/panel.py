@@ -38,7 +38,7 @@ class HistoryPanel(Panel):
         self.model_filter.setSizeAdjustPolicy(QComboBox.SizeAdjustPolicy.AdjustToMinimumContentsLengthWithIcon)
         self.model_filter.setMinimumContentsLength(18)
         self.kind_filter = QComboBox()
-        self.kind_filter.addItems(["all kinds", "bench", "compare", "sweep"])
+        self.kind_filter.addItems(["all kinds", "bench", "compare", "sweep", "gate"])
         self.text_filter = QLineEdit()
         self.text_filter.setPlaceholderText("Filter rows…")
         self.table = DataTable(HEADERS)
@@ -51,7 +51,8 @@ class HistoryPanel(Panel):
         buttons.addWidget(self.text_filter, 1)
         self.actions = {}
         for text, slot in (("Open", self.open_selected), ("Run again", self.rerun_selected),
-                           ("Use its settings", self.use_settings), ("Delete", self.delete_selected),
+                           ("Use its settings", self.use_settings), ("Compare and Drift", self.compare_and_drift),
+                           ("Delete", self.delete_selected),
                            ("Refresh", self.refresh)):
             button = QPushButton(text)
             button.clicked.connect(lambda _checked=False, s=slot: s())
@@ -176,6 +177,19 @@ class HistoryPanel(Panel):
             self.chart.set_samples(entry["warmup_ms"], entry["samples_ms"], report.get("concurrency", 1))
         else:
             self.context.show_result(entry["kind"], report)
+
+    def compare_and_drift(self) -> None:
+        """A gate (or comparison) on its pair: its comparison in the Compare tab, and the Drift
+        tab finding where the new model's values part from the old's."""
+        entry = self._selected_entry()
+        if entry is None:
+            return
+        models = entry["report"].get("models") or []
+        if entry["kind"] not in ("gate", "compare") or len(models) < 2:
+            self.context.show_error("History", "Compare and Drift opens a gate or a comparison of two models.")
+            return
+        self.context.show_result(entry["kind"], entry["report"])
+        self.context.run_again("drift", {"source": models[0]["path"], "variant": models[1]["path"]})
 
     def rerun_selected(self) -> None:
         entry = self._selected_entry()

@@ -43,7 +43,7 @@ def summary_html(entry: dict) -> str:
     report = entry["report"]
     head = facts([("Settings", settings_text(entry["session"]) if entry.get("session") else ""),
                   ("Run", run_text(entry.get("run") or report.get("run")))])
-    body = {"bench": _bench, "compare": _compare, "sweep": _sweep}[entry["kind"]](report)
+    body = {"bench": _bench, "compare": _compare, "sweep": _sweep, "gate": _compare}[entry["kind"]](report)
     return head + "<br>" + body
 
 

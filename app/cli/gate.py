@@ -1,0 +1,173 @@
+"""`ortune gate NEW --against OLD`: a latency, accuracy and memory gate for CI, judged on
+intervals so a noisy runner cannot pass or fail it by luck."""
+
+from __future__ import annotations
+
+import argparse
+import os
+import sys
+from pathlib import Path
+
+from app.cli.common import add_json_flag, format_table, output, render_inputs, run_job_cli
+from app.cli.convert import add_tolerance_arguments, tolerance_from_args
+from app.cli.session_args import add_run_arguments, add_session_arguments, run_settings_from_args, session_config_from_args
+from app.core.jobs.errors import UserError
+
+ORDER = 33
+FIRST_STRETCH_S = 2.0          # seconds per model before the first judgement, unless --duration/--iterations
+
+
+def _percent(text: str, flag: str) -> float:
+    """A limit given in percent, as a fraction."""
+    try:
+        value = float(text)
+    except ValueError:
+        raise UserError("bad-option", f"{flag} expects a percentage such as 5, not {text!r}") from None
+    if not value >= 0:
+        raise UserError("bad-option", f"{flag} must be 0 or more, not {text}")
+    return value / 100.0
+
+
+def _number(text: str, flag: str) -> float:
+    try:
+        return float(text)
+    except ValueError:
+        raise UserError("bad-option", f"{flag} expects a number of seconds, not {text!r}") from None
+
+
+def _sessions(args, new_preset: Path | None, old_preset: Path | None) -> tuple[dict, dict]:
+    """Each side's session: its own preset (--config / --against-config, else its shipped
+    folder's preset.json, else the other's --config), with every session flag on top."""
+    new_base = args.config or (str(new_preset) if new_preset else None)
+    old_base = args.against_config or (str(old_preset) if old_preset else None) or args.config
+    new = session_config_from_args(argparse.Namespace(**{**vars(args), "config": new_base}))
+    old = session_config_from_args(argparse.Namespace(**{**vars(args), "config": old_base}))
+    return new.to_dict(), old.to_dict()
+
+
+def _check_output(path: str | None, force: bool) -> Path | None:
+    from app.core.model.output import check_replaceable
+
+    if not path:
+        return None
+    target = Path(path).absolute()
+    if not target.parent.is_dir():
+        raise UserError("bad-output", f"{target.parent}: the report's folder does not exist")
+    check_replaceable(target, force)
+    return target
+
+
+def _write(path: Path, text: str) -> None:
+    """Staged beside and renamed into place: an interrupted write leaves nothing half-written."""
+    staged = path.with_name(f".{path.name}.partial")
+    staged.write_text(text, encoding="utf-8")
+    os.replace(staged, path)
+
+
+def params_from_args(args) -> dict:
+    from app.core.gate.params import read_side
+
+    if not args.against and not args.against_config:
+        raise UserError("bad-option", "say what NEW must not be worse than: --against OLD (a model or a folder "
+                                      "`ortune optimize` wrote), or --against-config PRESET for the same model")
+    new = read_side(args.new, "the new model")
+    old = read_side(args.against, "the old model") if args.against else new
+    new_session, old_session = _sessions(args, new.preset, old.preset)
+    run = run_settings_from_args(args)
+    if not args.iterations and not args.duration:
+        run["duration_s"] = FIRST_STRETCH_S
+    return {"new": str(new.model), "old": str(old.model), "new_session": new_session, "old_session": old_session,
+            "run": run, "max_slowdown": _percent(args.max_slowdown, "--max-slowdown"),
+            "max_seconds": _number(args.max_seconds, "--max-seconds"),
+            "max_accuracy_drop": _percent(args.max_accuracy_drop, "--max-accuracy-drop"),
+            "max_memory_growth": _percent(args.max_memory_growth, "--max-memory-growth"),
+            "tolerance": tolerance_from_args(args), "record": not args.no_history,
+            "new_label": "new" if new.model == old.model else "", "old_label": "old" if new.model == old.model else ""}
+
+
+def render(result: dict) -> str:
+    from app.core.gate.judge import exit_code
+
+    rows = [[c["name"], c["verdict"], c["summary"]] for c in result["criteria"]]
+    new, old = result["new"], result["old"]
+    lines = [f"gate: {new['label']} against {old['label']}: {result['verdict'].upper()} (exit code "
+             f"{exit_code(result['verdict'])})", format_table(["criterion", "verdict", "figures"], rows), "",
+             f"{result['slowdown_definition']}; a regression only when the whole 95 % interval lies beyond "
+             "--max-slowdown; an interval across it is measured longer, up to --max-seconds, then undecided"]
+    for key in ("new", "old"):
+        sha = result[key].get("sha256")
+        lines.append(f"{key}: {result[key]['path']}" + (f" (sha256 {sha[:12]}…)" if sha else ""))
+    lines += render_inputs(result.get("inputs", []))
+    if result.get("history_id"):
+        lines.append(f"stored as result {result['history_id']} (see `ortune history`; the window's History tab "
+                     "opens it as Compare and Drift)")
+    return "\n".join(lines)
+
+
+def publish(args, result: dict, junit: Path | None, markdown: Path | None) -> None:
+    """The files and lines a CI system reads."""
+    from app.core.gate.report import annotations, junit_xml, markdown as markdown_text
+
+    if junit:
+        _write(junit, junit_xml(result))
+    summary = markdown_text(result)
+    if markdown:
+        _write(markdown, summary)
+    step_summary = os.environ.get("GITHUB_STEP_SUMMARY")
+    if step_summary:
+        try:
+            with open(step_summary, "a", encoding="utf-8") as handle:
+                handle.write(summary + "\n")
+        except OSError as exc:
+            sys.stderr.write(f"warning: GITHUB_STEP_SUMMARY could not be appended to ({exc.strerror})\n")
+    if os.environ.get("GITHUB_ACTIONS") == "true":
+        stream = sys.stderr if args.json else sys.stdout       # --json keeps stdout one JSON object
+        for line in annotations(result):
+            stream.write(line + "\n")
+        stream.flush()
+
+
+def run(args) -> int:
+    from app.core.gate.jobs import GATE
+    from app.core.gate.judge import exit_code
+
+    params = GATE.make_params(params_from_args(args))
+    junit, markdown = _check_output(args.junit, args.force), _check_output(args.markdown, args.force)
+    result = run_job_cli(GATE, params, memory_limit=args.memory_limit, target=args.target)
+    publish(args, result, junit, markdown)
+    output(args, result, render)
+    return exit_code(result["verdict"])
+
+
+def register(subparsers) -> None:
+    parser = subparsers.add_parser(
+        "gate", help="CI gate: fail when NEW is slower, less accurate or bigger in memory than OLD",
+        description="Measure NEW and OLD in alternation, each in a process of its own, on this machine (or "
+                    "--target) in one run, and judge: speed (a regression only when the whole 95 %% interval of "
+                    "the slowdown lies beyond --max-slowdown; too wide to decide: measured longer, up to "
+                    "--max-seconds, then undecided), outputs (per-output tolerances as a conversion's check; the "
+                    "first drifting node named), accuracy on --data labels, peak memory. Exit codes: 0 pass, "
+                    "5 regression, 6 undecided, 2 bad input.")
+    parser.add_argument("new", metavar="NEW", help="the new model (.onnx, .ort) or a folder `ortune optimize` wrote")
+    parser.add_argument("--against", metavar="OLD", help="the model NEW must not be worse than (or a shipped folder)")
+    parser.add_argument("--against-config", metavar="FILE.json",
+                        help="OLD's session preset (default: --config); without --against, NEW's model under two presets")
+    limits = parser.add_argument_group("limits")
+    limits.add_argument("--max-slowdown", metavar="PERCENT", default="5", help="slowdown that fails (default 5)")
+    limits.add_argument("--max-seconds", metavar="S", default="60",
+                        help="longest time the timed rounds may take, both models together (default 60)")
+    limits.add_argument("--max-accuracy-drop", metavar="POINTS", default="1",
+                        help="drop in label accuracy on --data, in percentage points, that fails (default 1)")
+    limits.add_argument("--max-memory-growth", metavar="PERCENT", default="10",
+                        help="growth of the peak resident memory that fails (default 10)")
+    add_tolerance_arguments(limits)
+    reports = parser.add_argument_group("reports")
+    reports.add_argument("--junit", metavar="FILE", help="write a JUnit XML report (one test case per criterion)")
+    reports.add_argument("--markdown", metavar="FILE", help="write a Markdown summary (also appended to "
+                                                            "$GITHUB_STEP_SUMMARY when that is set)")
+    reports.add_argument("--force", action="store_true", help="replace --junit/--markdown files that exist")
+    add_session_arguments(parser)
+    add_run_arguments(parser)
+    parser.add_argument("--no-history", action="store_true", help="do not store the result in the history")
+    add_json_flag(parser)
+    parser.set_defaults(handler=run)

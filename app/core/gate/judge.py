@@ -1,0 +1,135 @@
+"""How a gate judges: each criterion (speed, outputs, accuracy, memory) is a verdict with
+its figures, and the gate's verdict is the worst of them.
+
+Speed is judged on the slowdown of the new model, new p50 / old p50 - 1, from the ratio of
+block medians round by round (app.core.bench.alternate) with its 95 % bootstrap interval:
+- "regression" only when the whole interval lies beyond the limit (a noisy runner widens
+  the interval; it cannot push a model that is not slower past the limit);
+- "pass" when the whole interval lies at or below the limit, which is where a byte-identical
+  copy lands ("no-difference": two processes of one file differ by a percent or two);
+- otherwise the interval reaches across the limit: too wide to decide. The gate measures on
+  until it can decide or --max-seconds are spent, and then says "undecided".
+"""
+
+from __future__ import annotations
+
+import math
+
+PASS, REGRESSION, UNDECIDED, SKIPPED = "pass", "regression", "undecided", "skipped"
+SEVERITY = {PASS: 0, SKIPPED: 0, UNDECIDED: 1, REGRESSION: 2}
+EXIT_CODES = {PASS: 0, REGRESSION: 5, UNDECIDED: 6}      # 2 (bad input) comes from the command line's rules
+SLOWDOWN_DEFINITION = ("slowdown = new p50 / old p50 - 1, as the median over rounds of the ratio of the two block "
+                       "medians; in each round both run one block, in turn, the order swapped every round")
+
+
+def slowdown(speedup: float, interval: list[float]) -> tuple[float, float, float]:
+    """(slowdown, low, high) from a speedup of the new model over the old (old p50 / new p50)."""
+    low, high = interval
+
+    def inverse(value: float) -> float:
+        return 1.0 / value - 1.0 if value > 0 and math.isfinite(value) else math.inf
+
+    return inverse(speedup), inverse(high), inverse(low)
+
+
+def speed_decision(low: float, high: float, limit: float) -> str:
+    """PASS, REGRESSION or UNDECIDED (the interval [low, high] of the slowdown reaches across `limit`)."""
+    if not (math.isfinite(low) and math.isfinite(high)):
+        return UNDECIDED
+    if low > limit:
+        return REGRESSION
+    if high <= limit:
+        return PASS
+    return UNDECIDED
+
+
+def _percent(value: float) -> str:
+    return f"{value * 100:+.1f} %" if math.isfinite(value) else "unknown"
+
+
+def speed_criterion(alternation_row: dict, limit: float, rounds: int, seconds: float, cap_s: float,
+                    old_p50_ms: float, new_p50_ms: float) -> dict:
+    value, low, high = slowdown(alternation_row["speedup"], alternation_row["speedup_ci"])
+    verdict = speed_decision(low, high, limit)
+    half = (high - low) / 2 if math.isfinite(high - low) else math.inf
+    summary = (f"slowdown {_percent(value)} [{_percent(low)}, {_percent(high)}] (95 % interval), limit "
+               f"{limit * 100:.1f} %; p50 {new_p50_ms:.4g} ms against {old_p50_ms:.4g} ms")
+    if verdict == UNDECIDED:
+        summary += (f"; the interval reaches across the limit after {rounds} rounds and {seconds:.1f} s "
+                    f"(--max-seconds {cap_s:g}): run longer or on a quieter machine")
+    return {"name": "speed", "verdict": verdict, "summary": summary, "limit": limit,
+            "figures": {"slowdown": value, "slowdown_ci": [low, high], "precision": half,
+                        "speedup": alternation_row["speedup"], "speedup_ci": alternation_row["speedup_ci"],
+                        "compare_verdict": alternation_row["verdict"], "rounds": rounds, "seconds": seconds,
+                        "old_p50_ms": old_p50_ms, "new_p50_ms": new_p50_ms}}
+
+
+def output_criterion(fidelity: dict | None, drift: dict | None, drift_error: str | None) -> dict:
+    """The new model's outputs against the old's on the same inputs, output by output, with the
+    conversion check's tolerances; where they disagree, the first drifting node."""
+    if fidelity is None:
+        return {"name": "outputs", "verdict": SKIPPED, "summary": "not checked", "limit": None, "figures": {}}
+    rows = fidelity["outputs"]
+    failed = [row for row in rows if row["passed"] is False]
+    tolerance = fidelity["tolerance"]
+    limits = f"atol {tolerance['atol']:g}, rtol {tolerance['rtol']:g}, cosine ≥ {tolerance['min_cosine']:g}"
+    figures = {"outputs": rows, "max_abs_diff": fidelity["max_abs_diff"], "min_cosine": fidelity["min_cosine"],
+               "tolerance": tolerance, "first_drift": None}
+    if fidelity["passed"]:
+        summary = f"{len(rows)} output(s) within {limits}; max |Δ| {_number(fidelity['max_abs_diff'])}"
+        return {"name": "outputs", "verdict": PASS, "summary": summary, "limit": tolerance, "figures": figures}
+    parts = [f"{row['name']}: " + (row.get("problem") or f"max |Δ| {_number(row['max_abs_diff'])}, "
+                                                         f"cosine {_number(row['cosine'])}") for row in failed]
+    summary = f"{len(failed)} of {len(rows)} output(s) outside {limits} ({'; '.join(parts)})"
+    if drift is not None and drift.get("first_drift"):
+        first = drift["first_drift"]
+        figures["first_drift"] = {key: first.get(key) for key in ("tensor", "node", "op_type", "index", "cosine",
+                                                                  "sqnr_db", "max_abs_diff")}
+        summary += f"; first drifting node: {first['node'] or '(unnamed)'} ({first['op_type']}), tensor {first['tensor']}"
+    elif drift_error:
+        summary += f"; the first drifting node was not found: {drift_error}"
+    return {"name": "outputs", "verdict": REGRESSION, "summary": summary, "limit": tolerance, "figures": figures}
+
+
+def _number(value) -> str:
+    return "–" if value is None else f"{value:.3g}"
+
+
+def accuracy_criterion(old: dict | None, new: dict | None, limit: float) -> dict:
+    """Label accuracy on the --data samples: a drop past `limit` (a fraction) is a regression."""
+    if not old or not new or old.get("label_accuracy") is None or new.get("label_accuracy") is None:
+        why = "no --data given" if not old else "the --data folder has no labels"
+        return {"name": "accuracy", "verdict": SKIPPED, "summary": f"not judged: {why}", "limit": limit, "figures": {}}
+    drop = old["label_accuracy"] - new["label_accuracy"]
+    verdict = REGRESSION if drop > limit + 1e-12 else PASS
+    summary = (f"label accuracy {new['label_accuracy']:.2%} against {old['label_accuracy']:.2%} over "
+               f"{new['labelled']} labelled samples: a drop of {drop * 100:.2f} points, limit {limit * 100:.2f}")
+    return {"name": "accuracy", "verdict": verdict, "summary": summary, "limit": limit,
+            "figures": {"old": old["label_accuracy"], "new": new["label_accuracy"], "drop": drop,
+                        "labelled": new["labelled"], "samples": new["samples"]}}
+
+
+def memory_criterion(old_bytes: int | None, new_bytes: int | None, limit: float) -> dict:
+    """Peak resident memory of the new model's process against the old's (each held one
+    session and the same inputs): growth past `limit` (a fraction) is a regression."""
+    from app.core.units import human_bytes
+
+    if not old_bytes or not new_bytes:
+        return {"name": "memory", "verdict": SKIPPED, "summary": "peak memory not measured here", "limit": limit,
+                "figures": {}}
+    growth = new_bytes / old_bytes - 1
+    verdict = REGRESSION if growth > limit else PASS
+    summary = (f"peak RSS {human_bytes(new_bytes)} against {human_bytes(old_bytes)}: {_percent(growth)}, "
+               f"limit {limit * 100:.1f} %")
+    return {"name": "memory", "verdict": verdict, "summary": summary, "limit": limit,
+            "figures": {"old_peak_rss_bytes": old_bytes, "new_peak_rss_bytes": new_bytes, "growth": growth}}
+
+
+def overall(criteria: list[dict]) -> str:
+    """The worst verdict: a regression anywhere fails the gate, else an undecided one leaves it undecided."""
+    worst = max((SEVERITY[c["verdict"]] for c in criteria), default=0)
+    return {0: PASS, 1: UNDECIDED, 2: REGRESSION}[worst]
+
+
+def exit_code(verdict: str) -> int:
+    return EXIT_CODES[verdict]

@@ -1,0 +1,120 @@
+"""What CI systems read from a gate: a JUnit file (one test case per criterion, with its
+figures), a Markdown summary table (for a pull request or GitHub's job summary) and GitHub
+Actions annotation lines (`::error::` for a regression, `::warning::` for an undecided one).
+
+Names come from the user's files: in the Markdown and the annotations they pass through
+printable() (no control character reaches a log or a page), and the characters each format
+gives a meaning to are escaped (`|` in a table cell, `%`, CR and LF in a workflow command);
+the JUnit file is written by an XML library, which escapes what XML needs."""
+
+from __future__ import annotations
+
+import json
+import xml.etree.ElementTree as ElementTree
+
+from app.core.gate.judge import PASS, REGRESSION, SKIPPED, UNDECIDED
+from app.core.text import printable
+
+SUITE = "ortune gate"
+MARKS = {PASS: "✅ pass", REGRESSION: "❌ regression", UNDECIDED: "⚠️ undecided", SKIPPED: "➖ skipped"}
+
+
+def title(result: dict) -> str:
+    return f"{result['new']['label']} against {result['old']['label']}"
+
+
+def _seconds(result: dict) -> float:
+    speed = next((c for c in result["criteria"] if c["name"] == "speed"), None)
+    return float(speed["figures"].get("seconds", 0.0)) if speed else 0.0
+
+
+def junit_xml(result: dict) -> str:
+    """A JUnit report: one <testsuite> holding one <testcase> per criterion; a regression is a
+    <failure>, an undecided criterion an <error> (neither passed nor failed: the run could
+    not tell), a criterion not judged <skipped>; each case's figures as <properties> and
+    its summary line as <system-out>."""
+    criteria = result["criteria"]
+    suites = ElementTree.Element("testsuites", name=SUITE)
+    suite = ElementTree.SubElement(
+        suites, "testsuite", name=f"{SUITE}: {printable(title(result))}", tests=str(len(criteria)),
+        failures=str(sum(c["verdict"] == REGRESSION for c in criteria)),
+        errors=str(sum(c["verdict"] == UNDECIDED for c in criteria)),
+        skipped=str(sum(c["verdict"] == SKIPPED for c in criteria)), time=f"{_seconds(result):.3f}")
+    properties = ElementTree.SubElement(suite, "properties")
+    for key, value in (("new", result["new"]["path"]), ("new_sha256", result["new"].get("sha256", "")),
+                       ("old", result["old"]["path"]), ("old_sha256", result["old"].get("sha256", "")),
+                       ("verdict", result["verdict"]), ("ort_version", result.get("ort_version", ""))):
+        ElementTree.SubElement(properties, "property", name=key, value=printable(value, None))
+    for criterion in criteria:
+        case = ElementTree.SubElement(suite, "testcase", classname="ortune.gate", name=criterion["name"],
+                                      time=f"{_seconds(result) if criterion['name'] == 'speed' else 0:.3f}")
+        figures = ElementTree.SubElement(case, "properties")
+        for key, value in _flat(criterion["figures"]).items():
+            ElementTree.SubElement(figures, "property", name=key, value=value)
+        summary = printable(criterion["summary"], None)
+        if criterion["verdict"] == REGRESSION:
+            ElementTree.SubElement(case, "failure", message=summary, type="regression").text = summary
+        elif criterion["verdict"] == UNDECIDED:
+            ElementTree.SubElement(case, "error", message=summary, type="undecided").text = summary
+        elif criterion["verdict"] == SKIPPED:
+            ElementTree.SubElement(case, "skipped", message=summary)
+        ElementTree.SubElement(case, "system-out").text = summary
+    ElementTree.indent(suites)
+    return '<?xml version="1.0" encoding="UTF-8"?>\n' + ElementTree.tostring(suites, encoding="unicode") + "\n"
+
+
+def _flat(figures: dict) -> dict[str, str]:
+    """A criterion's figures as property values: numbers and text as they are, lists and
+    tables as JSON."""
+    flat = {}
+    for key, value in figures.items():
+        if value is None:
+            continue
+        text = value if isinstance(value, str) else json.dumps(value, default=str)
+        flat[key] = printable(text, None)
+    return flat
+
+
+def _cell(text) -> str:
+    return printable(text, 300).replace("|", "\\|")
+
+
+def markdown(result: dict) -> str:
+    """A summary for a pull request: the verdict, the two models (with their hashes) and one
+    table row per criterion."""
+    verdict = result["verdict"]
+    lines = [f"### ORTune gate: {MARKS[verdict]}", "",
+             f"**{_cell(result['new']['label'])}** against **{_cell(result['old']['label'])}**", "",
+             "| criterion | verdict | figures |", "|---|---|---|"]
+    lines += [f"| {criterion['name']} | {MARKS[criterion['verdict']]} | {_cell(criterion['summary'])} |"
+              for criterion in result["criteria"]]
+    lines.append("")
+    for key in ("new", "old"):
+        sha = result[key].get("sha256")
+        lines.append(f"- {key}: `{_cell(result[key]['path'])}`" + (f" (sha256 `{sha[:12]}`)" if sha else ""))
+    plan = result.get("alternation") or {}
+    lines += [f"- measured in alternation: {plan.get('rounds_run', 0)} rounds of {plan.get('block_runs', 0)} runs "
+              f"per model, ONNX Runtime {result.get('ort_version', '?')}",
+              "- speed: a regression only when the whole 95 % interval of the slowdown lies beyond the limit", ""]
+    return "\n".join(lines)
+
+
+def _command_text(text: str) -> str:
+    """A workflow command's message: printable, and with %, CR and LF escaped as GitHub reads them."""
+    return printable(text, 2000).replace("%", "%25").replace("\r", "%0D").replace("\n", "%0A")
+
+
+def _property(text: str) -> str:
+    return _command_text(text).replace(":", "%3A").replace(",", "%2C")
+
+
+def annotations(result: dict) -> list[str]:
+    """GitHub Actions workflow commands: an error for each regression, a warning for each
+    undecided criterion."""
+    lines = []
+    for criterion in result["criteria"]:
+        level = {REGRESSION: "error", UNDECIDED: "warning"}.get(criterion["verdict"])
+        if level:
+            heading = _property(f"ORTune gate: {criterion['name']} {criterion['verdict']}")
+            lines.append(f"::{level} title={heading}::{_command_text(title(result) + ': ' + criterion['summary'])}")
+    return lines

@@ -1,0 +1,56 @@
+"""The gate's judgement: speed on the whole interval of the slowdown, the worst criterion wins."""
+
+import math
+
+import pytest
+
+from app.core.gate import judge
+
+
+@pytest.mark.parametrize("low, high, verdict", [
+    (0.06, 0.09, judge.REGRESSION),        # the whole interval beyond 5 %
+    (-0.01, 0.01, judge.PASS),             # no difference
+    (0.01, 0.05, judge.PASS),              # slower, but by no more than the limit
+    (0.03, 0.07, judge.UNDECIDED),         # reaches across the limit
+    (-0.02, 0.30, judge.UNDECIDED),        # a noisy run: too wide to say
+    (-math.inf, math.inf, judge.UNDECIDED),
+])
+def test_speed_is_judged_on_the_whole_interval(low, high, verdict):
+    assert judge.speed_decision(low, high, 0.05) == verdict
+
+
+def test_slowdown_inverts_the_speedup_and_its_interval():
+    value, low, high = judge.slowdown(0.8, [0.75, 0.9])
+    assert value == pytest.approx(0.25)
+    assert (low, high) == (pytest.approx(1 / 0.9 - 1), pytest.approx(1 / 0.75 - 1))
+
+
+def test_the_speed_criterion_says_why_it_is_undecided():
+    row = {"speedup": 0.95, "speedup_ci": [0.9, 1.0], "verdict": "no-difference"}
+    criterion = judge.speed_criterion(row, 0.05, rounds=40, seconds=9.5, cap_s=10, old_p50_ms=1.0, new_p50_ms=1.05)
+    assert criterion["verdict"] == judge.UNDECIDED
+    assert "--max-seconds 10" in criterion["summary"] and criterion["figures"]["precision"] > 0
+
+
+def test_accuracy_drop_past_the_limit_fails_and_missing_labels_skip():
+    old = {"label_accuracy": 0.90, "labelled": 50, "samples": 50}
+    assert judge.accuracy_criterion(old, {**old, "label_accuracy": 0.88}, 0.01)["verdict"] == judge.REGRESSION
+    assert judge.accuracy_criterion(old, {**old, "label_accuracy": 0.895}, 0.01)["verdict"] == judge.PASS
+    unlabelled = {"label_accuracy": None, "labelled": 0, "samples": 5}
+    assert judge.accuracy_criterion(unlabelled, unlabelled, 0.01)["verdict"] == judge.SKIPPED
+    assert "no --data" in judge.accuracy_criterion(None, None, 0.01)["summary"]
+
+
+def test_memory_growth_past_the_limit_fails():
+    assert judge.memory_criterion(100, 115, 0.10)["verdict"] == judge.REGRESSION
+    assert judge.memory_criterion(100, 105, 0.10)["verdict"] == judge.PASS
+    assert judge.memory_criterion(None, 105, 0.10)["verdict"] == judge.SKIPPED
+
+
+def test_the_worst_criterion_is_the_gates_verdict_and_its_exit_code():
+    def criterion(verdict):
+        return {"verdict": verdict}
+    assert judge.overall([criterion(judge.PASS), criterion(judge.SKIPPED)]) == judge.PASS
+    assert judge.overall([criterion(judge.PASS), criterion(judge.UNDECIDED)]) == judge.UNDECIDED
+    assert judge.overall([criterion(judge.UNDECIDED), criterion(judge.REGRESSION)]) == judge.REGRESSION
+    assert [judge.exit_code(v) for v in (judge.PASS, judge.REGRESSION, judge.UNDECIDED)] == [0, 5, 6]

@@ -30,6 +30,21 @@ import pytest  # noqa: E402
 from tests import models  # noqa: E402
 
 
+#: fixtures whose one instance per test process is costly or exclusive: their tests share one
+#: worker under `pytest -n 2 --dist loadgroup` (CI), so the resource starts once
+SHARED_RESOURCES = ("ray_cluster",)
+
+
+def pytest_collection_modifyitems(items):
+    """Under pytest-xdist's loadgroup, each test file runs in one worker (its module fixtures
+    are made once), and the tests of a shared resource's fixture together in one worker."""
+    for item in items:
+        if item.get_closest_marker("xdist_group"):
+            continue
+        shared = next((name for name in SHARED_RESOURCES if name in item.fixturenames), None)
+        item.add_marker(pytest.mark.xdist_group(shared or item.nodeid.partition("::")[0]))
+
+
 @pytest.fixture
 def demo_model():
     from app.core.store.paths import demo_model_path

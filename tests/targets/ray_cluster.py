@@ -7,6 +7,7 @@ import os
 import shutil
 import subprocess
 import sys
+import tempfile
 import time
 from pathlib import Path
 
@@ -27,8 +28,11 @@ class Cluster:
         self.env = env
         common = ["--num-cpus=1", "--block", "--disable-usage-stats"]
         log = open(folder / "ray.log", "wb")
+        # Ray's sockets live under its temp dir and a socket's path has at most 107 characters: a
+        # pytest folder (deeper still in an xdist worker) is too long, so a short one of our own
+        self.temp_dir = tempfile.mkdtemp(prefix="ortune-ray-")
         self.processes = [subprocess.Popen([RAY, "start", "--head", f"--port={self.port}", "--include-dashboard=false",
-                                            f"--temp-dir={folder / 'ray'}", *common], env=env, stdout=log, stderr=log)]
+                                            f"--temp-dir={self.temp_dir}", *common], env=env, stdout=log, stderr=log)]
         self._wait(1)
         self.processes.append(subprocess.Popen([RAY, "start", f"--address={self.address}", *common], env=env,
                                                stdout=log, stderr=log))
@@ -52,3 +56,4 @@ class Cluster:
                 process.wait(30)
             except subprocess.TimeoutExpired:
                 process.kill()
+        shutil.rmtree(self.temp_dir, ignore_errors=True)

@@ -33,9 +33,17 @@ def test_fp16_repair_passes_with_only_the_matmul_whose_weights_were_clipped_kept
         assert low <= step["speed"]["ratio"] <= high
 
 
-@pytest.mark.xfail(strict=True, reason="fails on a fresh install with every ONNX Runtime from 1.23 to 1.31: the "
-                   "quantizer still puts a Q/DQ pair on h1 (layer2's input) after layer1 and act1 are left out, so "
-                   "the output fails the element-wise tolerance (max |diff| 0.21 at cosine 0.9995); left open")
+def _int8_dot_products() -> bool:
+    from app.core.session.machine_cpu import cpu_description, int8_acceleration
+
+    return int8_acceleration(cpu_description()[1])
+
+
+@pytest.mark.xfail(not _int8_dot_products(), strict=True,
+                   reason="on a CPU without int8 dot-product instructions (every ONNX Runtime from 1.23 to 1.31): the "
+                   "quantizer still puts a Q/DQ pair on h1 (layer2's input) after layer1 and act1 are left out, and "
+                   "those kernels round it so that the output fails the element-wise tolerance (max |diff| 0.21 at "
+                   "cosine 0.9995); with VNNI/AMX kernels it passes. Left open")
 def test_int8_repair_first_leaves_the_dominating_layer_unquantized(tmp_path):
     source = models.save(drift_models.int8_wide_layer(), tmp_path / "wide.onnx")
     result = _repair(source, "int8-static", tmp_path)

@@ -5,6 +5,7 @@ import numpy as np
 import onnxruntime as ort
 
 from app.core.bench.accuracy import score_samples
+from app.core.bench.sample_log import read_samples
 from app.core.jobs.protocol import JobContext
 from app.core.session import data_folder, graph_hints, inputs
 from app.core.session.inputs import FeedSpec
@@ -35,5 +36,5 @@ def test_scoring_reads_the_folder_and_the_graph_once(tmp_path, monkeypatch):
     result = score_samples(model, session, FeedSpec(data=str(data)), work, True, JobContext())
     assert result["samples"] == 30
     assert reads == {"folder": 1, "graph": 1}
-    with np.load(work / "samples-29.npz") as saved:
-        assert saved[saved.files[0]].tolist() == [[29.0] * 16]
+    feeds = [feeds for feeds, _ in read_samples(work)]
+    assert len(feeds) == 30 and feeds[29]["x"].tolist() == [[29.0] * 16]

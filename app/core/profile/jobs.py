@@ -6,6 +6,7 @@ import shutil
 from dataclasses import dataclass
 from pathlib import Path
 
+from app.core.jobs.disk import named_when_full
 from app.core.jobs.entry import Job, LOCAL_ONLY, ON_TARGET
 from app.core.jobs.errors import UserError
 from app.core.jobs.params import Params, setting
@@ -89,11 +90,15 @@ def copy_trace_job(params: CopyParams, ctx) -> dict:
         raise UserError("not-found", f"{source}: the trace file is gone")
     partial = target.with_name(f".{target.name}.part")
     try:
-        shutil.copyfile(source, partial)
-        partial.replace(target)
+        with named_when_full(target.parent, source.stat().st_size):
+            shutil.copyfile(source, partial)
+            partial.replace(target)
     except OSError as exc:
         partial.unlink(missing_ok=True)
         raise UserError("not-writable", f"{target}: cannot write the trace ({exc.strerror})") from None
+    except UserError:
+        partial.unlink(missing_ok=True)
+        raise
     return {"path": str(target), "bytes": target.stat().st_size}
 
 

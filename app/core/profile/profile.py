@@ -14,6 +14,7 @@ import time
 import traceback
 from pathlib import Path
 
+from app.core.jobs.disk import named_when_full
 from app.core.jobs.errors import UserError
 from app.core.jobs.protocol import JobContext
 from app.core.model.intake import admit
@@ -114,6 +115,11 @@ def _run_profiled(model: Path, config: SessionConfig, runs: int, prefix: Path, c
     return session.end_profiling(), facts
 
 
+def _written(prefix: Path) -> int:
+    """The bytes of the trace written so far (what a full disk took, at least)."""
+    return sum(stray.stat().st_size for stray in prefix.parent.glob(prefix.name + "*") if stray.is_file())
+
+
 def _remove_partial(prefix: Path) -> None:
     for stray in prefix.parent.glob(prefix.name + "*"):
         stray.unlink(missing_ok=True)
@@ -136,7 +142,7 @@ def profile_model_job(params, ctx: JobContext) -> dict:
         raise UserError("not-writable", f"{out.parent}: cannot create the folder ({exc.strerror})") from None
     prefix = out.parent / f".{out.stem}.{os.getpid()}.profiling"
     try:
-        with leftovers.noted(prefix):
+        with leftovers.noted(prefix), named_when_full(out.parent, lambda: _written(prefix)):
             written, facts = _run_profiled(model, config, runs, prefix, ctx)
             out = _publish(written, out, bool(params.out), params.force, model)
     except BaseException as exc:

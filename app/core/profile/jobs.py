@@ -102,8 +102,13 @@ def copy_trace_job(params: CopyParams, ctx) -> dict:
     return {"path": str(target), "bytes": target.stat().st_size}
 
 
+def _trace_here(params: dict) -> str:
+    from app.core.profile.profile import unused_trace_path
+    return str(unused_trace_path(params["model"]))
+
+
 PROFILE = Job("profile", profile_model_job, ProfileParams, result=ProfileResult,
-              runs=ON_TARGET, outputs=("out",), measures=True)
+              runs=ON_TARGET, outputs=("out",), measures=True, default_output=_trace_here)
 READ_TRACE = Job("read-trace", read_trace_job, TraceParams, result=ProfileResult, runs=LOCAL_ONLY)
 DIFF_TRACES = Job("diff-traces", diff_traces_job, TraceDiffParams, runs=LOCAL_ONLY)
 COPY_TRACE = Job("copy-trace", copy_trace_job, CopyParams, child=False, runs=LOCAL_ONLY, outputs=("target",))

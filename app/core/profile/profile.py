@@ -38,6 +38,17 @@ def default_trace_path(model: str | os.PathLike) -> Path:
     return data_dir() / "traces" / f"{Path(model).stem}-{time.strftime('%Y%m%d-%H%M%S')}.json"
 
 
+def unused_trace_path(model: str | os.PathLike) -> Path:
+    """A name in the traces folder (made if need be) that no trace has yet: where a trace
+    made on a target without a name is brought back to."""
+    out = default_trace_path(model)
+    out.parent.mkdir(parents=True, exist_ok=True)
+    for number in itertools.count(1):
+        candidate = out if number == 1 else out.with_name(f"{out.stem}-{number}{out.suffix}")
+        if not os.path.lexists(candidate):
+            return candidate
+
+
 def _publish(written: str, out: Path, chosen: bool, force: bool, model: Path) -> Path:
     """Give ORT's trace its name. A name the user chose replaces a file only with `force`;
     a name ORTune made up never replaces one: two models both named model.onnx profiled in

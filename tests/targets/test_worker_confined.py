@@ -7,6 +7,8 @@ import io
 import os
 import subprocess
 import sys
+import time
+from pathlib import Path
 
 import pytest
 
@@ -197,3 +199,44 @@ def test_a_profiles_trace_is_written_in_scratch_there_and_copied_back_here(loop_
     done = ortune("profile", model, "--runs", "3", "--out", out, "--force", "--target", loop_target, "--json")
     assert done.code == 0, done.stderr
     assert done.json()["trace"] == str(out) and out.is_file() and out.read_text().startswith("[")
+
+
+def test_a_label_is_never_taken_for_a_path(tmp_path):
+    from app.core.bench.jobs import COMPARE
+    from app.core.jobs.errors import UserError
+    from app.core.targets.confine import check_request
+
+    cache, scratch = tmp_path / "cache", tmp_path / "scratch"
+    cache.mkdir()
+    scratch.mkdir()
+    model = str(cache / "m.onnx")
+    for label in ("a/m.onnx", "/etc/passwd", "../../x"):
+        check_request(COMPARE, {"models": [{"path": model, "label": label}]}, cache, [scratch])
+    with pytest.raises(UserError, match="outside its cache"):
+        check_request(COMPARE, {"models": [{"path": "/etc/passwd", "label": "m"}]}, cache, [scratch])
+
+
+def test_models_of_one_name_in_two_folders_are_compared_there(loop_target, ortune, tmp_path):
+    for folder in ("a", "b"):
+        (tmp_path / folder).mkdir()
+        models.save(models.mlp(), tmp_path / folder / "m.onnx")
+    done = ortune("compare", "a/m.onnx", "b/m.onnx", "--iterations", "20", "--target", loop_target, "--json",
+                  cwd=tmp_path)
+    assert done.code == 0, done.stderr
+    assert [row["label"] for row in done.json()["models"]] == ["a/m.onnx", "b/m.onnx"]
+
+
+def test_a_profile_without_out_brings_its_trace_here_and_leaves_nothing_there(loop_target, ortune, sshd, tmp_path):
+    from app.core.store.paths import data_dir
+
+    model = models.save(models.mlp(), tmp_path / "mlp.onnx")
+    done = ortune("profile", model, "--runs", "3", "--target", loop_target, "--json")
+    assert done.code == 0, done.stderr
+    trace = Path(done.json()["trace"])
+    assert trace.parent == data_dir() / "traces" and trace.read_text().startswith("[")
+    there = sshd.remote_home / "data"
+    assert not list(there.glob("traces/mlp*.json"))           # not in the target's traces folder
+    deadline = time.monotonic() + 60          # the worker there removes its scratch as it ends, after our end
+    while list(there.glob("target-cache/outputs/*/*")) and time.monotonic() < deadline:
+        time.sleep(0.1)
+    assert not list(there.glob("target-cache/outputs/*/*"))

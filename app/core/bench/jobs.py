@@ -281,10 +281,11 @@ def sweep_job(params: SweepParams, ctx: JobContext) -> dict:
     return result
 
 
-BENCH = Job("bench", bench_job, BenchParams, result=BenchResult, runs=ON_TARGET, records="bench", measures=True)
+BENCH = Job("bench", bench_job, BenchParams, result=BenchResult, runs=ON_TARGET, records="bench", measures=True,
+            text=("variant",))
 MEMBER = Job("compare-member", member_job, MemberParams, result=BenchResult, runs=LOCAL_ONLY)
 COMPARE = Job("compare", compare_job, CompareParams, child=False, result=CompareResult,
-              runs=ANYWHERE, records="compare", measures=True)   # it only starts children
+              runs=ANYWHERE, records="compare", measures=True, text=("label",))   # it only starts children
 CELL = Job("sweep-cell", cell_job, BenchParams, result=BenchResult, runs=LOCAL_ONLY)
 SWEEP = Job("sweep", sweep_job, SweepParams, child=False, result=SweepResult,
             runs=ANYWHERE, records="sweep", measures=True)   # it only starts children

@@ -32,6 +32,11 @@ class Job(Generic[P]):
     runs: frozenset[str] = field(kw_only=True)   # every entry says: HERE, TARGET (`ortune worker` over ssh), CLUSTER (Ray)
     records: str | None = None                 # the history kind its result is stored under, if any
     outputs: tuple[str, ...] = ()              # parameter fields naming files it writes (copied back, protected)
+    # where its first output goes here when none is named, default_output(params as a dict); run on a
+    # target, it is written in the job's scratch folder there and brought back to that place
+    default_output: Callable[[dict], str] | None = None
+    text: tuple[str, ...] = ()                 # parameter fields, at any depth, naming things for people (labels):
+                                               # never a path, so never uploaded, swapped or confined as one
     measures: bool = False                     # it runs a model and times or checks it
 
     @property

@@ -8,7 +8,6 @@ whatever happens."""
 
 from __future__ import annotations
 
-import errno
 import glob
 import os
 import shutil
@@ -17,6 +16,7 @@ import tempfile
 from collections import Counter
 from pathlib import Path
 
+from app.core.jobs.disk import check_space, is_disk_full, no_space  # noqa: F401 (re-exported)
 from app.core.jobs.errors import UserError
 from app.core.model.intake import file_kind
 
@@ -148,29 +148,6 @@ class Staging:
             os.replace(item, final)
             published.append(final)
         return published
-
-
-def _mount_point(folder: Path) -> str:
-    path = os.path.realpath(folder)
-    while not os.path.ismount(path):
-        path = os.path.dirname(path)
-    return path
-
-
-def no_space(folder: Path, needed: int) -> UserError:
-    """The one line for a full disk, naming where and how much (a writer's own message, such
-    as ONNX Runtime's "Protobuf serialization failed", never says)."""
-    return UserError("no-space", f"no space left on {_mount_point(folder)}: {max(needed, 1) / 1e6:,.1f} MB needed")
-
-
-def check_space(folder: Path, needed: int) -> None:
-    """Refuse before writing `needed` bytes into `folder` when its disk has less free."""
-    if shutil.disk_usage(folder).free < needed:
-        raise no_space(folder, needed)
-
-
-def is_disk_full(exc: BaseException) -> bool:
-    return isinstance(exc, OSError) and exc.errno in (errno.ENOSPC, errno.EDQUOT)
 
 
 def save_model(model, path: Path, external: bool) -> None:

@@ -6,6 +6,7 @@ import shutil
 from dataclasses import dataclass
 from pathlib import Path
 
+from app.core.jobs.disk import named_when_full
 from app.core.jobs.entry import Job, LOCAL_ONLY, ON_TARGET
 from app.core.jobs.errors import UserError
 from app.core.jobs.params import Params, setting
@@ -89,16 +90,25 @@ def copy_trace_job(params: CopyParams, ctx) -> dict:
         raise UserError("not-found", f"{source}: the trace file is gone")
     partial = target.with_name(f".{target.name}.part")
     try:
-        shutil.copyfile(source, partial)
-        partial.replace(target)
+        with named_when_full(target.parent, source.stat().st_size):
+            shutil.copyfile(source, partial)
+            partial.replace(target)
     except OSError as exc:
         partial.unlink(missing_ok=True)
         raise UserError("not-writable", f"{target}: cannot write the trace ({exc.strerror})") from None
+    except UserError:
+        partial.unlink(missing_ok=True)
+        raise
     return {"path": str(target), "bytes": target.stat().st_size}
 
 
+def _trace_here(params: dict) -> str:
+    from app.core.profile.profile import unused_trace_path
+    return str(unused_trace_path(params["model"]))
+
+
 PROFILE = Job("profile", profile_model_job, ProfileParams, result=ProfileResult,
-              runs=ON_TARGET, outputs=("out",), measures=True)
+              runs=ON_TARGET, outputs=("out",), measures=True, default_output=_trace_here)
 READ_TRACE = Job("read-trace", read_trace_job, TraceParams, result=ProfileResult, runs=LOCAL_ONLY)
 DIFF_TRACES = Job("diff-traces", diff_traces_job, TraceDiffParams, runs=LOCAL_ONLY)
 COPY_TRACE = Job("copy-trace", copy_trace_job, CopyParams, child=False, runs=LOCAL_ONLY, outputs=("target",))

@@ -7,6 +7,7 @@ two such traces can then time the two models themselves (profile-diff --measure)
 
 from __future__ import annotations
 
+import contextlib
 import json
 import os
 from pathlib import Path
@@ -42,13 +43,14 @@ def remember(trace: str | os.PathLike, model: str | os.PathLike) -> None:
     entries.pop(name, None)
     entries[name] = {"model": str(Path(model).resolve()), "stamp": stamp}
     entries = dict(list(entries.items())[-MAX_ENTRIES:])
+    partial = path.with_name(f".{path.name}.{os.getpid()}")
     try:
         path.parent.mkdir(parents=True, exist_ok=True)
-        partial = path.with_name(f".{path.name}.{os.getpid()}")
         partial.write_text(json.dumps(entries), encoding="utf-8")
         partial.replace(path)
-    except OSError:
-        pass
+    except OSError:                       # a full disk too: the notes there stay as they were
+        with contextlib.suppress(OSError):
+            partial.unlink(missing_ok=True)
 
 
 def model_of(trace: str | os.PathLike) -> str | None:

@@ -14,6 +14,7 @@ import time
 import traceback
 from pathlib import Path
 
+from app.core.jobs.disk import named_when_full
 from app.core.jobs.errors import UserError
 from app.core.jobs.protocol import JobContext
 from app.core.model.intake import admit
@@ -35,6 +36,17 @@ def default_trace_path(model: str | os.PathLike) -> Path:
     """Where a trace goes when no file is named: the traces folder of ORTune's data, under
     the model's name and the time (see _publish for two such names in the same second)."""
     return data_dir() / "traces" / f"{Path(model).stem}-{time.strftime('%Y%m%d-%H%M%S')}.json"
+
+
+def unused_trace_path(model: str | os.PathLike) -> Path:
+    """A name in the traces folder (made if need be) that no trace has yet: where a trace
+    made on a target without a name is brought back to."""
+    out = default_trace_path(model)
+    out.parent.mkdir(parents=True, exist_ok=True)
+    for number in itertools.count(1):
+        candidate = out if number == 1 else out.with_name(f"{out.stem}-{number}{out.suffix}")
+        if not os.path.lexists(candidate):
+            return candidate
 
 
 def _publish(written: str, out: Path, chosen: bool, force: bool, model: Path) -> Path:
@@ -114,6 +126,11 @@ def _run_profiled(model: Path, config: SessionConfig, runs: int, prefix: Path, c
     return session.end_profiling(), facts
 
 
+def _written(prefix: Path) -> int:
+    """The bytes of the trace written so far (what a full disk took, at least)."""
+    return sum(stray.stat().st_size for stray in prefix.parent.glob(prefix.name + "*") if stray.is_file())
+
+
 def _remove_partial(prefix: Path) -> None:
     for stray in prefix.parent.glob(prefix.name + "*"):
         stray.unlink(missing_ok=True)
@@ -136,7 +153,7 @@ def profile_model_job(params, ctx: JobContext) -> dict:
         raise UserError("not-writable", f"{out.parent}: cannot create the folder ({exc.strerror})") from None
     prefix = out.parent / f".{out.stem}.{os.getpid()}.profiling"
     try:
-        with leftovers.noted(prefix):
+        with leftovers.noted(prefix), named_when_full(out.parent, lambda: _written(prefix)):
             written, facts = _run_profiled(model, config, runs, prefix, ctx)
             out = _publish(written, out, bool(params.out), params.force, model)
     except BaseException as exc:

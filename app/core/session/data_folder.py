@@ -11,6 +11,7 @@ Arrays are loaded without pickle. A sample's values are the input plan's "file" 
 
 from __future__ import annotations
 
+import math
 import warnings
 import zipfile
 from dataclasses import dataclass, field
@@ -47,6 +48,7 @@ class DataFolder:
     samples: list[Path]
     images: bool
     labels: dict[str, int] = field(default_factory=dict)     # sample stem -> label
+    answers: dict[str, Path] = field(default_factory=dict)   # sample stem -> its file in expected/
 
     def sample(self, index: int) -> Path:
         return self.samples[index % len(self.samples)]
@@ -56,29 +58,41 @@ class DataFolder:
 
     def expected(self, index: int, output_names: list[str]) -> dict[str, np.ndarray] | None:
         """What the model should return for sample `index`, by output name (None: not given)."""
-        stem = self.sample(index).stem
-        for suffix in ARRAY_SUFFIXES:
-            path = self.path / EXPECTED_FOLDER / f"{stem}{suffix}"
-            if path.is_file():
-                loaded = _load(path)
-                if isinstance(loaded, np.ndarray):
-                    return {output_names[0]: loaded}
-                return {name: loaded[name] for name in loaded if name in output_names}
-        return None
+        path = self.answers.get(self.sample(index).stem)
+        if path is None:
+            return None
+        loaded = _load(path)
+        if isinstance(loaded, np.ndarray):
+            return {output_names[0]: loaded}
+        return {name: loaded[name] for name in loaded if name in output_names}
+
+
+def _expected_files(folder: Path) -> dict[str, Path]:
+    """The files of `expected/` by sample stem (an .npy before an .npz of the same stem)."""
+    found: dict[str, Path] = {}
+    expected = folder / EXPECTED_FOLDER
+    if not expected.is_dir():
+        return found
+    for path in sorted(expected.iterdir(), key=lambda p: ARRAY_SUFFIXES.index(p.suffix) if p.suffix in
+                       ARRAY_SUFFIXES else len(ARRAY_SUFFIXES)):
+        if path.suffix in ARRAY_SUFFIXES and path.is_file():
+            found.setdefault(path.stem, path)
+    return found
 
 
 def _not_loadable(path: Path, why: str) -> UserError:
     return UserError("bad-input-file", f"{path.name}: is not an .npy or .npz file loadable without pickle ({why})")
 
 
-def _check_header(path: Path, stream, held: int, member: str = "") -> None:
+def _check_header(path: Path, stream, held: int, member: str = "") -> tuple:
     """Refuse an array from its header alone, before its data is read: one of Python objects
-    (pickle), or one whose header claims more bytes than the file holds or than the memory budget."""
+    (pickle), or one whose header claims more bytes than the file holds or than the memory budget.
+    Returns the header's (shape, fortran_order, dtype); the stream is left where the data begins."""
     where = f"{member}: " if member else ""
     try:
         version = np.lib.format.read_magic(stream)
         read_header = np.lib.format.read_array_header_1_0 if version == (1, 0) else np.lib.format.read_array_header_2_0
-        shape, _, dtype = read_header(stream)
+        shape, fortran_order, dtype = read_header(stream)
     except (ValueError, OSError, EOFError) as exc:
         raise _not_loadable(path, f"{where}{exc}") from None
     if dtype.hasobject:
@@ -88,36 +102,46 @@ def _check_header(path: Path, stream, held: int, member: str = "") -> None:
     if claimed > held:
         raise UserError("bad-input-file", f"{path.name}: {where}its header claims {human_bytes(claimed)} of data but "
                                           f"the file holds {human_bytes(held)}")
-    if claimed <= SMALL_ARRAY_BYTES:
-        return                            # asking the system what is free costs more than reading it
-    budget = budget_bytes()
-    if claimed > budget:
-        raise UserError("bad-input-file", f"{path.name}: {where}its array takes {human_bytes(claimed)}, more than the "
-                                          f"memory budget ({human_bytes(budget)})")
+    if claimed > SMALL_ARRAY_BYTES:       # below, asking the system what is free costs more than reading it
+        budget = budget_bytes()
+        if claimed > budget:
+            raise UserError("bad-input-file", f"{path.name}: {where}its array takes {human_bytes(claimed)}, more "
+                                              f"than the memory budget ({human_bytes(budget)})")
+    return shape, fortran_order, dtype
 
 
-def _check_arrays(path: Path) -> None:
-    try:
-        if not zipfile.is_zipfile(path):
-            with open(path, "rb") as stream:
-                _check_header(path, stream, path.stat().st_size)
-            return
-        with zipfile.ZipFile(path) as archive:
-            for info in archive.infolist():
-                with archive.open(info) as stream:
-                    _check_header(path, stream, info.file_size, info.filename)
-    except (OSError, zipfile.BadZipFile, EOFError) as exc:
-        raise _not_loadable(path, str(exc)) from None
+def _read_npy(path: Path, stream):
+    """The array of the .npy file open in `stream`, its header checked before its data is read.
+    A large one is mapped, not read: a feed whose shape the model refuses costs no reading."""
+    shape, fortran_order, dtype = _check_header(path, stream, path.stat().st_size)
+    count = math.prod(shape)
+    if count * dtype.itemsize > SMALL_ARRAY_BYTES:
+        return np.memmap(stream, dtype=dtype, mode="c", offset=stream.tell(), shape=tuple(shape),
+                         order="F" if fortran_order else "C")
+    array = np.fromfile(stream, dtype=dtype, count=count) if count else np.empty(0, dtype)
+    if fortran_order:
+        return array.reshape(shape[::-1]).transpose()
+    return array.reshape(shape)
+
+
+def _read_npz(path: Path) -> dict[str, np.ndarray]:
+    with zipfile.ZipFile(path) as archive:
+        for info in archive.infolist():
+            with archive.open(info) as stream:
+                _check_header(path, stream, info.file_size, info.filename)
+    with np.load(path, allow_pickle=False) as loaded:
+        return {name: loaded[name] for name in loaded.files}
 
 
 def _load(path: Path):
-    _check_arrays(path)
+    """The array of an .npy or the arrays of an .npz, each refused from its header when it
+    cannot be what it claims or would not fit (an .npy is opened and read once)."""
     try:
-        loaded = np.load(path, allow_pickle=False)
-        if isinstance(loaded, np.ndarray):
-            return loaded
-        with loaded:
-            return {name: loaded[name] for name in loaded.files}
+        with open(path, "rb") as stream:
+            if stream.read(2) != b"PK":      # not a zip archive: an .npy or nothing loadable
+                stream.seek(0)
+                return _read_npy(path, stream)
+        return _read_npz(path)
     except (ValueError, OSError, EOFError, KeyError, zipfile.BadZipFile) as exc:
         raise _not_loadable(path, str(exc)) from None
 
@@ -160,7 +184,7 @@ def read_folder(path: str | Path) -> DataFolder:
                                           f"({images[0].name}); keep one kind of sample in a data folder")
     if not arrays and not images:
         raise UserError("bad-input-file", f"{folder}: holds no samples (.npy, .npz or images such as .png, .jpg)")
-    return DataFolder(folder, arrays or images, bool(images), _labels(folder))
+    return DataFolder(folder, arrays or images, bool(images), _labels(folder), _expected_files(folder))
 
 
 def sample_arrays(folder: DataFolder, index: int, names: list[str]) -> dict[str, np.ndarray]:

@@ -81,6 +81,12 @@ def _from_blob(blob: bytes | None):
     return np.frombuffer(blob, dtype=np.float32).astype(np.float64) if blob else np.zeros(0)
 
 
+def _is_full(exc: sqlite3.DatabaseError) -> bool:
+    """SQLite's word for a disk (or a quota) that took no more."""
+    name = getattr(exc, "sqlite_errorname", "")
+    return name.startswith("SQLITE_FULL") if name else str(exc) == "database or disk is full"
+
+
 def _is_damage(exc: sqlite3.DatabaseError) -> bool:
     """The file is not, or no longer, a whole database (SQLite's names are there from Python 3.11)."""
     name = getattr(exc, "sqlite_errorname", "")
@@ -105,8 +111,11 @@ class History:
         if self.warn is not None:
             self.warn(message)
 
-    def _use(self, action: Callable[[sqlite3.Connection], Any]) -> Any:
-        """action(db) on the store; raises a UserError saying why the store cannot be used."""
+    def _use(self, action: Callable[[sqlite3.Connection], Any], needed: int = 0) -> Any:
+        """action(db) on the store; raises a UserError saying why the store cannot be used.
+        A full disk is named with the `needed` bytes the action writes; SQLite rolls the
+        action back, so what the store held stays whole."""
+        from app.core.jobs.disk import is_disk_full, no_space
         from app.core.jobs.errors import UserError
 
         for attempt in (1, 2):
@@ -119,9 +128,11 @@ class History:
                 if attempt == 1 and _is_damage(exc):
                     self._move_aside(exc)
                     continue
-                self._problem = f"the results history {self.path} cannot be used ({exc})"
+                self._problem = no_space(self.path.parent, needed).message if _is_full(exc) else \
+                    f"the results history {self.path} cannot be used ({exc})"
             except OSError as exc:
-                self._problem = f"the results history {self.path} cannot be used ({exc.strerror or exc})"
+                self._problem = no_space(self.path.parent, needed).message if is_disk_full(exc) else \
+                    f"the results history {self.path} cannot be used ({exc.strerror or exc})"
         raise UserError("history-unavailable", self._problem)
 
     def _move_aside(self, exc: Exception) -> None:
@@ -138,13 +149,13 @@ class History:
         self._warn(f"the results history {self.path} was damaged ({exc}); it was moved to {moved.name} and a "
                    "new one started")
 
-    def _stored_or_warn(self, action: Callable[[sqlite3.Connection], Any]) -> Any:
+    def _stored_or_warn(self, action: Callable[[sqlite3.Connection], Any], needed: int = 0) -> Any:
         """action(db), or None with one warning (the first time) when the store cannot be used."""
         from app.core.jobs.errors import UserError
 
         first = not self._problem
         try:
-            return self._use(action)
+            return self._use(action, needed)
         except UserError as exc:
             if first:
                 self._warn(f"{exc.message}; this result is not stored")
@@ -199,7 +210,8 @@ class History:
         return self._stored_or_warn(lambda db: int(db.execute(
             "INSERT INTO results (kind, created, model_path, model_sha256, variant, providers, p50_ms, p99_ms,"
             " throughput_per_s, session_json, run_json, report_json, ort_version, machine_json, warmup, samples)"
-            " VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)", row).lastrowid))
+            " VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)", row).lastrowid),
+            needed=sum(len(value) for value in row if isinstance(value, (str, bytes))))
 
     def delete(self, entry_id: int) -> None:
         self._use(lambda db: db.execute("DELETE FROM results WHERE id = ?", (entry_id,)))

@@ -16,6 +16,7 @@ from dataclasses import asdict, dataclass, field, fields
 from pathlib import Path
 from typing import Callable
 
+from app.core.jobs.disk import named_when_full
 from app.core.jobs.errors import UserError
 from app.core.jobs.memory import DEFAULT_LIMIT, parse_memory_limit
 from app.core.store.paths import config_dir
@@ -168,14 +169,17 @@ def _repair(settings: Settings) -> None:
 
 def save_settings(settings: Settings, path: Path | None = None) -> None:
     """Write through a new temporary file of our own (created exclusively, so a link or file
-    planted under a predictable name is never written through), renamed into place."""
+    planted under a predictable name is never written through), renamed into place.
+    A full disk is a UserError naming it; the settings there stay as they were."""
     path = path or settings_path()
-    path.parent.mkdir(parents=True, exist_ok=True)
-    handle, temporary = tempfile.mkstemp(prefix=f".{path.name}.", suffix=".tmp", dir=path.parent)
-    try:
-        with os.fdopen(handle, "w", encoding="utf-8") as out:
-            out.write(json.dumps(asdict(settings), indent=2))
-        os.replace(temporary, path)
-    except BaseException:
-        Path(temporary).unlink(missing_ok=True)
-        raise
+    text = json.dumps(asdict(settings), indent=2)
+    with named_when_full(path.parent, len(text.encode("utf-8"))):
+        path.parent.mkdir(parents=True, exist_ok=True)
+        handle, temporary = tempfile.mkstemp(prefix=f".{path.name}.", suffix=".tmp", dir=path.parent)
+        try:
+            with os.fdopen(handle, "w", encoding="utf-8") as out:
+                out.write(text)
+            os.replace(temporary, path)
+        except BaseException:
+            Path(temporary).unlink(missing_ok=True)
+            raise

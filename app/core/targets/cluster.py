@@ -99,9 +99,9 @@ def _task(job: Job, params: dict, files: dict) -> dict:
                 shutil.rmtree(staging, ignore_errors=True)
         paths[local] = str(folder / name)
     import ray
-    result = run_job(job, replaced(params, paths))
+    result = run_job(job, replaced(params, paths, job.text))
     return {"version": app.__version__, "node": ray.get_runtime_context().get_node_id()[:12],
-            "host": socket.gethostname(), "result": replaced(result, {v: k for k, v in paths.items()})}
+            "host": socket.gethostname(), "result": replaced(result, {v: k for k, v in paths.items()}, job.text)}
 
 
 def run_spread(address: str, job: Job, parts: list[dict]) -> tuple[list[dict], dict]:
@@ -114,7 +114,7 @@ def run_spread(address: str, job: Job, parts: list[dict]) -> tuple[list[dict], d
     cpus = min(n["cpus"] for n in nodes)
     shipped: dict[str, tuple] = {}
     for params in parts:
-        for path in local_files(params):
+        for path in local_files(params, job.text):
             if path not in shipped:
                 found = bundle(Path(path))
                 shipped[path] = (found.sha, found.main.name, {n: p.read_bytes() for n, p, _ in found.files})

@@ -37,18 +37,20 @@ def check_request(job: Job, params: Any, cache: Path, scratch: list[Path]) -> No
         value = given.get(key)
         if value and not _within(str(value), scratch):
             raise refused(f"{key} {value!r} is not in this job's scratch folder")
-    for value in _strings(given):
+    for value in _strings(given, job.text):
         if _names_a_path(value) and not _within(value, inside + scratch):
             raise refused(f"{value!r} is outside its cache")
 
 
-def _strings(value: Any):
+def _strings(value: Any, text: tuple[str, ...]):
+    """Every string of the parameters but those under the keys in `text` (labels, Job.text)."""
     if isinstance(value, dict):
-        for item in value.values():
-            yield from _strings(item)
+        for key, item in value.items():
+            if key not in text:
+                yield from _strings(item, text)
     elif isinstance(value, list):
         for item in value:
-            yield from _strings(item)
+            yield from _strings(item, text)
     elif isinstance(value, str) and value:
         yield value
 

@@ -88,12 +88,20 @@ class RemoteHandle:
             if not job.on_target:
                 raise UserError("bad-option", f"{job.name} runs on this machine only, not on a target")
             self.params = job.make_params(params)
+            given = self.params.to_dict()
+            self.outputs = {key: str(given[key]) for key in job.outputs if given.get(key)}
+            if job.default_output is not None and not self.outputs:
+                # left unnamed, it would stay on the target: made in scratch there (removed when
+                # the job ends) and brought back to where it would go here
+                self.outputs[job.outputs[0]] = job.default_output(given)
+        except OSError as exc:
+            self._finish(error=UserError("not-writable", f"cannot make the folder for the job's output here "
+                                                         f"({exc.strerror or exc})"))
+            return
         except UserError as exc:
             self.params = None
             self._finish(error=exc)
             return
-        given = self.params.to_dict()
-        self.outputs = {key: str(given[key]) for key in job.outputs if given.get(key)}
         self.force = bool(given.get("force"))
 
     @property
@@ -130,8 +138,9 @@ class RemoteHandle:
                                               f"`pip install ortune=={app.__version__}`")
         params = self.params.to_dict()
         # an output is written there and brought back, never sent: an existing file at its path is not an input
-        self._paths = self._upload(local_files({k: v for k, v in params.items() if k not in self.outputs}))
-        params = replaced(params, self._paths)
+        self._paths = self._upload(local_files({k: v for k, v in params.items() if k not in self.outputs},
+                                               self.job.text))
+        params = replaced(params, self._paths, self.job.text)
         if self.outputs:
             self._send({"scratch": True})
             folder = self._expect("scratch")["scratch"]
@@ -159,7 +168,8 @@ class RemoteHandle:
         brought = dict(self._fetched)
         for remote, local in self._fetched.items():
             brought |= fetch(self, remote, Path(local), self.force)       # with the files beside it
-        result = replaced(result, {remote: local for local, remote in self._paths.items()} | brought)
+        result = replaced(result, {remote: local for local, remote in self._paths.items()} | brought,
+                          self.job.text)
         if isinstance(result, dict):
             result["target"] = describe_target(self.target, self.hello or {})
             kind = self.job.records

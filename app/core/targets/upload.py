@@ -71,15 +71,17 @@ def bundle(path: Path) -> Bundle:
     return Bundle(path, files, content_key([(name, sha) for name, _, sha in files]))
 
 
-def local_files(value: Any, found: list[str] | None = None) -> list[str]:
-    """Every string in a job's parameters (as a dict) that names an existing local file."""
+def local_files(value: Any, text: tuple[str, ...] = (), found: list[str] | None = None) -> list[str]:
+    """Every string in a job's parameters (as a dict) that names an existing local file,
+    but those under the keys in `text` (labels: never paths, see Job.text)."""
     found = [] if found is None else found
     if isinstance(value, dict):
-        for item in value.values():
-            local_files(item, found)
+        for key, item in value.items():
+            if key not in text:
+                local_files(item, text, found)
     elif isinstance(value, list):
         for item in value:
-            local_files(item, found)
+            local_files(item, text, found)
     elif isinstance(value, str) and value and len(value) < 4096 and value not in found:
         try:
             if Path(value).is_file():
@@ -89,12 +91,13 @@ def local_files(value: Any, found: list[str] | None = None) -> list[str]:
     return found
 
 
-def replaced(value: Any, paths: dict[str, str]) -> Any:
-    """The parameters with each local path in `paths` swapped for the target's copy."""
+def replaced(value: Any, paths: dict[str, str], text: tuple[str, ...] = ()) -> Any:
+    """The parameters with each local path in `paths` swapped for the target's copy (but
+    under the keys in `text`)."""
     if isinstance(value, dict):
-        return {key: replaced(item, paths) for key, item in value.items()}
+        return {key: item if key in text else replaced(item, paths, text) for key, item in value.items()}
     if isinstance(value, list):
-        return [replaced(item, paths) for item in value]
+        return [replaced(item, paths, text) for item in value]
     if isinstance(value, str) and value in paths:
         return paths[value]
     return value

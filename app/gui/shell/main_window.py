@@ -11,6 +11,7 @@ from PySide6.QtCore import QByteArray, QEvent, QTimer, Signal
 from PySide6.QtWidgets import QApplication, QDockWidget, QMainWindow, QSplitter, QTabWidget, QWidget
 
 import app
+from app.core.jobs.errors import UserError
 from app.core.store.settings import Settings, save_settings
 from app.core.units import human_bytes
 from app.core.session.state import SessionState
@@ -378,7 +379,7 @@ class MainWindow(QMainWindow):
         self.settings.window_state = base64.b64encode(bytes(self.saveState())).decode()
         try:
             save_settings(self.settings)
-        except OSError as exc:
+        except (OSError, UserError) as exc:      # UserError: a full disk, named
             self.log("Settings", "warning", f"could not save settings: {exc}")
         self.jobs.shutdown()
         super().closeEvent(event)

@@ -95,3 +95,30 @@ def test_a_broken_image_is_refused(tmp_path):
     (tmp_path / "broken.png").write_bytes(b"\x89PNG\r\n\x1a\n" + b"\0" * 40)
     with pytest.raises(UserError, match="broken.png: cannot be read as an image"):
         _feed(tmp_path, IMAGE_INPUT)
+
+
+def test_a_sparse_npy_within_the_budget_is_mapped_and_refused_by_its_shape_without_reading_it(tmp_path, monkeypatch):
+    path = tmp_path / "sparse.npy"
+    _npy_header(path, (1, 512 << 20))                     # 2 GiB of float32, all of it a hole
+    with open(path, "r+b") as out:
+        out.truncate(out.seek(0, 2) + (2 << 30))
+    monkeypatch.setattr(data_folder, "budget_bytes", lambda limit=None: 8 << 30)
+    monkeypatch.setattr(np, "load", lambda *a, **k: pytest.fail("np.load read the data"))
+    monkeypatch.setattr(np, "fromfile", lambda *a, **k: pytest.fail("np.fromfile read the data"))
+    with pytest.raises(UserError, match=r"input 'x' is declared \[1, 4\], the file holds shape \[1, 536870912\]"):
+        _feed(tmp_path)
+
+
+def test_an_npy_is_read_with_its_values_and_a_large_one_mapped(tmp_path, monkeypatch):
+    values = np.arange(4096, dtype=np.float32).reshape(1, 4096)
+    np.save(tmp_path / "a.npy", values)
+    np.save(tmp_path / "f.npy", np.asfortranarray(values.reshape(64, 64)))
+    np.save(tmp_path / "empty.npy", np.zeros((0, 3), np.int64))
+    small = data_folder._load(tmp_path / "a.npy")
+    assert not isinstance(small, np.memmap) and np.array_equal(small, values)
+    assert np.array_equal(data_folder._load(tmp_path / "f.npy"), values.reshape(64, 64))
+    assert data_folder._load(tmp_path / "empty.npy").shape == (0, 3)
+    monkeypatch.setattr(data_folder, "SMALL_ARRAY_BYTES", 1024)
+    mapped = data_folder._load(tmp_path / "a.npy")
+    assert isinstance(mapped, np.memmap) and np.array_equal(mapped, values)
+    assert np.array_equal(data_folder._load(tmp_path / "f.npy"), values.reshape(64, 64))

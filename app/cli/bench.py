@@ -119,10 +119,8 @@ def run(args) -> int:
         return output(args, run_job_cli(BENCH, params, memory_limit=args.memory_limit, target=args.target), render)
     sweep["concurrency_values"] = sweep["concurrency_values"] or [settings["concurrency"]]
     check_swept_dim(args.model, sweep["dim"])          # here, before a target or a cluster is contacted
-    if args.cluster:
-        from app.core.bench.spread import spread_sweep
-        return output(args, spread_sweep(SWEEP.make_params({**params, **sweep}), args.cluster), render_sweep)
-    result = run_job_cli(SWEEP, {**params, **sweep}, memory_limit=args.memory_limit, target=args.target)
+    result = run_job_cli(SWEEP, {**params, **sweep}, memory_limit=args.memory_limit, target=args.target,
+                         cluster=args.cluster)
     return output(args, result, render_sweep)
 
 

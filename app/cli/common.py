@@ -13,7 +13,7 @@ from app.core.jobs.results import json_safe
 from app.core.runner.failure import describe_failure
 from app.cli.parser import CommandParser  # noqa: F401  (re-exported)
 from app.core.jobs.entry import Job
-from app.core.runner.process import JobHandle
+from app.core.targets.start import Where, start
 from app.core.text import printable, printable_values
 from app.core.units import human_bytes  # noqa: F401  (re-exported for the sub-commands)
 
@@ -72,18 +72,15 @@ class ProgressLine:
 
 
 def run_job_cli(job: Job, params, on_event: Callable[[str, dict], None] | None = None,
-                memory_limit: str | None = None, target: str | None = None) -> Any:
+                memory_limit: str | None = None, target: str | None = None, cluster: str | None = None) -> Any:
     """Run a job with a progress line; Ctrl+C cancels it (and exits 3). `memory_limit`:
     the job's memory budget (--memory-limit; the settings' when None). `target`: the name
     of a remote target to run it on (--target; this machine when None or "local"); the
-    files the job writes there are copied back as its entry says."""
+    files the job writes there are copied back as its entry says. `cluster`: the Ray
+    cluster to spread it over (--cluster). Started, and its result kept, as every job is
+    (app.core.targets.start)."""
     progress = ProgressLine()
-    if target and target != "local":
-        from app.core.targets.handle import RemoteHandle
-        from app.core.targets.store import get_target
-        handle = RemoteHandle(get_target(target), job, params, memory_limit=memory_limit).start()
-    else:
-        handle = JobHandle(job, params, fork=True, memory_limit=memory_limit).start()
+    handle = start(job, params, Where.of(target, cluster), memory_limit=memory_limit, fork=True).start()
 
     def forward(kind: str, payload: dict) -> None:
         progress(kind, payload)

@@ -78,10 +78,8 @@ def run(args) -> int:
     config = session_config_from_args(args)
     params = {"models": [{"path": p, "label": label} for p, label in zip(args.models, labels_for(args.models))],
               "session": config.to_dict(), "run": run_settings_from_args(args), "record": not args.no_history}
-    if args.cluster:
-        from app.core.bench.spread import spread_compare
-        return output(args, spread_compare(COMPARE.make_params(params), args.cluster), render)
-    return output(args, run_job_cli(COMPARE, params, memory_limit=args.memory_limit, target=args.target), render)
+    return output(args, run_job_cli(COMPARE, params, memory_limit=args.memory_limit, target=args.target,
+                                    cluster=args.cluster), render)
 
 
 def register(subparsers) -> None:

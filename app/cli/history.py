@@ -1,4 +1,5 @@
-"""`ortune history`: the stored benchmarks, comparisons and sweeps."""
+"""`ortune history`: the stored results (benchmarks, comparisons, sweeps, profiles, tuning
+runs, conversions, drift searches and optimize runs)."""
 
 from __future__ import annotations
 
@@ -8,6 +9,11 @@ from app.cli.common import add_json_flag, format_table, output
 from app.core.units import duration_column, shared_decimals
 
 ORDER = 90
+#: how each kind of stored result is printed: the command that makes it prints it so
+RENDERERS = {"bench": ("app.cli.bench", "render"), "compare": ("app.cli.compare", "render"),
+             "sweep": ("app.cli.bench", "render_sweep"), "profile": ("app.cli.profile", "render_profile"),
+             "tune": ("app.cli.tune", "render"), "convert": ("app.cli.convert", "render"),
+             "drift": ("app.cli.drift", "render"), "optimize": ("app.cli.optimize", "render")}
 
 
 def render_list(entries: list[dict]) -> str:
@@ -30,15 +36,11 @@ def run(args) -> int:
 
     history = History()
     if args.show is not None:
+        import importlib
+
         entry = history.get(args.show)
-        report = entry["report"]
-        if entry["kind"] == "bench":
-            from app.cli.bench import render
-        elif entry["kind"] == "compare":
-            from app.cli.compare import render
-        else:
-            from app.cli.bench import render_sweep as render
-        return output(args, report, render)
+        module, name = RENDERERS[entry["kind"]]
+        return output(args, entry["report"], getattr(importlib.import_module(module), name))
     entries = history.entries(model=args.model, kind=args.kind, limit=args.limit)
     return output(args, {"results": entries, "history_warnings": history.warnings},
                   lambda result: render_list(result["results"]))
@@ -47,7 +49,8 @@ def run(args) -> int:
 def register(subparsers) -> None:
     from app.core.store.history import KINDS
 
-    parser = subparsers.add_parser("history", help="list stored benchmark, comparison and sweep results",
+    parser = subparsers.add_parser("history", help="list stored results: benchmarks, comparisons, sweeps, "
+                                                   "profiles, tuning runs, conversions, drift and optimize runs",
                                    description="List the stored results, newest first, or show one in full.")
     parser.add_argument("--model", metavar="TEXT", help="only results whose model path contains TEXT")
     parser.add_argument("--kind", choices=list(KINDS), help="only this kind of result")

@@ -85,12 +85,8 @@ def run(args) -> int:
     for name in ("block_runs", "finalists", "confirm_seconds"):
         if getattr(args, name):
             given[name] = getattr(args, name)
-    if args.cluster:
-        from app.core.tune.spread import spread_tune
-        result = spread_tune(TUNE.params.from_dict(given, text=True), args.cluster)
-    else:
-        result = run_job_cli(TUNE, TUNE.params.from_dict(given, text=True), memory_limit=args.memory_limit,
-                             target=args.target)
+    result = run_job_cli(TUNE, TUNE.params.from_dict(given, text=True), memory_limit=args.memory_limit,
+                         target=args.target, cluster=args.cluster)
     if args.save_best:
         SessionConfig.from_dict(result["best"]["session"]).save(args.save_best)
         result["saved_preset"] = args.save_best

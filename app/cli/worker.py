@@ -159,8 +159,8 @@ class Worker:
     # the job -------------------------------------------------------------------
     def start_job(self, message: dict) -> None:
         from app.core.registry import JOBS
-        from app.core.runner.process import JobHandle
         from app.core.targets.confine import check_request
+        from app.core.targets.start import start
 
         entries = {job.name: job for job in JOBS}
         if message["job"] not in entries:
@@ -171,7 +171,8 @@ class Worker:
         self.home = os.getcwd()
         os.chdir(self.new_scratch())          # a relative name the job writes (an engine cache) lands in scratch
         check_request(job, params, cache_dir(), self.scratch)
-        self.handle = JobHandle(job, params, memory_limit=message.get("memory_limit")).start()
+        # as a run started on this machine: its result is kept in this machine's history too
+        self.handle = start(job, params, memory_limit=message.get("memory_limit")).start()
         self.job_thread = threading.Thread(target=self.relay, daemon=True)
         self.job_thread.start()
 

@@ -15,7 +15,7 @@ from app.core.bench.bench import RunSettings, bench_report, benchmark, prepare
 from app.core.bench.compare import FEEDS_FILE, OUTPUTS_FILE, compare_row, output_fidelity, partial_row
 from app.core.bench.sweep import (LIMIT_PERCENTILES, MAX_PROCESSES, RATIO_DEFINITION, REFERENCE_RATIO, best_cell,
                                   cell_ratio, measure_grid, pair_ratio, report_figures, runner_up, sweep_cell)
-from app.core.jobs.entry import ANYWHERE, Job, LOCAL_ONLY, ON_TARGET
+from app.core.jobs.entry import ANYWHERE, Job, LOCAL_ONLY, ON_TARGET, Records
 from app.core.jobs.errors import UserError
 from app.core.jobs.params import Params, setting
 from app.core.jobs.protocol import JobContext
@@ -75,8 +75,9 @@ class SweepParams(Params):
 
 
 def bench_job(params: BenchParams, ctx: JobContext) -> dict:
-    """Streams ("latency", {"phase", "ns"}) data batches."""
-    from app.core.store.history import History
+    """Streams ("latency", {"phase", "ns"}) data batches; a result to keep carries its
+    latencies for the history's chart."""
+    from app.core.store.history import SAMPLES_KEY
 
     def on_batch(phase: str, ns: bytes) -> None:
         ctx.data("latency", {"phase": phase, "ns": ns})
@@ -85,10 +86,7 @@ def bench_job(params: BenchParams, ctx: JobContext) -> dict:
                                     require_dims=tuple(params.require_dims))
     report["variant"] = params.variant
     if params.record:
-        history = History(warn=lambda message: ctx.log(message, "warning"))
-        report["model"] = history.model_identity(report["model"]["path"]) | {"size_bytes": report["model"]["size_bytes"]}
-        report["history_id"] = history.record("bench", report, measurement.warmup_ms(), measurement.samples_ms())
-        report["history_warnings"] = history.warnings
+        report[SAMPLES_KEY] = {"warmup_ms": measurement.warmup_ms(), "samples_ms": measurement.samples_ms()}
     return report
 
 
@@ -153,8 +151,6 @@ def compare_job(params: CompareParams, ctx: JobContext) -> dict:
     """Runs in the calling process (it only starts children): each model in a child of its
     own, all kept alive and timed in alternation, one block at a time, so no two run at
     once and a slow spell of the machine falls on all of them (see app.core.bench.alternate)."""
-    from app.core.store.history import History
-
     models, config, settings = params.models, params.session, params.run
     labels = [model.get("label") or Path(model["path"]).name for model in models]
     planned: dict = {}
@@ -184,15 +180,9 @@ def compare_job(params: CompareParams, ctx: JobContext) -> dict:
         "run": settings.to_dict(),
         "ort_version": baseline["ort_version"],
         "machine": baseline["machine"],
+        "model": {"path": str(Path(baseline["model"]["path"]).resolve())},
         "created": time.time(),
     }
-    if params.record:
-        history = History(warn=lambda message: ctx.log(message, "warning"))
-        result["model"] = history.model_identity(baseline["model"]["path"])
-        result["variant"] = " vs ".join(r["variant"] for r in reports)
-        result["providers"] = baseline["providers"]
-        result["history_id"] = history.record("compare", result)
-        result["history_warnings"] = history.warnings
     return result
 
 
@@ -218,8 +208,6 @@ def _cell_params(params: SweepParams, value: int | None, concurrency: int) -> Be
 def sweep_job(params: SweepParams, ctx: JobContext) -> dict:
     """Runs in the calling process (it only starts children): every cell in a child of its
     own, timed in alternation against the first cell, in groups (see app.core.bench.sweep)."""
-    from app.core.store.history import History
-
     dim = params.dim or None
     dim_values = list(params.dim_values) if dim else [None]
     concurrency_values = list(params.concurrency_values)
@@ -267,25 +255,48 @@ def sweep_job(params: SweepParams, ctx: JobContext) -> dict:
                                         "around 1; otherwise no-difference"},
         "inputs": first["inputs"], "session": params.session.to_dict(), "run": params.run.to_dict(),
         "providers": first["providers"], "ort_version": first["ort_version"], "machine": first["machine"],
-        "created": time.time(),
+        "model": {"path": str(Path(params.path).resolve())}, "created": time.time(),
     }
-    if params.record:
-        history = History(warn=lambda message: ctx.log(message, "warning"))
-        result["model"] = history.model_identity(params.path)
-        result["variant"] = "sweep " + ((f"{dim} × " if dim else "") + "concurrency")
-        result["summary"] = best or {}
-        result["history_id"] = history.record("sweep", result)
-        result["history_warnings"] = history.warnings
-    else:
-        result["model"] = {"path": str(Path(params.path).resolve())}
     return result
 
 
-BENCH = Job("bench", bench_job, BenchParams, result=BenchResult, runs=ON_TARGET, records="bench", measures=True,
-            text=("variant",))
+# how history files each (app.core.store.recording): a run that asked not to be kept is not
+def _bench_facts(params: BenchParams, result: dict) -> dict | None:
+    return {"model": result["model"]["path"]} if params.record else None
+
+
+def _compare_facts(params: CompareParams, result: dict) -> dict | None:
+    rows = result["models"]
+    return {"model": rows[0]["path"], "variant": " vs ".join(row["label"] for row in rows),
+            "providers": rows[0]["providers"]} if params.record else None
+
+
+def _sweep_facts(params: SweepParams, result: dict) -> dict | None:
+    if not params.record:
+        return None
+    best = result["best"] or {}
+    latency = best.get("latency_ms") or {}
+    return {"model": params.path, "variant": "sweep " + (f"{result['dim']} × " if result["dim"] else "") + "concurrency",
+            "p50_ms": latency.get("p50"), "p99_ms": latency.get("p99"), "throughput_per_s": best.get("throughput_per_s")}
+
+
+def _spread_compare(job: Job, params: CompareParams, address: str, tasks: int | None = None) -> dict:
+    from app.core.bench.spread import spread_compare
+    return spread_compare(job, params, address, tasks)
+
+
+def _spread_sweep(job: Job, params: SweepParams, address: str, tasks: int | None = None) -> dict:
+    from app.core.bench.spread import spread_sweep
+    return spread_sweep(job, params, address, tasks)
+
+
+BENCH = Job("bench", bench_job, BenchParams, result=BenchResult, runs=ON_TARGET, records=Records("bench", _bench_facts),
+            measures=True, text=("variant",))
 MEMBER = Job("compare-member", member_job, MemberParams, result=BenchResult, runs=LOCAL_ONLY)
 COMPARE = Job("compare", compare_job, CompareParams, child=False, result=CompareResult,
-              runs=ANYWHERE, records="compare", measures=True, text=("label",))   # it only starts children
+              runs=ANYWHERE, records=Records("compare", _compare_facts), measures=True,
+              spread=_spread_compare, text=("label",))   # it only starts children
 CELL = Job("sweep-cell", cell_job, BenchParams, result=BenchResult, runs=LOCAL_ONLY)
 SWEEP = Job("sweep", sweep_job, SweepParams, child=False, result=SweepResult,
-            runs=ANYWHERE, records="sweep", measures=True)   # it only starts children
+            runs=ANYWHERE, records=Records("sweep", _sweep_facts), measures=True,
+            spread=_spread_sweep)   # it only starts children

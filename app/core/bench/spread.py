@@ -5,14 +5,16 @@ share of the cells (or models) in alternation with its own copy of the first one
 ratio comes from one worker. Spreading is valid when the workers are alike (the same
 hardware, ONNX Runtime build and load): then one task's ratios stand beside another's.
 Latencies in milliseconds from different workers are only as comparable as the workers;
-each cell and model says which worker measured it."""
+each cell and model says which worker measured it. These are the entries' `spread`
+(app.core.bench.jobs): they are started, and their results kept, as every job is
+(app.core.targets.start)."""
 
 from __future__ import annotations
 
 import time
 
-from app.core.bench.jobs import COMPARE, SWEEP, CompareParams, SweepParams
 from app.core.bench.sweep import best_cell, runner_up
+from app.core.jobs.entry import Job
 from app.core.targets.cluster import run_spread
 
 NOTE = ("each task timed its share in alternation with its own copy of the first, on one worker; ratios are "
@@ -24,7 +26,8 @@ def _chunks(items: list, count: int) -> list[list]:
     return [items[i::count] for i in range(count)]
 
 
-def spread_sweep(params: SweepParams, address: str, tasks: int | None = None) -> dict:
+def spread_sweep(job: Job, params, address: str, tasks: int | None = None) -> dict:
+    """`job`: the sweep's entry; `params`: its SweepParams."""
     from app.core.targets.cluster import connect, workers
 
     by_dim = bool(params.dim) and len(params.dim_values) > 1
@@ -35,7 +38,7 @@ def spread_sweep(params: SweepParams, address: str, tasks: int | None = None) ->
         part = params.to_dict() | {"record": False}
         part["dim_values" if by_dim else "concurrency_values"] = [first, *chunk]
         parts.append(part)
-    answers, cluster = run_spread(address, SWEEP, parts)
+    answers, cluster = run_spread(address, job, parts)
     key = "dim_value" if by_dim else "concurrency"
     cells, shares = [], []
     for index, answer in enumerate(answers):
@@ -53,7 +56,7 @@ def spread_sweep(params: SweepParams, address: str, tasks: int | None = None) ->
     second = runner_up(cells, best, params.latency_limit_ms, params.limit_percentile) if best else None
     result["best"], result["best_vs_runner_up"] = best, _margin(answers, best, second)
     result["cluster"] = cluster | {"tasks": shares, "note": NOTE}
-    return _recorded(params, result, "sweep")
+    return result
 
 
 def _margin(answers: list[dict], best: dict | None, second: dict | None) -> dict | None:
@@ -71,13 +74,14 @@ def _margin(answers: list[dict], best: dict | None, second: dict | None) -> dict
     return None
 
 
-def spread_compare(params: CompareParams, address: str, tasks: int | None = None) -> dict:
+def spread_compare(job: Job, params, address: str, tasks: int | None = None) -> dict:
+    """`job`: the comparison's entry; `params`: its CompareParams."""
     from app.core.targets.cluster import connect, workers
 
     reference, rest = params.models[0], list(params.models[1:])
     parts = [params.to_dict() | {"record": False, "models": [reference, *chunk]}
              for chunk in _chunks(rest, tasks or len(workers(connect(address))))]
-    answers, cluster = run_spread(address, COMPARE, parts)
+    answers, cluster = run_spread(address, job, parts)
     rows, shares = [], []
     for index, answer in enumerate(answers):
         mine = [dict(row, measured_on=_where(answer))
@@ -91,24 +95,8 @@ def spread_compare(params: CompareParams, address: str, tasks: int | None = None
                                    len(order)))
     result = dict(answers[0]["result"], models=rows, created=time.time())
     result["cluster"] = cluster | {"tasks": shares, "note": NOTE}
-    return _recorded(params, result, "compare")
+    return result
 
 
 def _where(answer: dict) -> dict:
     return {"node": answer["node"], "host": answer["host"]}
-
-
-def _recorded(params, result: dict, kind: str) -> dict:
-    if params.record:
-        from app.core.store.history import History
-        history = History()
-        result["model"] = history.model_identity(params.path if kind == "sweep" else params.models[0]["path"])
-        result["variant"] = (" vs ".join(row["label"] for row in result["models"]) if kind == "compare"
-                             else "sweep " + ((f"{params.dim} × " if params.dim else "") + "concurrency"))
-        if kind == "sweep":
-            result["summary"] = result["best"] or {}
-        else:
-            result["providers"] = result["models"][0]["providers"]
-        result["history_id"] = history.record(kind, result)
-        result["history_warnings"] = history.warnings
-    return result

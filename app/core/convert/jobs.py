@@ -8,7 +8,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-from app.core.jobs.entry import Job, LOCAL_ONLY, ON_TARGET
+from app.core.jobs.entry import Job, LOCAL_ONLY, ON_TARGET, Records
 from app.core.jobs.params import Params, setting
 from app.core.jobs.protocol import JobContext
 from app.core.jobs.results import ConvertResult
@@ -81,8 +81,15 @@ def detect_transformer_job(params: ModelPath, ctx) -> dict:
     return detect_transformer_shape(params.path)
 
 
+def _convert_facts(params: ConvertParams, result: dict) -> dict:
+    """Filed under its source, as the kind and the variant it made, with the variant's speed."""
+    speed = result.get("speed") or {}
+    return {"model": params.input, "variant": f"{params.kind} → {Path(result['output']).name}",
+            "p50_ms": speed.get("variant_p50_ms"), "session": params.session.to_dict()}
+
+
 MAKE = Job("convert-make", make_job, MakeParams,
            runs=LOCAL_ONLY, outputs=("output",))   # the report of ConvertResult, less its speed
-CONVERT = Job("convert", convert_job, ConvertParams, child=False, result=ConvertResult,
-              runs=ON_TARGET, outputs=("output",), measures=True)   # it only starts children
+CONVERT = Job("convert", convert_job, ConvertParams, child=False, result=ConvertResult, runs=ON_TARGET,
+              outputs=("output",), measures=True, records=Records("convert", _convert_facts))   # it only starts children
 DETECT_TRANSFORMER = Job("detect-transformer", detect_transformer_job, ModelPath, runs=LOCAL_ONLY)

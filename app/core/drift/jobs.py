@@ -7,7 +7,7 @@ from dataclasses import dataclass
 from typing import Any
 
 from app.core.convert.jobs import ConvertParams
-from app.core.jobs.entry import Job, LOCAL_ONLY, ON_TARGET
+from app.core.jobs.entry import Job, LOCAL_ONLY, ON_TARGET, Records
 from app.core.jobs.params import Params, setting
 from app.core.jobs.results import DriftResult, RepairResult
 from app.core.session.config import SessionConfig
@@ -26,7 +26,18 @@ def drift_job(params: DriftParams, ctx) -> dict:
     return drift(params, ctx)
 
 
-DRIFT = Job("drift", drift_job, DriftParams, result=DriftResult, runs=ON_TARGET, measures=True)
+def _drift_facts(params: DriftParams, result: dict) -> dict:
+    """Filed under the source, naming the variant and where it first parts from it."""
+    from pathlib import Path
+
+    first = result.get("first_drift")
+    where = f", first at {first.get('node') or first.get('tensor')}" if first else ", within tolerance"
+    return {"model": params.source, "variant": f"drift of {Path(params.variant).name}{where}",
+            "session": params.session.to_dict()}
+
+
+DRIFT = Job("drift", drift_job, DriftParams, result=DriftResult, runs=ON_TARGET, measures=True,
+            records=Records("drift", _drift_facts))
 
 
 @dataclass

@@ -15,7 +15,7 @@ from app.core.bench.jobs import MEMBER, MemberParams, member_events
 from app.core.gate.judge import (SLOWDOWN_DEFINITION, UNDECIDED, accuracy_criterion, memory_criterion, overall,
                                  output_criterion, speed_criterion, speed_decision, slowdown)
 from app.core.gate.params import GateParams
-from app.core.jobs.entry import Job, ON_TARGET
+from app.core.jobs.entry import Job, ON_TARGET, Records
 from app.core.jobs.errors import JobCancelled
 from app.core.jobs.results import GateResult
 from app.core.session.config import SessionConfig
@@ -99,7 +99,7 @@ def gate_job(params: GateParams, ctx) -> dict:
                 output_criterion(new.get("fidelity"), drift, drift_error),
                 accuracy_criterion(old.get("accuracy"), new.get("accuracy"), params.max_accuracy_drop),
                 memory_criterion(old.get("peak_rss_bytes"), new.get("peak_rss_bytes"), params.max_memory_growth)]
-    history = History(warn=lambda message: ctx.log(message, "warning")) if params.record else None
+    history = History(warn=lambda message: ctx.log(message, "warning")) if params.record else None   # hashes only
     result = {
         "verdict": overall(criteria), "criteria": criteria,
         "new": side(new, params.new_session, new_label, history), "old": side(old, params.old_session, old_label, history),
@@ -116,10 +116,18 @@ def gate_job(params: GateParams, ctx) -> dict:
         result["model"] = {key: result["new"][key] for key in ("path", "sha256", "size_bytes")}
         result["variant"] = f"{new_label} against {old_label}"
         result["summary"] = {"latency_ms": rows[1]["latency_ms"], "throughput_per_s": rows[1]["throughput_per_s"]}
-        result["history_id"] = history.record("gate", result)
-        result["history_warnings"] = history.warnings
     return result
 
 
-GATE = Job("gate", gate_job, GateParams, child=False, result=GateResult, runs=ON_TARGET, records="gate",
-           measures=True)   # it only starts children
+def _gate_facts(params: GateParams, result: dict) -> dict | None:
+    """Filed under the new model, with both models' hashes in the result (app.core.store.recording)."""
+    if not params.record:
+        return None
+    rows = result["models"]
+    return {"model": result["new"]["path"], "variant": result["variant"], "providers": result["providers"],
+            "p50_ms": rows[1]["latency_ms"]["p50"], "p99_ms": rows[1]["latency_ms"]["p99"],
+            "throughput_per_s": rows[1]["throughput_per_s"], "session": result["session"]}
+
+
+GATE = Job("gate", gate_job, GateParams, child=False, result=GateResult, runs=ON_TARGET,
+           records=Records("gate", _gate_facts), measures=True)   # it only starts children

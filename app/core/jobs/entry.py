@@ -3,9 +3,10 @@
 The window, the command line and the tests start a job through its entry, never by a
 name, so a reader can follow a click to the function it runs and a rename breaks at
 import, not in front of a user. The entry is also the one place for the facts about a job
-that other code acts on (where it may run, whether history keeps its result, which of its
-parameters are files it writes, whether it measures): nothing else branches on a name. Each room of app.core declares its entries in its
-`jobs` module; app.core.registry lists them all."""
+that other code acts on (where it may run, how it spreads over a cluster, whether history
+keeps its result, which of its parameters are files it writes, whether it measures):
+nothing else branches on a name. Each room of app.core declares its entries in its `jobs`
+module; app.core.registry lists them all."""
 
 from __future__ import annotations
 
@@ -23,6 +24,17 @@ ANYWHERE = frozenset({HERE, TARGET, CLUSTER})
 
 
 @dataclass(frozen=True)
+class Records:
+    """History keeps the job's result under `kind` (app.core.store.history.KINDS), filed by
+    `facts(params, result)`: a dict with the `model` it ran on (a path) and, where the
+    result does not hold them as a benchmark's does, its `variant`, `providers`, `p50_ms`,
+    `p99_ms`, `throughput_per_s`, `session` and `run`; or None when this run asked not to be
+    kept. The one start function (app.core.targets.start) stores it, once a run."""
+    kind: str
+    facts: Callable[[Any, dict], dict | None]
+
+
+@dataclass(frozen=True)
 class Job(Generic[P]):
     name: str                                  # stable: shown in logs and the Jobs dock
     func: Callable[[P, Any], Any]              # func(params, ctx) -> result
@@ -30,7 +42,7 @@ class Job(Generic[P]):
     child: bool = True                         # runs in a process of its own (see jobs.runner)
     result: type = dict                        # what func returns (JSON-able)
     runs: frozenset[str] = field(kw_only=True)   # every entry says: HERE, TARGET (`ortune worker` over ssh), CLUSTER (Ray)
-    records: str | None = None                 # the history kind its result is stored under, if any
+    records: Records | None = None             # how history keeps its result, if it does
     outputs: tuple[str, ...] = ()              # parameter fields naming files it writes (copied back, protected)
     # where its first output goes here when none is named, default_output(params as a dict); run on a
     # target, it is written in the job's scratch folder there and brought back to that place
@@ -38,6 +50,7 @@ class Job(Generic[P]):
     text: tuple[str, ...] = ()                 # parameter fields, at any depth, naming things for people (labels):
                                                # never a path, so never uploaded, swapped or confined as one
     measures: bool = False                     # it runs a model and times or checks it
+    spread: Callable[..., dict] | None = None  # spread(job, params, address, tasks): run over a Ray cluster
 
     @property
     def on_target(self) -> bool:

@@ -7,7 +7,7 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from app.core.jobs.disk import named_when_full
-from app.core.jobs.entry import Job, LOCAL_ONLY, ON_TARGET
+from app.core.jobs.entry import Job, LOCAL_ONLY, ON_TARGET, Records
 from app.core.jobs.errors import UserError
 from app.core.jobs.params import Params, setting
 from app.core.jobs.results import ProfileResult
@@ -107,8 +107,16 @@ def _trace_here(params: dict) -> str:
     return str(unused_trace_path(params["model"]))
 
 
-PROFILE = Job("profile", profile_model_job, ProfileParams, result=ProfileResult,
-              runs=ON_TARGET, outputs=("out",), measures=True, default_output=_trace_here)
+def _profile_facts(params: ProfileParams, result: dict) -> dict:
+    """Filed under its model, with the operator type that took the most time."""
+    top = (result.get("by_op_type") or [{}])[0]
+    variant = f"profile of {result['runs']} runs" + (f", {top['op_type']} {top['percent']:.0f} %" if top else "")
+    return {"model": params.model, "variant": variant, "providers": result.get("session_providers") or [],
+            "session": result.get("session") or params.session.to_dict()}
+
+
+PROFILE = Job("profile", profile_model_job, ProfileParams, result=ProfileResult, runs=ON_TARGET, outputs=("out",),
+              measures=True, records=Records("profile", _profile_facts), default_output=_trace_here)
 READ_TRACE = Job("read-trace", read_trace_job, TraceParams, result=ProfileResult, runs=LOCAL_ONLY)
 DIFF_TRACES = Job("diff-traces", diff_traces_job, TraceDiffParams, runs=LOCAL_ONLY)
 COPY_TRACE = Job("copy-trace", copy_trace_job, CopyParams, child=False, runs=LOCAL_ONLY, outputs=("target",))

@@ -1,4 +1,5 @@
-"""The results history: every benchmark, comparison and sweep, kept in SQLite.
+"""The results history: every benchmark, comparison, sweep, profile, tuning run,
+conversion, drift search and optimize run, kept in SQLite.
 
 Each entry holds what is needed to trust and repeat it: the model (path and content
 hash), the variant, the full session preset and run settings, the report, the ORT
@@ -23,7 +24,10 @@ from app.core.store.paths import data_dir
 
 SCHEMA_VERSION = 1
 MAX_STORED_SAMPLES = 1_000_000   # beyond this, every n-th sample is kept for the chart
-KINDS = ("bench", "compare", "sweep", "gate")
+KINDS = ("bench", "compare", "sweep", "profile", "tune", "convert", "drift", "optimize", "gate")
+#: a result's latencies for the chart, kept by the history and taken out of the result it
+#: returns: {"warmup_ms": [...], "samples_ms": [...]} (app.core.store.recording)
+SAMPLES_KEY = "history_samples"
 
 _SCHEMA = """
 CREATE TABLE IF NOT EXISTS results (
@@ -192,19 +196,27 @@ class History:
         return {"path": str(path), "sha256": digest, "size_bytes": info.st_size}
 
     # writing ------------------------------------------------------------------
-    def record(self, kind: str, report: dict, warmup_ms=None, samples_ms=None) -> int | None:
+    def record(self, kind: str, report: dict, warmup_ms=None, samples_ms=None, facts: dict | None = None) -> int | None:
         """Store one result; `report` holds model, session, run, ort_version and machine.
+        `facts` (an entry's Records.facts, with `model` as model_identity gives it) say what
+        the report itself does not: variant, providers, p50_ms, p99_ms, throughput_per_s,
+        session, run.
 
         Returns its id, or None (with a warning) when the store cannot be used."""
         if kind not in KINDS:
             raise ValueError(f"unknown result kind {kind!r}")
-        model = report["model"]
+        facts = facts or {}
+        model = facts.get("model") or report["model"]
         summary = report.get("summary", report)
         latency = summary.get("latency_ms") or {}
+        latency = latency if isinstance(latency, dict) else {}
         row = (kind, report.get("created", time.time()), model["path"], model["sha256"],
-               report.get("variant", ""), ", ".join(report.get("providers", [])),
-               latency.get("p50"), latency.get("p99"), summary.get("throughput_per_s"),
-               json.dumps(report["session"]), json.dumps(report.get("run", {})), json.dumps(report),
+               facts.get("variant", report.get("variant", "")),
+               ", ".join(facts.get("providers", report.get("providers")) or []),
+               facts.get("p50_ms", latency.get("p50")), facts.get("p99_ms", latency.get("p99")),
+               facts.get("throughput_per_s", summary.get("throughput_per_s")),
+               json.dumps(facts.get("session", report.get("session", {}))),
+               json.dumps(facts.get("run", report.get("run", {}))), json.dumps(report),
                report.get("ort_version", ""), json.dumps(report.get("machine", {})),
                _as_blob(warmup_ms), _as_blob(samples_ms))
         return self._stored_or_warn(lambda db: int(db.execute(

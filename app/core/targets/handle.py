@@ -1,15 +1,16 @@
-"""A job run on a remote target: the same face as app.core.runner.process.JobHandle
-(start, events, cancel, send, wait, result, error), driven over ssh and `ortune worker`.
+"""A job run on a remote target: the same face as app.core.runner.process.JobHandle (start,
+events, cancel, send, wait, result, error), driven over ssh and `ortune worker`.
 
 The parent checks the parameters here, connects, checks the worker's version, copies the
 files the job names into the target's cache (once per content hash), sends the job and
 relays its events. The job's children run on the target within the memory budget the
-parent passes on; a result measured there comes back with the target's description and
-is stored in this machine's history. A dropped connection, a worker of another version, a
-worker that answers out of turn or a remote child that died each end the job with one
-line naming the cause; every failure of the target itself (unreachable, lost, answering
-wrongly) is a UserError of its own kind, exit 2: exit 1 stays for ORTune's own bugs. ssh's
-end closing makes the worker cancel the job there, so nothing is left running."""
+parent passes on; a result measured there comes back with the target's description (and
+is stored in this machine's history by the one start function, app.core.targets.start).
+A dropped connection, a worker of another version, a worker that answers out of turn or
+a remote child that died each end the job with one line naming the cause; every failure
+of the target itself (unreachable, lost, answering wrongly) is a UserError of its own
+kind, exit 2: exit 1 stays for ORTune's own bugs. ssh's end closing makes the worker
+cancel the job there, so nothing is left running."""
 
 from __future__ import annotations
 
@@ -163,8 +164,8 @@ class RemoteHandle:
                 raise error_from_dict(message["error"])
 
     def _arrived(self, result: Any) -> Any:
-        """The result as if measured here: this machine's paths, the target named, and kept in
-        this machine's history too (the target's keeps its own copy)."""
+        """The result as if measured here: this machine's paths and the target named (the run
+        that started it keeps it in this machine's history, app.core.targets.start)."""
         brought = dict(self._fetched)
         for remote, local in self._fetched.items():
             brought |= fetch(self, remote, Path(local), self.force)       # with the files beside it
@@ -172,12 +173,6 @@ class RemoteHandle:
                           self.job.text)
         if isinstance(result, dict):
             result["target"] = describe_target(self.target, self.hello or {})
-            kind = self.job.records
-            if kind and result.get("history_id") is not None:
-                from app.core.store.history import History
-                history = History()
-                result["history_id"] = history.record(kind, result)
-                result["history_warnings"] = history.warnings
         return result
 
     def _upload(self, paths: list[str]) -> dict[str, str]:

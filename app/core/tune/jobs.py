@@ -6,7 +6,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import Any
 
-from app.core.jobs.entry import ANYWHERE, Job, LOCAL_ONLY
+from app.core.jobs.entry import ANYWHERE, Job, LOCAL_ONLY, Records
 from app.core.jobs.params import Params, setting
 from app.core.jobs.results import TuneResult
 from app.core.session.config import SessionConfig
@@ -86,6 +86,20 @@ def tune_job(params: TuneParams, ctx) -> dict:
     return result | {"seconds": time.monotonic() - started}
 
 
+def _tune_facts(params: TuneParams, result: dict) -> dict:
+    """Filed with the settings it offers (the user's own when nothing was clearly faster)."""
+    best = result["best"]
+    variant = f"tune: {best.get('label', '')} ×{result['speedup']:.2f}" if result.get("clearly_faster") else \
+        "tune: your settings stay"
+    return {"model": params.path, "variant": variant,
+            "p50_ms": best.get("latency_ms"), "session": best.get("session") or params.session.to_dict()}
+
+
+def _spread_tune(job: Job, params: TuneParams, address: str, tasks: int | None = None) -> dict:
+    from app.core.tune.spread import spread_tune
+    return spread_tune(job, params, address, tasks)
+
+
 RACE = Job("tune-race", race_job, TuneParams, runs=LOCAL_ONLY)
-TUNE = Job("tune", tune_job, TuneParams, child=False, result=TuneResult,
-           runs=ANYWHERE, measures=True)   # it only starts children
+TUNE = Job("tune", tune_job, TuneParams, child=False, result=TuneResult, runs=ANYWHERE, measures=True,
+           records=Records("tune", _tune_facts), spread=_spread_tune)   # it only starts children

@@ -5,23 +5,25 @@ copy of the user's settings on one worker, with the whole method of a local run:
 its finalists measured again alone, the winner confirmed fresh. So every speedup is formed
 on one machine. The task whose winner its worker found fastest gives the answer: valid when
 the workers are alike, which is when spreading is valid at all. Each trial says which
-worker measured it."""
+worker measured it. This is the entry's `spread` (app.core.tune.jobs), started as every
+job is (app.core.targets.start)."""
 
 from __future__ import annotations
 
 import time
 
+from app.core.jobs.entry import Job
 from app.core.targets.cluster import connect, run_spread, workers
-from app.core.tune.jobs import TUNE, TuneParams
 
 NOTE = ("each task raced its share of the settings against its own copy of yours on one worker, then measured "
         "its finalists and its winner alone there; speedups are never formed across workers")
 
 
-def spread_tune(params: TuneParams, address: str, tasks: int | None = None) -> dict:
+def spread_tune(job: Job, params, address: str, tasks: int | None = None) -> dict:
+    """`job`: the tuning entry; `params`: its TuneParams."""
     count = max(1, tasks or len(workers(connect(address))))
     parts = [params.to_dict() | {"share": [index, count]} for index in range(count)]
-    answers, cluster = run_spread(address, TUNE, parts)
+    answers, cluster = run_spread(address, job, parts)
     shares = []
     for answer in answers:
         where = {"node": answer["node"], "host": answer["host"]}

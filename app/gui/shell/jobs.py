@@ -17,7 +17,7 @@ from typing import Any, Callable
 from PySide6.QtCore import QObject, QThread, Signal, Slot
 
 from app.core.jobs.entry import Job as CoreJob
-from app.core.jobs.errors import JobCancelled, UserError
+from app.core.jobs.errors import JobCancelled
 from app.core.store.settings import FINISHED_JOBS_KEPT
 
 
@@ -31,25 +31,17 @@ class JobWorker(QObject):
     finished = Signal()
 
     def __init__(self, job, params, target: str | None = None):
+        """`target`: the remote target the window measures on (None: this machine); a job
+        that may not run there runs here (app.core.targets.start, which also keeps its
+        result in the history as its entry says)."""
         super().__init__()
-        self.refused: Exception | None = None      # why the job could not even be set up
-        if target and job.on_target:                  # its outputs are made there and copied here
-            from app.core.targets.handle import RemoteHandle
-            from app.core.targets.store import get_target
-            try:
-                self.handle = RemoteHandle(get_target(target), job, params)
-            except UserError as exc:               # the target was removed meanwhile
-                self.handle, self.refused = None, exc
-        else:
-            from app.core.runner.process import JobHandle   # multiprocessing is not needed before the first job
-            self.handle = JobHandle(job, params)
+        from app.core.targets.start import Where, start
+        self.handle = start(job, params, Where.of(target).fitting(job))
 
     @Slot()
     def run(self) -> None:
         self.started.emit()
         try:
-            if self.refused is not None:
-                raise self.refused
             self.handle.start()
             for kind, payload in self.handle.events():
                 if kind == "progress":
@@ -72,8 +64,7 @@ class JobWorker(QObject):
         self.finished.emit()
 
     def cancel(self) -> None:
-        if self.handle is not None:
-            self.handle.cancel()
+        self.handle.cancel()
 
 
 _ids = itertools.count(1)

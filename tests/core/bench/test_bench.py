@@ -87,8 +87,10 @@ def test_required_dimension_must_exist(tiny):
 def test_bench_job_streams_batches_and_stores_the_result(tiny):
     from app.core.store.history import History
 
+    from app.core.targets.start import run
+
     events = []
-    report = run_job(BENCH,
+    report = run(BENCH,
                      {"path": str(tiny), "session": SessionConfig().to_dict(),
                       "run": {"warmup": 5, "iterations": 20000}},
                      on_event=lambda kind, payload: events.append((kind, payload)))

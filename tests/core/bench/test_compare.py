@@ -33,10 +33,12 @@ def test_compare_two_variants(tmp_path):
     source = models.mlp()
     first = models.save(source, tmp_path / "mlp.onnx")
     second = models.save(float16.convert_float_to_float16(source, keep_io_types=False), tmp_path / "mlp16.onnx")
+    from app.core.targets.start import run
+
     progress = []
-    ctx = JobContext(lambda kind, payload: progress.append(payload) if kind == "progress" else None)
-    result = COMPARE({"models": [{"path": str(first), "label": "fp32"}, {"path": str(second), "label": "fp16"}],
-                          "run": {"warmup": 2, "iterations": 100}}, ctx)
+    result = run(COMPARE, {"models": [{"path": str(first), "label": "fp32"}, {"path": str(second), "label": "fp16"}],
+                           "run": {"warmup": 2, "iterations": 100}},
+                 on_event=lambda kind, payload: progress.append(payload) if kind == "progress" else None)
     reference, variant = result["models"]
     assert [reference["label"], variant["label"]] == ["fp32", "fp16"]
     assert reference["speedup"] == 1.0 and reference["speedup_ci"] == [1.0, 1.0] and reference["fidelity"] is None
@@ -55,6 +57,7 @@ def test_compare_two_variants(tmp_path):
     assert any("fp16" in p["message"] for p in progress)
     stored = History().get(result["history_id"])
     assert stored["kind"] == "compare" and stored["report"]["models"][1]["label"] == "fp16"
+    assert stored["variant"] == "fp32 vs fp16" and stored["model_path"] == str(first.resolve())
 
 
 def test_identical_models_and_twenty_times_the_work(tmp_path):

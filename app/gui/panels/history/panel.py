@@ -1,6 +1,7 @@
-"""History tab: every stored benchmark, comparison and sweep; filter by model,
-re-open one (chart, its settings and figures in words and tables, the raw JSON) and run it
-again with the same settings."""
+"""History tab: every stored result (benchmarks, comparisons, sweeps, profiles, tuning runs,
+conversions, drift searches and optimize runs); filter by model and kind, re-open one
+(chart, its settings and figures in words and tables, the raw JSON) and run it again with
+the same settings."""
 
 from __future__ import annotations
 
@@ -18,6 +19,12 @@ from app.gui.shell.panel import Panel
 
 HEADERS = ["#", "Time", "Kind", "Model", "Variant", "Inputs", "Providers", "p50 ms", "p99 ms", "runs/s", "ORT"]
 ALL = "All models"
+ALL_KINDS = "all kinds"
+#: stored kinds their own tab re-opens (a benchmark's chart and every other kind open here)
+OPENED_IN_THEIR_TAB = ("compare", "sweep")
+#: stored kinds run again from here: kind -> what its tab's run_again takes from the entry
+RUN_AGAIN = {"bench": lambda entry: entry, "compare": lambda entry: entry, "sweep": lambda entry: entry,
+             "drift": lambda entry: {"source": entry["report"]["source"], "variant": entry["report"]["variant"]}}
 
 
 def inputs_cell(inputs: list[dict]) -> str:
@@ -38,7 +45,8 @@ class HistoryPanel(Panel):
         self.model_filter.setSizeAdjustPolicy(QComboBox.SizeAdjustPolicy.AdjustToMinimumContentsLengthWithIcon)
         self.model_filter.setMinimumContentsLength(18)
         self.kind_filter = QComboBox()
-        self.kind_filter.addItems(["all kinds", "bench", "compare", "sweep", "gate"])
+        from app.core.store.history import KINDS
+        self.kind_filter.addItems([ALL_KINDS, *KINDS])
         self.text_filter = QLineEdit()
         self.text_filter.setPlaceholderText("Filter rows…")
         self.table = DataTable(HEADERS)
@@ -125,7 +133,7 @@ class HistoryPanel(Panel):
             self.model_filter.setCurrentIndex(models.index(chosen) + 1)
         self.model_filter.blockSignals(False)
         kind = self.kind_filter.currentText()
-        return history.entries(model=self.model_filter.currentData(), kind=None if kind == "all kinds" else kind)
+        return history.entries(model=self.model_filter.currentData(), kind=None if kind == ALL_KINDS else kind)
 
     def selected_id(self) -> int | None:
         rows = self.table.selectionModel().selectedRows()
@@ -155,7 +163,8 @@ class HistoryPanel(Panel):
             self.open_entry(entry)
 
     def open_entry(self, entry: dict) -> None:
-        """Bench results open here; comparisons and sweeps open in their own tabs."""
+        """Comparisons and sweeps open in their own tabs; the rest here (a benchmark with its
+        chart), each with its summary and raw JSON."""
         from html import escape
 
         from app.core.session.machine import machine_text
@@ -173,10 +182,12 @@ class HistoryPanel(Panel):
         self.summary.setHtml(summary_html(entry))
         self.raw_text.setPlainText(json.dumps(tidy_floats({k: v for k, v in report.items() if k != "warmup_ms"}),
                                               indent=2))
-        if entry["kind"] == "bench":
-            self.chart.set_samples(entry["warmup_ms"], entry["samples_ms"], report.get("concurrency", 1))
-        else:
+        if entry["kind"] in OPENED_IN_THEIR_TAB:
             self.context.show_result(entry["kind"], report)
+            return
+        self.chart.set_samples(entry["warmup_ms"], entry["samples_ms"], report.get("concurrency", 1))
+        if not len(entry["samples_ms"]):          # nothing to chart: its figures are what it has
+            self.details.setCurrentWidget(self.summary)
 
     def compare_and_drift(self) -> None:
         """A gate (or comparison) on its pair: its comparison in the Compare tab, and the Drift
@@ -193,16 +204,29 @@ class HistoryPanel(Panel):
 
     def rerun_selected(self) -> None:
         entry = self._selected_entry()
-        if entry is not None:
-            self.context.run_again(entry["kind"], entry)
+        if entry is None:
+            return
+        if entry["kind"] not in RUN_AGAIN:
+            self.context.show_error("History", f"A stored {entry['kind']} result runs again from its own tab: open "
+                                               "its model there, or use its settings.")
+            return
+        self.context.run_again(entry["kind"], RUN_AGAIN[entry["kind"]](entry))
 
     def use_settings(self) -> None:
         from app.core.session.config import SessionConfig
 
+        from app.core.jobs.errors import UserError
+
         entry = self._selected_entry()
-        if entry is not None:
-            self.context.session.update(SessionConfig.from_dict(entry["session"]))
-            self.detail_title.setText(f"The Session tab now holds the settings of result #{entry['id']}.")
+        if entry is None:
+            return
+        try:
+            config = SessionConfig.from_dict(entry["session"])
+        except UserError as exc:         # a store written by another version, or edited by hand
+            self.context.show_error("History", f"The settings of result #{entry['id']} cannot be used: {exc.message}")
+            return
+        self.context.session.update(config)
+        self.detail_title.setText(f"The Session tab now holds the settings of result #{entry['id']}.")
 
     def delete_selected(self) -> None:
         from PySide6.QtWidgets import QMessageBox

@@ -43,7 +43,8 @@ def summary_html(entry: dict) -> str:
     report = entry["report"]
     head = facts([("Settings", settings_text(entry["session"]) if entry.get("session") else ""),
                   ("Run", run_text(entry.get("run") or report.get("run")))])
-    body = {"bench": _bench, "compare": _compare, "sweep": _sweep, "gate": _compare}[entry["kind"]](report)
+    body = {"bench": _bench, "compare": _compare, "sweep": _sweep, "profile": _profile, "tune": _tune,
+            "convert": _convert, "drift": _drift, "optimize": _optimize, "gate": _compare}[entry["kind"]](report)
     return head + "<br>" + body
 
 
@@ -96,3 +97,63 @@ def _sweep(report: dict) -> str:
     limit = report.get("latency_limit_ms")
     return facts([("Latency limit", f"{report.get('limit_percentile')} within {duration_text(limit)}" if limit
                    else "none")]) + table(headers, columns)
+
+
+def _ratio(value, interval=None, verdict=None) -> str:
+    if value is None:
+        return ""
+    text = f"×{value:.2f}" + (f" (95 % interval {interval[0]:.2f} – {interval[1]:.2f})" if interval else "")
+    return text + (f", {verdict}" if verdict else "")
+
+
+def _profile(report: dict) -> str:
+    ops = (report.get("by_op_type") or [])[:10]
+    figures = table(["operator type", "total", "runs of it", "share"],
+                    [[o["op_type"] for o in ops], [duration_text(o["total_us"] / 1000) for o in ops],
+                     [f"{o['count']:,}" for o in ops], [f"{o['percent']:.1f} %" for o in ops]])
+    return facts([("Runs", f"{report.get('runs', 0):,}"),
+                  ("Node time", duration_text((report.get("total_node_us") or 0) / 1000)),
+                  ("Providers", ", ".join(report.get("session_providers") or [])),
+                  ("Trace", report.get("trace", ""))]) + figures
+
+
+def _tune(report: dict) -> str:
+    best, default = report.get("best") or {}, report.get("default") or {}
+    return facts([("Offered", best.get("label", "")),
+                  ("Speedup", _ratio(report.get("speedup"), report.get("speedup_ci"), report.get("verdict"))),
+                  ("Its median", duration_text(best.get("latency_ms"))),
+                  ("Your settings' median", duration_text(default.get("latency_ms"))),
+                  ("Trials", f"{len(report.get('trials') or [])} of {report.get('space_size', '?')} settings"),
+                  ("Why", report.get("note", ""))])
+
+
+def _convert(report: dict) -> str:
+    fidelity, speed = report.get("fidelity") or {}, report.get("speed") or {}
+    worst = fidelity.get("max_abs_diff")
+    return facts([("Kind", report.get("kind", "")), ("Source", report.get("input", "")),
+                  ("Variant", report.get("output", "")),
+                  ("Size", f"{human_bytes(report.get('input_bytes'))} → {human_bytes(report.get('output_bytes'))}"),
+                  ("Check", report.get("check", "") + (f", max |Δ| {worst:.3g}" if worst is not None else "")),
+                  ("Speed against the source", f"not measured: {speed.get('why', '')}" if speed.get("skipped")
+                   else _ratio(speed.get("ratio"), speed.get("ratio_ci"), speed.get("verdict")))])
+
+
+def _drift(report: dict) -> str:
+    first = report.get("first_drift")
+    nonfinite = report.get("first_nonfinite")
+    return facts([("Source", report.get("source", "")), ("Variant", report.get("variant", "")),
+                  ("Tensors compared", f"{report.get('compared', 0):,}"),
+                  ("First drift", f"{first.get('tensor', '')} ({first.get('op_type', '')} {first.get('node', '')})"
+                   if first else "none past the tolerance"),
+                  ("First NaN/Inf", f"{nonfinite.get('tensor', '')}" if nonfinite else "")])
+
+
+def _optimize(report: dict) -> str:
+    choice, rows = report.get("choice") or {}, report.get("candidates") or []
+    candidates = table(["candidate", "status", "speedup", "verdict", "why"],
+                       [[r.get("kind", "") for r in rows], [r.get("status", "") for r in rows],
+                        [f"×{r['speedup']:.2f}" if r.get("speedup") else "–" for r in rows],
+                        [r.get("verdict") or "–" for r in rows], [r.get("reason") or "" for r in rows]])
+    return facts([("Answer", choice.get("kind", "")),
+                  ("Speedup", _ratio(choice.get("speedup"), choice.get("speedup_ci"), choice.get("verdict"))),
+                  ("Why", choice.get("note", "")), ("Shipped in", report.get("out_dir", ""))]) + candidates

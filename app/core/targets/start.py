@@ -1,0 +1,185 @@
+"""The one function that starts a job entry anywhere: here (a child process, or a thread
+for a job that only starts children), on a saved ssh target, or spread over a Ray cluster.
+The window and the command line both start every job through it, and it is the one place
+a finished result is kept in the history, as the entry's Records say (once a run; a
+target keeps its own copy in its own history, as a run started there).
+
+Every handle it gives has the face of app.core.runner.process.JobHandle: start, events,
+cancel, send, wait, result, error, done, pid."""
+
+from __future__ import annotations
+
+import time
+from dataclasses import dataclass
+from typing import Any, Callable, Iterator
+
+from app.core.jobs.entry import CLUSTER, HERE, TARGET, Job
+from app.core.jobs.errors import JobCancelled, JobFailed, UserError
+
+
+@dataclass(frozen=True)
+class Where:
+    """Where a run goes: HERE, TARGET (`name`: a saved target) or CLUSTER (`name`: the Ray
+    head's address; `tasks`: how many, one per worker when None)."""
+    place: str = HERE
+    name: str = ""
+    tasks: int | None = None
+
+    @classmethod
+    def of(cls, target: str | None = None, cluster: str | None = None) -> "Where":
+        """From a command line's or a window's choice: a cluster address, a target's name,
+        or this machine (no name, or "local")."""
+        if cluster:
+            return cls(CLUSTER, cluster)
+        if target and target != "local":
+            return cls(TARGET, target)
+        return cls()
+
+    def fitting(self, entry: Job) -> "Where":
+        """This place, or here for an entry that does not run here: a window's chosen target
+        takes the jobs that may run there, and the rest stay on this machine."""
+        return self if self.place in entry.runs else HERE_
+
+
+HERE_ = Where()
+
+
+def start(entry: Job, params=None, where: Where = HERE_, *, memory_limit: str | None = None, fork: bool = False,
+          warn: Callable[[str], None] | None = None) -> "Run":
+    """A handle on a run of `entry` with `params` (its Params, or a dict read into them)
+    `where` says; call its start(). A place the entry does not run ends the run at once
+    with the UserError that says so. `fork`: a child started here forks where that is safe
+    (the command line). `warn`: gets the history's warning lines as they come."""
+    if where.place == CLUSTER and (CLUSTER not in entry.runs or entry.spread is None):
+        return Run(entry, _Refused(UserError("bad-option", f"{entry.name} is not spread over a cluster")), warn)
+    if where.place == TARGET:       # the handle refuses an entry that runs here only
+        from app.core.targets.handle import RemoteHandle
+        from app.core.targets.store import get_target
+        try:
+            return Run(entry, RemoteHandle(get_target(where.name), entry, params, memory_limit=memory_limit), warn)
+        except UserError as exc:              # a target that is not (or no longer) saved
+            return Run(entry, _Refused(exc), warn)
+    if where.place == CLUSTER:
+        return Run(entry, _Spread(entry, params, where.name, where.tasks), warn)
+    from app.core.runner.process import JobHandle   # multiprocessing is not needed before the first job
+    return Run(entry, JobHandle(entry, params, fork=fork, memory_limit=memory_limit), warn)
+
+
+def run(entry: Job, params=None, where: Where = HERE_, on_event: Callable[[str, dict], None] | None = None,
+        **options) -> Any:
+    """Run to the end and return the result (raises UserError/JobCancelled/JobFailed)."""
+    return start(entry, params, where, **options).start().wait(on_event)
+
+
+class Run:
+    """A run with the JobHandle face: the place's handle driven, and its result kept in the
+    history as the entry says once it has succeeded, before anyone reads it."""
+
+    def __init__(self, entry: Job, handle, warn: Callable[[str], None] | None = None):
+        self.entry, self.handle, self.warn = entry, handle, warn
+        self.result: Any = None
+        self.error: Exception | None = None
+        self.done = False
+
+    @property
+    def params(self):
+        return getattr(self.handle, "params", None)
+
+    @property
+    def pid(self) -> int | None:
+        return getattr(self.handle, "pid", None)
+
+    def start(self) -> "Run":
+        self.handle.start()
+        return self
+
+    def cancel(self) -> None:
+        self.handle.cancel()
+
+    def send(self, message: Any) -> None:
+        self.handle.send(message)
+
+    def events(self, poll_s: float = 0.05) -> Iterator[tuple[str, dict]]:
+        if self.done:
+            return
+        yield from self.handle.events(poll_s)
+        if self.done:             # another reader of the events (a drain after Ctrl+C) ended it
+            return
+        result, error = self.handle.result, self.handle.error
+        if error is None and self.entry.records is not None:
+            from app.core.store.recording import keep
+            try:
+                result = keep(self.entry.records, self.handle.params, result, self.warn)
+            except Exception as exc:     # a result is never lost to its filing: say so, keep it
+                message = f"the result could not be stored in the history ({type(exc).__name__}: {exc})"
+                if self.warn is not None:
+                    self.warn(message)
+                if isinstance(result, dict):
+                    result.update(history_id=None, history_warnings=[message])
+        self.result, self.error, self.done = result, error, True
+
+    def wait(self, on_event: Callable[[str, dict], None] | None = None) -> Any:
+        """Drive the run to its end; return its result or raise its error."""
+        for kind, payload in self.events():
+            if on_event is not None:
+                on_event(kind, payload)
+        if self.error is not None:
+            raise self.error
+        return self.result
+
+
+class _Refused:
+    """A run that cannot start: it ends at once with its error."""
+
+    def __init__(self, error: Exception):
+        self.error, self.result, self.done, self.params, self.pid = error, None, True, None, None
+
+    def start(self) -> "_Refused":
+        return self
+
+    def cancel(self) -> None:
+        pass
+
+    def send(self, message: Any) -> None:
+        pass
+
+    def events(self, poll_s: float = 0.05) -> Iterator[tuple[str, dict]]:
+        return iter(())
+
+
+class _Spread:
+    """The entry's `spread` over a Ray cluster, run in the caller's thread when its events
+    are read (Ray attaches a process once, from the thread that reads them)."""
+
+    def __init__(self, entry: Job, params, address: str, tasks: int | None):
+        self.entry, self.address, self.tasks = entry, address, tasks
+        self.result: Any = None
+        self.error: Exception | None = None
+        self.done, self.pid = False, None
+        try:
+            self.params = entry.make_params(params)
+        except UserError as exc:
+            self.params, self.error, self.done = None, exc, True
+
+    def start(self) -> "_Spread":
+        return self
+
+    def cancel(self) -> None:
+        if not self.done:
+            self.error, self.done = JobCancelled(), True
+
+    def send(self, message: Any) -> None:
+        pass
+
+    def events(self, poll_s: float = 0.05) -> Iterator[tuple[str, dict]]:
+        if self.done:
+            return
+        yield "progress", {"fraction": None, "message": f"spread over the Ray cluster at {self.address}",
+                           "time": time.time()}
+        try:
+            self.result = self.entry.spread(self.entry, self.params, self.address, self.tasks)
+        except (UserError, JobCancelled, JobFailed) as exc:
+            self.error = exc
+        except Exception as exc:     # every failure is a message, as a child's is
+            self.error = JobFailed("internal", f"{type(exc).__name__}: {exc}")
+        self.done = True

@@ -1,0 +1,75 @@
+"""Every job that keeps its result does so once a run, whichever command starts it, and
+`ortune history` lists each kind and prints each in full as its own command does."""
+
+import pytest
+
+from tests import models
+
+
+@pytest.fixture(scope="module")
+def folder(tmp_path_factory):
+    folder = tmp_path_factory.mktemp("history-kinds")
+    models.save(models.mlp(), folder / "mlp.onnx")
+    return folder
+
+
+@pytest.fixture
+def own_history(tmp_path, monkeypatch):
+    monkeypatch.setenv("ORTUNE_DATA_DIR", str(tmp_path / "data"))
+
+
+def _listed(ortune) -> list[dict]:
+    done = ortune("history", "--json")
+    assert done.code == 0, done.stderr
+    return done.json()["results"]
+
+
+def test_a_benchmark_from_the_command_line_is_kept_once(ortune, folder, own_history):
+    done = ortune("bench", folder / "mlp.onnx", "--iterations", "20", "--json")
+    assert done.code == 0, done.stderr
+    rows = _listed(ortune)
+    assert [(r["id"], r["kind"]) for r in rows] == [(done.json()["history_id"], "bench")]
+    assert "history_samples" not in done.json(), "the chart's latencies go to the history only"
+
+
+COMMANDS = {
+    "convert": ["convert", "fp16", "mlp.onnx", "-o", "mlp16.onnx", "--no-speed", "--force"],
+    "drift": ["drift", "mlp.onnx", "mlp16.onnx"],
+    "profile": ["profile", "mlp.onnx", "--runs", "5"],
+    "tune": ["tune", "mlp.onnx", "--budget-trials", "2", "--block-runs", "1", "--finalists", "1",
+             "--confirm-seconds", "0.05"],
+    "optimize": ["optimize", "mlp.onnx", "-o", "shipped", "--kinds", "fp16", "--screen-seconds", "0.05", "--no-tune",
+                 "--force"],
+}
+
+
+def test_each_kind_is_kept_listed_and_shown(ortune, folder, own_history):
+    ids = {}
+    for kind, command in COMMANDS.items():     # in order: drift reads the conversion's variant
+        done = ortune(*command, "--json", cwd=folder)
+        assert done.code == 0, f"{kind}: {done.stderr}"
+        ids[kind] = done.json()["history_id"]
+        assert ids[kind], f"{kind} was not kept: {done.json().get('history_warnings')}"
+    rows = _listed(ortune)
+    assert sorted((r["kind"], r["id"]) for r in rows) == sorted((kind, ids[kind]) for kind in COMMANDS), \
+        "each run kept exactly once"
+    assert all(r["model_path"] == str((folder / "mlp.onnx").resolve()) for r in rows)
+    for kind in COMMANDS:
+        assert _listed_kind(ortune, kind) == [ids[kind]]
+        shown = ortune("history", "--show", ids[kind])
+        assert shown.code == 0 and shown.stdout.strip(), f"{kind}: {shown.stderr}"
+    text = ortune("history")
+    assert all(kind in text.stdout for kind in COMMANDS)
+
+
+def _listed_kind(ortune, kind: str) -> list[int]:
+    return [r["id"] for r in ortune("history", "--kind", kind, "--json").json()["results"]]
+
+
+def test_a_damaged_history_is_one_line_for_the_listing(ortune, tmp_path, monkeypatch):
+    data = tmp_path / "data"
+    data.mkdir()
+    (data / "history.sqlite").write_bytes(b"not a database" * 100)
+    monkeypatch.setenv("ORTUNE_DATA_DIR", str(data))
+    done = ortune("history")
+    assert done.code == 0 and "was damaged" in done.stderr and done.stderr.count("\n") == 1

@@ -17,7 +17,7 @@ from app.core.units import human_bytes
 from app.gui.shell.panel import OneJobView, Panel
 from app.gui.widgets.plain_text import plain
 from app.gui.widgets.run_caption import RunCaption, inputs_text, stored_text
-from app.core.bench.jobs import COMPARE
+from app.core.bench.jobs import COMPARE, CompareParams
 
 CHART_LABEL_CHARS = 28     # a bar's label; a longer one would be dropped by the axis for want of room
 #: the answer first (speedup, its interval and verdict), so it is in view however narrow the window
@@ -137,7 +137,7 @@ class ComparePanel(OneJobView, Panel):
         self.caption.running(_label(models))
         self.job = self.jobs.start(
             f"Compare {', '.join(m['label'] for m in models)}", COMPARE,
-            {"models": models, "session": config.to_dict(), "run": self.run_form.settings()},
+            CompareParams(models=models, session=config, run=self.run_form.settings()),
             on_data=self._on_data, on_result=self._on_result, on_error=self._on_error,
             on_progress=lambda _f, message: self.status.setText(message))
 

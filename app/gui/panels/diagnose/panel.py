@@ -9,7 +9,7 @@ from PySide6.QtWidgets import QHBoxLayout, QLabel, QPushButton, QSplitter, QText
 
 from app.core.units import duration_text
 from app.gui.shell.panel import Panel
-from app.core.diagnose.jobs import DIAGNOSE
+from app.core.diagnose.jobs import DIAGNOSE, DiagnoseParams
 
 SEVERITY_MARK = {"high": "●●●", "medium": "●●", "low": "●", "info": "○"}
 
@@ -67,7 +67,7 @@ class DiagnosePanel(Panel):
         if self.model is None or self.job is not None:
             return
         try:
-            params = {"path": self.model.path, "session": self.context.session.config().to_dict()}
+            params = DiagnoseParams(path=self.model.path, session=self.context.session.config())
         except UserError as exc:
             self.context.show_error("Diagnose", exc.message)
             return

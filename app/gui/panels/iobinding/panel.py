@@ -15,7 +15,7 @@ from PySide6.QtWidgets import QComboBox, QHBoxLayout, QLabel, QPushButton, QSpin
 
 from app.core.units import human_bytes
 from app.gui.shell.panel import Panel
-from app.core.iobinding.jobs import IOBINDING
+from app.core.iobinding.jobs import IOBINDING, IOBindingParams
 
 #: (short name, label, ORT provider) in the order the combo lists them
 PROVIDERS = [("cpu", "CPU", "CPUExecutionProvider"), ("cuda", "CUDA", "CUDAExecutionProvider"),
@@ -191,8 +191,8 @@ class IOBindingPanel(Panel):
             self.context.show_error("IO Binding", exc.message)
             return
         provider = self.provider_combo.currentData()
-        params = {"path": model.path, "session": config.to_dict(), "provider": provider,
-                  "iterations": self.iterations.value(), "warmup": self.warmup.value()}
+        params = IOBindingParams(path=model.path, session=config, provider=provider,
+                                 iterations=self.iterations.value(), warmup=self.warmup.value())
         self.run_button.setEnabled(False)
         self.cancel_button.setEnabled(True)
         self.status.setText("Starting…")

@@ -140,7 +140,6 @@ class BenchmarkPanel(OneJobView, Panel):
     # running -------------------------------------------------------------------
     def start(self, path: str | None = None, config=None, run: dict | None = None, label: str = "") -> None:
         """Benchmark `path` (default: the current model) with `config` (default: the Session tab's)."""
-        from app.core.jobs.errors import UserError
 
         self.ensure_built()
         model = self.context.current_model()
@@ -149,10 +148,8 @@ class BenchmarkPanel(OneJobView, Panel):
                 self.context.show_error("Benchmark", "Open a model first.")
                 return
             path, label = model.path, model.label
-        try:
-            config = config or self.context.session.config()
-        except UserError as exc:
-            self.context.show_error("Benchmark", exc.message)
+        config = config or self.context.session_config("Benchmark")
+        if config is None:
             return
         if run is not None:
             self.run_form.set_settings(run)

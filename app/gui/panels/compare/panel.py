@@ -114,7 +114,6 @@ class ComparePanel(OneJobView, Panel):
 
     def start(self, models: list[dict] | None = None, config=None, run: dict | None = None) -> None:
         """Compare `models` ([{path, label}], default: the selection) with `config` (default: the Session tab's)."""
-        from app.core.jobs.errors import UserError
 
         self.ensure_built()
         if models is None:
@@ -123,10 +122,8 @@ class ComparePanel(OneJobView, Panel):
         if len(models) < 2:
             self.context.show_error("Compare", "Select at least two models or variants in the list (Ctrl+click).")
             return
-        try:
-            config = config or self.context.session.config()
-        except UserError as exc:
-            self.context.show_error("Compare", exc.message)
+        config = config or self.context.session_config("Compare")
+        if config is None:
             return
         if run is not None:
             self.run_form.set_settings(run)

@@ -15,7 +15,6 @@ from PySide6.QtWidgets import QHBoxLayout, QLabel, QLineEdit, QPushButton, QSpli
 
 from app.core.convert.jobs import SPEED_S, ConvertParams
 from app.core.drift.jobs import DRIFT, REPAIR, DriftParams, RepairParams
-from app.core.jobs.errors import UserError
 from app.gui.panels.drift.views import STEP_HEADERS, TENSOR_HEADERS, first_text, number_table, step_row, tensor_row
 from app.gui.shell.panel import Panel
 
@@ -128,11 +127,7 @@ class DriftPanel(Panel):
 
     # finding the drift ---------------------------------------------------------
     def _session(self):
-        try:
-            return self.context.session.config()
-        except UserError as exc:
-            self.context.show_error("Drift", exc.message)
-            return None
+        return self.context.session_config("Drift")
 
     def _tolerance(self) -> dict:
         conversion = (self.pair or {}).get("conversion") or {}

@@ -75,17 +75,14 @@ class ExtrasBar(QWidget):
                                     {"profile": "Profile again", "provider": "Place again"}.get(kind, ""))
 
     def measure(self) -> None:
-        from app.core.jobs.errors import UserError
         from app.core.profile.jobs import PROFILE, ProfileParams
         from app.core.session.jobs import PLACEMENT, PlacementParams
 
         model = self.context.current_model()
         if model is None:
             return
-        try:
-            config = self.context.session.config()
-        except UserError as exc:
-            self.context.show_error("Graph", exc.message)
+        config = self.context.session_config("Graph")
+        if config is None:
             return
         kind = "profile" if self._measure_kind == "profile" else "placement"
         params = (ProfileParams(model=model.path, session=config, runs=PROFILE_RUNS) if kind == "profile"

@@ -180,15 +180,11 @@ class IOBindingPanel(Panel):
 
     # running -------------------------------------------------------------------
     def start(self) -> None:
-        from app.core.jobs.errors import UserError
-
         model = self.context.current_model()
         if model is None or self.job is not None:
             return
-        try:
-            config = self.context.session.config()
-        except UserError as exc:
-            self.context.show_error("IO Binding", exc.message)
+        config = self.context.session_config("IO Binding")
+        if config is None:
             return
         provider = self.provider_combo.currentData()
         params = IOBindingParams(path=model.path, session=config, provider=provider,

@@ -118,15 +118,12 @@ class OverviewPanel(Panel):
     def recount(self) -> None:
         """Count the current model's cost again on the Session tab's inputs."""
         from app.core.graph.jobs import SUMMARY, CostParams
-        from app.core.jobs.errors import UserError
 
         model = self.model
         if model is None:
             return
-        try:
-            config = self.context.session.config()
-        except UserError as exc:
-            self.context.show_error("Overview", exc.message)
+        config = self.context.session_config("Overview")
+        if config is None:
             return
         inputs = replace(config.inputs, mode="zeros") if config.inputs.mode == "random" else config.inputs
         self.recount_button.setEnabled(False)

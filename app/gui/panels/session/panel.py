@@ -225,12 +225,7 @@ class SessionPanel(Panel):
 
     # actions -------------------------------------------------------------------
     def _try_config(self):
-        from app.core.jobs.errors import UserError
-        try:
-            return self.config()
-        except UserError as exc:
-            self.context.show_error("Session", exc.message)
-            return None
+        return self.context.session_config("Session")
 
     def load_preset(self, path: str | None = None) -> None:
         from app.core.jobs.errors import UserError

@@ -9,6 +9,7 @@ from pathlib import Path
 
 from app.core.jobs.errors import UserError
 from app.core.jobs.params import LARGEST
+from app.core.session.config import OPT_LEVELS
 from app.core.session.input_spec import IMAGE_LAYOUTS, IMAGE_PRESETS, MAX_ELEMENTS, MAX_VOCAB
 
 
@@ -41,7 +42,7 @@ def _threads(text: str, flag: str) -> int:
                             "Runtime would start every one")
 
 
-OPT_LEVEL_NAMES = ["disable", "basic", "extended", "all"]   # as in app.core.session.config (kept light: no numpy)
+OPT_LEVEL_NAMES = list(OPT_LEVELS)      # the session's table (app.core.session.config imports nothing heavy)
 
 
 def add_session_arguments(parser: argparse.ArgumentParser) -> None:

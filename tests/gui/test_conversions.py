@@ -119,9 +119,9 @@ def test_the_card_says_when_a_variant_is_slower_than_its_source(qtbot, window, t
     assert "0.50× the source [0.45–0.55] — SLOWER than the source" in card.speed.text()
     assert "#c0392b" in card.speed.text() and "float16 on the CPU provider" in card.speed.text()
     panel = open_source(qtbot, window, models.save(models.mlp(), tmp_path / "mlp.onnx"))
-    assert panel.params()["speed_s"] > 0
+    assert panel.params().speed_s > 0
     panel.speed.setChecked(False)
-    assert panel.params()["speed_s"] == 0
+    assert panel.params().speed_s == 0
 
 
 def test_the_card_gives_the_share_of_weights_made_float16(qtbot, tmp_path):
@@ -171,7 +171,7 @@ def test_the_output_folder_is_remembered_and_the_source_stays_selected(qtbot, wi
     assert "mlp.fp16.onnx is under its source" in panel.status.text()
     panel.select_kind("int8-dynamic")                                  # converts the source again
     assert panel.output.text() == str(chosen / "mlp.int8-dynamic.onnx")
-    assert panel.params()["input"] == str(source.resolve())
+    assert panel.params().input == str(source.resolve())
 
 
 def failing_report():

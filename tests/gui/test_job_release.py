@@ -9,7 +9,7 @@ from PySide6.QtCore import QCoreApplication, QEvent
 
 from app.gui.shell.jobs import JobManager
 from app.gui.shell.jobs_dock import JobsTable
-from tests.sample_jobs import PAYLOAD
+from tests.sample_jobs import PAYLOAD, SampleParams
 
 KEPT = 20
 JOBS = 200
@@ -26,13 +26,13 @@ def test_two_hundred_jobs_leave_only_the_newest_behind(qtbot, no_dangling_qthrea
     table = JobsTable(manager)
     qtbot.addWidget(table)
     results, workers = [], []
-    warm_up = manager.start("warm-up", PAYLOAD, {"kib": 1})
+    warm_up = manager.start("warm-up", PAYLOAD, SampleParams(kib=1))
     qtbot.waitUntil(lambda: warm_up.ended_at is not None, timeout=30000)   # imports are not results
     tracemalloc.start()
     try:
         before = tracemalloc.get_traced_memory()[0]
         for batch in range(0, JOBS, 25):
-            jobs = [manager.start(f"job {i}", PAYLOAD, {"kib": KIB},
+            jobs = [manager.start(f"job {i}", PAYLOAD, SampleParams(kib=KIB),
                                   on_result=lambda result: results.append(weakref.ref(result)))
                     for i in range(batch, batch + 25)]
             workers += [weakref.ref(job.worker) for job in jobs]
@@ -62,9 +62,9 @@ def test_two_hundred_jobs_leave_only_the_newest_behind(qtbot, no_dangling_qthrea
 def test_a_result_a_tab_still_holds_outlives_its_job(qtbot):
     manager = JobManager(keep_finished=1)
     shown = []
-    first = manager.start("shown", PAYLOAD, {"kib": 1}, on_result=shown.append)
+    first = manager.start("shown", PAYLOAD, SampleParams(kib=1), on_result=shown.append)
     qtbot.waitUntil(lambda: first.ended_at is not None, timeout=30000)
-    second = manager.start("next", PAYLOAD, {"kib": 1})
+    second = manager.start("next", PAYLOAD, SampleParams(kib=1))
     qtbot.waitUntil(lambda: second.ended_at is not None, timeout=30000)
     deferred_deletes()
     assert manager.jobs == [second] and first.result is None and first.thread is None

@@ -5,8 +5,9 @@ tests it (its providers), and removing the chosen one falls back to this machine
 import pytest
 from PySide6.QtWidgets import QDialog, QMessageBox
 
-from app.core.bench.jobs import BENCH
-from app.core.model.jobs import INSPECT
+from app.core.bench.bench import RunSettings
+from app.core.bench.jobs import BENCH, BenchParams
+from app.core.model.jobs import INSPECT, ModelPath
 from app.core.targets.store import load_targets
 from tests import models
 from tests.gui.conftest import (no_dangling_qthreads, no_unexpected_questions, own_output_folder,  # noqa: F401
@@ -26,9 +27,9 @@ def test_the_chosen_target_runs_measuring_jobs_only(qtbot, window, loop_target, 
     action = next(a for a in menu.menu.actions() if a.text() == loop_target)
     action.trigger()
     assert window.jobs.target == loop_target and loop_target in menu.label.text()
-    bench = _finish(qtbot, window.jobs.start("bench", BENCH, {"path": str(model), "run": {"iterations": 20}}))
+    bench = _finish(qtbot, window.jobs.start("bench", BENCH, BenchParams(path=str(model), run=RunSettings(iterations=20))))
     assert bench["target"]["name"] == loop_target
-    inspected = _finish(qtbot, window.jobs.start("inspect", INSPECT, {"path": str(model)}))
+    inspected = _finish(qtbot, window.jobs.start("inspect", INSPECT, ModelPath(path=str(model))))
     assert "target" not in inspected                   # reading a model stays on this machine
     next(a for a in menu.menu.actions() if a.text() == "This machine").trigger()
     assert window.jobs.target is None and "this machine" in menu.label.text()
@@ -90,11 +91,11 @@ def test_a_bad_address_is_one_line_in_the_dialog(qtbot, window, monkeypatch, add
 
 
 def test_a_conversion_on_the_chosen_target_lands_here(qtbot, window, loop_target, tmp_path):
-    from app.core.convert.jobs import CONVERT
+    from app.core.convert.jobs import CONVERT, ConvertParams
     model = models.save(models.mlp(), tmp_path / "mlp.onnx")
     out = tmp_path / "mlp.fp16.onnx"
     window.target_menu.choose(loop_target)
-    report = _finish(qtbot, window.jobs.start("convert", CONVERT, {"kind": "fp16", "input": str(model),
-                                                                   "output": str(out), "speed_s": 0}))
+    report = _finish(qtbot, window.jobs.start("convert", CONVERT, ConvertParams(kind="fp16", input=str(model),
+                                                                              output=str(out), speed_s=0)))
     window.target_menu.choose(None)
     assert report["target"]["name"] == loop_target and report["output"] == str(out) and out.is_file()

@@ -164,7 +164,7 @@ def compare_job(params: CompareParams, ctx: JobContext) -> dict:
                                      "partial": True, "created": time.time()})
 
     with tempfile.TemporaryDirectory(prefix="ortune-compare-") as folder:
-        members = [MemberParams(path=model["path"], session=SessionConfig.from_dict(config.to_dict()),
+        members = [MemberParams(path=model["path"], session=config.checked(),
                                 run=settings, variant=label, reference_dir=folder, is_reference=index == 0)
                    for index, (model, label) in enumerate(zip(models, labels))]
         alternation = alternate(MEMBER, members, settings, ctx, member_events(ctx, labels, planned), keep_partial)
@@ -195,7 +195,7 @@ def cell_job(params: BenchParams, ctx: JobContext) -> dict:
 
 
 def _cell_params(params: SweepParams, value: int | None, concurrency: int) -> BenchParams:
-    config = SessionConfig.from_dict(params.session.to_dict())
+    config = params.session.checked()
     if params.dim:
         config.inputs.dims[params.dim] = value
         if params.dim in config.free_dimension_overrides:

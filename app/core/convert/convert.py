@@ -43,7 +43,7 @@ def handler(kind: str) -> Handler:
 
 
 def _session_config(params) -> SessionConfig:
-    config = SessionConfig.from_dict(params.session.to_dict())
+    config = params.session.checked()
     # input files stay found while the libraries run in the staging folder
     config.inputs.files = {name: str(Path(path).expanduser().absolute()) for name, path in config.inputs.files.items()}
     return config

@@ -70,12 +70,12 @@ def measure_speed(source: str, variant: str, config: SessionConfig, seconds: flo
     from app.core.session.input_spec import FeedSpec
 
     ctx = ctx or JobContext()
-    base = SessionConfig.from_dict(config.to_dict())
+    base = config.checked()
     if feeds is not None:
         base.inputs = FeedSpec(mode="files", files={"*": str(feeds)}, seed=base.inputs.seed,
                                vocab_size=base.inputs.vocab_size)
     settings = RunSettings(duration_s=max(seconds / 2, 0.001))
-    members = [MemberParams(path=str(path), session=SessionConfig.from_dict(base.to_dict()), run=settings,
+    members = [MemberParams(path=str(path), session=base.checked(), run=settings,
                             variant=label, record=False, reference_dir=str(folder), is_reference=index == 0)
                for index, (path, label) in enumerate(((source, "source"), (variant, "variant")))]
 

@@ -46,7 +46,7 @@ def symbolic_probe(path: str, config: SessionConfig, dims: dict, feeds: dict, ct
     overrides = {name: value for name, value in dims.items() if "[" not in name and value > 0}
     if not overrides:
         return None
-    fixed = SessionConfig.from_dict(config.to_dict())
+    fixed = config.checked()
     fixed.free_dimension_overrides = {**config.free_dimension_overrides, **overrides}
     result = {"overrides": overrides}
     with tempfile.TemporaryDirectory() as folder:
@@ -70,7 +70,7 @@ def spinning_probe(path: str, config: SessionConfig, feeds: dict, ctx: JobContex
     """CPU time per request with spinning on and off, when requests arrive with gaps."""
     result = {"gap_ms": gap_s * 1000}
     for label, spin in (("spin", True), ("nospin", False)):
-        variant = SessionConfig.from_dict(config.to_dict())
+        variant = config.checked()
         variant.intra_op_allow_spinning = spin
         variant.inter_op_allow_spinning = spin
         session = create_session(path, variant)

@@ -130,7 +130,7 @@ def session_config_for(base: SessionConfig, provider: str, plan: ModePlan) -> Se
     replays fixed addresses, which a plain run() does not keep). DirectML needs memory
     patterns off and sequential execution."""
     name = provider_name(provider)
-    config = SessionConfig.from_dict(base.to_dict())
+    config = base.checked()
     spec = next((p for p in config.providers if p.name == name), None)
     options = {k: v for k, v in (spec.options if spec else {}).items() if k != GRAPH_OPTION}
     options.update(plan.provider_options)

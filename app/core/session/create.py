@@ -115,7 +115,7 @@ def idle_threads_sleep(config: SessionConfig) -> SessionConfig:
     user's preset, without this entry."""
     if "session.force_spinning_stop" not in supported_config_keys():
         return config
-    measured = SessionConfig.from_dict(config.to_dict())
+    measured = config.checked()
     measured.config_entries["session.force_spinning_stop"] = "1"
     return measured
 

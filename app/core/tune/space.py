@@ -17,9 +17,9 @@ from __future__ import annotations
 import itertools
 from dataclasses import dataclass, field
 
-from app.core.session.config import TYPED_ENTRIES, ProviderSpec, SessionConfig
+from app.core.session.config import OPT_LEVELS as LEVELS, TYPED_ENTRIES, ProviderSpec, SessionConfig
 
-OPT_LEVELS = ("disable", "basic", "extended", "all")
+OPT_LEVELS = tuple(LEVELS)          # every level, the session's own table in its order
 DEVICE_PROVIDERS = {"CUDAExecutionProvider", "DmlExecutionProvider", "TensorrtExecutionProvider"}
 
 
@@ -112,7 +112,7 @@ def effective(config: SessionConfig, cores: int) -> dict:
 
 def apply_candidate(base: SessionConfig, candidate: dict) -> SessionConfig:
     """The base preset with a candidate's settings (the base keeps its inputs and extras)."""
-    config = SessionConfig.from_dict(base.to_dict())
+    config = base.checked()
     provider = candidate["provider"]
     options = dict(next((p.options for p in base.providers if p.name == provider), {}))
     if candidate.get("enable_cuda_graph"):

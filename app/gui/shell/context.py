@@ -102,6 +102,15 @@ class PanelContext(QObject):
     def chosen_node(self) -> tuple[str, str] | None:
         return self._chosen
 
+    def session_config(self, title: str):
+        """The Session tab's settings for a job, or None once a bad entry there is shown under `title`."""
+        from app.core.jobs.errors import UserError
+        try:
+            return self.session.config()
+        except UserError as exc:
+            self.show_error(title, exc.message)
+            return None
+
     # telling the user ------------------------------------------------------------
     def show_error(self, title: str, message: str) -> None:
         self._window.show_error(title, message)

@@ -12,12 +12,13 @@ from __future__ import annotations
 import itertools
 import time
 from dataclasses import dataclass, field
-from typing import Any, Callable
+from typing import Any, Callable, TypeVar
 
 from PySide6.QtCore import QObject, QThread, Signal, Slot
 
 from app.core.jobs.entry import Job as CoreJob
-from app.core.jobs.errors import JobCancelled
+from app.core.jobs.errors import JobCancelled, UserError
+from app.core.jobs.params import Params
 from app.core.store.settings import FINISHED_JOBS_KEPT
 
 
@@ -68,6 +69,17 @@ class JobWorker(QObject):
 
 
 _ids = itertools.count(1)
+P = TypeVar("P", bound=Params)
+
+
+def typed_params(entry: CoreJob[P], params: P | None) -> P:
+    """`params` as the entry's own parameters (None: their defaults). A dict is refused: a
+    misspelt key would be found only when the job runs; the dataclass finds it where it is built."""
+    if params is None:
+        params = entry.params()
+    if not isinstance(params, entry.params):
+        raise TypeError(f"{entry.name} takes {entry.params.__name__}, not {type(params).__name__}")
+    return params
 
 
 @dataclass(eq=False)
@@ -160,13 +172,15 @@ class JobManager(QObject):
         self.keep_finished = keep_finished
         self.target: str | None = None      # the remote target measuring jobs run on; None: this machine
 
-    def start(self, title: str, entry: CoreJob, params=None, *,
+    def start(self, title: str, entry: CoreJob[P], params: P | None = None, *,
               on_result: Callable[[Any], None] | None = None,
               on_data: Callable[[str, Any], None] | None = None,
               on_error: Callable[[Exception], None] | None = None,
               on_progress: Callable[[float | None, str], None] | None = None,
               target: str | None = "") -> Job:
-        """`target`: the remote target to run on ("" for the window's choice, None for this machine)."""
+        """Run `entry` on `params`, its parameters dataclass (see typed_params). `target`: the remote
+        target to run on ("" for the window's choice, None for this machine)."""
+        params = typed_params(entry, params)
         thread = QThread(self)
         worker = JobWorker(entry, params, self.target if target == "" else target)
         worker.moveToThread(thread)

@@ -288,8 +288,8 @@ class MainWindow(QMainWindow):
         def failed(_exc) -> None:
             self.model_list.remove(model)
 
-        from app.core.graph.jobs import SUMMARY
-        self.jobs.start(f"Read {model.label}", SUMMARY, {"path": model.path},
+        from app.core.graph.jobs import SUMMARY, CostParams
+        self.jobs.start(f"Read {model.label}", SUMMARY, CostParams(path=model.path),
                         on_result=done, on_error=failed)
         return model
 
@@ -341,8 +341,8 @@ class MainWindow(QMainWindow):
 
     # providers ---------------------------------------------------------------
     def check_providers(self) -> None:
-        from app.core.session.jobs import PROBE_PROVIDERS
-        self.jobs.start("Check execution providers", PROBE_PROVIDERS, {},
+        from app.core.session.jobs import PROBE_PROVIDERS, NoParams
+        self.jobs.start("Check execution providers", PROBE_PROVIDERS, NoParams(),
                         on_result=self._providers_checked)
 
     def _providers_checked(self, info: dict) -> None:

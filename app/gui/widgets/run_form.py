@@ -5,6 +5,7 @@ from __future__ import annotations
 
 from PySide6.QtWidgets import QComboBox, QDoubleSpinBox, QFormLayout, QGroupBox, QSpinBox
 
+from app.core.bench.bench import RunSettings
 from app.core.units import duration_text
 
 SIDE_WIDTH = 280          # px: the settings column beside a comparison's or a sweep's results, at most
@@ -52,10 +53,10 @@ class RunSettingsForm(QGroupBox):
         self.iterations.setEnabled(not by_time)
         self.duration.setEnabled(by_time)
 
-    def settings(self) -> dict:
-        return {"warmup": self.warmup.value(), "iterations": self.iterations.value(),
-                "duration_s": self.duration.value() if self.stop_by.currentIndex() == 1 else None,
-                "concurrency": self.concurrency.value()}
+    def settings(self) -> RunSettings:
+        return RunSettings(warmup=self.warmup.value(), iterations=self.iterations.value(),
+                           duration_s=self.duration.value() if self.stop_by.currentIndex() == 1 else None,
+                           concurrency=self.concurrency.value())
 
     def set_settings(self, run: dict) -> None:
         self.warmup.setValue(run.get("warmup", 10))

@@ -14,7 +14,7 @@ from app.gui.widgets.clipped import breakable
 from app.gui.widgets.run_caption import stored_text
 from app.gui.widgets.run_form import RunSettingsForm, ms_text
 from app.gui.shell.panel import OneJobView, Panel
-from app.core.bench.jobs import BENCH
+from app.core.bench.jobs import BENCH, BenchParams
 
 LIVE_KEYS = ["mean", "p50", "p90", "p95", "p99", "p999", "min", "max", "std"]
 WARN_STYLE = "color: #c0392b;"
@@ -140,7 +140,6 @@ class BenchmarkPanel(OneJobView, Panel):
     # running -------------------------------------------------------------------
     def start(self, path: str | None = None, config=None, run: dict | None = None, label: str = "") -> None:
         """Benchmark `path` (default: the current model) with `config` (default: the Session tab's)."""
-        from app.core.jobs.errors import UserError
 
         self.ensure_built()
         model = self.context.current_model()
@@ -149,10 +148,8 @@ class BenchmarkPanel(OneJobView, Panel):
                 self.context.show_error("Benchmark", "Open a model first.")
                 return
             path, label = model.path, model.label
-        try:
-            config = config or self.context.session.config()
-        except UserError as exc:
-            self.context.show_error("Benchmark", exc.message)
+        config = config or self.context.session_config("Benchmark")
+        if config is None:
             return
         if run is not None:
             self.run_form.set_settings(run)
@@ -163,7 +160,7 @@ class BenchmarkPanel(OneJobView, Panel):
         self.caption.clear()
         self.caption.running(label)
         self._show_guesses([])
-        self.view.reset(run["concurrency"])
+        self.view.reset(run.concurrency)
         self.view.start()
         for value in self.values.values():
             value.setText("–")
@@ -172,7 +169,7 @@ class BenchmarkPanel(OneJobView, Panel):
         self.cancel_button.setEnabled(True)
         self.status.setText(f"Measuring {label}…")
         self.job = self.jobs.start(f"Benchmark {label}", BENCH,
-                                   {"path": path, "session": config.to_dict(), "run": run, "variant": label},
+                                   BenchParams(path=path, session=config, run=run, variant=label),
                                    on_data=self._on_data, on_result=self._on_result, on_error=self._on_error,
                                    on_progress=lambda _f, message: self.status.setText(f"{label}: {message}"))
 

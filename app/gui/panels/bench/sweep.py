@@ -15,7 +15,7 @@ from PySide6.QtCore import Qt
 
 from app.gui.shell.panel import OneJobView
 from app.gui.widgets.run_caption import RunCaption, inputs_text
-from app.core.bench.jobs import SWEEP
+from app.core.bench.jobs import SWEEP, SweepParams
 
 NO_DIM = "(none: concurrency only)"
 
@@ -147,7 +147,7 @@ class SweepView(OneJobView, QWidget):
         self.caption.running(name)
         self.job = context.jobs.start(
             f"Sweep {name}", SWEEP,
-            {"path": path, "session": config.to_dict(), "run": self.run_form.settings(), **params},
+            SweepParams(path=path, session=config, run=self.run_form.settings(), **params),
             on_data=self._on_data, on_result=self._on_result, on_error=self._on_error,
             on_progress=lambda _f, message: self.status.setText(message))
 

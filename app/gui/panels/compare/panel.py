@@ -17,7 +17,7 @@ from app.core.units import human_bytes
 from app.gui.shell.panel import OneJobView, Panel
 from app.gui.widgets.plain_text import plain
 from app.gui.widgets.run_caption import RunCaption, inputs_text, stored_text
-from app.core.bench.jobs import COMPARE
+from app.core.bench.jobs import COMPARE, CompareParams
 
 CHART_LABEL_CHARS = 28     # a bar's label; a longer one would be dropped by the axis for want of room
 #: the answer first (speedup, its interval and verdict), so it is in view however narrow the window
@@ -114,7 +114,6 @@ class ComparePanel(OneJobView, Panel):
 
     def start(self, models: list[dict] | None = None, config=None, run: dict | None = None) -> None:
         """Compare `models` ([{path, label}], default: the selection) with `config` (default: the Session tab's)."""
-        from app.core.jobs.errors import UserError
 
         self.ensure_built()
         if models is None:
@@ -123,10 +122,8 @@ class ComparePanel(OneJobView, Panel):
         if len(models) < 2:
             self.context.show_error("Compare", "Select at least two models or variants in the list (Ctrl+click).")
             return
-        try:
-            config = config or self.context.session.config()
-        except UserError as exc:
-            self.context.show_error("Compare", exc.message)
+        config = config or self.context.session_config("Compare")
+        if config is None:
             return
         if run is not None:
             self.run_form.set_settings(run)
@@ -137,7 +134,7 @@ class ComparePanel(OneJobView, Panel):
         self.caption.running(_label(models))
         self.job = self.jobs.start(
             f"Compare {', '.join(m['label'] for m in models)}", COMPARE,
-            {"models": models, "session": config.to_dict(), "run": self.run_form.settings()},
+            CompareParams(models=models, session=config, run=self.run_form.settings()),
             on_data=self._on_data, on_result=self._on_result, on_error=self._on_error,
             on_progress=lambda _f, message: self.status.setText(message))
 

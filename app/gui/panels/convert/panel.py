@@ -14,7 +14,8 @@ from PySide6.QtWidgets import (QCheckBox, QComboBox, QFormLayout, QGroupBox, QHB
 from PySide6.QtCore import Qt
 
 from app.core.convert.options import KINDS, default_output, kind_info, unavailable_reason
-from app.core.convert.jobs import CONVERT, DETECT_TRANSFORMER, SPEED_S
+from app.core.convert.jobs import CONVERT, DETECT_TRANSFORMER, SPEED_S, ConvertParams
+from app.core.model.jobs import ModelPath
 from app.core.store.paths import output_dir
 from app.gui.panels.convert.parts import OptionsForm, PathEdit, ResultCard, failed_check_text
 from app.gui.shell.panel import Panel
@@ -186,7 +187,8 @@ class ConvertPanel(Panel):
                 self.kind_note.setText(f"{kind_info('transformers').summary} Model type auto reads this graph as "
                                        f"{shape['model_type']}: {shape['model_type_reason']}.")
 
-        self.jobs.start(f"Detect the layout of {model.label}", DETECT_TRANSFORMER, {"path": model.path}, on_result=detected)
+        self.jobs.start(f"Detect the layout of {model.label}", DETECT_TRANSFORMER, ModelPath(path=model.path),
+                        on_result=detected)
 
     def _refresh_state(self) -> None:
         running = self.job is not None
@@ -227,7 +229,7 @@ class ConvertPanel(Panel):
         return ", ".join(f"{name}={default_dim(name)}" for name in names)
 
     # running -------------------------------------------------------------------
-    def params(self, force: bool = False) -> dict:
+    def params(self, force: bool = False) -> ConvertParams:
         config = self.context.session.config()
         feeds = config.inputs
         for part in self.dims.text().split(","):
@@ -243,9 +245,9 @@ class ConvertPanel(Panel):
                 tolerance[key] = float(edit.text())
             except ValueError:
                 tolerance[key] = edit.text()
-        return {"kind": self.kind(), "input": self.model.path, "output": self.output.text().strip(),
-                "force": force, "options": self.options.values(), "fidelity": self.fidelity.isChecked(),
-                "tolerance": tolerance, "session": config.to_dict(), "speed_s": SPEED_S if self.speed.isChecked() else 0}
+        return ConvertParams(kind=self.kind(), input=self.model.path, output=self.output.text().strip(),
+                             force=force, options=self.options.values(), fidelity=self.fidelity.isChecked(),
+                             tolerance=tolerance, session=config, speed_s=SPEED_S if self.speed.isChecked() else 0)
 
     def confirm_overwrite(self, path: Path) -> bool:
         answer = QMessageBox.question(self, "Replace the file?", plain(f"{path} already exists. Replace it?"),

@@ -9,7 +9,7 @@ from PySide6.QtWidgets import QHBoxLayout, QLabel, QPushButton, QSplitter, QText
 
 from app.core.units import duration_text
 from app.gui.shell.panel import Panel
-from app.core.diagnose.jobs import DIAGNOSE
+from app.core.diagnose.jobs import DIAGNOSE, DiagnoseParams
 
 SEVERITY_MARK = {"high": "●●●", "medium": "●●", "low": "●", "info": "○"}
 
@@ -62,15 +62,12 @@ class DiagnosePanel(Panel):
                                 f"Ready: Diagnose profiles, times and tries settings on {model.label}.")
 
     def start(self) -> None:
-        from app.core.jobs.errors import UserError
-
         if self.model is None or self.job is not None:
             return
-        try:
-            params = {"path": self.model.path, "session": self.context.session.config().to_dict()}
-        except UserError as exc:
-            self.context.show_error("Diagnose", exc.message)
+        config = self.context.session_config("Diagnose")
+        if config is None:
             return
+        params = DiagnoseParams(path=self.model.path, session=config)
         self.run_button.setEnabled(False)
         self.status.setText("Profiling, timing and experimenting…")
         self._running = (self.model.path, self.model.label, time.time())

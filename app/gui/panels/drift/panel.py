@@ -13,9 +13,8 @@ from PySide6.QtCore import Qt
 from PySide6.QtGui import QBrush, QColor
 from PySide6.QtWidgets import QHBoxLayout, QLabel, QLineEdit, QPushButton, QSplitter, QVBoxLayout, QWidget
 
-from app.core.convert.jobs import SPEED_S
-from app.core.drift.jobs import DRIFT, REPAIR
-from app.core.jobs.errors import UserError
+from app.core.convert.jobs import SPEED_S, ConvertParams
+from app.core.drift.jobs import DRIFT, REPAIR, DriftParams, RepairParams
 from app.gui.panels.drift.views import STEP_HEADERS, TENSOR_HEADERS, first_text, number_table, step_row, tensor_row
 from app.gui.shell.panel import Panel
 
@@ -128,11 +127,7 @@ class DriftPanel(Panel):
 
     # finding the drift ---------------------------------------------------------
     def _session(self):
-        try:
-            return self.context.session.config()
-        except UserError as exc:
-            self.context.show_error("Drift", exc.message)
-            return None
+        return self.context.session_config("Drift")
 
     def _tolerance(self) -> dict:
         conversion = (self.pair or {}).get("conversion") or {}
@@ -143,8 +138,8 @@ class DriftPanel(Panel):
         if self.pair is None or self.job is not None or config is None:
             return
         self.status.setText("Running both models with every tensor exposed…")
-        params = {"source": self.pair["source"], "variant": self.pair["variant"], "tolerance": self._tolerance(),
-                  "session": config.to_dict()}
+        params = DriftParams(source=self.pair["source"], variant=self.pair["variant"], tolerance=self._tolerance(),
+                             session=config)
         self.job = self.jobs.start(f"Drift of {Path(self.pair['variant']).name}", DRIFT, params,
                                    on_result=self.show_result, on_error=self._failed,
                                    on_progress=lambda _f, message: self.status.setText(message))
@@ -194,24 +189,23 @@ class DriftPanel(Panel):
         if node:
             self.repair(keep=[node], steps=1)
 
-    def _conversion(self, config) -> dict:
+    def _conversion(self, config) -> ConvertParams:
         """The conversion to run again: the one that made the variant, else as it looks made."""
         conversion = self.pair.get("conversion")
         if conversion is not None:
-            return {"kind": conversion["kind"], "input": conversion["input"], "output": conversion["output"],
-                    "force": True, "options": conversion["options"], "tolerance": self._tolerance(),
-                    "session": config.to_dict(), "speed_s": SPEED_S}
+            return ConvertParams(kind=conversion["kind"], input=conversion["input"], output=conversion["output"],
+                                 force=True, options=conversion["options"], tolerance=self._tolerance(),
+                                 session=config, speed_s=SPEED_S)
         remade, variant = self.result["remade_as"], Path(self.pair["variant"])
         output = variant.with_name(f"{variant.stem}.repaired{variant.suffix}")
-        return {"kind": remade["kind"], "input": self.pair["source"], "output": str(output), "force": output.exists(),
-                "options": remade["options"], "tolerance": self._tolerance(), "session": config.to_dict(),
-                "speed_s": SPEED_S}
+        return ConvertParams(kind=remade["kind"], input=self.pair["source"], output=str(output), force=output.exists(),
+                             options=remade["options"], tolerance=self._tolerance(), session=config, speed_s=SPEED_S)
 
     def repair(self, keep: list[str] | None = None, steps: int = AUTO_STEPS) -> None:
         config = self._session()
         if self.result is None or self.job is not None or config is None:
             return
-        params = {"convert": self._conversion(config), "keep": keep or [], "max_steps": steps}
+        params = RepairParams(convert=self._conversion(config), keep=keep or [], max_steps=steps)
         self.steps.set_rows([])
         self.status.setText("Converting again…")
         self.job = self.jobs.start(f"Repair {Path(self.pair['variant']).name}", REPAIR, params,

@@ -9,7 +9,7 @@ from pathlib import Path
 from PySide6.QtCore import Qt
 from PySide6.QtWidgets import QComboBox, QFileDialog, QHBoxLayout, QLabel, QMenu, QPushButton, QVBoxLayout, QWidget
 
-from app.core.graph.jobs import DIFF, NETRON
+from app.core.graph.jobs import DIFF, NETRON, DiffParams, NetronParams
 from app.core.graph.netron import INSTALL_HINT, netron_installed
 
 PROFILE_RUNS = 10
@@ -75,21 +75,18 @@ class ExtrasBar(QWidget):
                                     {"profile": "Profile again", "provider": "Place again"}.get(kind, ""))
 
     def measure(self) -> None:
-        from app.core.jobs.errors import UserError
-        from app.core.profile.jobs import PROFILE
-        from app.core.session.jobs import PLACEMENT
+        from app.core.profile.jobs import PROFILE, ProfileParams
+        from app.core.session.jobs import PLACEMENT, PlacementParams
 
         model = self.context.current_model()
         if model is None:
             return
-        try:
-            config = self.context.session.config()
-        except UserError as exc:
-            self.context.show_error("Graph", exc.message)
+        config = self.context.session_config("Graph")
+        if config is None:
             return
         kind = "profile" if self._measure_kind == "profile" else "placement"
-        params = ({"model": model.path, "session": config.to_dict(), "runs": PROFILE_RUNS} if kind == "profile"
-                  else {"path": model.path, "session": config.to_dict()})
+        params = (ProfileParams(model=model.path, session=config, runs=PROFILE_RUNS) if kind == "profile"
+                  else PlacementParams(path=model.path, session=config))
         self.measure_button.setEnabled(False)
         self.panel.status.setText(f"{'Profiling' if kind == 'profile' else 'Placing'} {model.label} with the "
                                   "Session tab's settings…")
@@ -120,7 +117,7 @@ class ExtrasBar(QWidget):
             self.panel.diff_box.show_diff(model.path, result)
             self.panel.show_overlay("diff")
 
-        self.context.jobs.start(f"Diff {Path(other).name} → {model.label}", DIFF, {"a": other, "b": model.path},
+        self.context.jobs.start(f"Diff {Path(other).name} → {model.label}", DIFF, DiffParams(a=other, b=model.path),
                                 on_result=done, on_error=lambda _exc: self.diff_button.setEnabled(True))
 
     # pictures and Netron -------------------------------------------------------------------
@@ -166,8 +163,8 @@ class ExtrasBar(QWidget):
                 self.panel.status.setText(f"Netron serves {model.label} at {payload['url']} (opened in your "
                                           "browser; cancel its job in the Jobs dock to stop it).")
 
-        self.netron_jobs[model.path] = self.context.jobs.start(f"Netron: {model.label}", NETRON, {"path": model.path},
-                                                               on_data=serving)
+        self.netron_jobs[model.path] = self.context.jobs.start(f"Netron: {model.label}", NETRON,
+                                                               NetronParams(path=model.path), on_data=serving)
 
 
 class DiffBox(QWidget):

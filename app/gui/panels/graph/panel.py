@@ -16,7 +16,7 @@ from PySide6.QtWidgets import QComboBox, QHBoxLayout, QLabel, QLineEdit, QPushBu
 from app.core.graph import overlay
 from app.core.graph.cost import count_text
 from app.core.graph.details import node_facts
-from app.core.graph.jobs import DRAW
+from app.core.graph.jobs import DRAW, DrawParams
 from app.core.graph.structure import search
 from app.gui.shell.panel import Panel
 
@@ -129,7 +129,7 @@ class GraphPanel(Panel):
             self.details = None
         self.status.setText("Laying out the graph…")
         job = self.jobs.start(f"Draw {Path(path).name}", DRAW,
-                              {"path": path, "expanded": list(wanted[1]), "details": details or self.details is None},
+                              DrawParams(path=path, expanded=list(wanted[1]), details=details or self.details is None),
                               on_data=lambda kind, payload: self._picture(path, payload) if kind == "picture" else None,
                               on_result=lambda result: self._details(job, path, result),
                               on_error=lambda exc: self._failed(job, exc))

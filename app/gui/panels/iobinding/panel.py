@@ -15,7 +15,7 @@ from PySide6.QtWidgets import QComboBox, QHBoxLayout, QLabel, QPushButton, QSpin
 
 from app.core.units import human_bytes
 from app.gui.shell.panel import Panel
-from app.core.iobinding.jobs import IOBINDING
+from app.core.iobinding.jobs import IOBINDING, IOBindingParams
 
 #: (short name, label, ORT provider) in the order the combo lists them
 PROVIDERS = [("cpu", "CPU", "CPUExecutionProvider"), ("cuda", "CUDA", "CUDAExecutionProvider"),
@@ -180,19 +180,15 @@ class IOBindingPanel(Panel):
 
     # running -------------------------------------------------------------------
     def start(self) -> None:
-        from app.core.jobs.errors import UserError
-
         model = self.context.current_model()
         if model is None or self.job is not None:
             return
-        try:
-            config = self.context.session.config()
-        except UserError as exc:
-            self.context.show_error("IO Binding", exc.message)
+        config = self.context.session_config("IO Binding")
+        if config is None:
             return
         provider = self.provider_combo.currentData()
-        params = {"path": model.path, "session": config.to_dict(), "provider": provider,
-                  "iterations": self.iterations.value(), "warmup": self.warmup.value()}
+        params = IOBindingParams(path=model.path, session=config, provider=provider,
+                                 iterations=self.iterations.value(), warmup=self.warmup.value())
         self.run_button.setEnabled(False)
         self.cancel_button.setEnabled(True)
         self.status.setText("Starting…")

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+from dataclasses import replace
 from html import escape
 
 from PySide6.QtCore import Qt
@@ -116,19 +117,15 @@ class OverviewPanel(Panel):
 
     def recount(self) -> None:
         """Count the current model's cost again on the Session tab's inputs."""
-        from app.core.graph.jobs import SUMMARY
-        from app.core.jobs.errors import UserError
+        from app.core.graph.jobs import SUMMARY, CostParams
 
         model = self.model
         if model is None:
             return
-        try:
-            config = self.context.session.config()
-        except UserError as exc:
-            self.context.show_error("Overview", exc.message)
+        config = self.context.session_config("Overview")
+        if config is None:
             return
-        inputs = {**config.inputs.to_dict(), "mode": "zeros"} if config.inputs.mode == "random" else \
-            config.inputs.to_dict()
+        inputs = replace(config.inputs, mode="zeros") if config.inputs.mode == "random" else config.inputs
         self.recount_button.setEnabled(False)
         self.fact_labels["Cost"].setText("counting on the Session tab's inputs…")
 
@@ -141,8 +138,8 @@ class OverviewPanel(Panel):
             if self.model is model:
                 self.model_changed(model)
 
-        self.jobs.start(f"Count {model.label}", SUMMARY, {"path": model.path, "inputs": inputs,
-                                                          "free_dims": dict(config.free_dimension_overrides)},
+        self.jobs.start(f"Count {model.label}", SUMMARY, CostParams(path=model.path, inputs=inputs,
+                                                                    free_dims=dict(config.free_dimension_overrides)),
                         on_result=done, on_error=failed)
 
     def _clear(self) -> None:

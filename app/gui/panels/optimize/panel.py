@@ -14,6 +14,7 @@ from PySide6.QtWidgets import (QCheckBox, QComboBox, QDoubleSpinBox, QFormLayout
 from app.core.convert.options import KINDS
 from app.core.optimize.candidates import ORDER
 from app.core.optimize.jobs import OPTIMIZE
+from app.core.optimize.params import OptimizeParams
 from app.core.optimize.rows import judged_text
 from app.gui.shell.panel import Panel
 
@@ -130,12 +131,14 @@ class OptimizePanel(Panel):
         items = [self.kinds.item(i) for i in range(self.kinds.count())]
         return [i.data(Qt.ItemDataRole.UserRole) for i in items if i.checkState() == Qt.CheckState.Checked]
 
-    def params(self) -> dict:
-        return {"model": self.model.path, "out_dir": self.folder.text().strip(), "kinds": self.chosen_kinds(),
-                "objective": self.objective.currentData(), "latency_limit_ms": self.latency_limit.value() or None,
-                "budget_seconds": float(self.budget.value()), "screen_seconds": self.screen_seconds.value(),
-                "tune": self.tune.isChecked(), "force": self.force.isChecked(), "keep_candidates": self.keep.isChecked(),
-                "session": self.context.session.config().to_dict()}
+    def params(self) -> OptimizeParams:
+        return OptimizeParams(model=self.model.path, out_dir=self.folder.text().strip(), kinds=self.chosen_kinds(),
+                              objective=self.objective.currentData(),
+                              latency_limit_ms=self.latency_limit.value() or None,
+                              budget_seconds=float(self.budget.value()), screen_seconds=self.screen_seconds.value(),
+                              tune=self.tune.isChecked(), force=self.force.isChecked(),
+                              keep_candidates=self.keep.isChecked(),
+                              session=self.context.session.config())
 
     def start(self) -> None:
         if self.model is None or self.job is not None:

@@ -16,7 +16,7 @@ from PySide6.QtWidgets import (QCheckBox, QComboBox, QFileDialog, QHBoxLayout, Q
                                QTabWidget)
 
 from app.gui.shell.panel import Panel
-from app.core.profile.jobs import COPY_TRACE, PROFILE, READ_TRACE
+from app.core.profile.jobs import COPY_TRACE, PROFILE, READ_TRACE, CopyParams, ProfileParams, TraceParams
 from app.gui.widgets.plain_text import plain
 
 TRACE_FILTER = "Profiling traces (*.json);;All files (*)"
@@ -116,8 +116,7 @@ class ProfilePanel(Panel):
         config = self.context.session.config()
         providers = ", ".join(p.name.replace("ExecutionProvider", "") for p in config.providers)
         label = f"{model.label} · {providers} · {time.strftime('%H:%M:%S')}"
-        params = {"model": model.path, "session": config.to_dict(), "runs": self.runs.value(),
-                  "with_timeline": True}
+        params = ProfileParams(model=model.path, session=config, runs=self.runs.value(), with_timeline=True)
         self.caption.running(model.label)
         self.jobs.start(f"Profile {model.label}", PROFILE, params,
                         on_result=lambda info, path=model.path: self._profiled(path, label, info),
@@ -143,7 +142,7 @@ class ProfilePanel(Panel):
     def open_trace(self, path: str) -> None:
         name = Path(path).name
         self.jobs.start(f"Read trace {name}", READ_TRACE,
-                        {"trace": str(path), "with_timeline": True},
+                        TraceParams(trace=str(path), with_timeline=True),
                         on_result=lambda info: self.add_profile(name, info))
 
     def export_dialog(self) -> None:
@@ -161,7 +160,7 @@ class ProfilePanel(Panel):
         if info is None or Path(target).resolve() == Path(info["trace"]).resolve():
             return None
         return self.jobs.start(f"Export {Path(target).name}", COPY_TRACE,
-                               {"source": info["trace"], "target": target},
+                               CopyParams(source=info["trace"], target=target),
                                on_result=lambda done: self.context.show_status(
                                    f"Trace saved: {done['path']}", 8000))
 
@@ -243,7 +242,7 @@ class ProfilePanel(Panel):
 
     def measure_compare(self) -> None:
         """Time the two profiles' models in alternation (Compare's job) and show it beside the profile."""
-        from app.core.bench.jobs import COMPARE
+        from app.core.bench.jobs import COMPARE, CompareParams
         from app.core.profile.diff import with_measurement
 
         diff = self.compare.result
@@ -258,6 +257,7 @@ class ProfilePanel(Panel):
 
         self.context.jobs.start(
             "Time the two profiled models", COMPARE,
-            {"models": [{"path": models["before"], "label": "before"}, {"path": models["after"], "label": "after"}],
-             "session": self.context.session.config().to_dict(), "record": False},
+            CompareParams(models=[{"path": models["before"], "label": "before"},
+                                  {"path": models["after"], "label": "after"}],
+                          session=self.context.session.config(), record=False),
             on_result=on_result, on_error=lambda _error: self.compare.measure_button.setEnabled(True))

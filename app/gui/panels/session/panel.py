@@ -13,7 +13,7 @@ from PySide6.QtWidgets import (QFileDialog, QFormLayout, QGridLayout, QGroupBox,
                                QScrollArea, QTabWidget, QVBoxLayout, QWidget)
 
 from app.gui.shell.panel import Panel
-from app.core.session.jobs import CAPABILITIES, PROBE_INPUTS
+from app.core.session.jobs import CAPABILITIES, PROBE_INPUTS, ModelSession, NoParams
 
 #: the fields of the user's own data, on a row of their own (one row of all is wider than 1024 px)
 DATA_FIELDS = ("inputs.data", "inputs.sample", "inputs.image_preset", "inputs.image_layout")
@@ -94,7 +94,7 @@ class SessionPanel(Panel):
         if self.context.providers_info:
             self.providers.set_availability(self.context.providers_info["providers"])
         self.context.providers_ready.connect(lambda info: self.providers.set_availability(info["providers"]))
-        self.jobs.start("Check session settings", CAPABILITIES, {},
+        self.jobs.start("Check session settings", CAPABILITIES, NoParams(),
                         on_result=lambda info: self._set_spin_support(set(info["config_keys"])))
         self.context.inputs_planned.connect(self._planned)
 
@@ -184,7 +184,7 @@ class SessionPanel(Panel):
         self.find_button.setEnabled(False)
         self.probe_status.setText(f"Trying inputs on {html.escape(model.label)}…")
         self._probing = self.jobs.start(f"Find working inputs for {model.label}", PROBE_INPUTS,
-                                        {"path": model.path, "session": config.to_dict()},
+                                        ModelSession(path=model.path, session=config),
                                         on_result=lambda result, path=model.path: self._probed(path, result),
                                         on_error=self._probe_failed)
 
@@ -225,12 +225,7 @@ class SessionPanel(Panel):
 
     # actions -------------------------------------------------------------------
     def _try_config(self):
-        from app.core.jobs.errors import UserError
-        try:
-            return self.config()
-        except UserError as exc:
-            self.context.show_error("Session", exc.message)
-            return None
+        return self.context.session_config("Session")
 
     def load_preset(self, path: str | None = None) -> None:
         from app.core.jobs.errors import UserError

@@ -5,7 +5,7 @@ from __future__ import annotations
 
 from PySide6.QtWidgets import QHBoxLayout, QLabel, QPushButton, QSplitter, QVBoxLayout, QWidget
 from PySide6.QtCore import Qt
-from app.core.session.jobs import PLACEMENT
+from app.core.session.jobs import PLACEMENT, PlacementParams
 
 
 class PlacementView(QWidget):
@@ -61,7 +61,7 @@ class PlacementView(QWidget):
             self.show_result(result)
 
         context.jobs.start(f"Placement of {model.label}", PLACEMENT,
-                          {"path": model.path, "session": config.to_dict()},
+                          PlacementParams(path=model.path, session=config),
                           on_result=done, on_error=lambda _exc: self.button.setEnabled(True))
 
     def show_result(self, result: dict) -> None:

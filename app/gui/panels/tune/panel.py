@@ -13,7 +13,7 @@ from PySide6.QtWidgets import (QComboBox, QDoubleSpinBox, QFileDialog, QFormLayo
 from app.core.units import duration_text
 from app.gui.shell.panel import Panel
 from app.gui.widgets.chart_base import BarChart
-from app.core.tune.jobs import TUNE
+from app.core.tune.jobs import TUNE, TuneParams
 
 HEADERS = ["Setting (what it changes in yours)", "Race ms", "Race 95% low", "Race 95% high", "Blocks", "Status",
            "Alone ×", "Alone 95% low", "Alone 95% high", "Alone ms", "Verdict"]
@@ -133,16 +133,16 @@ class TunePanel(Panel):
             self.summary.setText("Open a model to tune it." if model is None else
                                  f"Ready: Start tuning searches session settings for {model.label}.")
 
-    def params(self) -> dict:
+    def params(self) -> TuneParams:
         config = self.context.session.config()
         limits = {"providers": config.provider_names()}
         if self.max_threads.value():
             limits["max_threads"] = self.max_threads.value()
-        return {"path": self.model.path, "session": config.to_dict(), "limits": limits,
-                "strategy": self.strategy.currentData(), "finalists": self.finalists.value(),
-                "confirm_seconds": self.confirm_seconds.value(),
-                "budget_trials": self.budget_trials.value() or None,
-                "budget_seconds": self.budget_seconds.value() or None}
+        return TuneParams(path=self.model.path, session=config, limits=limits,
+                          strategy=self.strategy.currentData(), finalists=self.finalists.value(),
+                          confirm_seconds=self.confirm_seconds.value(),
+                          budget_trials=self.budget_trials.value() or None,
+                          budget_seconds=self.budget_seconds.value() or None)
 
     def start(self) -> None:
         if self.model is None or self.job is not None:

@@ -5,7 +5,8 @@ from __future__ import annotations
 from pathlib import Path
 
 from app.cli.bench import latency_columns
-from app.cli.common import add_cluster_argument, add_json_flag, cluster_lines, format_table, human_bytes, output, run_job_cli
+from app.cli.common import (add_cluster_argument, add_json_flag, cluster_lines, format_table, human_bytes, output,
+                            render_inputs, run_job_cli)
 from app.cli.session_args import add_run_arguments, add_session_arguments, run_settings_from_args, session_config_from_args
 from app.core.bench.accuracy import accuracy_text
 from app.core.bench.jobs import COMPARE
@@ -68,6 +69,7 @@ def render(result: dict) -> str:
                   f"{result['speedup_definition'].replace('reference', result['baseline'], 1)}",
                   f"verdict: {plan['verdict_rule']}"]
     lines.append(f"fidelity compares each model's outputs with {result['baseline']}'s on the same inputs")
+    lines += render_inputs(result.get("inputs", []))
     lines += cluster_lines(result, lambda row: row["label"])
     if result.get("history_id"):
         lines.append(f"stored as result {result['history_id']} (see `ortune history`)")

@@ -37,7 +37,8 @@ def _speed(speed: dict) -> str:
         return "not measured"
     low, high = speed["ratio_ci"]
     interval = f" [{low:.2f}–{high:.2f}]" if low is not None and high is not None else ""
-    return f"{speed['ratio']:.2f}×{interval} {speed['verdict']}"
+    verdict = speed["verdict"] if speed.get("conclusive", True) else "could not tell"
+    return f"{speed['ratio']:.2f}×{interval} {verdict}"
 
 
 def _drift(step: dict) -> str:
@@ -49,7 +50,7 @@ def render_repair(repair: dict) -> list[str]:
     """The steps as a table, then the outcome."""
     rows = [[step["step"], ", ".join(step["added"]) or "–", _number(step["cosine"], ".6f"),
              _number(step["max_abs_diff"], ".3g"), _speed(step["speed"]), _drift(step),
-             "pass" if step["passed"] else step["check"].upper()]
+             "pass" if step["passed"] else (step.get("problem") or step["check"].upper())]
             for step in repair["steps"]]
     kept = ", ".join(repair["kept"]) or "nothing"
     outcome = "PASSED" if repair["passed"] else "NOT PASSED"

@@ -1,4 +1,4 @@
-"""A model whose outputs are strings has no cosine nor relative difference: compare's text
+"""Compare's text and JSON. A model whose outputs are strings has no cosine nor relative difference: compare's text
 report says the exact difference and leaves the cosine out instead of failing."""
 
 import onnx
@@ -26,3 +26,17 @@ def test_compare_of_a_model_with_string_outputs_prints_its_report(ortune, tmp_pa
     done = ortune("compare", model, model, "--iterations", "10", cwd=tmp_path)
     assert done.code == 0, done.stderr
     assert "max |Δ| 0" in done.stdout and "internal error" not in done.stderr
+
+
+def test_compare_says_the_other_models_ran_on_the_references_generated_inputs(ortune, tmp_path):
+    from tests import models
+
+    first = models.save(models.mlp(), tmp_path / "a.onnx")
+    second = models.save(models.mlp(seed=1), tmp_path / "b.onnx")
+    done = ortune("compare", first, second, "--iterations", "10", "--json", "--no-history", cwd=tmp_path)
+    assert done.code == 0, done.stderr
+    rows = [row["inputs"][0] for row in done.json()["models"]]
+    assert rows[0]["source"] == rows[1]["source"] != "file"
+    assert rows[1]["values"] == rows[0]["values"] != "yours" and "your file" not in rows[1]["reason"]
+    text = ortune("compare", first, second, "--iterations", "10", "--no-history", cwd=tmp_path).stdout
+    assert "inputs:" in text and "your file" not in text

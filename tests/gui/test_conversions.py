@@ -213,3 +213,16 @@ def test_the_transformers_kind_says_which_model_type_auto_reads(qtbot, window, t
     assert panel.options.values()["model_type"] == "auto"
     assert "auto reads this graph as bert: no causal attention mask" in panel.kind_note.text()
     assert panel.options.values()["num_heads"] == 4
+
+
+def test_the_check_runs_on_the_session_tabs_input_plan_not_sizes_of_its_own(qtbot, window, tmp_path):
+    """The Dimensions field was filled with batch=1 for every dynamic dim, and the check
+    called those sizes the user's. Empty, it leaves the Session tab's plan as it is."""
+    source = models.save(models.mlp(), tmp_path / "mlp.onnx")         # x: [batch, 64]
+    window.context.session.set(**{"inputs.dims": {}, "inputs.probed": {"batch": 4}})
+    panel = open_source(qtbot, window, source)
+    assert panel.dims.text() == "" and "Session tab" in panel.dims.placeholderText()
+    inputs = panel.params()["session"]["inputs"]
+    assert inputs["dims"] == {} and inputs["probed"] == {"batch": 4}, "the probed size stays probed, not yours"
+    panel.dims.setText("batch=2")                                     # typed here: then it is the user's
+    assert panel.params()["session"]["inputs"]["dims"] == {"batch": 2}

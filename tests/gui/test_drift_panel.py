@@ -75,3 +75,34 @@ def test_compare_opens_the_drift_of_the_selected_model(qtbot, window, monkeypatc
     compare.show_drift()
     assert asked == [("drift", {"source": "/a.onnx", "variant": "/b.onnx"}),
                      ("drift", {"source": "/a.onnx", "variant": "/c.onnx"})]
+
+
+def test_a_repair_never_replaces_the_variant_and_asks_before_replacing_a_file(window, tmp_path, monkeypatch):
+    drift = window.panel("Drift")
+    drift.ensure_built()
+    variant = tmp_path / "m.fp16.onnx"
+    variant.write_bytes(b"the user's variant")
+    drift.pair = {"source": str(tmp_path / "m.onnx"), "variant": str(variant),
+                  "conversion": {"kind": "fp16", "input": str(tmp_path / "m.onnx"), "output": str(variant),
+                                 "options": {}, "fidelity": {"tolerance": {}}}}
+    drift.result = {"remade_as": {"kind": "fp16", "options": {}}}
+    config = window.context.session.config()
+    conversion = drift._conversion(config)
+    assert conversion["output"] == str(tmp_path / "m.fp16.repaired.onnx") and conversion["force"] is False
+    (tmp_path / "m.fp16.repaired.onnx").write_bytes(b"an earlier repair")
+    asked = []
+    monkeypatch.setattr(drift, "confirm_overwrite", lambda path: asked.append(path) or False)
+    drift.repair()
+    assert asked == [tmp_path / "m.fp16.repaired.onnx"] and drift.job is None     # declined: nothing runs
+    assert variant.read_bytes() == b"the user's variant"
+
+
+def test_a_steps_speed_has_two_decimals_like_its_interval():
+    from app.gui.panels.drift.views import step_row
+
+    step = {"step": 1, "added": ["a"], "cosine": 0.0, "max_abs_diff": 1.0, "passed": False, "check": "failed",
+            "problem": "y: all zeros where the source's are not", "first_drift": None, "first_nonfinite": None,
+            "speed": {"ratio": 1.00669, "ratio_ci": [0.82, 1.59], "verdict": "no-difference", "conclusive": False}}
+    row = step_row(step)
+    assert row[4:7] == ["1.01", "0.82 – 1.59", "could not tell (interval too wide)"]
+    assert row[-1] == "y: all zeros where the source's are not"

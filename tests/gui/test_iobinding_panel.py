@@ -1,3 +1,5 @@
+from PySide6.QtCore import Qt
+
 from tests import models
 from tests.gui.conftest import wait_for_model
 
@@ -113,3 +115,12 @@ def test_a_gpu_result_keeps_the_full_table_chart_and_explanation(qtbot, window, 
                                    "Max diff"]
     assert panel.table.rows[0][:4] == ["1. Plain run", 2.0, 1.9, 2.5] and panel.chart.values == [1.9]
     assert not panel.chart.isHidden() and not panel.explanation.isHidden() and panel.cpu_note.isHidden()
+
+
+def test_the_cpu_note_shows_its_apostrophes_not_their_html_entity(window):
+    panel = window.panel("IO Binding")
+    panel.ensure_built()
+    modes = [{"title": "Plain run", "latency_ms": {"p50": 1.0}}]
+    panel.cpu_note.setText(panel.cpu_text({"modes": modes, "iterations": 100, "input_bytes": 2 ** 20}, []))
+    assert panel.cpu_note.textFormat() == Qt.TextFormat.PlainText
+    assert "machine's noise" in panel.cpu_note.text() and "&#x27;" not in panel.cpu_note.text()

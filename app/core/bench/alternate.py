@@ -3,8 +3,8 @@ parent when to run its next block of runs.
 
 Why: two models timed one after the other meet different machines (a browser wakes, the
 CPU clock drops, a neighbour starts a build), and the difference lands in the ratio.
-Timed in short blocks taking turns, both meet the same spells, and the ratio of each
-round's two block medians cancels what slowed both alike.
+Timed in short blocks taking turns, both meet the same spells, so the ratio of their
+medians over all blocks holds what differs between them, not what slowed both alike.
 
 The child side (`serve_blocks`, called by a member job after it has made its session and
 feeds) warms up, says it is ready with a rough time per run, then waits for commands:
@@ -33,8 +33,8 @@ from typing import Callable
 import numpy as np
 
 from app.core.bench.bench import Measurement, Prepared, RunSettings, make_run
-from app.core.bench.stats import (BOOTSTRAP_RESAMPLES, PRACTICAL_BAND, block_ratios, bootstrap_median_ci,
-                                  latency_stats, speed_verdict, throughput_per_s)
+from app.core.bench.stats import (BOOTSTRAP_RESAMPLES, PRACTICAL_BAND, conclusive, latency_stats, median_ratio,
+                                  speed_verdict, throughput_per_s)
 from app.core.bench.timing import time_loop
 from app.core.jobs.entry import Job
 from app.core.jobs.errors import JobCancelled, JobFailed
@@ -45,8 +45,9 @@ READY, BLOCK = "ready", "block"      # the data a member sends: it is warm; a bl
 BLOCK_S = 0.1                        # a block lasts about this long for the slowest member
 MIN_BLOCK_RUNS = 5                   # a median of fewer runs is too easily one outlier
 MIN_ROUNDS = 10                      # fewer ratios give no useful interval
-SPEEDUP_DEFINITION = ("speedup = reference p50 / model p50, as the median over rounds of the ratio of the two "
-                      "block medians; in each round every model runs one block, in turn, in a rotated order")
+SPEEDUP_DEFINITION = ("speedup = reference p50 / model p50, each p50 over all the runs of its blocks; the 95 % "
+                      "interval resamples whole rounds; in each round every model runs one block, in turn, in a "
+                      "rotated order")
 
 OnEvent = Callable[[int, str, dict], None]   # (member index, kind, payload) of a member's progress and log
 
@@ -54,32 +55,47 @@ OnEvent = Callable[[int, str, dict], None]   # (member index, kind, payload) of 
 @dataclass
 class BlockPlan:
     """How long a comparison runs: `rounds` rounds, or rounds until `budget_s` seconds have
-    passed (and at least MIN_ROUNDS); every block is `block_runs` runs."""
+    passed (and at least `min_rounds`); every block is `block_runs` runs. With `extend_s`, a
+    budgeted comparison whose intervals do not answer yet (stats.conclusive) goes on for up
+    to that many seconds more."""
     block_runs: int
     rounds: int | None = None
     budget_s: float | None = None
+    min_rounds: int = MIN_ROUNDS
+    extend_s: float = 0.0
 
-    def done(self, rounds: int, elapsed_s: float) -> bool:
+    def done(self, rounds: int, elapsed_s: float, answered: Callable[[], bool] | None = None) -> bool:
         if self.rounds is not None:
             return rounds >= self.rounds
-        return rounds >= MIN_ROUNDS and elapsed_s >= self.budget_s
+        if rounds < self.min_rounds or elapsed_s < self.budget_s:
+            return False
+        if answered is None or elapsed_s >= self.budget_s + self.extend_s:
+            return True
+        return answered()
 
     def to_dict(self) -> dict:
-        return {"block_runs": self.block_runs, "rounds": self.rounds, "budget_s": self.budget_s}
+        return {"block_runs": self.block_runs, "rounds": self.rounds, "budget_s": self.budget_s,
+                "min_rounds": self.min_rounds, "extend_s": self.extend_s}
 
 
-def plan_blocks(settings: RunSettings, run_ms: float, members: int) -> BlockPlan:
+def plan_blocks(settings: RunSettings, run_ms: float, members: int, min_rounds: int = MIN_ROUNDS,
+                extend_s: float = 0.0) -> BlockPlan:
     """The rounds and block size for `settings`, given the slowest member's time per run.
 
     A block is the runs that fill BLOCK_S (at least MIN_BLOCK_RUNS). With `iterations`,
     each member runs about that many in all: the block shrinks to iterations / MIN_ROUNDS
     (never below MIN_BLOCK_RUNS) and the rounds are as many as the iterations need (at
     least MIN_ROUNDS). With `duration_s`, which is per member, rounds go on until all
-    members together have had members × duration_s seconds."""
+    members together have had members × duration_s seconds, and at least `min_rounds`:
+    the blocks shrink so that many fit in the budget (a short budget gets more, shorter
+    rounds rather than too few to give an interval)."""
+    if settings.duration_s:
+        block_s = min(BLOCK_S, settings.duration_s / min_rounds)
+        filling = int(block_s * 1000.0 / run_ms) if run_ms > 0 else MIN_BLOCK_RUNS
+        return BlockPlan(max(MIN_BLOCK_RUNS, filling), budget_s=settings.duration_s * members,
+                         min_rounds=min_rounds, extend_s=extend_s)
     filling = int(BLOCK_S * 1000.0 / run_ms) if run_ms > 0 else MIN_BLOCK_RUNS
     block = max(MIN_BLOCK_RUNS, filling)
-    if settings.duration_s:
-        return BlockPlan(block, budget_s=settings.duration_s * members)
     block = max(MIN_BLOCK_RUNS, min(block, settings.iterations // MIN_ROUNDS))
     return BlockPlan(block, rounds=max(MIN_ROUNDS, math.ceil(settings.iterations / block)))
 
@@ -249,7 +265,11 @@ def run_rounds(ensemble: Ensemble, members: list[int], plan: BlockPlan, result: 
     the plan's)."""
     ctx = ensemble.ctx
     started = time.monotonic()
-    while not plan.done(len(result.blocks[0]), time.monotonic() - started):
+
+    def answered() -> bool:
+        return all(row["conclusive"] for row in summarize(result)[1:])
+
+    while not plan.done(len(result.blocks[0]), time.monotonic() - started, answered if plan.extend_s else None):
         ctx.check_cancel()
         for position in round_order(len(members), len(result.blocks[0])):
             index = members[position]
@@ -257,22 +277,27 @@ def run_rounds(ensemble: Ensemble, members: list[int], plan: BlockPlan, result: 
             result.blocks[position].append(samples)
             result.walls[position].append(wall_s)
         rounds = len(result.blocks[0])
-        fraction = rounds / plan.rounds if plan.rounds else (time.monotonic() - started) / plan.budget_s
-        ctx.progress(min(fraction, 1.0), f"round {rounds} of {plan.rounds or 'as many as fit'}")
+        elapsed = time.monotonic() - started
+        fraction = rounds / plan.rounds if plan.rounds else min(elapsed / plan.budget_s, rounds / plan.min_rounds)
+        more = plan.budget_s is not None and elapsed > plan.budget_s and rounds >= plan.min_rounds
+        ctx.progress(min(fraction, 1.0), f"round {rounds} of {plan.rounds or 'as many as fit'}"
+                                         + (", more rounds to narrow the interval" if more else ""))
 
 
 def alternate(job: Job, members: list[Params], settings: RunSettings, ctx: JobContext,
               on_event: OnEvent | None = None,
-              on_partial: Callable[[Alternation], None] | None = None) -> Alternation:
+              on_partial: Callable[[Alternation], None] | None = None, *,
+              min_rounds: int = MIN_ROUNDS, extend_s: float = 0.0) -> Alternation:
     """Run `job` (one that calls serve_blocks) once per entry of `members`, the first being
-    the reference, and measure them in alternation as `settings` asks (see plan_blocks).
+    the reference, and measure them in alternation as `settings` asks (see plan_blocks,
+    which takes `min_rounds` and `extend_s`).
 
     Cancelling `ctx` cancels every member and raises JobCancelled, after handing the whole
     rounds measured so far, if any, to `on_partial`; a member's failure ends the others
     and is raised."""
     with Ensemble(job, ctx, on_event) as ensemble:
         run_ms = [ensemble.start(index, params) for index, params in enumerate(members)]
-        plan = plan_blocks(settings, max(run_ms), len(members))
+        plan = plan_blocks(settings, max(run_ms), len(members), min_rounds, extend_s)
         result = Alternation(plan, [], [[] for _ in members], [[] for _ in members])
         try:
             run_rounds(ensemble, list(range(len(members))), plan, result)
@@ -285,16 +310,18 @@ def alternate(job: Job, members: list[Params], settings: RunSettings, ctx: JobCo
 
 
 def summarize(result: Alternation, reference: int = 0, band: float = PRACTICAL_BAND, seed: int = 0) -> list[dict]:
-    """Per member: speedup against the reference (the median of the per-round ratios), its
-    95 % bootstrap interval over rounds, the verdict and the rounds. The reference's own
-    row is speedup 1, interval [1, 1], verdict "reference"."""
+    """Per member: speedup against the reference (the reference's p50 over the member's, as
+    their reports print them: stats.median_ratio), its 95 % bootstrap interval over rounds,
+    the verdict, whether that answers (stats.conclusive) and the rounds. The reference's
+    own row is speedup 1, interval [1, 1], verdict "reference"."""
     rows = []
     for index, blocks in enumerate(result.blocks):
         if index == reference:
-            rows.append({"speedup": 1.0, "speedup_ci": [1.0, 1.0], "verdict": "reference", "rounds": len(blocks)})
+            rows.append({"speedup": 1.0, "speedup_ci": [1.0, 1.0], "verdict": "reference", "conclusive": True,
+                         "rounds": len(blocks)})
             continue
-        ratios = block_ratios(result.blocks[reference], blocks)
-        low, high = bootstrap_median_ci(ratios, seed=seed)
-        rows.append({"speedup": float(np.median(ratios)), "speedup_ci": [low, high],
-                     "verdict": speed_verdict(low, high, band), "rounds": len(blocks)})
+        speedup, low, high = median_ratio(result.blocks[reference], blocks, seed=seed)
+        verdict = speed_verdict(low, high, band)
+        rows.append({"speedup": speedup, "speedup_ci": [low, high], "verdict": verdict,
+                     "conclusive": conclusive(low, high, verdict), "rounds": len(blocks)})
     return rows

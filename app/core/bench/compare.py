@@ -11,6 +11,21 @@ from pathlib import Path
 
 FEEDS_FILE = "feeds.npz"
 OUTPUTS_FILE = "outputs.npz"
+PLAN_FILE = "inputs.json"          # the reference's input plan: where each of the shared feeds came from
+
+
+def shared_inputs(reference: list[dict], own: list[dict]) -> list[dict]:
+    """A later member's input rows: it reads the reference's feeds from a file, but they are
+    not the user's file; each row says where the reference's came from (its source and
+    reason), with the member's own dtype and shape (cast to its input types)."""
+    planned = {row["name"]: row for row in reference}
+    rows = []
+    for row in own:
+        origin = planned.get(row["name"])
+        rows.append(row if origin is None else
+                    {**row, "source": origin["source"], "values": origin["values"],
+                     "reason": f"the reference's inputs: {origin['reason']}"})
+    return rows
 
 
 def output_fidelity(reference: dict, outputs: dict, tolerance: dict | None = None) -> dict:

@@ -4,6 +4,7 @@ in a process of its own, timed in alternation against the first cell."""
 
 from __future__ import annotations
 
+import json
 import tempfile
 import time
 from dataclasses import dataclass
@@ -12,7 +13,8 @@ from typing import Callable
 
 from app.core.bench.alternate import SPEEDUP_DEFINITION, alternate, serve_blocks, summarize
 from app.core.bench.bench import RunSettings, bench_report, benchmark, prepare
-from app.core.bench.compare import FEEDS_FILE, OUTPUTS_FILE, compare_row, output_fidelity, partial_row
+from app.core.bench.compare import (FEEDS_FILE, OUTPUTS_FILE, PLAN_FILE, compare_row, output_fidelity, partial_row,
+                                   shared_inputs)
 from app.core.bench.sweep import (LIMIT_PERCENTILES, MAX_PROCESSES, RATIO_DEFINITION, REFERENCE_RATIO, best_cell,
                                   cell_ratio, measure_grid, pair_ratio, report_figures, runner_up, sweep_cell)
 from app.core.jobs.entry import ANYWHERE, Job, LOCAL_ONLY, ON_TARGET, Records
@@ -119,6 +121,11 @@ def member_job(params: MemberParams, ctx: JobContext) -> dict:
             return {"fidelity": output_fidelity(reference, outputs, params.tolerance)}
 
     prepared = prepare(params.path, config, ctx, on_first_outputs=on_first_outputs)
+    if params.is_reference:          # before READY, as the feeds: the next member reads it
+        (folder / PLAN_FILE).write_text(json.dumps(prepared.feed_info["inputs"]))
+    else:
+        prepared.feed_info["inputs"] = shared_inputs(json.loads((folder / PLAN_FILE).read_text()),
+                                                     prepared.feed_info["inputs"])
     accuracy = None
     if data_spec is not None:         # before READY: the next member reads what the reference writes here
         from app.core.bench.accuracy import score_samples

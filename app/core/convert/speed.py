@@ -2,8 +2,11 @@
 than none, so every conversion measures the two against each other once it is made and
 checked: in alternation (app.core.bench.alternate), each in a process of its own, with the
 same session settings and the same feeds (the fidelity check's, when it ran), for a couple
-of seconds. The ratio is the source's p50 over the variant's (above 1: the variant is
-faster), with its 95 % interval and a verdict (app.core.bench.stats.speed_verdict).
+of seconds, and at least SPEED_ROUNDS rounds (the blocks shrink to fit them). The ratio is
+the source's p50 over the variant's (above 1: the variant is faster), the two p50s it
+prints, with its 95 % interval and a verdict (app.core.bench.stats.median_ratio,
+speed_verdict). An interval too wide to answer (stats.conclusive) gets more rounds, up to
+EXTEND times the time asked; one still too wide then is said to be so.
 
 The check never fails a conversion: when it cannot run it says why (`not_measured`).
 """
@@ -19,6 +22,10 @@ from app.core.session.config import SessionConfig
 from app.core.session.providers import GPU_PROVIDERS
 
 CPU = "CPUExecutionProvider"
+#: the fewest rounds of a speed check: ten gave intervals such as [0.06, 8.65]
+SPEED_ROUNDS = 30
+#: an interval that does not answer yet gets up to this many times the time asked, more
+EXTEND = 2.0
 _INT8_KINDS = {"int8-dynamic", "int8-static", "int4"}
 _HALF_KINDS = {"fp16", "mixed"}
 
@@ -62,8 +69,9 @@ def _cannot_measure(report: dict, config: SessionConfig) -> str:
 def measure_speed(source: str, variant: str, config: SessionConfig, seconds: float, folder: Path,
                   ctx: JobContext | None = None, feeds: Path | None = None, start: float = 0.0) -> dict:
     """`variant` against `source`, each in a member process of its own, for about `seconds`
-    in all (and at least MIN_ROUNDS rounds); on `feeds` (an .npz) when given, else on the
-    inputs `config` makes for the source, which the variant then gets too."""
+    in all (at least SPEED_ROUNDS rounds, and longer while the interval does not answer);
+    on `feeds` (an .npz) when given, else on the inputs `config` makes for the source, which
+    the variant then gets too."""
     from app.core.bench.alternate import alternate, summarize
     from app.core.bench.bench import RunSettings
     from app.core.bench.jobs import MEMBER, MemberParams
@@ -86,12 +94,14 @@ def measure_speed(source: str, variant: str, config: SessionConfig, seconds: flo
     scaled = _scaled(ctx, start)
     remove = ctx.on_cancel(scaled.cancel)
     try:
-        alternation = alternate(MEMBER, members, settings, scaled, on_event)
+        alternation = alternate(MEMBER, members, settings, scaled, on_event, min_rounds=SPEED_ROUNDS,
+                                extend_s=EXTEND * seconds)
     finally:
         remove()
     row = summarize(alternation)[1]
     source_report, variant_report = alternation.reports
     return {"ratio": row["speedup"], "ratio_ci": row["speedup_ci"], "verdict": row["verdict"],
+            "conclusive": row["conclusive"],
             "source_p50_ms": source_report["latency_ms"]["p50"],
             "variant_p50_ms": variant_report["latency_ms"]["p50"], "rounds": row["rounds"],
             "providers": variant_report["providers"], "inputs": source_report["inputs"],
@@ -146,6 +156,9 @@ def speed_sentence(speed: dict) -> str:
     verdict = {"faster": "faster than the source on this machine",
                "slower": "SLOWER than the source on this machine",
                "no-difference": "no measurable difference from the source on this machine"}[speed["verdict"]]
+    if not speed.get("conclusive", True):
+        verdict = ("could not tell: the rounds disagree too much for the interval to answer (a busy machine, "
+                   "or too short a check: give it more seconds)")
     line = (f"speed: {speed['ratio']:.2f}× the source {interval} — {verdict} (p50 {speed['source_p50_ms']:.3g} ms → "
             f"{speed['variant_p50_ms']:.3g} ms, {speed['rounds']} rounds)")
     return line + (f"; why: {speed['why']}" if speed.get("why") else "")

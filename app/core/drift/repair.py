@@ -22,7 +22,7 @@ from app.core.model.intake import admit
 
 #: the conversion option that keeps a node out of the lower precision, by kind
 KEEP_OPTION = {"fp16": "node_block_list", "int8-dynamic": "nodes_to_exclude", "int8-static": "nodes_to_exclude"}
-SPEED_FIELDS = ("ratio", "ratio_ci", "verdict", "source_p50_ms", "variant_p50_ms")
+SPEED_FIELDS = ("ratio", "ratio_ci", "verdict", "conclusive", "source_p50_ms", "variant_p50_ms")
 
 
 def keep_option(kind: str) -> str:
@@ -58,14 +58,17 @@ def _outputs_summary(fidelity: dict) -> dict:
     cosines = [r["cosine"] for r in rows if r["cosine"] is not None]
     return {"cosine": min(cosines) if cosines else None,
             "max_abs_diff": max((r["max_abs_diff"] for r in rows), default=None),
-            "nonfinite": sum(r["nonfinite"] for r in rows)}
+            "nonfinite": sum(r["nonfinite"] for r in rows),
+            # why the outputs fail (a cosine of 0 is an output the variant lost: all zeros)
+            "problem": "; ".join(f"{r['name']}: {r['problem']}" for r in fidelity.get("outputs", [])
+                                 if r.get("passed") is False and r.get("problem"))}
 
 
 def _speed(report: dict) -> dict:
     speed = report["speed"]
     if speed.get("skipped"):
         return {"skipped": True, "why": speed["why"]}
-    return {key: speed[key] for key in SPEED_FIELDS}
+    return {key: speed.get(key, True) if key == "conclusive" else speed[key] for key in SPEED_FIELDS}
 
 
 def _first(drift: dict, key: str) -> dict | None:

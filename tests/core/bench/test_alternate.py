@@ -41,6 +41,20 @@ def test_a_budget_still_runs_the_fewest_rounds():
     assert not plan.done(MIN_ROUNDS - 1, 5.0) and plan.done(MIN_ROUNDS, 1.0) and not plan.done(MIN_ROUNDS, 0.5)
 
 
+def test_a_short_budget_gets_shorter_blocks_so_the_rounds_fit():
+    # a conversion's speed check: 1 s per member, 30 rounds asked: blocks of ~33 ms, not 100 ms
+    plan = plan_blocks(RunSettings(duration_s=1.0), 1.0, 2, min_rounds=30, extend_s=4.0)
+    assert plan == BlockPlan(33, budget_s=2.0, min_rounds=30, extend_s=4.0)
+    assert plan_blocks(RunSettings(duration_s=1.0), 50.0, 2, min_rounds=30).block_runs == MIN_BLOCK_RUNS
+
+
+def test_an_unanswered_interval_gets_more_rounds_up_to_the_extension():
+    plan = BlockPlan(10, budget_s=1.0, min_rounds=20, extend_s=2.0)
+    assert not plan.done(19, 5.0, lambda: True)                        # too few rounds, whatever the time
+    assert plan.done(20, 1.5, lambda: True) and not plan.done(20, 1.5, lambda: False)
+    assert plan.done(20, 3.0, lambda: False)                           # the extension is spent: it says so
+
+
 def test_members_take_turns_one_at_a_time():
     members = [SampleParams(value=2.0), SampleParams(value=1.0), SampleParams(value=4.0)]
     result = alternate(PACED_MEMBER, members, RunSettings(iterations=120), JobContext())
@@ -52,8 +66,10 @@ def test_members_take_turns_one_at_a_time():
     every = sorted(span for member in spans for span in member)
     assert all(end <= next_start for (_, end), (next_start, _) in zip(every, every[1:]))
     rows = summarize(result)
-    assert rows[0] == {"speedup": 1.0, "speedup_ci": [1.0, 1.0], "verdict": "reference", "rounds": 10}
-    assert rows[1] == {"speedup": 2.0, "speedup_ci": [2.0, 2.0], "verdict": "faster", "rounds": 10}
+    assert rows[0] == {"speedup": 1.0, "speedup_ci": [1.0, 1.0], "verdict": "reference", "conclusive": True,
+                       "rounds": 10}
+    assert rows[1] == {"speedup": 2.0, "speedup_ci": [2.0, 2.0], "verdict": "faster", "conclusive": True,
+                       "rounds": 10}
     assert rows[2]["speedup"] == 0.5 and rows[2]["verdict"] == "slower"
 
 

@@ -51,6 +51,11 @@ def test_compare_two_variants(tmp_path):
     assert variant["iterations"] == reference["iterations"] == 10 * alternation["block_runs"] == 100
     assert "reference p50 / model p50" in result["speedup_definition"]
     assert variant["size_bytes"] < reference["size_bytes"]
+    # the fp16 model reads the reference's generated feeds from a file: not the user's file
+    assert [row["source"] for row in variant["inputs"]] == [row["source"] for row in reference["inputs"]] != ["file"]
+    assert variant["inputs"][0]["reason"].startswith("the reference's inputs: ")
+    assert variant["inputs"][0]["values"] == reference["inputs"][0]["values"] != "yours"
+    assert variant["inputs"][0]["dtype"] == "float16" and variant["inputs"][0]["shape"] == reference["inputs"][0]["shape"]
     fidelity = variant["fidelity"]
     # fp16 weights drift a little, so the same inputs give close but not equal outputs
     assert 0 < fidelity["max_abs_diff"] < 0.05 and fidelity["min_cosine"] > 0.999

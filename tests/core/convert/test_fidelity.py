@@ -64,6 +64,21 @@ def test_cosine_and_relative_difference():
     assert row["passed"] is False and "cosine" in row["problem"]
 
 
+def test_an_output_of_zeros_has_no_cosine_and_passes_within_the_bound():
+    """fp16 of a detector at a 1×1 input: the source's map is all zeros, the variant's within
+    2e-07 of it. A zero vector has no direction: the cosine is undefined, not 0, and the
+    element-wise bound judges the output."""
+    source, variant = np.zeros((1, 1, 4, 4)), np.full((1, 1, 4, 4), 2.09e-07)
+    row = compare_values("map", source, variant, Tolerance(atol=1e-3, rtol=1e-3, min_cosine=0.999))
+    assert row["cosine"] is None and row["passed"] is True and row["problem"] == ""
+    assert compare_values("map", source, source, Tolerance())["cosine"] == 1.0
+    far = compare_values("map", source, np.ones((1, 1, 4, 4)), Tolerance())
+    assert far["cosine"] is None and far["passed"] is False and "differences above" in far["problem"]
+    # the other way round the cosine is 0 and the problem says why: the variant lost the output
+    lost = compare_values("map", np.ones((1, 1, 4, 4)), source, Tolerance())
+    assert lost["cosine"] == 0.0 and lost["problem"].startswith("all zeros where the source's are not")
+
+
 def test_class_probability_maps_are_compared_as_rows():
     maps = [{0: 0.25, 1: 0.75}, {0: 0.5, 1: 0.5}]
     assert as_array(maps).tolist() == [[0.25, 0.75], [0.5, 0.5]]

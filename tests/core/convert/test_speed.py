@@ -6,7 +6,7 @@ import pytest
 
 from app.core.convert.jobs import CONVERT, ConvertParams
 from app.core.convert.options import THIS_PLATFORM
-from app.core.convert.speed import measure_speed, slower_hint, speed_sentence, variant_speed
+from app.core.convert.speed import SPEED_ROUNDS, measure_speed, slower_hint, speed_sentence, variant_speed
 from app.core.jobs.errors import JobCancelled
 from app.core.jobs.protocol import JobContext
 from app.core.session.config import SessionConfig
@@ -24,7 +24,9 @@ def test_a_variant_doing_twice_the_work_is_slower(tmp_path):
     assert speed["verdict"] == "slower" and speed["ratio_ci"][1] < 0.8
     assert speed["ratio_ci"][0] <= speed["ratio"] <= speed["ratio_ci"][1]
     assert speed["variant_p50_ms"] > 1.5 * speed["source_p50_ms"]
-    assert speed["rounds"] >= 10 and speed["feeds"] == "made for the source"
+    # the ratio is the two medians it prints, over enough rounds for an interval
+    assert speed["ratio"] == pytest.approx(speed["source_p50_ms"] / speed["variant_p50_ms"])
+    assert speed["rounds"] >= SPEED_ROUNDS and speed["conclusive"] and speed["feeds"] == "made for the source"
     assert speed["inputs"][0]["shape"] == [32, 256]
     assert "SLOWER than the source" in speed_sentence(speed)
 
@@ -104,3 +106,11 @@ def test_the_why_of_a_slower_variant_names_the_known_causes(monkeypatch):
                            "variant_p50_ms": 1.2, "rounds": 20, "why": slower_hint("fp16", cpu, {})})
     assert line.startswith("speed: 0.83× the source [0.80–0.86] — SLOWER than the source on this machine")
     assert line.endswith("float16 pays off on GPUs")
+
+
+def test_an_interval_too_wide_to_answer_says_it_could_not_tell():
+    speed = {"ratio": 0.11, "ratio_ci": [0.06, 8.65], "verdict": "no-difference", "conclusive": False,
+             "source_p50_ms": 1.74, "variant_p50_ms": 15.76, "rounds": 90}
+    line = speed_sentence(speed)
+    assert "could not tell" in line and "no measurable difference" not in line and "0.11×" in line
+    assert "no measurable difference" in speed_sentence({**speed, "ratio_ci": [0.97, 1.04], "conclusive": True})

@@ -60,7 +60,10 @@ class ConvertPanel(Panel):
         self.rtol.setToolTip("Relative tolerance per element (times the source's value).")
         self.cosine.setToolTip("The lowest cosine similarity between source and variant outputs that passes.")
         self.dims = QLineEdit()
-        self.dims.setToolTip("Values of the symbolic dimensions in the generated inputs, e.g. batch=1, sequence=128.")
+        self.dims.setPlaceholderText("the Session tab's sizes")
+        self.dims.setToolTip("Empty: the check and the speed check run on the Session tab's input plan, as every "
+                             "tab does. Sizes typed here (e.g. batch=1, sequence=128) replace the Session tab's "
+                             "for this conversion only, and its result says they are yours.")
         self.inputs = PathEdit(filter_text="Arrays (*.npz *.npy)")
         self.inputs.setToolTip("Your own inputs: an .npz with one array per input (or an .npy for a one-input "
                                "model). Empty: seeded random inputs.")
@@ -209,24 +212,11 @@ class ConvertPanel(Panel):
             self.heading.setText(f"<b>Convert {html.escape(model.label)}</b>" + ("" if model.kind == "source"
                                                                      else f" ({model.kind} variant)"))
             self._suggest_output()
-            if model.summary is not None:
-                self.dims.setText(self._default_dims(model.summary))
         self.card.show_report((model.extra or {}).get("conversion") if model is not None else None)
         self._drift_ready()
         if model is not None and self.kind() == "transformers":
             self._detect_transformer_shape()
         self._refresh_state()
-
-    @staticmethod
-    def _default_dims(summary: dict) -> str:
-        from app.core.session.inputs import default_dim
-
-        names = []
-        for value in summary["inputs"]:
-            for dim in value["shape"] or []:
-                if isinstance(dim, str) and dim not in ("?", "") and dim not in names:
-                    names.append(dim)
-        return ", ".join(f"{name}={default_dim(name)}" for name in names)
 
     # running -------------------------------------------------------------------
     def params(self, force: bool = False) -> ConvertParams:

@@ -191,21 +191,36 @@ class DriftPanel(Panel):
 
     def _conversion(self, config) -> ConvertParams:
         """The conversion to run again: the one that made the variant, else as it looks made."""
+        variant = Path(self.pair["variant"])
+        output = variant.with_name(f"{variant.stem}.repaired{variant.suffix}")    # never the variant itself
         conversion = self.pair.get("conversion")
         if conversion is not None:
-            return ConvertParams(kind=conversion["kind"], input=conversion["input"], output=conversion["output"],
-                                 force=True, options=conversion["options"], tolerance=self._tolerance(),
+            return ConvertParams(kind=conversion["kind"], input=conversion["input"], output=str(output),
+                                 force=output.exists(), options=conversion["options"], tolerance=self._tolerance(),
                                  session=config, speed_s=SPEED_S)
-        remade, variant = self.result["remade_as"], Path(self.pair["variant"])
-        output = variant.with_name(f"{variant.stem}.repaired{variant.suffix}")
+        remade = self.result["remade_as"]
         return ConvertParams(kind=remade["kind"], input=self.pair["source"], output=str(output), force=output.exists(),
                              options=remade["options"], tolerance=self._tolerance(), session=config, speed_s=SPEED_S)
+
+    def confirm_overwrite(self, path: Path) -> bool:
+        from PySide6.QtWidgets import QMessageBox
+
+        from app.gui.widgets.plain_text import plain
+
+        answer = QMessageBox.question(self, "Replace the file?", plain(f"{path} already exists. Replace it with the "
+                                                                       "repaired variant?"),
+                                      QMessageBox.StandardButton.Yes | QMessageBox.StandardButton.No,
+                                      QMessageBox.StandardButton.No)
+        return answer == QMessageBox.StandardButton.Yes
 
     def repair(self, keep: list[str] | None = None, steps: int = AUTO_STEPS) -> None:
         config = self._session()
         if self.result is None or self.job is not None or config is None:
             return
-        params = RepairParams(convert=self._conversion(config), keep=keep or [], max_steps=steps)
+        conversion = self._conversion(config)
+        if conversion.force and not self.confirm_overwrite(Path(conversion.output)):
+            return
+        params = RepairParams(convert=conversion, keep=keep or [], max_steps=steps)
         self.steps.set_rows([])
         self.status.setText("Converting again…")
         self.job = self.jobs.start(f"Repair {Path(self.pair['variant']).name}", REPAIR, params,
@@ -224,6 +239,9 @@ class DriftPanel(Panel):
                                 extra={"conversion": report}, reread=True)
         self._set_pair({"source": report["input"], "variant": report["output"], "conversion": report},
                        keep_steps=True)
+        # the first-drift lines were the unrepaired variant's: they wait for the repaired one's
+        for label in (self.first_drift, self.first_nonfinite):
+            label.setText("")
         self.show_repair(report)
         self.start()        # the table shows the repaired variant's drift
 

@@ -38,17 +38,21 @@ def tensor_row(row: dict) -> list:
             _range(row["variant_range"]), row["fp16_fraction"], _verdict(row["passed"])]
 
 
+def speed_cells(speed: dict) -> list[str]:
+    """A step's speed, its interval and its verdict, all to two decimals (as the Convert tab)."""
+    if speed.get("skipped"):
+        return ["–", "not measured", speed["why"]]
+    low, high = speed["ratio_ci"]
+    interval = f"{low:.2f} – {high:.2f}" if low is not None and high is not None else "unknown"
+    verdict = speed["verdict"] if speed.get("conclusive", True) else "could not tell (interval too wide)"
+    return [f"{speed['ratio']:.2f}", interval, verdict]
+
+
 def step_row(step: dict) -> list:
-    speed = step["speed"]
-    measured = not speed.get("skipped")
-    low, high = speed["ratio_ci"] if measured else (None, None)
     first = step["first_drift"] or step["first_nonfinite"]
+    outputs = "pass" if step["passed"] else (step.get("problem") or step["check"])
     return [step["step"], ", ".join(step["added"]) or "–", step["cosine"], step["max_abs_diff"],
-            speed["ratio"] if measured else None,
-            f"{low:.3f} – {high:.3f}" if low is not None and high is not None else "not measured",
-            speed["verdict"] if measured else speed["why"],
-            "–" if first is None else f"{first['tensor']} ({first['node']})",
-            "pass" if step["passed"] else step["check"]]
+            *speed_cells(step["speed"]), "–" if first is None else f"{first['tensor']} ({first['node']})", outputs]
 
 
 def first_text(label: str, first: dict | None, colour) -> str:

@@ -76,6 +76,7 @@ class IOBindingPanel(Panel):
         self.layout_.addWidget(self.caption)
 
         self.cpu_note = QLabel()
+        self.cpu_note.setTextFormat(Qt.TextFormat.PlainText)     # escaped text showed "machine&#x27;s"
         self.cpu_note.setWordWrap(True)
         self.cpu_note.hide()
         self.layout_.addWidget(self.cpu_note)
@@ -272,7 +273,7 @@ class IOBindingPanel(Panel):
         where = (f"Pick {' or '.join(gpus)} above to see that here. " if gpus else
                  "This machine has no GPU that ONNX Runtime can use, so that cannot be shown here. ")
         skipped = [mode["title"] for mode in result["modes"] if not mode["latency_ms"]]
-        return html.escape(
+        return (
             ON_A_GPU + where + "On the CPU, device memory is host memory: no mode copies anything, so the modes "
             "below do the same work, and what differs between them is bookkeeping (microseconds per run) or the "
             "machine's noise"

@@ -112,9 +112,12 @@ def tune_job(params: TuneParams, ctx) -> dict:
         ctx.progress(0.97, f"measuring {result['best']['label']} against your settings once more, fresh")
         fresh = remeasure(params.path, params.session, [result["best"]], each, ctx)
         result = confirm(result, summarize(fresh)[1], fresh.reports[1], fresh.reports[0])
-    if budget is not None:
-        result["stop_reason"] += (f" The race had {budget * RACE_SHARE:.0f} s of the {budget:g} s budget; measuring "
-                                  f"its best {len(chosen)} again alone ({each:.1f} s each) had the rest.")
+    if budget is not None:       # the race spoke of its own share as "the budget"
+        share = race_params.budget_seconds
+        reason = (result["stop_reason"].replace(f"The time budget of {share:g} s", "The race's share of the budget")
+                  .replace(f"the {share:g} s budget", "the race's share of the budget"))
+        result["stop_reason"] = (reason + f" The race had {share:.0f} s of the {budget:g} s budget; measuring its "
+                                 f"best {len(chosen)} again alone ({each:.1f} s each) had the rest.")
     return result | {"seconds": time.monotonic() - started}
 
 

@@ -210,3 +210,12 @@ def test_after_the_race_the_remeasurement_fits_what_is_left_of_the_budget():
     count, each = after_race(10.0, 3, 2.0, 1.0)
     assert count < 3 and (count + 1 + (2 if count > 1 else 0)) * (each + 1.0) <= 10.0 + 1e-9
     assert after_race(1.0, 3, 2.0, 1.0) == (1, 0.1), "past the budget: one finalist, briefly"
+
+
+def test_a_time_budget_is_shared_between_the_race_and_the_remeasurement(tmp_path):
+    path = str(models.save(models.foldable(), tmp_path / "foldable.onnx"))
+    result = TUNE({"path": path, "session": {"graph_optimization_level": "disable", "intra_op_num_threads": 1},
+                   "candidates": [_candidate(), _candidate(level="extended")], **QUICK, "budget_seconds": 20},
+                  JobContext())
+    assert "The race had 12 s of the 20 s budget" in result["stop_reason"]
+    assert "12 s budget" not in result["stop_reason"], "the race's share is not called the budget"

@@ -73,6 +73,29 @@ def cnn(channels: int = 8, size: int = 32, seed: int = 0) -> onnx.ModelProto:
     return _model(graph)
 
 
+def conv_bn_relu(channels: int = 8, size: int = 32, seed: int = 0) -> onnx.ModelProto:
+    """Two Conv → BatchNormalization → Relu blocks (the second Relu unnamed), an Identity,
+    a pool: ORT fuses each block into one Conv and removes the Identity."""
+    rng = np.random.default_rng(seed)
+    inits, nodes, previous, width = [], [], "x", 3
+    for i in range(2):
+        inits += [numpy_helper.from_array(rng.normal(0, 0.2, (channels, width, 3, 3)).astype(np.float32), f"w{i}")]
+        inits += [numpy_helper.from_array(np.full(channels, value, np.float32), f"{name}{i}")
+                  for name, value in (("scale", 1.0), ("bias", 0.1), ("mean", 0.0), ("var", 1.0))]
+        nodes += [helper.make_node("Conv", [previous, f"w{i}"], [f"c{i}"], name=f"conv{i}", pads=[1, 1, 1, 1]),
+                  helper.make_node("BatchNormalization", [f"c{i}"] + [f"{n}{i}" for n in ("scale", "bias", "mean", "var")],
+                                   [f"b{i}"], name=f"bn{i}"),
+                  helper.make_node("Relu", [f"b{i}"], [f"r{i}"], name="relu0" if i == 0 else "")]
+        previous, width = f"r{i}", channels
+    nodes += [helper.make_node("Identity", [previous], ["same"], name="same"),
+              helper.make_node("GlobalAveragePool", ["same"], ["y"], name="gap")]
+    graph = helper.make_graph(nodes, "conv_bn_relu",
+                              [helper.make_tensor_value_info("x", TensorProto.FLOAT, [1, 3, size, size])],
+                              [helper.make_tensor_value_info("y", TensorProto.FLOAT, [1, channels, 1, 1])],
+                              initializer=inits)
+    return _model(graph)
+
+
 def with_if_subgraph() -> onnx.ModelProto:
     then_graph = helper.make_graph([helper.make_node("Relu", ["x"], ["t"], name="then_relu")], "then", [],
                                    [helper.make_tensor_value_info("t", TensorProto.FLOAT, [2])])

@@ -27,3 +27,49 @@ def test_diagnose_panel_lists_findings_with_details(qtbot, window, tmp_path):
     assert panel.caption.state == "previous" and "previous model: <b>shape.onnx" in panel.caption.text()
     assert not panel.table.isEnabled(), "another model's findings are greyed"
     assert "Latency p50" in panel.figures.text() and not panel.figures.isEnabled(), "and so is its latency"
+
+
+def test_diagnose_reads_the_profile_tabs_profile_of_the_same_session(qtbot, window, tmp_path):
+    path = models.save(models.cnn(), tmp_path / "cnn.onnx")
+    with qtbot.waitSignal(window.model_opened, timeout=60000):
+        window.open_model(path)
+    profile = window.panel("Profile")
+    window.tabs.setCurrentWidget(profile)
+    profile.ensure_built()
+    profile.runs.setValue(3)
+    profile.profile_model()
+    qtbot.waitUntil(lambda: len(profile.profiles) == 1, timeout=120000)
+    trace = profile.profiles[0][1]["trace"]
+    panel = window.panel("Diagnose")
+    window.tabs.setCurrentWidget(panel)
+    panel.ensure_built()
+    panel.start()
+    qtbot.waitUntil(lambda: panel.job is None, timeout=120000)
+    assert window.last_error is None
+    assert panel.result["evidence"]["profile"]["trace"] == trace, "one profile for both tabs"
+    assert panel.result["evidence"]["profile"]["read_from_trace"] is True
+    assert "Operator shares from the Profile tab's profile" in panel.figures.text()
+    shares = {row["op_type"]: f"{row['percent']:.1f}%" for row in profile.profiles[0][1]["by_op_type"]}
+    for finding in (f for f in panel.result["findings"] if f["id"] == "hot-op-types"):
+        assert shares[finding["title"].split()[0]] in finding["title"]
+
+
+def test_diagnose_says_why_a_finding_has_nothing_to_apply_and_that_the_machine_was_busy(qtbot, window, tmp_path):
+    import time
+
+    path = models.save(models.tiny_add(), tmp_path / "add.onnx")
+    with qtbot.waitSignal(window.model_opened, timeout=60000):
+        window.open_model(path)
+    panel = window.panel("Diagnose")
+    window.tabs.setCurrentWidget(panel)
+    panel.ensure_built()
+    finding = {"id": "busy-machine", "severity": "high", "title": "the machine was busy", "evidence": "e",
+               "cost": "", "fix": "f", "setting": None, "nodes": []}
+    stats = {"p50": 1.0, "p99": 2.0, "runs": 10}
+    panel._running = (str(path), "add.onnx", time.time())
+    panel.show_result({"findings": [finding], "inputs": [],
+                       "evidence": {"latency_ms": stats, "cpu": "a CPU",
+                                    "load": {"busy": True, "other_cores": 1.7, "cores": 2}}})
+    assert not panel.apply_button.isEnabled()
+    assert panel.apply_reason.text().startswith("Nothing to apply: this finding's fix is not a session setting")
+    assert "The machine was busy" in panel.figures.text() and "disturbed" in panel.figures.text()

@@ -5,7 +5,7 @@ from __future__ import annotations
 import onnx
 from onnx import helper
 
-from app.gui.panels.graph.overlays import DIFF_COLOURS, NO_VALUE, RAMP, WARNING
+from app.gui.panels.graph.overlays import DIFF_COLOURS, NO_VALUE, RAMP, WARNING, _micros
 from tests import models
 from tests.gui.test_graph_panel import open_graph
 from tests.gui.test_profiling import load
@@ -119,3 +119,22 @@ def test_a_placement_row_chosen_before_the_graph_is_drawn_is_shown_once_it_is(qt
     panel = window.panel("Graph")
     window.tabs.setCurrentWidget(panel)
     qtbot.waitUntil(lambda: panel.selected == "3", timeout=60000)
+
+
+def test_the_profile_overlay_puts_a_fused_convs_time_on_the_conv(qtbot, window, tmp_path):
+    from app.core.profile.jobs import PROFILE
+    from app.core.runner.process import run_job
+
+    panel, model = open_graph(qtbot, window, models.save(models.conv_bn_relu(), tmp_path / "cbr.onnx"))
+    profile = run_job(PROFILE, {"model": model.path, "runs": 3, "out": str(tmp_path / "cbr.json")})   # level 'all'
+    panel.show_overlay("profile")
+    window.context.publish("profile", model.path, profile)
+    assert colour_of(panel, "0") != NO_VALUE and colour_of(panel, "1") == NO_VALUE   # conv0 timed, bn0 fused
+    conv0 = next(row for row in profile["by_node"] if row["name"] in ("conv0", "r0_nchwc"))   # FusedConv or NCHWc
+    panel.select("0")
+    assert f"Profile: {_micros(conv0['per_run_us'])} per run" in panel.node_panel.text.toPlainText()
+    panel.select("1")
+    assert "fused by ORT into Conv conv0; its time counts there" in panel.node_panel.text.toPlainText()
+    panel.select("6")
+    assert "removed by ORT's optimiser" in panel.node_panel.text.toPlainText()
+    assert (NO_VALUE, "no time of its own (fused or removed by ORT)") in panel.legend.entries

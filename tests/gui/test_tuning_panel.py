@@ -26,9 +26,10 @@ def test_tune_panel_races_and_offers_the_remeasured_winner(qtbot, window, tmp_pa
     panel = _tune(qtbot, window, path, 8, SessionConfig(graph_optimization_level="disable", intra_op_num_threads=1))
     result = panel.result
     assert result["trials_used"] == 8
-    alone = [row for row in panel.table.rows if row[6] is not None]
-    assert len(alone) == 2 and all(row[10] in ("faster", "slower", "no-difference") for row in alone)
-    assert all(row[9] > 0 for row in alone)                   # the re-measured median, beside the race's
+    alone = [row for row in panel.table.rows if row[5] is not None]
+    assert len(alone) == 2 and all(row[9] in ("faster", "slower", "no-difference") for row in alone)
+    assert all(row[8] > 0 for row in alone)                   # the re-measured median, beside the race's
+    assert all(row[2] for row in panel.table.rows), "every row fills the race's interval or says why not"
     assert result["clearly_faster"], result["note"]      # optimising folds A @ B: faster beyond doubt
     text = panel.summary.text()
     assert f"Best: {result['best']['label']}" in text and "95 % interval" in text and "faster" in text
@@ -36,7 +37,11 @@ def test_tune_panel_races_and_offers_the_remeasured_winner(qtbot, window, tmp_pa
     assert "optimisation" in result["best"]["label"] and " 1t" not in result["best"]["label"]   # in words
     assert not panel.progress.isVisible()
     winner = next(i for i, row in enumerate(panel.table.rows) if row[0] == result["best"]["label"])
-    assert panel.table.rows[winner][5] == "best"
+    assert panel.table.rows[winner][4] == "best"
+    low, high = result["speedup_ci"]
+    assert panel.table.rows[winner][5:9] == [result["speedup"], low, high, result["best"]["latency_ms"]], \
+        "the winner's row shows the summary's measurement"
+    assert f"×{result['speedup']:.2f} (95 % interval {low:.2f}–{high:.2f}" in text
     assert panel.table.source.item(winner, 0).font().bold()
     assert panel.table.source.item(winner, 0).background().color().alpha() > 0
     assert panel.chart.bars.opts["brushes"][panel.chart.labels.index(result["best"]["label"])] == \
@@ -71,8 +76,8 @@ def test_tune_panel_says_when_nothing_beat_your_settings(qtbot, window, tmp_path
     panel._finished(result)
     text = panel.summary.text()
     assert "Nothing beat your settings." in text and "Nothing measured was faster" in text
-    assert "best" not in [row[5] for row in panel.table.rows]
-    assert [row[10] for row in panel.table.rows] == ["slower", "slower"]
+    assert "best" not in [row[4] for row in panel.table.rows]
+    assert [row[9] for row in panel.table.rows] == ["slower", "slower"]
     assert not any(panel.table.source.item(i, 0).font().bold() for i in range(2))
     assert panel.caption.current and panel.summary.isEnabled()
     with qtbot.waitSignal(window.model_opened, timeout=60000):
@@ -96,3 +101,20 @@ def test_tune_panel_shows_progress_in_per_cent_and_explains_dropped_rows(qtbot, 
     text = status_text(dropped, winner)
     assert text.startswith("dropped in round 2: not among the best 1/4") and "rests on 2 block(s)" in text
     assert status_text(winner, winner) == "best"
+
+
+def test_the_leaderboard_chart_keeps_its_labels_and_its_bars_when_narrow(qtbot):
+    from app.gui.panels.tune.panel import LeaderboardChart
+
+    chart = LeaderboardChart()
+    qtbot.addWidget(chart)
+    rows = [{"label": f"intra-op threads {i}, optimisation 'extended', parallel execution", "latency_ms": 1 + i / 10,
+             "ci_ms": [0.9 + i / 10, 1.1 + i / 10], "alive": True} for i in range(12)]
+    chart.show_rows(rows, 1.0)
+    chart.resize(320, chart.minimumHeight())
+    chart.show()
+    qtbot.waitUntil(lambda: chart.category_axis._tickLevels is not None and chart.category_axis.width() > 40)
+    chart.grab()                       # a paint: the axis takes the width its labels need
+    qtbot.waitUntil(lambda: chart.plot.getViewBox().width() >= 0.4 * chart.width())
+    labels = [text for _, text in chart.category_axis._tickLevels[0]]
+    assert len(labels) == 12 and all(len(text.strip("…")) >= 6 for text in labels), labels

@@ -11,6 +11,7 @@ from pathlib import Path
 import numpy as np
 
 from app.core.diagnose import rules
+from app.core.diagnose.load import LoadWatch
 from app.core.bench.bench import time_runs
 from app.core.session.probe import prepare_feeds
 from app.core.model.inspect import inspect_model
@@ -107,7 +108,8 @@ def diagnose(params, ctx: JobContext) -> dict:
     ctx.progress(0.05, "reading the model")
     summary = inspect_model(params.path)
     path = summary["path"]         # the file itself, links followed
-    ctx.progress(0.15, "profiling")
+    ctx.progress(0.15, "profiling" if not params.trace else "reading the profile")
+    watch = LoadWatch()
     profile = profile_for(path, config, params.trace, params.runs, ctx)
     ctx.progress(0.45, "timing runs")
     session = create_session(path, config)
@@ -116,6 +118,7 @@ def diagnose(params, ctx: JobContext) -> dict:
     time_runs(session, feeds, 5, 2.0, ctx)
     samples = time_runs(session, feeds, params.timing_runs, params.timing_s, ctx)
     stats = {**latency_stats(samples), "runs": len(samples)}
+    load = watch.stop()
     intra_threads = config.intra_op_num_threads or (psutil.cpu_count(logical=False) or 1)
     del session
     ctx.check_cancel()
@@ -128,21 +131,24 @@ def diagnose(params, ctx: JobContext) -> dict:
         probes["spinning"] = spinning_probe(path, config, feeds, ctx)
     cpu_name, flags = cpu_description()
     settings = config.to_dict()
-    findings = (rules.placement_findings(profile, providers)
+    # on a busy machine the shares and the spread are the other programs' doing: not blamed on the model
+    disturbed = [] if load.busy else (rules.variance_findings(stats, settings) + rules.hot_op_findings(profile, settings))
+    findings = (rules.busy_findings(load.to_dict())
+                + rules.placement_findings(profile, providers)
                 + rules.quantization_findings(summary, profile, providers, cpu_name, int8_acceleration(flags),
                                               bool(flags))
                 + rules.fp16_findings(summary, fp16_tensor_count(path), profile, providers)
                 + rules.initializer_findings(summary)
                 + rules.symbolic_findings(probes.get("symbolic"))
-                + rules.variance_findings(stats, settings)
                 + rules.thread_findings(settings, psutil.cpu_count(logical=False) or 0, psutil.cpu_count() or 0)
                 + rules.spinning_findings(probes.get("spinning"))
-                + rules.hot_op_findings(profile))
+                + disturbed)
+    findings = rules.without_what_is_set(findings, settings)
     findings.sort(key=lambda f: SEVERITY_ORDER.get(f["severity"], 9))
     ctx.progress(1.0, "done")
     return {"model": str(Path(path).resolve()), "session": settings, "findings": findings,
             "inputs": feed_info["inputs"],
-            "evidence": {"latency_ms": stats, "cpu": cpu_name, "int8_instructions": int8_acceleration(flags),
-                         "profile": {k: profile[k] for k in ("trace", "runs", "total_node_us", "by_provider")
-                                     if k in profile},
+            "evidence": {"latency_ms": stats, "load": load.to_dict(), "cpu": cpu_name, "int8_instructions": int8_acceleration(flags),
+                         "profile": {**{k: profile[k] for k in ("trace", "runs", "total_node_us", "by_provider")
+                                        if k in profile}, "read_from_trace": bool(params.trace)},
                          "top_op_types": profile["by_op_type"][:10], "probes": probes, "inputs": feed_info["inputs"]}}

@@ -15,7 +15,7 @@ class DiagnoseParams(Params):
     path: str
     session: SessionConfig = setting(factory=SessionConfig)
     trace: str | None = None                                # a profile trace to read instead of profiling
-    runs: int = setting(20, minimum=1, flag="--runs")       # profiled runs
+    runs: int = setting(10, minimum=1, flag="--runs")       # profiled runs: as many as the Profile tab's
     timing_runs: int = setting(200, minimum=1)
     timing_s: float = setting(3.0, minimum=0.001)
 

@@ -27,15 +27,28 @@ HOT_OP_ADVICE = {
     "LayerNormalization": "the transformer optimizer turns Add + LayerNorm into SkipLayerNormalization",
     "Gelu": "the transformer optimizer fuses Gelu with its bias (BiasGelu / FastGelu)",
     "Erf": "Erf usually belongs to an unfused Gelu: the transformer optimizer fuses it",
-    "Conv": "int8-static quantisation on CPUs with VNNI, fp16 on GPUs, or the 'all' optimisation level (NCHWc)",
+    "Conv": "int8-static quantisation on CPUs with VNNI, fp16 on GPUs" + "{all_level}",
     "Add": "bias and residual Adds: the transformer optimizer folds them into SkipLayerNormalization, BiasGelu "
-           "and fused attention; in CNNs the 'all' level fuses them into convolutions",
+           "and fused attention" + "{add_level}",
     "Mul": "scaling Muls: the transformer optimizer folds attention scaling into its Attention kernel",
-    "Transpose": "layout changes around the model: an NCHW export, or the 'all' level, removes many",
+    "Transpose": "layout changes around the model: an NCHW export" + "{transpose_level}" + " removes many",
     "Cast": "casts between fp16 and fp32: keep IO types, or run the fp16 model on a GPU",
     "LSTM": "int8-dynamic quantisation suits recurrent layers",
     "GRU": "int8-dynamic quantisation suits recurrent layers",
 }
+
+
+#: what the advice adds about the 'all' optimisation level where it is not set already
+LEVEL_ADVICE = {"all_level": ", or the 'all' optimisation level (NCHWc)",
+                "add_level": "; in CNNs the 'all' level fuses them into convolutions",
+                "transpose_level": ", or the 'all' level,"}
+
+
+def advice(op_type: str, settings: dict) -> str:
+    """What to try for a hot operator, leaving out what the session has already."""
+    level_set = settings.get("graph_optimization_level", "all") == "all"
+    text = HOT_OP_ADVICE.get(op_type, "look at this operator's nodes in the Profile tab (shapes, provider)")
+    return text.format(**{key: "" if level_set else value for key, value in LEVEL_ADVICE.items()})
 
 
 def _finding(id_: str, severity: str, title: str, evidence: str, fix: str, cost: str = "",
@@ -157,7 +170,8 @@ def symbolic_findings(probe: dict | None) -> list[dict]:
         f"with {dims} fixed, the optimised graph has {nodes_after} nodes instead of {nodes_before} and runs in "
         f"{duration_text(probe['latency_fixed_ms'])} instead of {duration_text(probe['latency_symbolic_ms'])}",
         "if these sizes are fixed in deployment, set them as free dimension overrides",
-        f"≈{100 * gain:.0f}% latency", {"free_dimension_overrides": probe["overrides"]})]
+        f"≈{100 * gain:.0f}% latency" if gain >= 0.02 else "no measurable latency cost (a smaller graph)",
+        {"free_dimension_overrides": probe["overrides"]})]
 
 
 def variance_findings(stats: dict, config: dict) -> list[dict]:
@@ -208,7 +222,9 @@ def spinning_findings(probe: dict | None) -> list[dict]:
         f"×{ratio:.1f} CPU per request", {"intra_op_allow_spinning": False, "inter_op_allow_spinning": False})]
 
 
-def hot_op_findings(profile: dict | None, limit: int = 3) -> list[dict]:
+def hot_op_findings(profile: dict | None, settings: dict | None = None, limit: int = 3) -> list[dict]:
+    """The operator types that take the most node time, with advice that leaves out what
+    the session (`settings`, a preset) has already."""
     if not profile:
         return []
     findings = []
@@ -216,10 +232,31 @@ def hot_op_findings(profile: dict | None, limit: int = 3) -> list[dict]:
         if row["percent"] < 10:
             break
         name = row["op_type"].split(".")[-1]
-        advice = HOT_OP_ADVICE.get(name, "look at this operator's nodes in the Profile tab (shapes, provider)")
         findings.append(_finding(
-            "hot-op-types", _severity(row["percent"]), f"{row['op_type']} takes {row['percent']:.0f}% of node time",
+            "hot-op-types", _severity(row["percent"]), f"{row['op_type']} takes {row['percent']:.1f}% of node time",
             f"{row['count']} runs of {row['op_type']} took {_us(row['total_us'])} in the profile",
-            advice, f"{row['percent']:.0f}% of node time",
+            advice(name, settings or {}), f"{row['percent']:.1f}% of node time",
             nodes=_hottest(profile, lambda node, op=row["op_type"]: node["op_type"] == op)))
     return findings
+
+
+def busy_findings(load: dict | None) -> list[dict]:
+    """A machine other processes kept busy while the diagnosis measured (app.core.diagnose.load)."""
+    if not load or not load["busy"]:
+        return []
+    return [_finding(
+        "busy-machine", "high", "the machine was busy while it was measured: the figures are disturbed",
+        f"other processes used {load['other_cores']:.1f} of {load['cores']} logical cores on average over the "
+        f"{load['seconds']:.0f} s of profiling and timing (this diagnosis used {load['own_cores']:.1f})",
+        "diagnose again on a quiet machine (or on a target): operator shares and run-to-run variation measured "
+        "now say more about the other programs than about the model, so no operator or setting is blamed here")]
+
+
+def without_what_is_set(findings: list[dict], settings: dict) -> list[dict]:
+    """The findings less those whose only offer is a setting the session has already."""
+    def already(setting: dict) -> bool:
+        return all(settings.get(key) == value if not isinstance(value, dict)
+                   else all((settings.get(key) or {}).get(k) == v for k, v in value.items())
+                   for key, value in setting.items())
+
+    return [f for f in findings if not (f.get("setting") and already(f["setting"]))]

@@ -5,37 +5,15 @@ knows nodes by id, so each function matches names to ids and says how many it co
 not place: ONNX Runtime's optimiser fuses and renames nodes, and a profile or placement
 of an optimised session names the nodes it made.
 
-A name ONNX Runtime made is traced back where its form says where it came from: a
-node its layout transformer rewrote is named after the tensor it writes plus "_nchwc"
-(the node that writes that tensor here), and a fusion is named after the node it kept
-plus "/<Name>Fusion/" (that node). The nodes a fusion absorbed get no value of their own:
-their time is the kept node's. Nodes ORT inserted (layout reorders, "..._token_N") stay
-unmatched.
+Names ONNX Runtime made are traced back to the source nodes by app.core.graph.ort_names:
+a fusion's time is its kept node's, the nodes it absorbed say where their time went.
 
-Every function returns {"values": {id: value}, "unmatched": n, "total": n}."""
+Every function returns {"values": {id: value}, "unmatched": n, "total": n} (profile_times
+also "absorbed")."""
 
 from __future__ import annotations
 
-import re
-
-_FUSED = re.compile(r"^(?P<kept>.+)/[A-Za-z0-9]*Fusion/?$")
-_LAYOUT = "_nchwc"
-
-
-class _Names:
-    """Finds the drawn node an ORT node name means (see the module docstring)."""
-
-    def __init__(self, nodes: list[dict]):
-        self.by_name = {n["name"]: n["id"] for n in nodes if n["kind"] == "op"}
-        self.by_output = {t: n["id"] for n in nodes if n["kind"] == "op" for t in n["outputs"]}
-
-    def get(self, name: str) -> str | None:
-        if name in self.by_name:
-            return self.by_name[name]
-        if name.endswith(_LAYOUT) and name[:-len(_LAYOUT)] in self.by_output:
-            return self.by_output[name[:-len(_LAYOUT)]]
-        fused = _FUSED.match(name)
-        return self.get(fused["kept"]) if fused else None
+from app.core.graph.ort_names import NodeNames as _Names
 
 
 def _result(values: dict, unmatched: int, total: int) -> dict:
@@ -43,26 +21,29 @@ def _result(values: dict, unmatched: int, total: int) -> dict:
 
 
 def profile_times(nodes: list[dict], profile: dict) -> dict:
-    """µs per run of each node the profile timed: its steady average per call (the warm-up
-    run left out where the profile did) times its calls per run."""
+    """µs per run of each node the profile timed, as the Profile tab counts it (its node
+    time in the steady runs over their number); `absorbed`: of the top-level nodes ORT
+    did not run under their own name, id -> the node it fused them into ("": removed)."""
     ids = _Names(nodes)
+    rows = profile.get("by_node", [])
     runs = max(1, profile.get("runs", 1))
     values, missing = {}, 0
-    for row in profile.get("by_node", []):
-        node_id = ids.get(row["name"])
+    for row, node_id in zip(rows, ids.match(rows)):
         if node_id is None:
             missing += 1
         else:
-            values[node_id] = values.get(node_id, 0.0) + row["avg_us"] * row["count"] / runs
-    return _result(values, missing, len(profile.get("by_node", [])))
+            per_run = row.get("per_run_us", row["avg_us"] * row["count"] / runs)
+            values[node_id] = values.get(node_id, 0.0) + per_run
+    found = _result(values, missing, len(rows))
+    found["absorbed"] = ids.absorbed(set(values)) if rows else {}
+    return found
 
 
 def providers(nodes: list[dict], placement: dict) -> dict:
     """The execution provider that runs each node."""
-    ids = _Names(nodes)
+    rows = placement.get("nodes", [])
     values, missing = {}, 0
-    for row in placement.get("nodes", []):
-        node_id = ids.get(row["name"])
+    for row, node_id in zip(rows, _Names(nodes).match(rows)):
         if node_id is None:
             missing += 1
         else:

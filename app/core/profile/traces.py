@@ -156,6 +156,7 @@ def _by_node(table: _NodeTable, grand_total: int) -> tuple[list[dict], np.ndarra
                                                total, count),
                      "avg_all_us": _average(total, count),
                      "percent": 100.0 * total / grand_total if grand_total else 0.0,
+                     "per_run_us": int(table.steady_total[i]) / table.steady_runs,
                      "input_shapes": shape_texts(table.args[i].get("input_type_shape")),
                      "output_shapes": shape_texts(table.args[i].get("output_type_shape"))})
     rank = np.empty(order.size, np.int32)

@@ -87,23 +87,33 @@ def judge(race: dict, base: SessionConfig, chosen: list[int], alternation: Alter
                                "trials": trials}
 
 
-def confirm(result: dict, row: dict, report: dict) -> dict:
+def confirm(result: dict, row: dict, report: dict, default_report: dict | None = None) -> dict:
     """The result with its winner's claim replaced by a fresh re-measurement (`row`: the
-    winner's summarized speedup against the user's settings; `report`: its latency report).
+    winner's summarized speedup against the user's settings; `report`, `default_report`:
+    the winner's and the user's settings' latency reports in it). The winner's row of the
+    table takes the same fresh figures, so the summary and the table tell one measurement.
     A winner the fresh measurement does not find faster is not offered."""
     best = result["best"]
     picked = {"speedup": result["speedup"], "speedup_ci": result["speedup_ci"]}
     fresh = {"speedup": row["speedup"], "speedup_ci": row["speedup_ci"], "verdict": row["verdict"]}
     confirmation = {"picked_on": picked, "fresh": fresh}
+    default = result["default"]
+    if default_report is not None:
+        default = dict(default, latency_ms=default_report["latency_ms"]["p50"])
+    trials = [dict(t, picked_on=picked, speedup=fresh["speedup"], speedup_ci=fresh["speedup_ci"],
+                   verdict=fresh["verdict"], remeasured_ms=report["latency_ms"]["p50"])
+              if t["label"] == best["label"] else t for t in result["trials"]]
+    result = result | {"default": default, "trials": trials}
     if row["verdict"] == "faster":
-        best = dict(best, latency_ms=report["latency_ms"]["p50"])
+        best = dict(best, latency_ms=report["latency_ms"]["p50"], speedup=fresh["speedup"],
+                    speedup_ci=fresh["speedup_ci"], remeasured_ms=report["latency_ms"]["p50"])
         note = (f"{best['label']} ran {row['speedup']:.2f}× as fast as your settings ({_interval(row)}), each "
                 f"alone in its own process, measured again after it was picked (×{picked['speedup']:.2f}).")
         return result | fresh | {"best": best, "note": note, "confirmation": confirmation}
     note = (f"Nothing is offered: {best['label']} was picked at ×{picked['speedup']:.2f}, but measured again, "
             f"fresh, it ran ×{row['speedup']:.2f} ({_interval(row)}): not clearly faster. Your settings stay.")
     return result | {"speedup": 1.0, "speedup_ci": [1.0, 1.0], "verdict": "reference",
-                     "best": dict(result["default"], label=NOTHING_FASTER_LABEL), "clearly_faster": False,
+                     "best": dict(default, label=NOTHING_FASTER_LABEL), "clearly_faster": False,
                      "note": note, "confirmation": confirmation}
 
 

@@ -48,10 +48,34 @@ def race_job(params: TuneParams, ctx) -> dict:
     return Race(params, ctx).run()
 
 
+#: of a time budget, the race has this share; measuring its best again alone, the rest
+RACE_SHARE = 0.6
+#: the shortest a member of the re-measurement is timed, however little budget is left
+LEAST_EACH_S = 0.1
+
+
+def after_race(left_s: float | None, finalists: int, each_s: float, start_s: float) -> tuple[int, float]:
+    """How many finalists to measure again and for how long each, so that what follows the
+    race fits in `left_s` (None: no budget). Each member costs its start (`start_s`: a process,
+    a session, warm-up) and its time; more than one finalist needs a fresh last pass of the
+    winner and the user's settings (confirm)."""
+    if left_s is None:
+        return finalists, each_s
+    for count in range(finalists, 0, -1):
+        members = count + 1 + (2 if count > 1 else 0)
+        room = left_s / members - start_s
+        if room >= each_s or (count == 1 and room >= LEAST_EACH_S):
+            return count, min(each_s, room)
+        if room >= max(LEAST_EACH_S, each_s / 2):
+            return count, room
+    return 1, LEAST_EACH_S
+
+
 def tune_job(params: TuneParams, ctx) -> dict:
     """Runs in the calling process (it only starts children): the race in a child, then
     its finalists and the user's settings, each in a child of its own, in alternation
-    (app.core.tune.confirm)."""
+    (app.core.tune.confirm). A time budget covers all of it: the race has RACE_SHARE of
+    it, and what is left sets how many finalists are measured again and for how long."""
     import dataclasses
     import time
 
@@ -61,7 +85,9 @@ def tune_job(params: TuneParams, ctx) -> dict:
     from app.core.tune.confirm import confirm, finalists, judge, remeasure
 
     started = time.monotonic()
+    budget = params.budget_seconds
     params = dataclasses.replace(params, path=str(admit(params.path).path))
+    race_params = params if budget is None else dataclasses.replace(params, budget_seconds=budget * RACE_SHARE)
 
     def on_race_event(kind: str, payload: dict) -> None:
         if kind == "data":
@@ -72,17 +98,26 @@ def tune_job(params: TuneParams, ctx) -> dict:
         elif kind == "log":
             ctx.log(payload["message"], payload.get("level", "info"))
 
-    race = run_child(RACE, params, ctx, on_race_event)
-    chosen, alternation = finalists(race["trials"], params.finalists), None
+    race = run_child(RACE, race_params, ctx, on_race_event)
+    # a member's start: the race's own (a process, a session, feeds, warm-up) stands for it
+    start_s = max(0.0, time.monotonic() - started - race["seconds"]) + race.get("setup_seconds", 0.0)
+    left = None if budget is None else budget - (time.monotonic() - started)
+    count, each = after_race(left, params.finalists, params.confirm_seconds, start_s)
+    chosen, alternation = finalists(race["trials"], count), None
     if not race["cancelled"]:
         ctx.progress(0.9, f"measuring the best {len(chosen)} again, each alone in its own process")
-        alternation = remeasure(params.path, params.session, [race["trials"][i] for i in chosen],
-                                params.confirm_seconds, ctx)
+        alternation = remeasure(params.path, params.session, [race["trials"][i] for i in chosen], each, ctx)
     result = judge(race, params.session, chosen, alternation)
     if result["clearly_faster"] and sum(t["remeasured"] for t in result["trials"]) > 1:
         ctx.progress(0.97, f"measuring {result['best']['label']} against your settings once more, fresh")
-        fresh = remeasure(params.path, params.session, [result["best"]], params.confirm_seconds, ctx)
-        result = confirm(result, summarize(fresh)[1], fresh.reports[1])
+        fresh = remeasure(params.path, params.session, [result["best"]], each, ctx)
+        result = confirm(result, summarize(fresh)[1], fresh.reports[1], fresh.reports[0])
+    if budget is not None:       # the race spoke of its own share as "the budget"
+        share = race_params.budget_seconds
+        reason = (result["stop_reason"].replace(f"The time budget of {share:g} s", "The race's share of the budget")
+                  .replace(f"the {share:g} s budget", "the race's share of the budget"))
+        result["stop_reason"] = (reason + f" The race had {share:.0f} s of the {budget:g} s budget; measuring its "
+                                 f"best {len(chosen)} again alone ({each:.1f} s each) had the rest.")
     return result | {"seconds": time.monotonic() - started}
 
 

@@ -160,6 +160,7 @@ class Race:
         keep = max(4, int(3e9 // (3 * max(os.path.getsize(params.path), 1))))
         self.pool = SessionPool(params.path, self.feeds, keep, params.warmup, ctx)
         self.pacer = self.pool.runner(-1, params.session)
+        self.setup_seconds = self.elapsed()
 
     def over_budget(self) -> bool:
         if self.params.budget_trials is not None and self.trials >= self.params.budget_trials:
@@ -273,7 +274,7 @@ class Race:
                 "failed": [{"label": c.label, "error": c.error} for c in self.contenders if c.error],
                 "merged": self.merged, "trials_used": self.trials, "space_size": len(self.contenders),
                 "rounds": self.rounds, "cancelled": cancelled, "stop_reason": self.stop_reason,
-                "seconds": self.elapsed(),
+                "seconds": self.elapsed(), "setup_seconds": self.setup_seconds,
                 "inputs": self.feed_info["inputs"], "input_dims": self.feed_info["dims"]}
 
 

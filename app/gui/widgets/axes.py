@@ -19,6 +19,9 @@ LOG_STEPS = ((1,), (1, 3), (1, 2, 5), (1, 2, 3, 5, 7), (1, 2, 3, 4, 5, 6, 7, 8, 
 #: room a tick label needs along the axis, in pixels
 ROOM_ACROSS = 58      # bottom and top axes: the text's width
 ROOM_ALONG = 40       # left and right axes: the text's height, with air
+#: names beside bars take at most this share of the chart's width, and never less than this
+LABEL_SHARE = 0.4
+LEAST_LABEL_PX = 60
 
 
 def log_ticks(low: float, high: float, most: int) -> list[float]:
@@ -112,8 +115,11 @@ class CategoryAxis(pg.AxisItem):
                 self._lines = lines
                 self.setHeight(None if lines == 1 else int(lines * metrics.lineSpacing() + 12))
         elif self.categories:
+            # never more than LABEL_SHARE of the chart: a narrow chart keeps room for its bars
+            whole = self.width() + (view.width() if view is not None else 0)
+            width = int(min(self.label_width, max(LEAST_LABEL_PX, LABEL_SHARE * whole)))
             metrics = p.fontMetrics()
-            self._tickLevels = [[(i, metrics.elidedText(name, Qt.TextElideMode.ElideMiddle, self.label_width))
+            self._tickLevels = [[(i, metrics.elidedText(name, Qt.TextElideMode.ElideMiddle, width))
                                  for i, name in self.categories]]
         return super().generateDrawSpecs(p)
 

@@ -6,10 +6,26 @@ from app.core.jobs.protocol import JobContext
 from app.core.session.machine_cpu import cpu_description, int8_acceleration
 from tests import models
 
-STABLE_IDS = {"cpu-fallback", "memcpy-nodes", "quantized-on-cuda", "int8-without-vnni", "fp16-on-cpu",
+STABLE_IDS = {"busy-machine", "cpu-fallback", "memcpy-nodes", "quantized-on-cuda", "int8-without-vnni", "fp16-on-cpu",
               "initializers-as-inputs", "symbolic-dims", "high-variance", "threads-over-cores", "spinning",
               "hot-op-types"}
 QUICK = {"runs": 3, "timing_runs": 30, "timing_s": 1.0}
+
+
+class _Watch:
+    """A LoadWatch that reports the load a test chose (a shared test machine is busy at times)."""
+    other_cores = 0.0
+
+    def stop(self):
+        from app.core.diagnose.load import Load
+        return Load(5.0, self.other_cores, 1.0, 4)
+
+
+@pytest.fixture(autouse=True)
+def quiet_machine(monkeypatch):
+    monkeypatch.setattr("app.core.diagnose.diagnose.LoadWatch", _Watch)
+    monkeypatch.setattr(_Watch, "other_cores", 0.0)
+    return _Watch
 
 
 def ids(result):
@@ -76,6 +92,18 @@ def test_a_given_trace_is_used_instead_of_profiling(tmp_path):
     PROFILE({"model": str(path), "runs": 4, "out": str(trace)}, JobContext())
     result = DIAGNOSE({"path": str(path), "trace": str(trace), **QUICK}, JobContext())
     assert result["evidence"]["profile"]["trace"] == str(trace)
+    from app.core.profile.jobs import READ_TRACE
+    shares = {row["op_type"]: row["percent"] for row in READ_TRACE({"trace": str(trace)}, JobContext())["by_op_type"]}
+    hot = [f for f in result["findings"] if f["id"] == "hot-op-types"]
+    assert hot and all(f"{shares[f['title'].split()[0]]:.1f}%" in f["title"] for f in hot), "the Profile tab's shares"
+
+
+def test_on_a_busy_machine_no_operator_or_setting_is_blamed(tmp_path, quiet_machine):
+    quiet_machine.other_cores = 1.8
+    path = models.save(models.cnn(), tmp_path / "cnn.onnx")
+    result = DIAGNOSE({"path": str(path), **QUICK}, JobContext())
+    assert "busy-machine" in ids(result) and not ids(result) & {"hot-op-types", "high-variance"}
+    assert result["evidence"]["load"]["busy"] is True
 
 
 @pytest.mark.parametrize("bad", ["nothing.onnx"])

@@ -72,3 +72,34 @@ def test_profile_times_read_in_the_unit_their_size_reads_best_in():
                "by_op_type": [{"op_type": "Conv", "percent": 74.0, "count": 30, "total_us": 294_851}]}
     evidence = rules.hot_op_findings(profile)[0]["evidence"]
     assert "295 ms" in evidence and "µs" not in evidence
+
+
+def test_advice_never_suggests_the_optimisation_level_already_set():
+    conv = profile([{"op_type": "Conv", "total_us": 90}, {"op_type": "Relu", "total_us": 10}])
+    assert "'all'" not in rules.hot_op_findings(conv, {"graph_optimization_level": "all"})[0]["fix"]
+    assert "'all' optimisation level" in rules.hot_op_findings(conv, {"graph_optimization_level": "basic"})[0]["fix"]
+    found = [rules._finding("a", "low", "t", "e", "f", setting={"dynamic_block_base": 4}),
+             rules._finding("b", "low", "t", "e", "f", setting={"session_config": {"k": "1"}}),
+             rules._finding("c", "low", "t", "e", "f")]
+    kept = rules.without_what_is_set(found, {"dynamic_block_base": 4, "session_config": {"k": "0"}})
+    assert [f["id"] for f in kept] == ["b", "c"]
+
+
+def test_a_share_keeps_its_first_decimal_as_the_profile_tab_shows_it():
+    hot = rules.hot_op_findings(profile([{"op_type": "Conv", "total_us": 587}, {"op_type": "Add", "total_us": 413}]))
+    assert hot[0]["title"] == "Conv takes 58.7% of node time" and hot[0]["cost"] == "58.7% of node time"
+
+
+def test_a_fixed_dimension_that_is_slower_shows_no_negative_cost():
+    probe = {"overrides": {"batch": 1}, "nodes_symbolic": 6, "nodes_fixed": 3,
+             "latency_symbolic_ms": 1.0, "latency_fixed_ms": 1.22}
+    cost = rules.symbolic_findings(probe)[0]["cost"]
+    assert "-" not in cost and "no measurable latency cost" in cost
+
+
+def test_a_busy_machine_is_a_finding_of_its_own():
+    quiet = {"seconds": 5.0, "other_cores": 0.1, "own_cores": 1.0, "cores": 4, "busy": False}
+    assert rules.busy_findings(quiet) == [] and rules.busy_findings(None) == []
+    busy = rules.busy_findings(dict(quiet, other_cores=1.6, busy=True))[0]
+    assert busy["id"] == "busy-machine" and busy["severity"] == "high" and "1.6 of 4" in busy["evidence"]
+    assert "disturbed" in busy["title"]

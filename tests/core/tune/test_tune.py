@@ -183,3 +183,39 @@ def test_with_several_finalists_the_winner_is_measured_once_more(tmp_path):
                   JobContext())
     assert result["verdict"] == "faster" and result["best"]["session"]["graph_optimization_level"] != "disable"
     assert result["confirmation"]["fresh"]["speedup"] == result["speedup"]
+    row = next(t for t in result["trials"] if t["label"] == result["best"]["label"])
+    assert (row["speedup"], row["speedup_ci"], row["remeasured_ms"]) == \
+        (result["speedup"], result["speedup_ci"], result["best"]["latency_ms"]), "the table shows the summary's figures"
+
+
+def test_the_confirmed_figures_replace_the_winners_row_and_the_default_latency():
+    from app.core.tune.confirm import confirm
+
+    picked = _picked(3.39)
+    picked["trials"] = [{"label": "cpu all seq 1t", "speedup": 3.39, "speedup_ci": [1.648, 4.14],
+                         "remeasured_ms": 23.5, "verdict": "faster"}, {"label": "other", "speedup": 1.5}]
+    result = confirm(picked, {"speedup": 2.82, "speedup_ci": [1.59, 3.78], "verdict": "faster"},
+                     {"latency_ms": {"p50": 29.94}}, {"latency_ms": {"p50": 84.4}})
+    row = result["trials"][0]
+    assert (row["speedup"], row["speedup_ci"], row["remeasured_ms"]) == (2.82, [1.59, 3.78], 29.94)
+    assert row["picked_on"]["speedup"] == 3.39 and result["trials"][1] == {"label": "other", "speedup": 1.5}
+    assert result["default"]["latency_ms"] == 84.4 and result["best"]["latency_ms"] == 29.94
+
+
+def test_after_the_race_the_remeasurement_fits_what_is_left_of_the_budget():
+    from app.core.tune.jobs import after_race
+
+    assert after_race(None, 3, 2.0, 1.0) == (3, 2.0)                 # no time budget: as asked
+    assert after_race(60.0, 2, 2.0, 1.0) == (2, 2.0)                 # room for 3 + 2 members at 2 s and 1 s starts
+    count, each = after_race(10.0, 3, 2.0, 1.0)
+    assert count < 3 and (count + 1 + (2 if count > 1 else 0)) * (each + 1.0) <= 10.0 + 1e-9
+    assert after_race(1.0, 3, 2.0, 1.0) == (1, 0.1), "past the budget: one finalist, briefly"
+
+
+def test_a_time_budget_is_shared_between_the_race_and_the_remeasurement(tmp_path):
+    path = str(models.save(models.foldable(), tmp_path / "foldable.onnx"))
+    result = TUNE({"path": path, "session": {"graph_optimization_level": "disable", "intra_op_num_threads": 1},
+                   "candidates": [_candidate(), _candidate(level="extended")], **QUICK, "budget_seconds": 20},
+                  JobContext())
+    assert "The race had 12 s of the 20 s budget" in result["stop_reason"]
+    assert "12 s budget" not in result["stop_reason"], "the race's share is not called the budget"

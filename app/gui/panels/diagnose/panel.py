@@ -3,6 +3,8 @@
 from __future__ import annotations
 
 import time
+from html import escape
+from pathlib import Path
 
 from PySide6.QtCore import Qt
 from PySide6.QtWidgets import QHBoxLayout, QLabel, QPushButton, QSplitter, QTextBrowser
@@ -39,6 +41,7 @@ class DiagnosePanel(Panel):
         self.layout_.addLayout(top)
         self.figures = QLabel()       # the diagnosed run's latency: greyed with the findings
         self.figures.setWordWrap(True)
+        self.figures.setTextFormat(Qt.TextFormat.RichText)   # escaped: it names the trace file
         self.layout_.addWidget(self.figures)
         self.table = DataTable(["Severity", "Finding", "Id", "Likely cost"])
         self.table.selectionModel().currentRowChanged.connect(lambda *_: self._show_selected())
@@ -46,13 +49,20 @@ class DiagnosePanel(Panel):
         self.apply_button = QPushButton("Apply this setting to the Session tab")
         self.apply_button.setEnabled(False)
         self.apply_button.clicked.connect(self.apply_selected)
+        self.apply_reason = QLabel("Choose a finding: those with a session setting to change can apply it here.")
+        self.apply_reason.setWordWrap(True)
+        self.apply_reason.setTextFormat(Qt.TextFormat.PlainText)   # a setting may name a model's dimension
+        self.profile_source = "its own profile"
         body = QSplitter(Qt.Orientation.Vertical)
         body.addWidget(self.table)
         body.addWidget(self.details)
         body.setSizes([260, 300])
         self.layout_.addWidget(body, 1)
         self.caption.follow(self.figures, body)
-        self.layout_.addWidget(self.apply_button)
+        actions = QHBoxLayout()
+        actions.addWidget(self.apply_button)
+        actions.addWidget(self.apply_reason, 1)
+        self.layout_.addLayout(actions)
 
     def model_changed(self, model) -> None:
         self.run_button.setEnabled(model is not None and model.summary is not None and self.job is None)
@@ -68,6 +78,11 @@ class DiagnosePanel(Panel):
         if config is None:
             return
         params = DiagnoseParams(path=self.model.path, session=config)
+        self.profile_source = "its own profile of this run"
+        profile = self.context.latest("profile", str(Path(self.model.path).resolve()))
+        if profile and same_session(profile.get("session"), config.to_dict()) and Path(profile["trace"]).is_file():
+            params.trace = profile["trace"]     # the Profile tab's shares, not a second profile's
+            self.profile_source = f"the Profile tab's profile ({Path(profile['trace']).name})"
         self.run_button.setEnabled(False)
         self.status.setText("Profiling, timing and experimenting…")
         self._running = (self.model.path, self.model.label, time.time())
@@ -91,8 +106,12 @@ class DiagnosePanel(Panel):
         self.caption.show_run(path, label, result.get("inputs"), started)
         stats = result["evidence"]["latency_ms"]
         self._done(f"Done: {len(result['findings'])} finding(s).")
+        load = result["evidence"].get("load") or {}
+        busy = (f" <b>The machine was busy</b> (other processes used {load['other_cores']:.1f} cores): "
+                "these figures are disturbed." if load.get("busy") else "")
         self.figures.setText(f"Latency p50 {duration_text(stats['p50'], 4)}, p99 {duration_text(stats['p99'], 4)} over "
-                             f"{stats['runs']} runs on {result['evidence']['cpu']}.")
+                             f"{stats['runs']} runs on {escape(result['evidence']['cpu'], quote=False)}. Operator shares from "
+                             f"{escape(self.profile_source, quote=False)}.{busy}")
         self.table.set_rows([[f"{SEVERITY_MARK.get(f['severity'], '')} {f['severity']}", f["title"], f["id"],
                               f["cost"]] for f in result["findings"]])
         if result["findings"]:
@@ -113,11 +132,11 @@ class DiagnosePanel(Panel):
     def _show_selected(self) -> None:
         finding = self.selected()
         self.apply_button.setEnabled(bool(finding and finding.get("setting")))
+        self.apply_reason.setText(apply_reason(finding))
         if finding is None:
             return
         if finding.get("nodes") and self._running:      # the Graph tab centres on the node it names first
             self.context.choose_node(self._running[0], finding["nodes"][0])
-        from html import escape
         parts = [f"<h3>{escape(finding['title'])}</h3>", f"<p><b>Evidence:</b> {escape(finding['evidence'])}</p>"]
         if finding["cost"]:
             parts.append(f"<p><b>Likely cost:</b> {escape(finding['cost'])}</p>")
@@ -137,3 +156,24 @@ class DiagnosePanel(Panel):
             data[key] = {**data.get(key, {}), **value} if isinstance(value, dict) else value
         self.context.session.update(SessionConfig.from_dict(data))
         self.context.show_status(f"Applied: {finding['title']}", 5000)
+
+
+def apply_reason(finding: dict | None) -> str:
+    """Why "Apply this setting" is or is not enabled for `finding`."""
+    if finding is None:
+        return "Choose a finding: those with a session setting to change can apply it here."
+    if finding.get("setting"):
+        return "Puts " + ", ".join(f"{k} = {v}" for k, v in finding["setting"].items()) + " in the Session tab."
+    return ("Nothing to apply: this finding's fix is not a session setting (see Fix above: a conversion, a change "
+            "to the model, or a quieter machine).")
+
+
+def same_session(profiled: dict | None, wanted: dict) -> bool:
+    """Did a profile run with the session `wanted` (a preset)? Its record holds the providers
+    ORT chose with their options, so providers are compared by name."""
+    if not profiled:
+        return False
+    names = [p["name"] for p in wanted.get("providers", [])]
+    ran = [p["name"] for p in profiled.get("providers", [])]
+    rest = {k: v for k, v in profiled.items() if k != "providers"}
+    return ran[:len(names)] == names and rest == {k: v for k, v in wanted.items() if k != "providers"}

@@ -79,6 +79,7 @@ class GraphCanvas(QGraphicsItem):
         self.setFlag(QGraphicsItem.GraphicsItemFlag.ItemUsesExtendedStyleOption)
         from app.core.graph.layout import unpack
 
+        self.picture = picture                  # what a copy made for a picture export is made from
         structure, layout = picture["structure"], picture["layout"]
         by_id = {n["id"]: n for n in structure["nodes"]}
         self.dark = dark

@@ -20,6 +20,7 @@ class ExtrasBar(QWidget):
         super().__init__()
         self.panel = panel
         self.netron_jobs: dict[str, object] = {}
+        self.png_export = None                      # the PNG being saved, in its own thread
         self.fit_button = QPushButton("Fit")
         self.fit_button.clicked.connect(lambda: panel.view.fit())
         self.export_button = QPushButton("Export")
@@ -122,29 +123,48 @@ class ExtrasBar(QWidget):
 
     # pictures and Netron -------------------------------------------------------------------
     def export_dialog(self, kind: str) -> None:
+        """Ask where to save the picture: in the folder the user's outputs go to."""
+        from app.core.store.paths import output_dir
+
         picture = self.panel.picture
         if picture is None:
             return
-        name = f"{Path(picture['path']).stem}-graph.{kind}"
+        folder = Path(self.context.settings.convert_output_dir or output_dir())
+        name = str(folder / f"{Path(picture['path']).stem}-graph.{kind}")
         target, _ = QFileDialog.getSaveFileName(self, f"Export the graph as {kind.upper()}", name,
                                                 f"{kind.upper()} (*.{kind})")
         if target:
             self.export(kind, target)
 
     def export(self, kind: str, target: str) -> None:
-        from app.gui.panels.graph.export import export_png, export_svg
+        """SVG here; a PNG (seconds for a large model) in a thread of its own (PngExport)."""
+        from app.gui.panels.graph.export import PngExport, export_svg
         from app.gui.widgets.theme import plot_colors
 
         view = self.panel.view
+        if kind == "png":
+            if self.png_export is not None:
+                self.context.show_status("A picture of the graph is still being saved.", 5000)
+                return
+            self.png_export = PngExport(view.canvas, target, plot_colors()["background"])
+            self.png_export.saved.connect(lambda path: self.context.show_status(f"Graph saved: {path}", 8000))
+            self.png_export.failed.connect(lambda text: self.context.show_error("Export the graph", text))
+            self.png_export.finished.connect(self._png_done)
+            self.export_button.setEnabled(False)
+            self.context.show_status(f"Saving the graph as {Path(target).name}…", 0)
+            self.png_export.start()
+            return
         try:
-            if kind == "png":
-                export_png(view.scene(), view.canvas.boundingRect(), target, plot_colors()["background"])
-            else:
-                export_svg(view.scene(), view.canvas.boundingRect(), target, Path(self.panel.picture["path"]).name)
+            export_svg(view.scene(), view.canvas.boundingRect(), target, Path(self.panel.picture["path"]).name)
         except OSError as exc:
             self.context.show_error("Export the graph", str(exc))
             return
         self.context.show_status(f"Graph saved: {target}", 8000)
+
+    def _png_done(self) -> None:
+        self.png_export.deleteLater()
+        self.png_export = None
+        self.export_button.setEnabled(True)
 
     def open_in_netron(self) -> None:
         model = self.context.current_model()

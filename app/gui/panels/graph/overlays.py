@@ -87,7 +87,10 @@ def paint(kind: str, ids: list[str], nodes: list[dict], sources: dict) -> Painte
         found = overlay.profile_times(nodes, sources["profile"])
         painted = _ramp(ids, found["values"], _micros)
         painted.lines = {k: f"Profile: {_micros(v)} per run" for k, v in found["values"].items()}
+        painted.lines.update(_absorbed_lines(found["absorbed"], {n["id"]: n for n in nodes}))
         painted.note = _matched(found, "timed nodes")
+        if found["absorbed"]:
+            painted.legend[-1] = (NO_VALUE, "no time of its own (fused or removed by ORT)")
         return painted
     if kind == "flops" and sources.get("details"):
         found = overlay.flops(sources["details"])
@@ -137,6 +140,19 @@ def paint(kind: str, ids: list[str], nodes: list[dict], sources: dict) -> Painte
         return Painted(fill, palette, [(c, s) for s, c in DIFF_COLOURS.items()],
                        f"{removed} node(s) removed: listed below, not in this drawing" if removed else "", lines)
     return needs
+
+
+def _absorbed_lines(absorbed: dict[str, str], by_id: dict[str, dict]) -> dict[str, str]:
+    """What the node panel says of a node ORT did not run under its own name."""
+    lines = {}
+    for node_id, kept in absorbed.items():
+        if kept:
+            into = by_id.get(kept, {})
+            lines[node_id] = escape(f"Profile: fused by ORT into {into.get('op_type', '')} {into.get('name', kept)}; "
+                                    "its time counts there")
+        else:
+            lines[node_id] = "Profile: removed by ORT's optimiser (it did not run)"
+    return lines
 
 
 def _change_text(change: dict) -> str:

@@ -148,12 +148,7 @@ class GraphPanel(Panel):
         first = self.picture is None or self.picture["path"] != path
         self.picture = payload
         self.view.show_canvas(GraphCanvas(payload, dark=is_dark()), plot_colors()["background"])
-        layout = payload["layout"]
-        hidden = len(payload["structure"]["nodes"]) - len(layout["ids"])
-        how = "from the cache" if payload["cached"] else f"laid out in {payload['seconds']:.2f} s"
-        self.drawn_text = (f"{len(layout['ids']):,} nodes drawn, {layout['arrow_count']:,} arrows ({how})"
-                           + (f"; {hidden:,} more inside closed bodies: double-click an If, Loop or Scan to "
-                              "open it" if hidden else ""))
+        self.drawn_text = drawn_text(payload)
         self.status.setText(self.drawn_text)
         if first:
             self.view.start_view()
@@ -309,3 +304,17 @@ class GraphPanel(Panel):
             self.show_drift(result)
         elif self.built and self.picture is not None and path == self.picture["path"]:
             self.apply_overlay()
+
+
+def drawn_text(picture: dict) -> str:
+    """What is drawn, counted as the Overview counts nodes (operators, bodies' too): the
+    graph's inputs and outputs are boxes here but not nodes there."""
+    layout = picture["layout"]
+    kinds = {n["id"]: n["kind"] for n in picture["structure"]["nodes"]}
+    drawn = sum(kinds[i] == "op" for i in layout["ids"])
+    boxes = len(layout["ids"]) - drawn
+    hidden = sum(kind == "op" for kind in kinds.values()) - drawn
+    how = "from the cache" if picture["cached"] else f"laid out in {picture['seconds']:.2f} s"
+    return (f"{drawn:,} nodes drawn (+ {boxes:,} input and output boxes), {layout['arrow_count']:,} arrows ({how})"
+            + (f"; {hidden:,} more nodes inside closed bodies: double-click an If, Loop or Scan to open it"
+               if hidden else ""))

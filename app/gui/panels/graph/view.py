@@ -7,7 +7,7 @@ from PySide6.QtCore import QEvent, QPointF, Qt, Signal
 from PySide6.QtGui import QColor, QPainter
 from PySide6.QtWidgets import QGraphicsScene, QGraphicsView, QToolTip
 
-from app.gui.panels.graph.canvas import GraphCanvas
+from app.gui.panels.graph.canvas import TEXT_SCALE, GraphCanvas
 
 ZOOM = (0.01, 4.0)
 #: a centred node is shown at least this large
@@ -53,17 +53,37 @@ class GraphView(QGraphicsView):
         self.scale(factor, factor)
 
     def start_view(self) -> None:
-        """The top of the drawing, its width fitted where that stays readable."""
+        """Where a model is read from: its first input, at a zoom whose labels read (the
+        whole width when that is as readable), the input near the top-left of the view."""
         if self.canvas is None:
             return
         rect = self.canvas.boundingRect()
         self.resetTransform()
-        self.zoom_to(min(1.0, max(0.2, (self.viewport().width() - 10) / max(rect.width(), 1))))
-        self.centerOn(rect.center().x(), rect.top() + self.viewport().height() / 2 / self.scale_now())
+        self.zoom_to(max(READABLE, min(1.0, (self.viewport().width() - 10) / max(rect.width(), 1))))
+        scale, width, height = self.scale_now(), self.viewport().width(), self.viewport().height()
+        entries = [r for r, n in zip(self.canvas.rects, self.canvas.nodes) if n["kind"] == "input"] or \
+            self.canvas.rects[:1]
+        start = min(entries, key=lambda r: (r.top(), r.left())) if entries else rect
+        x = max(rect.left() + width / 2 / scale, start.center().x()) if rect.width() * scale > width else \
+            rect.center().x()
+        self.centerOn(x, max(rect.top(), start.top() - 20) + height / 2 / scale)
 
     def fit(self) -> None:
-        if self.canvas is not None:
-            self.fitInView(self.canvas.boundingRect(), Qt.AspectRatioMode.KeepAspectRatio)
+        """The whole drawing where its labels still read at that size; a drawing too tall for
+        that (a long chain would be a thin line) fitted to its width at the smallest readable
+        zoom instead, from the top."""
+        if self.canvas is None:
+            return
+        rect = self.canvas.boundingRect()
+        width, height = self.viewport().width(), self.viewport().height()
+        whole = min(width / max(rect.width(), 1), height / max(rect.height(), 1))
+        if whole >= TEXT_SCALE:
+            self.fitInView(rect, Qt.AspectRatioMode.KeepAspectRatio)
+            return
+        self.resetTransform()
+        self.zoom_to(max(whole, min(TEXT_SCALE, width / max(rect.width(), 1))))
+        scale = self.scale_now()
+        self.centerOn(rect.center().x(), rect.top() + height / 2 / scale)
 
     def centre_on(self, index: int) -> None:
         rect = self.canvas.rects[index]

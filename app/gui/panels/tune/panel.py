@@ -15,7 +15,7 @@ from app.gui.shell.panel import Panel
 from app.gui.widgets.chart_base import BarChart
 from app.core.tune.jobs import TUNE, TuneParams
 
-HEADERS = ["Setting (what it changes in yours)", "Race ms", "Race 95% low", "Race 95% high", "Blocks", "Status",
+HEADERS = ["Setting (what it changes in yours)", "Race ms", "Race 95 % interval", "Blocks", "Status",
            "Alone ×", "Alone 95% low", "Alone 95% high", "Alone ms", "Verdict"]
 CHART_ROWS = 12          # the leaderboard chart shows the best this many; the table has them all
 
@@ -188,7 +188,7 @@ class TunePanel(Panel):
     def show_board(self, rows: list[dict], default_ms: float | None, best: str | None = None) -> None:
         """The leaderboard; `best`: the label of the offered winner, shown in bold on green."""
         winner = next((r for r in rows if r["label"] == best), None)
-        self.table.set_rows([[row["label"], row["latency_ms"], *(row.get("ci_ms") or [None, None]), row["blocks"],
+        self.table.set_rows([[row["label"], row["latency_ms"], race_interval(row), row["blocks"],
                               status_text(row, winner), row.get("speedup"), *(row.get("speedup_ci") or [None, None]),
                               row.get("remeasured_ms"), row.get("verdict") or ""] for row in rows])
         if winner is not None:
@@ -269,6 +269,17 @@ class TunePanel(Panel):
         from PySide6.QtGui import QGuiApplication
         from app.core.session.create import to_python
         QGuiApplication.clipboard().setText(to_python(self.best_config(), self.model.path if self.model else "model.onnx"))
+
+
+def race_interval(row: dict) -> str:
+    """The race's 95 % interval of a setting's latency (ms), or why it has none: one block
+    gives no interval (most settings the race dropped in its first round have one)."""
+    if row.get("ci_ms"):
+        low, high = row["ci_ms"]
+        return f"{low:.3f}–{high:.3f}"
+    if row.get("error"):
+        return "— (failed)"
+    return f"— ({row['blocks']} block{'s' if row['blocks'] != 1 else ''}: no interval)"
 
 
 def status_text(row: dict, winner: dict | None) -> str:

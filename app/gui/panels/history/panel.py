@@ -177,7 +177,8 @@ class HistoryPanel(Panel):
         self.raw_text.setPlainText(json.dumps(tidy_floats({k: v for k, v in report.items() if k != "warmup_ms"}),
                                               indent=2))
         if entry["kind"] == "bench":
-            self.chart.set_samples(entry["warmup_ms"], entry["samples_ms"], report.get("concurrency", 1))
+            self.chart.set_samples(entry["warmup_ms"], entry["samples_ms"], report.get("concurrency", 1),
+                                   figures=report.get("latency_ms"))
         else:
             self.context.show_result(entry["kind"], report)
 

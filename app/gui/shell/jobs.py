@@ -214,6 +214,11 @@ class JobManager(QObject):
             job.result = None
             self.job_released.emit(job)
 
+    def note(self, job: Job, message: str) -> None:
+        """Set what the Jobs dock says of `job` (a tab's last word on it, e.g. the runs kept on a cancel)."""
+        job.message = message
+        self.job_changed.emit(job)
+
     def running(self) -> list[Job]:
         return [j for j in self.jobs if j.state in ("running", "cancelling")]
 

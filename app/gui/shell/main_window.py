@@ -16,6 +16,7 @@ from app.core.store.settings import Settings, save_settings
 from app.core.units import human_bytes
 from app.core.session.state import SessionState
 from app.gui.shell.context import PanelContext
+from app.gui.shell.fit import compact_tabs, fit_to_screen
 from app.gui.shell.jobs import JobManager
 from app.gui.shell.menus import build_menus
 from app.gui.shell.status_bar import StatusLine
@@ -51,11 +52,11 @@ class MainWindow(QMainWindow):
         self.providers_ready.connect(self.context.providers_ready)
         self.setWindowTitle(app.APP_NAME)
         self.setAcceptDrops(True)
-        self.resize(1280, 820)
 
         self._model_list = None
         self.tabs = QTabWidget()
         self.tabs.setDocumentMode(True)
+        compact_tabs(self.tabs)
         # Tabs start as empty placeholders; a panel's module is imported when the tab is
         # first shown or the panel is first asked for (start-up time).
         self._built_panels: dict[str, object] = {}
@@ -89,6 +90,7 @@ class MainWindow(QMainWindow):
         self.model_label = self.status_line.model_label
         self.view_menu, self.recent_menu = build_menus(self)
         self._restore_geometry()
+        fit_to_screen(self)
         self._probe_providers = probe_providers
 
     def _build_docks(self) -> None:

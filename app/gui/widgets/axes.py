@@ -16,9 +16,11 @@ from app.core.units import duration_text, duration_unit, significant
 
 #: mantissas of the ticks in one decade, sparsest first
 LOG_STEPS = ((1,), (1, 3), (1, 2, 5), (1, 2, 3, 5, 7), (1, 2, 3, 4, 5, 6, 7, 8, 9))
+#: the share of a log axis's span at either end where no tick is put
+END_MARGIN = 0.03
 #: room a tick label needs along the axis, in pixels
 ROOM_ACROSS = 58      # bottom and top axes: the text's width
-ROOM_ALONG = 40       # left and right axes: the text's height, with air
+ROOM_ALONG = 30      # left and right axes: the text's height, with air (3 ticks on a 90 px plot)
 #: names beside bars take at most this share of the chart's width, and never less than this
 LABEL_SHARE = 0.4
 LEAST_LABEL_PX = 60
@@ -27,8 +29,12 @@ LEAST_LABEL_PX = 60
 def log_ticks(low: float, high: float, most: int) -> list[float]:
     """Tick values (as log10) between `low` and `high` (log10), at most `most` of them: the
     densest 1-2-5 style set that fits, thinned to whole decades when even those do not;
-    inside one decade without a round tick, evenly spaced round values."""
+    inside one decade without a round tick, evenly spaced round values. Ticks keep off the very
+    ends (END_MARGIN of the span), where pyqtgraph drops a label that does not fit: a short plot
+    of 3 decades was left with one labelled tick."""
     low, high = sorted((low, high))
+    margin = END_MARGIN * (high - low)
+    low, high = low + margin, high - margin
     first, last = math.floor(low), math.ceil(high)
     best: list[float] = []
     for steps in LOG_STEPS:

@@ -38,10 +38,15 @@ def top_and_other(labels: Sequence[str], values: Sequence[float], limit: int = T
             [values[i] for i in keep] + [sum(values[i] for i in rest)], keep)
 
 
-def value_texts(values: Sequence[float], durations: bool) -> list[str]:
+def value_texts(values: Sequence[float], durations: bool, decimals: int | None = None) -> list[str]:
     """The values written on a chart's bars: of a like size (within ×100), in one unit and one
     number of decimals, so 12.9 ms stands beside 13.0 ms; spread wider, each in its own
-    unit and to three digits (274 ms beside 224 µs)."""
+    unit and to three digits (274 ms beside 224 µs). Counts (whole numbers) are written whole;
+    `decimals`: that many for every value (shares of a total)."""
+    if not durations and decimals is not None:
+        return [f"{v:,.{decimals}f}" for v in values]
+    if not durations and all(math.isfinite(v) and v == int(v) for v in values):
+        return [f"{int(v):,}" for v in values]
     sizes = [abs(v) for v in values if v and math.isfinite(v)]
     alike = bool(sizes) and max(sizes) / min(sizes) < 100
     if durations and alike:
@@ -161,7 +166,8 @@ class BarChart(ChartBase):
     placeholder_text = "No bars to show yet."
 
     def __init__(self, title: str = "", horizontal: bool = True, parent: QWidget | None = None,
-                 durations: bool = False, placeholder: str | None = None, show_values: bool = True):
+                 durations: bool = False, placeholder: str | None = None, show_values: bool = True,
+                 decimals: int | None = None):
         from app.gui.widgets.axes import CategoryAxis, DurationAxis
 
         self.category_axis = CategoryAxis("left" if horizontal else "bottom")
@@ -171,6 +177,7 @@ class BarChart(ChartBase):
             axes["bottom" if horizontal else "left"] = value_axis
         super().__init__(title, parent, placeholder, axes)
         self.horizontal, self.durations, self.show_values = horizontal, durations, show_values
+        self.decimals = decimals           # of every value written on a bar (None: by their sizes)
         self.plot.showGrid(x=horizontal, y=not horizontal, alpha=0.25)
         self.plot.setMouseEnabled(x=not horizontal, y=horizontal)
         self.plot.setMenuEnabled(True)
@@ -220,7 +227,7 @@ class BarChart(ChartBase):
         """Each bar's value beyond its end; a long horizontal bar has it inside its end, where
         there is room for it."""
         longest = max(abs(v) for v in self.values) or 1.0
-        for position, (value, written) in enumerate(zip(self.values, value_texts(self.values, self.durations))):
+        for position, (value, written) in enumerate(zip(self.values, value_texts(self.values, self.durations, self.decimals))):
             inside = self.horizontal and abs(value) > 0.6 * longest
             if self.horizontal:
                 anchor = (1 if (value >= 0) == inside else 0, 0.5)

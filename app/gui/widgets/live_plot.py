@@ -7,8 +7,8 @@ at once (cheap), and the curves are handed new data only on the timer's tick."""
 from __future__ import annotations
 
 from PySide6.QtCore import Qt, QTimer, Signal
-from PySide6.QtWidgets import (QCheckBox, QFileDialog, QGraphicsItem, QLabel, QSplitter, QStackedWidget, QVBoxLayout,
-                               QWidget)
+from PySide6.QtWidgets import (QCheckBox, QFileDialog, QGraphicsItem, QHBoxLayout, QLabel, QSplitter, QStackedWidget,
+                               QVBoxLayout, QWidget)
 
 import math
 from collections import deque
@@ -73,22 +73,21 @@ class LatencyView(QWidget):
         # STYLE.md: peak downsampling and clipping keep long series cheap to paint.
         self.line.setDownsampling(auto=True, mode="peak")
         self.line.setClipToView(True)
-        legend_brush = pg.mkColor(colors["background"])
-        legend_brush.setAlpha(200)
-        self.line.addLegend(offset=(-10, 10), brush=legend_brush).setCacheMode(
-            QGraphicsItem.CacheMode.DeviceCoordinateCache)
-        self.runs_curve = self.line.plot(pen=pg.mkPen(colors["accent"], width=1), skipFiniteCheck=True,
-                                         name="measured runs")
-        self.median_curve = self.line.plot(pen=pg.mkPen(colors["second"], width=1), skipFiniteCheck=True,
-                                           name="rolling median")
+        self.runs_curve = self.line.plot(pen=pg.mkPen(colors["accent"], width=1), skipFiniteCheck=True)
+        self.median_curve = self.line.plot(pen=pg.mkPen(colors["second"], width=1), skipFiniteCheck=True)
         self.warmup_curve = self.line.plot(pen=pg.mkPen(colors["bad"], width=1), symbol="o", symbolSize=4,
-                                           symbolPen=None, symbolBrush=colors["bad"], skipFiniteCheck=True,
-                                           name="first run and warm-up")
+                                           symbolPen=None, symbolBrush=colors["bad"], skipFiniteCheck=True)
+        # The legend beside the log switch, not in the plot: there it covered the line it explains.
+        self.legend = QLabel("  ".join(f"<span style='color: {colors[key].name()}'>{mark}</span> {name}"
+                                       for key, mark, name in (("accent", "━", "measured runs"),
+                                                               ("second", "━", "rolling median"),
+                                                               ("bad", "●", "first run and warm-up"))))
         # An opaque fill (the accent faded into the background) paints faster than a translucent one.
         accent, background = pg.mkColor(colors["accent"]), pg.mkColor(colors["background"])
         fill = pg.mkColor(*[(a + 2 * b) // 3 for a, b in zip(accent.getRgb()[:3], background.getRgb()[:3])])
         self.hist_curve = self.hist.plot(pen=pg.mkPen(colors["accent"], width=1), stepMode="center", fillLevel=0,
                                          brush=fill, skipFiniteCheck=True)
+        self.figures: dict | None = None        # the exact figures of the runs drawn, once known
         self.markers = {}
         for key, color, height in (("p50", colors["second"], 0.92), ("p99", colors["bad"], 0.72)):
             line = pg.InfiniteLine(angle=90, pen=pg.mkPen(color, width=1, style=Qt.PenStyle.DashLine),
@@ -126,7 +125,11 @@ class LatencyView(QWidget):
         self.log_scale.setChecked(True)
         layout = QVBoxLayout(self)
         layout.setContentsMargins(0, 0, 0, 0)
-        layout.addWidget(self.log_scale)
+        switches = QHBoxLayout()
+        switches.addWidget(self.log_scale)
+        switches.addStretch(1)
+        switches.addWidget(self.legend)
+        layout.addLayout(switches)
         layout.addWidget(self.pages, 1)
         self.timer = QTimer(self)
         self.timer.setInterval(REDRAW_MS)
@@ -142,6 +145,7 @@ class LatencyView(QWidget):
     # feeding -------------------------------------------------------------------
     def reset(self, concurrency: int = 1) -> None:
         self.series = self._series_type(concurrency)
+        self.figures = None
         self._pending.clear()
         self._ranges.clear()
         self._user_ranged.clear()
@@ -177,10 +181,26 @@ class LatencyView(QWidget):
             self._fold_scheduled = True
             QTimer.singleShot(0, self._fold)
 
-    def set_samples(self, warmup_ms, samples_ms, concurrency: int = 1) -> None:
+    def set_samples(self, warmup_ms, samples_ms, concurrency: int = 1, figures: dict | None = None) -> None:
+        """Draw stored runs; `figures`: their exact latency figures (ms by percentile), for the marks."""
         self.reset(concurrency)
         self.series.add_warmup(warmup_ms)
         self.series.add(samples_ms)
+        self.figures = figures
+        self.dirty = True
+        self.redraw(histogram=True)
+
+    def show_figures(self, latency_ms: dict) -> None:
+        """Mark p50 and p99 with the exact figures of the runs drawn (the panel's own), not with
+        the histogram's estimate of them: one figure, written alike, for one fact."""
+        self.figures = latency_ms
+        self._mark_percentiles()
+
+    def restore(self, series, figures: dict | None) -> None:
+        """Draw again a series drawn before (a run cancelled before it measured anything)."""
+        self._pending.clear()
+        self.series, self.figures = series, figures
+        self._ranges.clear()
         self.dirty = True
         self.redraw(histogram=True)
 
@@ -219,16 +239,16 @@ class LatencyView(QWidget):
 
     def _mark_percentiles(self) -> None:
         """Dashed p50 and p99 lines on the histogram, labelled with their value."""
-        from app.core.units import duration_text
+        from app.gui.widgets.run_form import ms_text
 
-        stats = self.series.stats()
+        stats = self.figures or self.series.stats()
         log = self.log_scale.isChecked()
         for key, line in self.markers.items():
             value = stats.get(key)
             line.setVisible(bool(value and value > 0))
             if line.isVisible():
                 line.setValue(math.log10(value) if log else value)
-                line.label.setFormat(f"{key} {duration_text(value)}")
+                line.label.setFormat(f"{key} {ms_text(value)}")
 
     def _follow_data(self, edges, counts) -> None:
         """Keep the data in view with ranges that change in steps (1-2-5 or whole decades).
@@ -243,8 +263,10 @@ class LatencyView(QWidget):
         stats = series.stats()
         values = list(series.warmup) + [stats[k] for k in ("min", "max") if k in stats]
         low, high = min(values), max(values)
-        line_y = _decades(low, high) if log else (0.0, _nice_ceiling(high))
-        self._set_range("line", self.line, (0.0, _nice_ceiling(runs)), line_y)
+        # half decades, like the histogram: whole ones left a short plot room for one labelled tick
+        line_y = _decades(low, high, 0.5) if log else (0.0, _nice_ceiling(high))
+        # while runs arrive the axis grows in steps; once they are all in, it ends at the last run
+        self._set_range("line", self.line, (0.0, _nice_ceiling(runs) if self.timer.isActive() else runs), line_y)
         if counts is not None and counts.size:
             # half decades: a narrow distribution is not lost in a 1 ms … 1 s axis
             hist_x = _decades(edges[0], edges[-1], 0.5) if log else (0.0, _nice_ceiling(edges[-1]))

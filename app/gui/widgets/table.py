@@ -16,6 +16,7 @@ from app.gui.widgets.plain_text import plain
 
 SORT_ROLE = Qt.ItemDataRole.UserRole + 1
 MAX_COLUMN_PX = 280       # a column with long text (a file name) stops here; the whole text is in its tooltip
+MIN_COLUMN_PX = 90        # the least a column is narrowed to, to keep a key column in view
 
 
 def rows_to_csv(headers: Sequence[str], rows: Sequence[Sequence[Any]]) -> str:
@@ -59,6 +60,9 @@ class DataTable(QTableView):
         self.decimals = 2            # the most a column of fractions gets (see set_rows)
         self._column_decimals: list[int] = []
         self._column: int | None = None
+        self.fixed_decimals: dict[str, int] = {}   # header -> decimals, for columns that must not vary
+        self.key_columns: tuple[str, ...] = ()     # headers kept in view (see _keep_key_columns)
+        self._natural_widths: list[int] = []
         self.sortByColumn(-1, Qt.SortOrder.AscendingOrder)   # insertion order until a header is clicked
 
     def set_rows(self, rows: Sequence[Sequence[Any]], headers: Sequence[str] | None = None) -> None:
@@ -69,6 +73,9 @@ class DataTable(QTableView):
         # digits), the same for every row, so 944.7470 and 2,767.2 never share a column
         self._column_decimals = [shared_decimals([v for v in column if isinstance(v, float)], most=self.decimals)
                                  for column in zip_longest(*self.rows)]
+        for index, header in enumerate(self.headers[:len(self._column_decimals)]):
+            if header in self.fixed_decimals:
+                self._column_decimals[index] = self.fixed_decimals[header]
         self.setSortingEnabled(False)
         self.source.clear()
         self.source.setColumnCount(len(self.headers))
@@ -89,8 +96,38 @@ class DataTable(QTableView):
         self._column = None
         self.setSortingEnabled(True)
         self.resizeColumnsToContents()
-        for column in range(self.source.columnCount()):
-            self.setColumnWidth(column, min(self.columnWidth(column), MAX_COLUMN_PX))
+        self._natural_widths = [min(self.columnWidth(c), MAX_COLUMN_PX) for c in range(self.source.columnCount())]
+        self._keep_key_columns()
+
+    def resizeEvent(self, event) -> None:  # noqa: N802  (Qt's naming)
+        super().resizeEvent(event)
+        if self.key_columns:           # otherwise the widths a user dragged stay as they are
+            self._keep_key_columns()
+
+    def _keep_key_columns(self) -> None:
+        """Columns at their natural width (at most MAX_COLUMN_PX), but where a key column (a
+        verdict) would be cut off by the view's right edge, the widest columns before it give up
+        width, down to MIN_COLUMN_PX each; their text is elided, whole in the tooltip."""
+        widths = list(self._natural_widths)
+        keys = [self.headers.index(h) for h in self.key_columns if h in self.headers[:len(widths)]]
+        if keys:
+            last = max(keys)
+            excess = sum(widths[:last + 1]) - self.viewport().width()
+            for column in sorted((c for c in range(last) if c not in keys), key=lambda c: -widths[c]):
+                if excess <= 0:
+                    break
+                cut = max(0, min(excess, widths[column] - MIN_COLUMN_PX))
+                widths[column] -= cut
+                excess -= cut
+        for column, width in enumerate(widths):
+            self.setColumnWidth(column, width)
+
+    def keep_rows(self, rows: int) -> None:
+        """Never less tall than its header and `rows` rows: a small window scrolls the tab
+        instead of leaving one row of a table in view."""
+        frame = 2 * self.frameWidth() + self.horizontalScrollBar().sizeHint().height()
+        self.setMinimumHeight(self.horizontalHeader().sizeHint().height() + frame
+                              + rows * self.verticalHeader().defaultSectionSize())
 
     def format(self, value: Any) -> str:
         """A cell's text; a fraction takes its column's decimals while set_rows fills the table."""

@@ -33,6 +33,8 @@ class BenchmarkPanel(OneJobView, Panel):
         self.job = None
         self.report: dict | None = None
         self.planned: dict | None = None         # the running job's inputs, once its child planned them
+        self.shown: tuple | None = None          # show_report's arguments: the result on screen
+        self._before: tuple | None = None        # what was on screen when the running job started
         self._running: tuple[str, str, float] | None = None   # path, label, start time
         self._ticks = 0
         self.tabs = QTabWidget()
@@ -155,6 +157,7 @@ class BenchmarkPanel(OneJobView, Panel):
             self.run_form.set_settings(run)
         run = self.run_form.settings()
         label = label or path
+        self._before = (self.shown, self.view.series, self.view.figures, self.report)
         self.report, self.planned = None, None
         self._running = (path, label, time.time())
         self.caption.clear()
@@ -190,15 +193,28 @@ class BenchmarkPanel(OneJobView, Panel):
     def _on_error(self, exc) -> None:
         from app.core.jobs.errors import JobCancelled
 
+        job = self.job
         super()._on_error(exc)
         path, label, started = self._running
         self._running = None
-        if isinstance(exc, JobCancelled):
+        nothing_run = not (self.view.series.count or self.view.series.warmup.size)
+        if isinstance(exc, JobCancelled) and nothing_run and self._before and self._before[0]:
+            self._show_before()
+        elif isinstance(exc, JobCancelled):
             self._show_partial(path, label, started)
+            self.jobs.note(job, f"cancelled after {self.view.series.count:,} runs")   # the dock says what the tab says
         elif self.planned is not None:
             self.caption.show_run(path, label, self.planned["inputs"], started, note="stopped by an error")
         else:
             self.caption.stopped()
+
+    def _show_before(self) -> None:
+        """Cancelled before its first run (while the session was being made): the result that
+        was on screen comes back, and the status says the new run measured nothing."""
+        shown, series, figures, self.report = self._before
+        self.view.restore(series, figures)
+        self.show_report(*shown)
+        self.status.setText("Cancelled before the first run: nothing measured; the previous result is shown.")
 
     def _show_partial(self, path: str, label: str, started: float) -> None:
         """A cancelled run keeps what it measured, marked as partial."""
@@ -223,12 +239,14 @@ class BenchmarkPanel(OneJobView, Panel):
         self._running = None
         self.report = report
         self.show_report(report, path, label)
+        self.view.show_figures(report["latency_ms"])
         self.status.setText(f"Done: {report['iterations']:,} runs on {', '.join(report['providers'])}"
                             + stored_text(report))
 
     def show_report(self, report: dict, path: str | None = None, label: str = "", note: str = "") -> None:
         """The exact figures of a finished (or stored) benchmark, titled with what it ran on."""
         path = path or report["model"]["path"]
+        self.shown = (report, path, label, note)
         self.caption.show_run(path, label or report.get("variant") or "", report.get("inputs"),
                               report.get("created"), note=note)
         self._show_guesses(report.get("inputs"))

@@ -70,6 +70,7 @@ class ComparePanel(OneJobView, Panel):
         left.addStretch()
 
         self.table = DataTable(HEADERS)
+        self.table.key_columns = ("Verdict",)      # long model names give up width first
         self.speedup_chart = BarChart("Speedup", horizontal=False, placeholder="No comparison yet.")
         self.speedup_whiskers = None
         self.latency_chart = GroupedBarChart("Latency", placeholder="No comparison yet.")

@@ -52,11 +52,13 @@ class HistoryPanel(Panel):
         self.table = DataTable(HEADERS)
         self.table.decimals = 4
         self.table.doubleClicked.connect(lambda _index: self.open_selected())
-        buttons = QHBoxLayout()
-        buttons.addWidget(QLabel("Model:"))
-        buttons.addWidget(self.model_filter)
-        buttons.addWidget(self.kind_filter)
-        buttons.addWidget(self.text_filter, 1)
+        # the filters on one row and what to do with the selected result on the next: on one row
+        # they ran out of a 1024-pixel window
+        filters, buttons = QHBoxLayout(), QHBoxLayout()
+        filters.addWidget(QLabel("Model:"))
+        filters.addWidget(self.model_filter)
+        filters.addWidget(self.kind_filter)
+        filters.addWidget(self.text_filter, 1)
         self.actions = {}
         for text, slot in (("Open", self.open_selected), ("Run again", self.rerun_selected),
                            ("Use its settings", self.use_settings), ("Compare and Drift", self.compare_and_drift),
@@ -64,8 +66,9 @@ class HistoryPanel(Panel):
                            ("Refresh", self.refresh)):
             button = QPushButton(text)
             button.clicked.connect(lambda _checked=False, s=slot: s())
-            buttons.addWidget(button)
+            (filters if text == "Refresh" else buttons).addWidget(button)
             self.actions[text] = button
+        buttons.addStretch(1)
         self.detail_title = QLabel("Select a result and press Open (or double-click it).")
         self.detail_title.setWordWrap(True)
         self.detail_title.setTextInteractionFlags(Qt.TextInteractionFlag.TextSelectableByMouse)
@@ -82,6 +85,7 @@ class HistoryPanel(Panel):
         split.addWidget(self.table)
         split.addWidget(details)
         split.setSizes([250, 400])
+        self.layout_.addLayout(filters)
         self.layout_.addLayout(buttons)
         self.layout_.addWidget(self.detail_title)
         self.layout_.addWidget(split, 1)
@@ -185,7 +189,8 @@ class HistoryPanel(Panel):
         if entry["kind"] in OPENED_IN_THEIR_TAB:
             self.context.show_result(entry["kind"], report)
             return
-        self.chart.set_samples(entry["warmup_ms"], entry["samples_ms"], report.get("concurrency", 1))
+        self.chart.set_samples(entry["warmup_ms"], entry["samples_ms"], report.get("concurrency", 1),
+                               figures=report.get("latency_ms") if len(entry["samples_ms"]) else None)
         if not len(entry["samples_ms"]):          # nothing to chart: its figures are what it has
             self.details.setCurrentWidget(self.summary)
 

@@ -31,11 +31,13 @@ class OverviewPanel(Panel):
         facts_box = QGroupBox("Model")
         self.facts = QFormLayout(facts_box)
         self.facts.setVerticalSpacing(2)
-        self.fact_labels: dict[str, ElidedLabel] = {}
+        self.fact_labels: dict[str, QLabel] = {}
         for key in ("Format", "Size", "IR version", "Opsets", "Producer", "Nodes", "Parameters",
                     "Weights", "Cost", "External data", "Metadata"):
-            # One line each: a long fact (cost, metadata) is cut with "…" and shown whole as a tooltip.
-            label = ElidedLabel("–")
+            # One line each: a long fact (metadata) is cut with "…" and shown whole as a tooltip; the
+            # cost wraps, as what was not counted and why comes at its end.
+            label = ElidedLabel("–") if key != "Cost" else QLabel("–")
+            label.setWordWrap(key == "Cost")
             label.setTextInteractionFlags(Qt.TextInteractionFlag.TextSelectableByMouse)
             label.setTextFormat(Qt.TextFormat.PlainText)
             self.fact_labels[key] = label
@@ -54,9 +56,10 @@ class OverviewPanel(Panel):
         top = QSplitter(Qt.Orientation.Horizontal)
         top.addWidget(facts_box)
         top.addWidget(io_box)
-        top.setSizes([350, 550])
+        top.setSizes([550, 450])          # the facts' long lines get the room; the table's columns are short
 
         self.op_table = DataTable(["Operator", "Count", "Share %"])
+        self.op_table.fixed_decimals = {"Share %": 1}
         self.op_chart = BarChart("Operators", placeholder="Open a model to see its operators.")
         ops = QSplitter(Qt.Orientation.Horizontal)
         ops.addWidget(self.op_table)
@@ -112,7 +115,7 @@ class OverviewPanel(Panel):
         self.io_table.set_rows(io_rows(info))
         total = max(1, info["node_count"])
         ops = list(info["op_counts"].items())
-        self.op_table.set_rows([[op, n, round(100 * n / total, 1)] for op, n in ops])
+        self.op_table.set_rows([[op, n, 100 * n / total] for op, n in ops])
         self.op_chart.set_bars([op for op, _ in ops], [n for _, n in ops], value_name="count", top=TOP_BARS)
 
     def recount(self) -> None:

@@ -100,6 +100,7 @@ class OptimizePanel(Panel):
         left_layout.addStretch(1)
         from app.gui.widgets.table import DataTable
         self.table = DataTable(HEADERS)
+        self.table.key_columns = ("Verdict",)
         self.table.decimals = 3
         from app.gui.panels.optimize.candidates import CandidateActions
         board = QWidget()

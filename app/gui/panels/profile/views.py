@@ -11,6 +11,8 @@ from app.gui.widgets.chart_base import TOP_BARS, BarChart
 from app.gui.widgets.table import DataTable
 
 RUN_TICKS = 12
+TABLE_ROWS = 5           # the least a table of operators or nodes shows at once
+SHARE = "% of node time"
 
 
 def _ms(us: float | None) -> float | None:
@@ -38,10 +40,13 @@ class OperatorsView(QSplitter):
     def __init__(self):
         super().__init__(Qt.Orientation.Vertical)
         self.table = DataTable()
+        self.table.keep_rows(TABLE_ROWS)
+        self.table.fixed_decimals = {SHARE: 1}
+        self.table.key_columns = (SHARE,)
         charts = QSplitter(Qt.Orientation.Horizontal)
         self.time_chart = BarChart("Total time", durations=True, placeholder="No profile yet.")
         self.count_chart = BarChart("Calls", placeholder="No profile yet.")
-        self.share_chart = BarChart("Share of total node time (%)", placeholder="No profile yet.")
+        self.share_chart = BarChart("Share of total node time (%)", placeholder="No profile yet.", decimals=1)
         for chart in (self.time_chart, self.count_chart, self.share_chart):
             charts.addWidget(chart)
         self.addWidget(self.table)
@@ -53,7 +58,7 @@ class OperatorsView(QSplitter):
         self.table.set_rows(
             [[r["op_type"], _ms(r["total_us"]), r["count"], r[average], r["percent"], _ms(r["per_run_us"]),
               r["nodes"], ", ".join(_short(p) for p in r["providers"])] for r in info["by_op_type"]],
-            headers=["Op type", "Total ms", "Calls", "Avg µs per call", "% of node time", "ms per run",
+            headers=["Op type", "Total ms", "Calls", "Avg µs per call", SHARE, "ms per run",
                      "Nodes", "Provider"])
         rows = info["by_op_type"]
         labels, rank = [r["op_type"] for r in rows], [r["total_us"] for r in rows]
@@ -81,6 +86,8 @@ class NodesView(QWidget):
         bar.addWidget(self.search, 1)
         bar.addWidget(self.top)
         self.table = DataTable()
+        self.table.keep_rows(TABLE_ROWS)
+        self.table.fixed_decimals = {SHARE: 1}
         layout = QVBoxLayout(self)
         layout.setContentsMargins(0, 0, 0, 0)
         layout.addLayout(bar)
@@ -107,7 +114,7 @@ class NodesView(QWidget):
             if len(rows) >= self.top.value():
                 break
         self.table.set_rows(rows, headers=["#", "Node", "Op type", "Total ms", "Calls", "Avg µs per call",
-                                           "% of node time", "Provider", "Inputs", "Outputs"])
+                                           SHARE, "Provider", "Inputs", "Outputs"])
 
 
 class ProvidersView(QSplitter):
@@ -118,6 +125,7 @@ class ProvidersView(QSplitter):
         self.note = QLabel()
         self.note.setWordWrap(True)
         self.table = DataTable()
+        self.table.fixed_decimals = {SHARE: 1}
         self.chart = BarChart("Node time per provider", durations=True, placeholder="No profile yet.")
         self.addWidget(_vbox(self.note, self.table))
         self.addWidget(self.chart)
@@ -126,7 +134,7 @@ class ProvidersView(QSplitter):
     def show_profile(self, info: dict, include_first_run: bool) -> None:
         rows = info["providers"]
         self.table.set_rows([[r["provider"], _ms(r["total_us"]), r["percent"], r["nodes"], r["count"]]
-                             for r in rows], headers=["Provider", "Total ms", "% of node time", "Nodes", "Calls"])
+                             for r in rows], headers=["Provider", "Total ms", SHARE, "Nodes", "Calls"])
         self.chart.set_bars([_short(r["provider"]) for r in rows], [r["total_us"] / 1000 for r in rows], "total_ms")
         cpu = next((r for r in rows if r["provider"] == "CPUExecutionProvider"), None)
         if cpu is not None and len(rows) > 1:

@@ -59,7 +59,9 @@ def test_compare_and_history(ortune, folder):
     assert other["fidelity"]["max_abs_diff"] > 0       # other weights, other answers
     assert [row["shape"] for row in result["inputs"]] == [[1, 64]]
     assert reference["inputs"] == result["inputs"]
-    assert [(row["shape"], row["source"]) for row in other["inputs"]] == [([1, 64], "file")]   # the reference's feeds
+    # the reference's feeds, labelled where the reference's came from (not "your file")
+    assert [(row["shape"], row["source"]) for row in other["inputs"]] == [([1, 64], reference["inputs"][0]["source"])]
+    assert other["inputs"][0]["reason"].startswith("the reference's inputs")
     listed = ortune("history", "--kind", "compare", "--json")
     assert listed.code == 0
     stored = next(e for e in listed.json()["results"] if e["id"] == result["history_id"])

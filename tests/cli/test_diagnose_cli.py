@@ -6,7 +6,9 @@ def test_diagnose_json_and_text(ortune, tmp_path):
     result = ortune("diagnose", path, "--runs", "3", "--json")
     assert result.code == 0, result.stderr
     findings = result.json()["findings"]
-    assert {"symbolic-dims", "hot-op-types"} <= {f["id"] for f in findings}
+    found = {f["id"] for f in findings}
+    # on a busy machine (a shared CI runner) no operator is blamed: the busy-machine finding says why
+    assert "symbolic-dims" in found and ("hot-op-types" in found or "busy-machine" in found), found
     for finding in findings:
         assert set(finding) >= {"id", "severity", "title", "evidence", "fix"}
     text = ortune("diagnose", path, "--runs", "3")

@@ -222,7 +222,7 @@ def test_the_check_runs_on_the_session_tabs_input_plan_not_sizes_of_its_own(qtbo
     window.context.session.set(**{"inputs.dims": {}, "inputs.probed": {"batch": 4}})
     panel = open_source(qtbot, window, source)
     assert panel.dims.text() == "" and "Session tab" in panel.dims.placeholderText()
-    inputs = panel.params()["session"]["inputs"]
-    assert inputs["dims"] == {} and inputs["probed"] == {"batch": 4}, "the probed size stays probed, not yours"
+    inputs = panel.params().session.inputs
+    assert inputs.dims == {} and inputs.probed == {"batch": 4}, "the probed size stays probed, not yours"
     panel.dims.setText("batch=2")                                     # typed here: then it is the user's
-    assert panel.params()["session"]["inputs"]["dims"] == {"batch": 2}
+    assert panel.params().session.inputs.dims == {"batch": 2}

@@ -88,7 +88,7 @@ def test_a_repair_never_replaces_the_variant_and_asks_before_replacing_a_file(wi
     drift.result = {"remade_as": {"kind": "fp16", "options": {}}}
     config = window.context.session.config()
     conversion = drift._conversion(config)
-    assert conversion["output"] == str(tmp_path / "m.fp16.repaired.onnx") and conversion["force"] is False
+    assert conversion.output == str(tmp_path / "m.fp16.repaired.onnx") and conversion.force is False
     (tmp_path / "m.fp16.repaired.onnx").write_bytes(b"an earlier repair")
     asked = []
     monkeypatch.setattr(drift, "confirm_overwrite", lambda path: asked.append(path) or False)

@@ -1,7 +1,14 @@
 """A gate kept in the history opens, with one click, as Compare and Drift on its pair."""
 
+import pytest
+
 from app.core.store.history import History
 from tests.gate_results import gate_result
+
+
+@pytest.fixture(autouse=True)
+def own_history(tmp_path, monkeypatch):
+    monkeypatch.setenv("ORTUNE_DATA_DIR", str(tmp_path / "data"))
 
 
 def test_compare_and_drift_opens_a_stored_gate_on_its_pair(qtbot, window, monkeypatch):

@@ -22,7 +22,7 @@ def own_history(tmp_path, monkeypatch):
 
 
 def _run(qtbot, window, entry, params):
-    job = window.jobs.start(entry.name, entry, params)
+    job = window.jobs.start(entry.name, entry, entry.make_params(params))
     qtbot.waitUntil(lambda: job.state not in ("running", "cancelling"), timeout=180000)
     qtbot.waitUntil(lambda: not job.thread.isRunning(), timeout=60000)
     assert job.state == "done", job.error

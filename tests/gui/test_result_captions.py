@@ -95,13 +95,13 @@ def test_history_lists_the_inputs_and_a_reopened_result_names_them(qtbot, window
 
 def test_history_lists_the_inputs_of_comparisons_and_sweeps(window, tmp_path):
     from app.core.bench.jobs import COMPARE, SWEEP
-    from app.core.jobs.protocol import JobContext
+    from app.core.targets.start import run as start_and_wait      # history keeps what the start function ran
 
     path = models.save(models.mlp(), tmp_path / "listed.onnx")
     other = models.save(models.mlp(seed=1), tmp_path / "other.onnx")
     run = {"warmup": 1, "iterations": 20}
-    COMPARE({"models": [{"path": str(path)}, {"path": str(other)}], "run": run}, JobContext())
-    SWEEP({"path": str(path), "dim": "batch", "dim_values": [2, 3], "run": run}, JobContext())
+    start_and_wait(COMPARE, {"models": [{"path": str(path)}, {"path": str(other)}], "run": run})
+    start_and_wait(SWEEP, {"path": str(path), "dim": "batch", "dim_values": [2, 3], "run": run})
     history = window.panel("History")
     window.tabs.setCurrentWidget(history)
     history.ensure_built()

@@ -115,7 +115,7 @@ def test_the_memory_limit_typed_in_the_tab_is_every_jobs_budget_and_travels_in_p
     handle = bench.job.worker.handle
     assert handle.params.session.memory_limit == "1.5G"
     wait_for_job(qtbot, bench.job)
-    assert handle.memory_budget == int(1.5 * (1 << 30)), "the child ran within the tab's limit"
+    assert handle.handle.memory_budget == int(1.5 * (1 << 30)), "the child ran within the tab's limit"
     panel.save_preset(str(tmp_path / "preset.json"))
     panel.reset()
     assert limit.text() == "" and window.session.config().memory_limit == ""

@@ -118,9 +118,9 @@ class PanelContext(QObject):
     def show_status(self, message: str, timeout_ms: int = 5000) -> None:
         self._window.status_line.show_message(message, timeout_ms)
 
-    def panel(self, title: str):
-        """The panel of the tab with this title (built on first request)."""
-        return self._window.panel(title)
+    def bring_up(self, title: str) -> None:
+        """Bring the tab with this title to the front (it reads the selected models itself)."""
+        self._window.tabs.setCurrentWidget(self._window.panel(title))
 
     def show_tab(self, panel) -> None:
         """Bring a panel's own tab to the front."""

@@ -52,4 +52,4 @@ class CandidateActions(QWidget):
             chosen = context.model_at(row["model"]) or context.open_model(row["model"], parent=source,
                                                                           kind=row["kind"])
         context.select_models([source, chosen] if tab == "Compare" and chosen is not source else [chosen])
-        context.show_tab(context.panel(tab))
+        context.bring_up(tab)

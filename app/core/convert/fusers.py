@@ -99,7 +99,7 @@ def pick(outcomes: dict) -> str | None:
     return max(usable, key=lambda name: score(outcomes[name])) if usable else None
 
 
-def keep(folder: Path, target: Path) -> None:
+def move_into_place(folder: Path, target: Path) -> None:
     """Move a fuser's result (and its data file) from its own folder to the staged target."""
     for item in folder.iterdir():
         shutil.move(str(item), str(target.parent / item.name))

@@ -32,7 +32,7 @@ def produce_transformers(work: Work) -> None:
     """Fuse with each fuser asked for (both by default) and keep the better result."""
     import shutil
 
-    from app.core.convert.fusers import (FUSERS, assess, fused_counts, fuse_with_onnxscript, keep,
+    from app.core.convert.fusers import (FUSERS, assess, fused_counts, fuse_with_onnxscript, move_into_place,
                                          onnxscript_available, pick)
     from app.core.jobs.protocol import JobCancelled
 
@@ -65,7 +65,7 @@ def produce_transformers(work: Work) -> None:
         if errors:
             raise next(iter(errors.values()))
         raise RuntimeError("; ".join(f"{name}: {o['problem']}" for name, o in outcomes.items() if o.get("problem")))
-    keep(folders[best], work.target)
+    move_into_place(folders[best], work.target)
     for folder in folders.values():
         shutil.rmtree(folder, ignore_errors=True)
     shape = work.plan["shape"]

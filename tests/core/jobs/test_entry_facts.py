@@ -52,7 +52,7 @@ def test_the_facts_are_the_ones_the_targets_act_on():
     assert by_name["convert"].outputs == ("output",) and by_name["copy-trace"].outputs == ("target",)
     recorded = {name: job.records.kind for name, job in by_name.items() if job.records}
     assert recorded == {"bench": "bench", "compare": "compare", "sweep": "sweep", "profile": "profile",
-                        "tune": "tune", "convert": "convert", "drift": "drift", "optimize": "optimize"}
+                        "tune": "tune", "convert": "convert", "drift": "drift", "optimize": "optimize", "gate": "gate"}
     assert not {"compare-member", "sweep-cell", "tune-race", "convert-make", "repair"} & set(recorded), \
         "the parts a job runs are not kept apart from it"
 

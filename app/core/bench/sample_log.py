@@ -14,24 +14,12 @@ from pathlib import Path
 
 import numpy as np
 
+from app.core.session.inputs import storable
+
 INDEX_FILE = "samples.json"
 CHUNK_FILE = "samples-{}.npz"
 #: a chunk is written once its arrays take this much
 CHUNK_BYTES = 16 << 20
-
-
-def storable(arrays: dict) -> dict[str, np.ndarray]:
-    """The arrays that load back without pickle (strings as fixed-width text)."""
-    kept = {}
-    for name, array in arrays.items():
-        if not isinstance(array, np.ndarray):
-            continue
-        if array.dtype == object:
-            if not all(isinstance(value, str) for value in array.flat):
-                continue
-            array = array.astype(np.str_)
-        kept[name] = array
-    return kept
 
 
 def _signature(arrays: dict) -> tuple:

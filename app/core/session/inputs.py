@@ -55,11 +55,11 @@ def load_user_arrays(spec: FeedSpec, names: list[str]) -> dict[str, np.ndarray]:
     return arrays
 
 
-def save_arrays(path, arrays: dict) -> None:
-    """Write arrays to an .npz that another process loads without pickle. ORT gives string
-    tensors as object arrays of str: they are stored as fixed-width text (np.str_), which
-    ORT takes back as the same strings. Other object arrays (sequences, maps) are left out."""
-    storable = {}
+def storable(arrays: dict) -> dict[str, np.ndarray]:
+    """The arrays that load back without pickle. ORT gives string tensors as object arrays of
+    str: they become fixed-width text (np.str_), which ORT takes back as the same strings.
+    Other object arrays (sequences, maps) are left out."""
+    kept = {}
     for name, array in arrays.items():
         if not isinstance(array, np.ndarray):
             continue
@@ -67,8 +67,13 @@ def save_arrays(path, arrays: dict) -> None:
             if not all(isinstance(value, str) for value in array.flat):
                 continue
             array = array.astype(np.str_)
-        storable[name] = array
-    np.savez(path, **storable)
+        kept[name] = array
+    return kept
+
+
+def save_arrays(path, arrays: dict) -> None:
+    """Write arrays to an .npz that another process loads without pickle (see storable)."""
+    np.savez(path, **storable(arrays))
 
 
 def _read_arrays(path: Path) -> np.ndarray | dict[str, np.ndarray]:

@@ -41,6 +41,7 @@ MOVEMENT = frozenset({
     "Unsqueeze", "Shape", "Size", "Flatten", "Identity", "Cast", "CastLike", "Expand", "Pad", "Split",
     "Constant", "ConstantOfShape", "Tile", "Range", "DepthToSpace", "SpaceToDepth", "Dropout",
     "ScatterND", "ScatterElements", "NonZero", "OneHot", "EyeLike", "Compress", "ReverseSequence",
+    "ReorderInput", "ReorderOutput",          # com.microsoft.nchwc: the blocked layout in and out
 })
 #: FLOPs per element of the first input
 PER_ELEMENT = {

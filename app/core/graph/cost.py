@@ -20,7 +20,8 @@ Only the weights' data is left out: initializers under KEEP_BELOW bytes keep the
 because inference reads small constants (a Reshape's target shape, Slice bounds). How
 An .ort file is counted on the graph it holds (app.core.model.ort_graph), which is the
 graph after the optimisations its conversion applied; the operators those optimisations
-write that no inference follows get shapes through app.core.graph.stand_ins. How
+write that no inference follows get shapes through app.core.graph.stand_ins, and shapes
+computed from constants are folded first (app.core.graph.folding). How
 control-flow bodies (If, Loop, Scan) enter the totals: app.core.graph.control_flow. A node
 that cannot be counted (an operator the table lacks, a shape not known) is listed with its
 reason, and the totals are then a lower bound (`macs_is_lower_bound`)."""
@@ -31,6 +32,7 @@ from pathlib import Path
 
 from app.core.graph.formulas import node_cost
 from app.core.graph.shapes import fix_inputs, infer
+from app.core.graph.folding import with_small_constants_folded
 from app.core.graph.stand_ins import with_stand_ins
 from app.core.graph.structure import display_name
 from app.core.jobs.protocol import JobContext
@@ -38,6 +40,8 @@ from app.core.session.input_spec import FeedSpec
 
 #: initializers whose message is smaller keep their data for shape inference
 KEEP_BELOW = 4096
+#: inference and folding alternate at most this many times more (each can settle an If)
+FOLD_ROUNDS = 4
 #: INT4, UINT4, FLOAT4E2M1: two values a byte
 _PACKED_TYPES = {21, 22, 23}
 
@@ -198,9 +202,15 @@ def inferred_types(path: str | Path, spec: FeedSpec | None = None, ctx: JobConte
     ctx.check_cancel()
     fix_inputs(model, shapes)
     ctx.progress(0.3, "inferring shapes")
-    standing = with_stand_ins(model)
+    standing = with_small_constants_folded(with_stand_ins(model))
     inferred, extra, note = infer(standing)
     ctx.check_cancel()
+    for _ in range(FOLD_ROUNDS):                        # the Shapes of what inference found fold now
+        again = with_small_constants_folded(inferred)
+        if again is inferred:
+            break
+        inferred, extra, note = infer(again)
+        ctx.check_cancel()
     types, weights = _types(inferred, extra)
     # the nodes counted are the model's own; only the shapes come from the stand-ins
     return {"model": inferred if standing is model else model, "types": types, "weights": weights,

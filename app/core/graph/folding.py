@@ -86,10 +86,22 @@ def _branch(node, known: dict) -> list | None:
                                           for inner, outer in zip(body.output, node.output) if outer]
 
 
+def _alone(node, names: list[str], opsets: dict[str, int]):
+    """`node` as a model of its own, under the model's opsets (an operator's meaning can
+    change between them: Unsqueeze's axes became an input in opset 13)."""
+    import onnx
+    from onnx import helper
+
+    graph = helper.make_graph([node], "fold", [helper.make_value_info(n, onnx.TypeProto()) for n in names],
+                              [helper.make_value_info(node.output[0], onnx.TypeProto())])
+    return helper.make_model(graph, opset_imports=[helper.make_opsetid(d, v) for d, v in opsets.items()])
+
+
 def _fold_graph(graph, known: dict, shapes: dict, opsets: dict[str, int]) -> int:
     """Fold `graph`'s foldable nodes in place (bodies too, seeing this graph's values), and
     put an If whose condition folds to a constant as its taken branch; returns how many
     nodes changed."""
+    import numpy as np
     from onnx import helper, numpy_helper
     from onnx.reference import ReferenceEvaluator
 
@@ -122,7 +134,8 @@ def _fold_graph(graph, known: dict, shapes: dict, opsets: dict[str, int]) -> int
             continue
         else:
             try:
-                result = ReferenceEvaluator(node, opsets=opsets).run(None, {n: known[n] for n in names})[0]
+                result = np.asarray(ReferenceEvaluator(_alone(node, names, opsets)).run(
+                    None, {n: known[n] for n in names})[0])
             except Exception:  # an operator the evaluator lacks or refuses: left to inference
                 continue
         if result is None or getattr(result, "size", MOST_ELEMENTS + 1) > MOST_ELEMENTS:

@@ -1,7 +1,7 @@
 """Stand-ins, for shape inference only, for the operators ONNX Runtime's optimisations write
 into a graph it saves (an .ort file, an offline-optimised model) and that neither onnx's
-inference nor ORT's symbolic one follows: FusedConv, FusedGemm, FusedMatMul and the NCHWc
-layout's operators (com.microsoft.nchwc).
+inference nor ORT's symbolic one follows: FusedConv, FusedGemm, FusedMatMul, the NCHWc
+layout's operators (com.microsoft.nchwc), and the quantizer's DynamicQuantizeLSTM.
 
 Each is replaced, in a copy of the model, by standard operators writing the same output
 names with the same shapes (a fused activation changes no shape; an NCHWc tensor is
@@ -112,6 +112,9 @@ def _stand_in(node, types: dict, graph) -> list | None:
         return [_copy(node, "Gemm", None, _FUSED_ONLY)]
     if node.domain == "com.microsoft" and node.op_type == "FusedMatMul":
         return _fused_matmul(node, types, graph)
+    if node.domain == "com.microsoft" and node.op_type == "DynamicQuantizeLSTM":
+        # its outputs are LSTM's (hidden_size and direction say them); W and R are transposed
+        return [_copy(node, "LSTM", list(node.input[:1]) + ["", ""] + list(node.input[3:8]))]
     if node.domain != _NCHWC:
         return None
     if node.op_type == "Conv":
@@ -127,7 +130,7 @@ def with_stand_ins(model):
     of these operators."""
     from app.core.model.intake import iter_graphs
 
-    wanted = {("com.microsoft", "FusedConv"), ("com.microsoft", "FusedGemm"), ("com.microsoft", "FusedMatMul")}
+    wanted = {("com.microsoft", name) for name in ("FusedConv", "FusedGemm", "FusedMatMul", "DynamicQuantizeLSTM")}
     if not any(n.domain == _NCHWC or (n.domain, n.op_type) in wanted
                for g in iter_graphs(model.graph) for n in g.node):
         return model

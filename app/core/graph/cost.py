@@ -19,7 +19,8 @@ weightless structure; the table of formulas is small and states its conventions.
 Only the weights' data is left out: initializers under KEEP_BELOW bytes keep theirs,
 because inference reads small constants (a Reshape's target shape, Slice bounds). How
 An .ort file is counted on the graph it holds (app.core.model.ort_graph), which is the
-graph after the optimisations its conversion applied; the operators those optimisations
+graph after the optimisations its conversion applied (an NCHWc convolution counts the
+channels its layout pads to the block, as ONNX Runtime runs it); the operators those optimisations
 write that no inference follows get shapes through app.core.graph.stand_ins, and shapes
 computed from constants are folded first (app.core.graph.folding). How
 control-flow bodies (If, Loop, Scan) enter the totals: app.core.graph.control_flow. A node

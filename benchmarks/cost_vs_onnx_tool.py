@@ -7,7 +7,7 @@ values, so it is given the bench feeds' values, not zeros). onnx-tool is not a d
 in a process of its own, under a time limit (onnx-tool exits the process on a model it
 cannot read).
 
-    python benchmarks/cost_vs_onnx_tool.py [FOLDER] [--timeout 300]
+    python benchmarks/cost_vs_onnx_tool.py FOLDER [--timeout 300]
 
 Prints one JSON object: per model, ORTune's MACs (and whether they are a lower bound, and
 the nodes it did not count), onnx-tool's MACs or its error, their ratio, and per operator
@@ -116,13 +116,15 @@ def count_one(path: Path) -> dict:
 
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    parser.add_argument("folder", nargs="?", type=Path, default=Path("/work/models/real"))
+    parser.add_argument("folder", nargs="?", type=Path, help="a folder of .onnx files")
     parser.add_argument("--timeout", type=float, default=300)
     parser.add_argument("--one", type=Path, help=argparse.SUPPRESS)
     args = parser.parse_args()
     if args.one:
         print(json.dumps(count_one(args.one)))
         return
+    if args.folder is None:
+        parser.error("give a FOLDER of .onnx models")
     report = {}
     for path in sorted(args.folder.glob("*.onnx")):
         try:

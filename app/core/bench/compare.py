@@ -83,6 +83,11 @@ COMPARE_HEADERS = ["Model", "Speedup", "95 % interval", "Verdict", "p50 ms", "p9
                    "max |Δ|", "Cosine", "Providers", "Accuracy (data folder)"]
 
 
+def interval_text(interval: list | None) -> str:
+    """A speed-up's 95 % interval as the tables show it: "1.180 – 1.290"."""
+    return f"{interval[0]:.3f} – {interval[1]:.3f}" if interval else "not measured"
+
+
 def compare_table(result: dict) -> tuple[list[str], list[list]]:
     """A comparison's table as the Compare tab shows it and `ortune compare --csv` writes it:
     one row per model, figures as numbers."""
@@ -91,8 +96,7 @@ def compare_table(result: dict) -> tuple[list[str], list[list]]:
         fidelity = row["fidelity"] or {}
         interval = row.get("speedup_ci")
         unchecked = "reference" if index == 0 else "not checked"    # a partial comparison checks none
-        rows.append([row["label"], row["speedup"], f"{interval[0]:.3f} – {interval[1]:.3f}" if interval else
-                     "not measured", row.get("verdict", "one after the other"), row["latency_ms"]["p50"],
+        rows.append([row["label"], row["speedup"], interval_text(interval), row.get("verdict", "one after the other"), row["latency_ms"]["p50"],
                      row["latency_ms"]["p90"], row["latency_ms"]["p99"], row["throughput_per_s"],
                      human_bytes(row["size_bytes"]),
                      fidelity.get("max_abs_diff", unchecked if row["fidelity"] is None else None),

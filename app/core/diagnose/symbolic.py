@@ -14,6 +14,8 @@ from app.core.session.config import SessionConfig
 
 #: seconds each of the two sessions is timed for, at least (and at least ten rounds)
 MEASURE_S = 1.0
+#: how much longer, as a multiple of that, the rounds go on while the interval does not answer
+EXTEND = 2.0
 LABELS = ("dimensions left symbolic", "dimensions fixed")
 
 
@@ -62,7 +64,7 @@ def measure_overrides(path: str, config: SessionConfig, overrides: dict, ctx: Jo
         members = [MemberParams(path=path, session=session, run=settings, variant=label, record=False,
                                 reference_dir=folder, is_reference=index == 0)
                    for index, (label, session) in enumerate(zip(LABELS, sessions))]
-        alternation = alternate(MEMBER, members, settings, stage)
+        alternation = alternate(MEMBER, members, settings, stage, extend_s=EXTEND * seconds * len(members))
     row = summarize(alternation)[1]
     symbolic, fixed = alternation.reports
     return {"speedup": row["speedup"], "speedup_ci": row["speedup_ci"], "verdict": row["verdict"],

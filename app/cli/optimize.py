@@ -2,12 +2,13 @@
 
 from __future__ import annotations
 
-from app.cli.common import add_json_flag, format_table, output, render_inputs, run_job_cli
+from app.cli.common import add_cluster_argument, add_json_flag, format_table, output, render_inputs, run_job_cli
 from app.cli.convert import add_tolerance_arguments, tolerance_from_args
 from app.cli.session_args import add_session_arguments, session_config_from_args
 from app.core.convert.options import KINDS
 from app.core.jobs.errors import UserError
 from app.core.optimize.jobs import OPTIMIZE
+from app.core.optimize.report import where_text
 from app.core.optimize.rows import judged_text
 from app.core.units import human_bytes
 
@@ -34,6 +35,8 @@ def render(result: dict) -> str:
              "", f"answer: {choice['kind']}, {_ratio(choice['speedup'], choice['speedup_ci'])} "
                  f"({choice['verdict']}) — {choice['note']}",
              judged_text(result["data"]),
+             f"made and measured on: {where_text(result)}" + (f" — {result['target']['note']}"
+                                                               if (result.get("target") or {}).get("note") else ""),
              f"shipped in {result['out_dir']}: {', '.join(p.rsplit('/', 1)[-1] for p in result['files'])}",
              f"budget {result['budget_seconds']:g} s, used {result['elapsed_seconds']:.0f} s"
              + (" — cancelled: partial" if result["partial"] else ""), ""]
@@ -41,17 +44,36 @@ def render(result: dict) -> str:
 
 
 def run(args) -> int:
-    if args.target and args.target != "local":
-        raise UserError("bad-option", "optimize runs on this machine for now; leave out --target")
     kinds = [k.strip() for k in (args.kinds or "").split(",") if k.strip()]
     given = {"model": args.model, "out_dir": args.output, "kinds": kinds, "objective": args.objective,
              "tolerance": tolerance_from_args(args), "session": session_config_from_args(args).to_dict(),
-             "force": args.force, "tune": not args.no_tune, "keep_candidates": args.keep_candidates}
+             "force": args.force, "tune": not args.no_tune, "keep_candidates": args.keep_candidates,
+             "fresh": args.fresh}
     for name in ("latency_limit_ms", "budget_seconds", "screen_seconds"):
         if getattr(args, name) is not None:
             given[name] = getattr(args, name)
     params = OPTIMIZE.params.from_dict(given, text=True)
-    return output(args, run_job_cli(OPTIMIZE, params, memory_limit=args.memory_limit), render)
+    check_place(params, args.target, args.cluster)
+    return output(args, run_job_cli(OPTIMIZE, params, memory_limit=args.memory_limit, target=args.target,
+                                    cluster=args.cluster), render)
+
+
+def check_place(params, target: str | None, cluster: str | None) -> None:
+    """Before a search elsewhere: the folder here can take what comes back, and no data
+    folder is named (a folder is not sent to a target or a cluster yet)."""
+    from pathlib import Path
+
+    from app.core.optimize.ship import prepare_folder
+
+    if not cluster and (not target or target == "local"):
+        return
+    if params.data or params.session.inputs.data:
+        raise UserError("bad-option", "a data folder is not sent to a target or a cluster yet: leave out --data "
+                                      "(and the session's data folder) there, or run optimize on this machine")
+    model = Path(params.model).expanduser()
+    if not model.is_file():
+        raise UserError("not-found", f"{model}: no such model file")
+    prepare_folder(Path(params.out_dir).expanduser(), params.force, model, params.keep_candidates)
 
 
 def register(subparsers) -> None:
@@ -76,6 +98,10 @@ def register(subparsers) -> None:
     parser.add_argument("--no-tune", action="store_true", help="do not tune the session of the best candidate")
     parser.add_argument("--keep-candidates", action="store_true",
                         help="also keep every candidate made, in DIR/candidates (to compare, drift or draw later)")
+    parser.add_argument("--fresh", action="store_true",
+                        help="make and measure every candidate anew, even one measured before with the same model, "
+                             "inputs, settings and ONNX Runtime (by default those are reused from the history)")
+    add_cluster_argument(parser)
     add_tolerance_arguments(parser.add_argument_group("fidelity check"))
     add_session_arguments(parser)
     add_json_flag(parser)

@@ -1,0 +1,54 @@
+"""optimize where it will run: every candidate made and measured on a target (the folder to
+ship brought back), or spread over Ray workers, each ratio formed on one worker."""
+
+import json
+
+from tests import models
+
+QUICK = ("--no-tune", "--budget-seconds", "60", "--screen-seconds", "0.3", "--threads", "1", "--json")
+
+
+def test_optimize_on_a_target_brings_the_folder_back(loop_target, ortune, tmp_path):
+    model = models.save(models.mlp(width=16, depth=1), tmp_path / "mlp.onnx")
+    out = tmp_path / "ship"
+    done = ortune("optimize", model, "-o", out, "--kinds", "optimize,ort", "--keep-candidates", "--target",
+                  loop_target, *QUICK, timeout=300)
+    assert done.code == 0, done.stderr
+    result = done.json()
+    assert result["target"]["name"] == "loop" and result["out_dir"] == str(out)
+    assert sorted(p.name for p in out.iterdir()) == ["candidates", "model.onnx", "optimize.json", "preset.json",
+                                                     "report.html", "session.py"]
+    assert result["choice"]["model"] == str(out / "model.onnx") and result["choice"]["preset"] == str(out / "preset.json")
+    shipped = json.loads((out / "optimize.json").read_text())
+    assert shipped["target"]["name"] == "loop" and shipped["out_dir"] == str(out), "rewritten as this machine sees it"
+    assert "The target loop" in (out / "report.html").read_text()
+    made = {r["kind"]: r for r in result["candidates"]}
+    assert made["optimize"]["status"] == "passed" and made["optimize"]["speedup"] is not None
+    assert (out / "candidates" / "optimize.onnx").is_file() and made["optimize"]["model"].startswith(str(out))
+    again = ortune("optimize", model, "-o", out, "--kinds", "optimize", "--target", loop_target, *QUICK)
+    assert again.code == 2 and "--force" in again.stderr and len(again.stderr.strip().splitlines()) == 1
+
+
+def test_optimize_on_a_target_refuses_a_data_folder_in_one_line(loop_target, ortune, tmp_path):
+    model = models.save(models.mlp(width=16, depth=1), tmp_path / "mlp.onnx")
+    (tmp_path / "data").mkdir()
+    done = ortune("optimize", model, "-o", tmp_path / "ship", "--data", tmp_path / "data", "--target", loop_target)
+    assert done.code == 2 and "data folder is not sent" in done.stderr and done.stderr.count("\n") == 1
+
+
+def test_optimize_over_two_ray_workers(ray_cluster, ortune, tmp_path):
+    model = models.save(models.mlp(width=16, depth=1), tmp_path / "mlp.onnx")
+    out = tmp_path / "ship"
+    done = ortune("optimize", model, "-o", out, "--kinds", "optimize,ort", "--cluster", ray_cluster.address,
+                  *QUICK, timeout=300)
+    assert done.code == 0, done.stderr
+    result = done.json()
+    workers = {w["node"] for w in result["target"]["workers"]}
+    assert result["target"]["cluster"] and result["target"]["address"] == ray_cluster.address
+    rows = {r["kind"]: r for r in result["candidates"]}
+    nodes = {rows[kind]["measured_on"]["node"] for kind in ("optimize", "ort")}
+    assert nodes == workers, "the two candidates went to the two workers"
+    for kind in ("optimize", "ort"):
+        assert rows[kind]["status"] == "passed" and rows[kind]["speedup_ci"] is not None
+    assert (out / "model.onnx").is_file() and (out / "preset.json").is_file()
+    assert "Ray workers" in (out / "report.html").read_text()

@@ -22,6 +22,7 @@ from app.core.model.jobs import ModelPath
 from app.core.optimize import candidates
 from app.core.optimize.budget import Budget
 from app.core.optimize.params import OptimizeParams
+from app.core.optimize.reuse import Reuse
 from app.core.optimize.rows import choose, explain, failed_row, made_row, source_row
 from app.core.runner.process import run_child
 from app.core.tune.jobs import TUNE, TuneParams
@@ -44,6 +45,7 @@ class Search:
         self.made: dict[str, str] = {"source": str(source)}     # kind -> the model file made in scratch
         self.reports: list[dict] = []
         self.tune: dict = {"skipped": True, "why": "not reached"}
+        self.reuse = Reuse(params, source)     # candidates measured before, kept in the history
         self.run_tune = TUNE        # how tune runs: here, or spread over a cluster (app.core.optimize.spread)
         tune_s = params.budget_seconds * TUNE_SHARE
         self.reserve = tune_s if params.tune and tune_s >= TUNE_MIN_S else 0.0
@@ -76,6 +78,11 @@ class Search:
         options = candidates.kind_options(kind, self.config)
         if kind == "int8-static" and self.split:
             options["calibration"] = self.split["calibrate"]
+        reused = self.reuse.find(kind, options)
+        if reused:
+            row, report, self.made[kind] = reused
+            self.reports.append(report)
+            return row
         convert = ConvertParams(kind=kind, input=str(self.source), output=str(output), force=True, options=options, tolerance=dict(self.params.tolerance),
                                 session=self.config, speed_s=speed_s)
         try:
@@ -96,6 +103,7 @@ class Search:
         row = made_row(kind, report)
         if "calibration" in options and self.split:      # the half is scratch: name the user's folder
             row["options"]["calibration"] = f"{self.params.data} (the calibration half)"
+        self.reuse.keep(kind, options, row, report)
         return row
 
     def _repair(self, convert: ConvertParams, report: dict) -> dict:

@@ -10,6 +10,7 @@ from app.core.jobs.errors import UserError
 from app.core.optimize.jobs import OPTIMIZE
 from app.core.optimize.report import where_text
 from app.core.optimize.rows import judged_text
+from app.core.optimize.spread import check_elsewhere
 from app.core.units import human_bytes
 
 ORDER = 75
@@ -53,27 +54,10 @@ def run(args) -> int:
         if getattr(args, name) is not None:
             given[name] = getattr(args, name)
     params = OPTIMIZE.params.from_dict(given, text=True)
-    check_place(params, args.target, args.cluster)
+    if args.cluster or (args.target and args.target != "local"):
+        check_elsewhere(params)
     return output(args, run_job_cli(OPTIMIZE, params, memory_limit=args.memory_limit, target=args.target,
                                     cluster=args.cluster), render)
-
-
-def check_place(params, target: str | None, cluster: str | None) -> None:
-    """Before a search elsewhere: the folder here can take what comes back, and no data
-    folder is named (a folder is not sent to a target or a cluster yet)."""
-    from pathlib import Path
-
-    from app.core.optimize.ship import prepare_folder
-
-    if not cluster and (not target or target == "local"):
-        return
-    if params.data or params.session.inputs.data:
-        raise UserError("bad-option", "a data folder is not sent to a target or a cluster yet: leave out --data "
-                                      "(and the session's data folder) there, or run optimize on this machine")
-    model = Path(params.model).expanduser()
-    if not model.is_file():
-        raise UserError("not-found", f"{model}: no such model file")
-    prepare_folder(Path(params.out_dir).expanduser(), params.force, model, params.keep_candidates)
 
 
 def register(subparsers) -> None:

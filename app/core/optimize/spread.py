@@ -129,12 +129,24 @@ class ClusterPlace:
         return self.machines[0] if self.machines else _machine(self.config)
 
 
+def check_elsewhere(params: OptimizeParams) -> None:
+    """Before a search on a target or a cluster: no data folder is named (a folder is not sent
+    there yet), and the folder here can take what comes back (checked before any work)."""
+    from app.core.optimize.ship import prepare_folder
+
+    if params.data or params.session.inputs.data:
+        raise UserError("bad-option", "a data folder is not sent to a target or a cluster yet: leave out --data "
+                                      "(and the session's data folder) there, or run optimize on this machine")
+    model = Path(params.model).expanduser()
+    if not model.is_file():
+        raise UserError("not-found", f"{model}: no such model file")
+    prepare_folder(Path(params.out_dir).expanduser(), params.force, model, params.keep_candidates)
+
+
 def spread_optimize(job: Job, params: OptimizeParams, address: str, tasks: int | None = None) -> dict:
     """The optimize entry's spread: the search, its candidates made and measured on the workers."""
     from app.core.jobs.protocol import JobContext
     from app.core.optimize.search import optimize
 
-    if params.data or params.session.inputs.data:
-        raise UserError("bad-option", "a data folder is not sent to a Ray cluster yet: leave out --data (and the "
-                                      "session's data folder) with --cluster, or run optimize on this machine")
+    check_elsewhere(params)
     return optimize(params, JobContext(), ClusterPlace(address, tasks))

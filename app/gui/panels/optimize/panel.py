@@ -179,7 +179,16 @@ class OptimizePanel(Panel):
             self.rows.append(payload)
             self.table.set_rows([board_row(r) for r in self.rows])
 
+    def open_result(self, kind: str, result: dict) -> None:
+        """A stored search (from History): its leaderboard and answer, as when it finished."""
+        if self.job is None:
+            self.show_result(result, caption="Re-opened from History.")
+
     def _finished(self, result: dict) -> None:
+        self.show_result(result)
+        self._stop()
+
+    def show_result(self, result: dict, caption: str = "") -> None:
         self.result = result
         self.table.set_rows([board_row(r) for r in result["candidates"]])
         choice = result["choice"]
@@ -192,10 +201,9 @@ class OptimizePanel(Panel):
                             f"{' Cancelled: what was measured so far.' if result['partial'] else ''}\n"
                             f"{judged_text(result['data'])}.\n"
                             f"Made and measured on: {where_text(result)}.\n"
-                            f"Written to {result['out_dir']}.")
-        self.ship_button.setEnabled(True)
+                            f"Written to {result['out_dir']}.{' ' + caption if caption else ''}")
+        self.ship_button.setEnabled(Path(result["out_dir"]).is_dir())
         self.actions.refresh()
-        self._stop()
 
     def _failed(self, _exc) -> None:
         self.answer.setText("The search stopped; see the Jobs dock for why.")

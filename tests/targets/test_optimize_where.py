@@ -8,6 +8,18 @@ from tests import models
 QUICK = ("--no-tune", "--budget-seconds", "60", "--screen-seconds", "0.3", "--threads", "1", "--json")
 
 
+def _keeps_the_contract(result):
+    """The JSON contract of issue 24, as `optimize --json` prints it."""
+    for key in ("choice", "candidates", "inputs", "data", "budget_seconds", "elapsed_seconds", "target"):
+        assert key in result, key
+    for key in ("kind", "model", "preset", "speedup", "speedup_ci", "verdict", "fidelity", "settings"):
+        assert key in result["choice"], key
+    assert "passed" in result["choice"]["fidelity"]
+    for row in result["candidates"]:
+        for key in ("kind", "status", "reason", "speedup", "speedup_ci", "verdict", "fidelity", "size_bytes"):
+            assert key in row, (row["kind"], key)
+
+
 def test_optimize_on_a_target_brings_the_folder_back(loop_target, ortune, tmp_path):
     model = models.save(models.mlp(width=16, depth=1), tmp_path / "mlp.onnx")
     out = tmp_path / "ship"
@@ -16,6 +28,7 @@ def test_optimize_on_a_target_brings_the_folder_back(loop_target, ortune, tmp_pa
     assert done.code == 0, done.stderr
     result = done.json()
     assert result["target"]["name"] == "loop" and result["out_dir"] == str(out)
+    _keeps_the_contract(result)
     assert sorted(p.name for p in out.iterdir()) == ["candidates", "model.onnx", "optimize.json", "preset.json",
                                                      "report.html", "session.py"]
     assert result["choice"]["model"] == str(out / "model.onnx") and result["choice"]["preset"] == str(out / "preset.json")
@@ -43,6 +56,7 @@ def test_optimize_over_two_ray_workers(ray_cluster, ortune, tmp_path):
                   *QUICK, timeout=300)
     assert done.code == 0, done.stderr
     result = done.json()
+    _keeps_the_contract(result)
     workers = {w["node"] for w in result["target"]["workers"]}
     assert result["target"]["cluster"] and result["target"]["address"] == ray_cluster.address
     rows = {r["kind"]: r for r in result["candidates"]}

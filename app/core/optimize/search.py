@@ -182,8 +182,8 @@ def _machine(config) -> dict:
 
 
 def optimize(params: OptimizeParams, ctx, place=None) -> dict:
-    """`place`: where the candidates are made and measured when not here, one by one
-    (app.core.optimize.spread: its screen, run_tune, target and machine)."""
+    """`place`: where the candidates are made and measured when not here (a Ray cluster,
+    app.core.optimize.spread.ClusterPlace: its screen, run_tune, target and machine)."""
     from app.core.model.intake import admit
     from app.core.optimize.ship import keep_candidates, prepare_folder, ship
     from app.core.optimize.split import split_data

@@ -21,7 +21,7 @@ def _keeps_the_contract(result):
 
 
 def test_optimize_on_a_target_brings_the_folder_back(loop_target, ortune, tmp_path):
-    model = models.save(models.mlp(width=16, depth=1), tmp_path / "mlp.onnx")
+    model = models.save(models.mlp(width=16, depth=1), tmp_path / "searched.onnx")
     out = tmp_path / "ship"
     done = ortune("optimize", model, "-o", out, "--kinds", "optimize,ort", "--keep-candidates", "--target",
                   loop_target, *QUICK, timeout=300)
@@ -50,14 +50,14 @@ def test_optimize_on_a_target_brings_the_folder_back(loop_target, ortune, tmp_pa
 
 
 def test_optimize_on_a_target_refuses_a_data_folder_in_one_line(loop_target, ortune, tmp_path):
-    model = models.save(models.mlp(width=16, depth=1), tmp_path / "mlp.onnx")
+    model = models.save(models.mlp(width=16, depth=1), tmp_path / "searched.onnx")
     (tmp_path / "data").mkdir()
     done = ortune("optimize", model, "-o", tmp_path / "ship", "--data", tmp_path / "data", "--target", loop_target)
     assert done.code == 2 and "data folder is not sent" in done.stderr and done.stderr.count("\n") == 1
 
 
 def test_optimize_over_two_ray_workers(ray_cluster, ortune, tmp_path):
-    model = models.save(models.mlp(width=16, depth=1), tmp_path / "mlp.onnx")
+    model = models.save(models.mlp(width=16, depth=1), tmp_path / "searched.onnx")
     out = tmp_path / "ship"
     done = ortune("optimize", model, "-o", out, "--kinds", "optimize,ort", "--cluster", ray_cluster.address,
                   *QUICK, timeout=300)

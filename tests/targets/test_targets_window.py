@@ -105,7 +105,7 @@ def test_the_optimize_tab_searches_on_the_chosen_target(qtbot, window, loop_targ
     from PySide6.QtCore import Qt
 
     from app.core.session.config import SessionConfig
-    path = models.save(models.mlp(width=16, depth=1), tmp_path / "mlp.onnx")
+    path = models.save(models.mlp(width=16, depth=1), tmp_path / "searched.onnx")
     with qtbot.waitSignal(window.model_opened, timeout=60000):
         window.open_model(path)
     window.session.update(SessionConfig(intra_op_num_threads=1))

@@ -1,7 +1,7 @@
 """Candidates kept and reused: every candidate the search makes is stored in the history
 (as the conversion it is, through the history recorder, app.core.store.recording) with a
 copy of the model it made; a later search of the same model, with the same inputs, session
-settings, tolerance, data (and input files, by size and time), ONNX Runtime version and
+settings, timing length, tolerance, data (and input files, by size and time), ONNX Runtime version and
 machine, takes that candidate's row and
 model instead of making and measuring it again, and says so in the row. `fresh` (the
 command line's --fresh) reuses none. A changed setting or model changes the key, so it is
@@ -41,6 +41,7 @@ class Reuse:
 
         from app.core.session.machine_cpu import cpu_description
         from app.core.store.history import History
+        from app.core.targets.upload import local_files
 
         self.fresh, self.source = bool(params.fresh), source
         self.history = History()
@@ -52,9 +53,9 @@ class Reuse:
         session = params.session.to_dict()
         if isinstance(session.get("inputs"), dict):        # the held-out half is scratch: the folder is the user's
             session["inputs"] = {k: v for k, v in session["inputs"].items() if k != "data"}
-        from app.core.targets.upload import local_files
         files = [[path, Path(path).stat().st_size, Path(path).stat().st_mtime_ns] for path in local_files(session)]
         self.base = {"model_sha256": sha, "session": session, "files": files, "tolerance": params.tolerance,
+                     "screen_seconds": params.screen_seconds,
                      "data": _folder_identity(params.data), "onnxruntime": onnxruntime.__version__,
                      "machine": [platform.node(), cpu_description()[0]]}
         self.session = params.session.to_dict()

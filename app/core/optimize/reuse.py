@@ -1,5 +1,6 @@
 """Candidates kept and reused: every candidate the search makes is stored in the history
-(as the conversion it is, through the history recorder, app.core.store.recording) with a
+(as the conversion it is, by the history recorder, app.core.store.recording, when the
+search's result is kept) with a
 copy of the model it made; a later search of the same model, with the same inputs, session
 settings, timing length, tolerance, data (and input files, by size and time), ONNX Runtime version and
 machine, takes that candidate's row and
@@ -16,7 +17,6 @@ import shutil
 import time
 from pathlib import Path
 
-from app.core.jobs.entry import Records
 
 FOLDER = "optimize-candidates"      # under the data folder: one sub-folder per candidate key
 _KIND = "convert"                   # the history kind a candidate is kept under: it is a conversion
@@ -46,6 +46,7 @@ class Reuse:
         self.fresh, self.source = bool(params.fresh), source
         self.history = History()
         self.warnings: list[str] = []
+        self.pending: list[dict] = []      # candidates made, for the history recorder to keep
         try:
             sha = self.history.model_identity(source)["sha256"]
         except OSError:
@@ -87,10 +88,10 @@ class Reuse:
             return row, report, report["output"]
         return None
 
-    def keep(self, kind: str, options: dict, row: dict, report: dict) -> None:
-        """Store the candidate: its model copied under the data folder, its report in the history."""
+    def hold(self, kind: str, options: dict, row: dict, report: dict) -> None:
+        """Keep the candidate: its model copied under the data folder now, its report for the
+        history once the search's result is kept (`to_keep`)."""
         from app.core.store.paths import data_dir
-        from app.core.store.recording import keep
         from app.core.targets.upload import bundle
 
         key = self.key(kind, options)
@@ -107,5 +108,11 @@ class Reuse:
                       optimize_candidate={"key": key, "row": row})
         facts = {"model": str(self.source), "variant": f"optimize: {kind} → {made.main.name}",
                  "p50_ms": row.get("latency_ms"), "session": self.session}
-        kept = keep(Records(_KIND, lambda _params, _result: facts), None, stored, self.warnings.append)
-        row["history_id"] = kept.get("history_id")
+        self.pending.append({"kind": _KIND, "facts": facts, "report": stored, "candidate": kind})
+
+    def to_keep(self, rows: list[dict]) -> list[dict]:
+        """What the history recorder (app.core.store.recording) keeps of the candidates made:
+        each with the path of its row, which gets the stored entry's id."""
+        where = {row["kind"]: i for i, row in enumerate(rows)}
+        return [dict(part, into=["candidates", where[part["candidate"]]]) for part in self.pending
+                if part["candidate"] in where]

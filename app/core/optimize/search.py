@@ -23,6 +23,7 @@ from app.core.optimize import candidates
 from app.core.optimize.budget import Budget
 from app.core.optimize.params import OptimizeParams
 from app.core.optimize.reuse import Reuse
+from app.core.store.recording import ALSO
 from app.core.optimize.rows import choose, explain, failed_row, made_row, source_row
 from app.core.runner.process import run_child
 from app.core.tune.jobs import TUNE, TuneParams
@@ -103,7 +104,7 @@ class Search:
         row = made_row(kind, report)
         if "calibration" in options and self.split:      # the half is scratch: name the user's folder
             row["options"]["calibration"] = f"{self.params.data} (the calibration half)"
-        self.reuse.keep(kind, options, row, report)
+        self.reuse.hold(kind, options, row, report)
         return row
 
     def _repair(self, convert: ConvertParams, report: dict) -> dict:
@@ -234,5 +235,6 @@ def optimize(params: OptimizeParams, ctx, place=None) -> dict:
             keep_candidates(search.rows, search.made, folder, source)
         result["choice"] = ship(result, best, search.made[best["kind"]], folder, params.force, source,
                                 budget.elapsed)
+        result[ALSO] = search.reuse.to_keep(search.rows)     # kept by the history recorder, not shipped
     ctx.progress(1.0, "done")
     return result

@@ -1,7 +1,11 @@
 """The one place a finished job's result is kept in the history: its entry's Records say
 under which kind and file it (app.core.jobs.entry.Records); the result gets the stored
 entry's id and the store's warnings. The one start function (app.core.targets.start)
-calls it once a run, wherever the run was measured."""
+calls it once a run, wherever the run was measured.
+
+A job whose result holds parts worth keeping on their own (optimize's candidates, each a
+conversion) lists them under ALSO: each {kind, facts, report, into}, stored as its own
+entry, its id written into the result at the path `into` (e.g. ["candidates", 3])."""
 
 from __future__ import annotations
 
@@ -9,6 +13,8 @@ from typing import Any, Callable
 
 from app.core.jobs.entry import Records
 from app.core.store.history import SAMPLES_KEY, History
+
+ALSO = "history_also"
 
 
 def keep(records: Records, params: Any, result: Any, warn: Callable[[str], None] | None = None) -> Any:
@@ -18,10 +24,22 @@ def keep(records: Records, params: Any, result: Any, warn: Callable[[str], None]
     if not isinstance(result, dict):
         return result
     samples = result.pop(SAMPLES_KEY, None) or {}
+    history = History(warn=warn)
+    for part in result.pop(ALSO, None) or []:
+        kept = _keep_one(history, part["kind"], part["facts"], part["report"], warn)
+        place = result
+        for step in part.get("into", [])[:-1]:
+            place = place[step]
+        if part.get("into"):
+            place[part["into"][-1]]["history_id"] = kept.get("history_id")
     facts = records.facts(params, result)
     if facts is None:
         return result
-    history = History(warn=warn)
+    return _keep_one(history, records.kind, facts, result, warn, samples)
+
+
+def _keep_one(history: History, kind: str, facts: dict, result: dict, warn, samples: dict | None = None) -> dict:
+    samples = samples or {}
     try:
         identity = history.model_identity(facts["model"])
     except OSError as exc:                       # the model went while the job ran
@@ -33,7 +51,7 @@ def keep(records: Records, params: Any, result: Any, warn: Callable[[str], None]
         return result
     if isinstance(result.get("model"), dict):
         result["model"] = {**result["model"], **identity}
-    result["history_id"] = history.record(records.kind, result, samples.get("warmup_ms"), samples.get("samples_ms"),
+    result["history_id"] = history.record(kind, result, samples.get("warmup_ms"), samples.get("samples_ms"),
                                           facts={**facts, "model": identity})
     result["history_warnings"] = history.warnings
     return result

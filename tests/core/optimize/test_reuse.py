@@ -1,7 +1,7 @@
 """Every candidate is kept in the history, and the same search again reuses it (app.core.optimize.reuse)."""
 
-from app.core.jobs.protocol import JobContext
 from app.core.optimize.jobs import OPTIMIZE
+from app.core.targets.start import run
 from app.core.session.config import SessionConfig
 from app.core.store.history import History
 from tests import models
@@ -10,7 +10,7 @@ from tests import models
 def _run(model, out, threads=1, **given):
     params = {"model": str(model), "out_dir": str(out), "screen_seconds": 0.3, "tune": False, "kinds": ["optimize"],
               "budget_seconds": 60, "session": SessionConfig(intra_op_num_threads=threads).to_dict(), **given}
-    return {r["kind"]: r for r in OPTIMIZE(params, JobContext())["candidates"]}
+    return {r["kind"]: r for r in run(OPTIMIZE, params)["candidates"]}
 
 
 def test_the_same_search_reuses_its_candidates_and_a_change_measures_anew(tmp_path):

@@ -39,6 +39,26 @@ def test_the_table_covers_every_field_once():
     assert set(SAMPLES) == set(names)
 
 
+def test_every_widget_is_made_from_its_row_with_the_rows_help_as_its_tooltip(form):
+    from app.core.session.fields import FIELD
+
+    panel, _ = form
+    assert set(panel.widgets) == set(FIELD) - TABLE_FIELDS
+    for name, widget in panel.widgets.items():
+        assert widget.toolTip() == FIELD[name].help, name
+
+
+def test_a_row_changed_in_the_table_changes_its_widget(qtbot):
+    import dataclasses
+
+    from app.core.session.fields import FIELD
+    from app.gui.panels.session.fields import make_widget
+
+    widget, _ = make_widget(dataclasses.replace(FIELD["dynamic_block_base"], help="Another help", maximum=8))
+    qtbot.addWidget(widget)
+    assert widget.toolTip() == "Another help" and widget.maximum() == 8
+
+
 def test_setting_the_state_redraws_the_widget_and_nothing_echoes(form, window, monkeypatch):
     panel, heard = form
     writes = []
@@ -122,5 +142,5 @@ def test_the_memory_limit_typed_in_the_tab_is_every_jobs_budget_and_travels_in_p
     panel.load_preset(str(tmp_path / "preset.json"))
     assert limit.text() == "1.5G" and window.session.config().memory_limit == "1.5G"
     limit.setText("lots")
-    with pytest.raises(UserError, match="memory limit expects a size such as 4G"):
+    with pytest.raises(UserError, match="memory_limit expects a size such as 4G"):
         window.session.config()

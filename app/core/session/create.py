@@ -12,8 +12,9 @@ from app.core.jobs.errors import UserError
 from app.core.units import ort_text
 from app.core.session.providers import (explain_failed_start, installed_ort_package, not_in_build_reason,
                                  preload_cuda_libraries)
-from app.core.session.config import (EXECUTION_MODES, OPT_LEVELS, PROVIDER_OPTIONS, TYPED_ENTRIES, ProviderSpec,
-                                     SessionConfig, supported_config_keys)
+from app.core.session.config import (PROVIDER_OPTIONS, TYPED_ENTRIES, ProviderSpec, SessionConfig,
+                                     supported_config_keys)
+from app.core.session.fields import EXECUTION_MODES, OPT_LEVELS
 from app.core.jobs.stdio import capture_output
 
 

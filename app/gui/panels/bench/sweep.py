@@ -10,11 +10,12 @@ import time
 from pathlib import Path
 
 from PySide6.QtWidgets import (QComboBox, QDoubleSpinBox, QFormLayout, QGroupBox, QHBoxLayout, QLabel, QLineEdit,
-                               QPushButton, QSplitter, QTabWidget, QVBoxLayout, QWidget)
+                               QPushButton, QTabWidget, QWidget)
 from PySide6.QtCore import Qt
 
 from app.gui.shell.panel import OneJobView
-from app.gui.widgets.run_caption import RunCaption, inputs_text
+from app.gui.widgets.captioned import CaptionedResults, settings_beside
+from app.gui.widgets.run_caption import inputs_text
 from app.core.bench.jobs import SWEEP, SweepParams
 
 NO_DIM = "(none: concurrency only)"
@@ -22,7 +23,7 @@ NO_DIM = "(none: concurrency only)"
 
 class SweepView(OneJobView, QWidget):
     def __init__(self, panel):
-        from app.gui.widgets.run_form import SIDE_WIDTH, RunSettingsForm
+        from app.gui.widgets.run_form import RunSettingsForm
         from app.gui.widgets.charts import HeatMap, LineChart
         from app.gui.widgets.table import DataTable
 
@@ -66,15 +67,6 @@ class SweepView(OneJobView, QWidget):
         buttons = QHBoxLayout()
         buttons.addWidget(self.start_button)
         buttons.addWidget(self.cancel_button)
-        side = QWidget()
-        side.setMaximumWidth(SIDE_WIDTH)     # the results get the rest, however long a status or file name
-        left = QVBoxLayout(side)
-        left.setContentsMargins(0, 0, 0, 0)
-        left.addWidget(grid_box)
-        left.addWidget(self.run_form)
-        left.addLayout(buttons)
-        left.addWidget(self.status)
-        left.addStretch()
 
         self.table = DataTable()
         self.table.decimals = 4
@@ -85,19 +77,10 @@ class SweepView(OneJobView, QWidget):
         charts.addTab(self.heat, "Heat map")
         charts.addTab(self.latency_chart, "Latency")
         charts.addTab(self.throughput_chart, "Throughput")
-        results = QSplitter(Qt.Orientation.Vertical)
-        results.addWidget(self.table)
-        results.addWidget(charts)
-        results.setSizes([200, 400])
-        self.caption = RunCaption("No sweep yet: the table and the charts will say which model and inputs they "
-                                  "measured.")
-        self.caption.follow(results)
-        right = QVBoxLayout()
-        right.addWidget(self.caption)
-        right.addWidget(results, 1)
-        layout = QHBoxLayout(self)
-        layout.addWidget(side)
-        layout.addLayout(right, 1)
+        results = CaptionedResults("No sweep yet: the table and the charts will say which model and inputs they "
+                                   "measured.", self.table, charts, (200, 400))
+        self.caption = results.caption
+        self.setLayout(settings_beside([grid_box, self.run_form, buttons, self.status], results))
 
     def model_changed(self, model) -> None:
         self.caption.model_changed(model)

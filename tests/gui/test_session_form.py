@@ -4,6 +4,7 @@ import pytest
 
 from app.core.session.config import ProviderSpec, SessionConfig
 from app.gui.panels.session.fields import FIELDS, TABLE_FIELDS, read_widget
+from tests.gui.steps import tab
 
 #: a value for every field that differs from the default, as a user could set it in the form
 SAMPLES = {
@@ -22,9 +23,7 @@ SAMPLES = {
 
 @pytest.fixture
 def form(qtbot, window):
-    panel = window.panel("Session")
-    window.tabs.setCurrentWidget(panel)
-    panel.ensure_built()
+    panel = tab(window, "Session")
     heard = []
     window.session.subscribe(lambda _state, changed: heard.append(changed))
     yield panel, heard
@@ -110,9 +109,7 @@ def test_text_the_form_cannot_read_stops_jobs_until_it_is_redrawn(form, window):
 
 def test_the_state_is_there_before_the_tab_is_built(qtbot, window):
     window.session.set(intra_op_num_threads=2)
-    panel = window.panel("Session")
-    window.tabs.setCurrentWidget(panel)
-    panel.ensure_built()
+    panel = tab(window, "Session")
     assert panel.widgets["intra_op_num_threads"].value() == 2
     qtbot.waitUntil(lambda: not any(j.state == "running" for j in window.jobs.jobs), timeout=30000)
 

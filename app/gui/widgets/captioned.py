@@ -5,21 +5,24 @@ once they are no longer current. Compare and Sweep are built from it."""
 from __future__ import annotations
 
 from PySide6.QtCore import Qt
-from PySide6.QtWidgets import QHBoxLayout, QLayout, QSplitter, QVBoxLayout, QWidget
+from PySide6.QtWidgets import QHBoxLayout, QLayout, QSplitter, QTabWidget, QVBoxLayout, QWidget
 
 from app.gui.widgets.run_caption import RunCaption
 from app.gui.widgets.run_form import SIDE_WIDTH
 
 
 class CaptionedResults(QWidget):
-    """`table` over `charts` in a vertical splitter (`sizes`, px), under a RunCaption that
-    follows them both."""
+    """`table` over the `charts` ((chart, title), …: one tab each, so each has the whole
+    width) in a vertical splitter (`sizes`, px), under a RunCaption that follows them both."""
 
-    def __init__(self, idle_text: str, table: QWidget, charts: QWidget, sizes: tuple[int, int]):
+    def __init__(self, idle_text: str, table: QWidget, charts, sizes: tuple[int, int]):
         super().__init__()
+        self.charts = QTabWidget()
+        for chart, title in charts:
+            self.charts.addTab(chart, title)
         self.splitter = QSplitter(Qt.Orientation.Vertical)
         self.splitter.addWidget(table)
-        self.splitter.addWidget(charts)
+        self.splitter.addWidget(self.charts)
         self.splitter.setSizes(list(sizes))
         self.caption = RunCaption(idle_text)
         self.caption.follow(self.splitter)

@@ -9,11 +9,10 @@ from __future__ import annotations
 import time
 from pathlib import Path
 
-from PySide6.QtWidgets import (QComboBox, QDoubleSpinBox, QFormLayout, QGroupBox, QHBoxLayout, QLabel, QLineEdit,
-                               QPushButton, QTabWidget, QWidget)
+from PySide6.QtWidgets import QComboBox, QDoubleSpinBox, QFormLayout, QGroupBox, QLabel, QLineEdit, QWidget
 from PySide6.QtCore import Qt
 
-from app.gui.shell.panel import OneJobView
+from app.gui.shell.panel import OneJobView, start_and_cancel
 from app.gui.widgets.captioned import CaptionedResults, settings_beside
 from app.gui.widgets.run_caption import inputs_text
 from app.core.bench.jobs import SWEEP, SweepParams
@@ -56,30 +55,21 @@ class SweepView(OneJobView, QWidget):
         form.addRow("Latency limit:", self.limit)
         form.addRow("Limit applies to:", self.percentile)
         self.run_form = RunSettingsForm("Each cell")
-        self.start_button = QPushButton("Start sweep")
-        self.start_button.clicked.connect(lambda: self.start())
-        self.cancel_button = QPushButton("Cancel")
-        self.cancel_button.setEnabled(False)
-        self.cancel_button.clicked.connect(lambda: self.job and self.job.cancel())
+        self.start_button, self.cancel_button, buttons = start_and_cancel(
+            self.start, lambda: self.job and self.job.cancel(), "Start sweep")
         self.status = QLabel()
         self.status.setTextFormat(Qt.TextFormat.PlainText)   # it shows names from files
         self.status.setWordWrap(True)
-        buttons = QHBoxLayout()
-        buttons.addWidget(self.start_button)
-        buttons.addWidget(self.cancel_button)
 
         self.table = DataTable()
         self.table.decimals = 4
         self.heat = HeatMap("Throughput (runs/s)", placeholder="No sweep yet.")
         self.latency_chart = LineChart("Latency", durations=True, placeholder="No sweep yet.")
         self.throughput_chart = LineChart("Throughput", placeholder="No sweep yet.")
-        self.charts = charts = QTabWidget()
-        charts.addTab(self.heat, "Heat map")
-        charts.addTab(self.latency_chart, "Latency")
-        charts.addTab(self.throughput_chart, "Throughput")
+        charts = ((self.heat, "Heat map"), (self.latency_chart, "Latency"), (self.throughput_chart, "Throughput"))
         results = CaptionedResults("No sweep yet: the table and the charts will say which model and inputs they "
                                    "measured.", self.table, charts, (200, 400))
-        self.caption = results.caption
+        self.caption, self.charts = results.caption, results.charts
         self.setLayout(settings_beside([grid_box, self.run_form, buttons, self.status], results))
 
     def model_changed(self, model) -> None:

@@ -9,11 +9,11 @@ from __future__ import annotations
 from pathlib import Path
 
 from PySide6.QtCore import Qt
-from PySide6.QtWidgets import QFileDialog, QLabel, QPushButton, QTabWidget
+from PySide6.QtWidgets import QFileDialog, QLabel, QPushButton
 
 from app.core.bench.accuracy import accuracy_text
 from app.core.units import human_bytes
-from app.gui.shell.panel import OneJobView, Panel
+from app.gui.shell.panel import OneJobView, Panel, start_and_cancel
 from app.gui.widgets.plain_text import plain
 from app.gui.widgets.captioned import CaptionedResults, settings_beside
 from app.gui.widgets.run_caption import inputs_text, stored_text
@@ -42,11 +42,8 @@ class ComparePanel(OneJobView, Panel):
                            "list is the reference for speedup and fidelity.")
         self.hint.setWordWrap(True)
         self.run_form = RunSettingsForm("Each model")
-        self.start_button = QPushButton("Compare selected")
-        self.start_button.clicked.connect(lambda: self.start())
-        self.cancel_button = QPushButton("Cancel")
-        self.cancel_button.setEnabled(False)
-        self.cancel_button.clicked.connect(lambda: self.job and self.job.cancel())
+        self.start_button, self.cancel_button, _row = start_and_cancel(
+            self.start, lambda: self.job and self.job.cancel(), "Compare selected")
         export_table = QPushButton("Export table as CSV…")
         export_table.clicked.connect(lambda: self.table.export_csv())
         export_charts = QPushButton("Export charts as PNG…")
@@ -64,10 +61,8 @@ class ComparePanel(OneJobView, Panel):
         self.speedup_whiskers = None
         self.latency_chart = GroupedBarChart("Latency", placeholder="No comparison yet.")
         self.throughput_chart = BarChart("Throughput (runs/s)", horizontal=False, placeholder="No comparison yet.")
-        charts = QTabWidget()             # one chart at a time, each with the whole width
-        charts.addTab(self.speedup_chart, "Speedup")
-        charts.addTab(self.latency_chart, "Latency")
-        charts.addTab(self.throughput_chart, "Throughput")
+        charts = ((self.speedup_chart, "Speedup"), (self.latency_chart, "Latency"),
+                  (self.throughput_chart, "Throughput"))
         results = CaptionedResults("No comparison yet: the table and the charts will say which models and inputs "
                                    "they measured.", self.table, charts, (250, 350))
         self.caption = results.caption

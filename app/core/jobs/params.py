@@ -41,10 +41,11 @@ def _label(field: dataclasses.Field, prefix: str, text: bool) -> str:
 
 
 def _item(label: str, key: Any) -> str:
-    """How a message names one entry of a list or object: `--dim batch`, `inputs.dims.batch`."""
-    if isinstance(key, int):
-        return f"{label}[{key}]"
-    return f"{label} {key}" if label.startswith("--") else f"{label}.{key}"
+    """How a message names one entry of a list or object: `inputs.dims.batch`, `shape[0]`; on
+    the command line the flag alone (`--dim`), as the user typed the entry beside it."""
+    if label.startswith("--"):
+        return label
+    return f"{label}[{key}]" if isinstance(key, int) else f"{label}.{key}"
 
 
 def _bad(label: str, wanted: str, value: Any) -> UserError:

@@ -16,9 +16,13 @@ from typing import Any
 from app.core.jobs.memory import DEFAULT_LIMIT, parse_memory_limit
 from app.core.jobs.params import setting
 
-#: the graph optimisation levels: the name a preset, the form and --opt-level use -> ORT's enum
-OPT_LEVELS = {"disable": "ORT_DISABLE_ALL", "basic": "ORT_ENABLE_BASIC",
-              "extended": "ORT_ENABLE_EXTENDED", "all": "ORT_ENABLE_ALL"}
+#: the graph optimisation levels: the name a preset, the form and --opt-level use -> (ORT's enum, in words)
+OPT_LEVEL_TABLE = {"disable": ("ORT_DISABLE_ALL", "no graph optimisation"),
+                   "basic": ("ORT_ENABLE_BASIC", "basic optimisation"),
+                   "extended": ("ORT_ENABLE_EXTENDED", "extended optimisation"),
+                   "all": ("ORT_ENABLE_ALL", "all optimisations")}
+OPT_LEVELS = {name: enum for name, (enum, _) in OPT_LEVEL_TABLE.items()}
+LEVEL_WORDS = {name: words for name, (_, words) in OPT_LEVEL_TABLE.items()}
 EXECUTION_MODES = {"sequential": "ORT_SEQUENTIAL", "parallel": "ORT_PARALLEL"}
 LOG_LEVELS = {"verbose": 0, "info": 1, "warning": 2, "error": 3, "fatal": 4}
 FEED_MODES = ("random", "zeros", "files")

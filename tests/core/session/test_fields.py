@@ -132,3 +132,12 @@ def test_a_flag_on_top_of_a_preset_wins_and_the_rest_of_the_preset_stays(tmp_pat
     assert (config.intra_op_num_threads, config.dynamic_block_base, config.intra_op_allow_spinning) == (3, 4, False)
     assert (config.enable_mem_pattern, config.log_severity_level, config.inputs.sample) == (False, 4, 2)
     assert config.inputs.mode == "zeros"
+
+
+def test_the_optimisation_levels_are_named_in_one_table():
+    from pathlib import Path
+
+    root = Path(__file__).resolve().parents[3]
+    naming = sorted(path.relative_to(root).as_posix() for path in (root / "app").rglob("*.py")
+                    if '"extended"' in path.read_text(encoding="utf-8"))
+    assert naming == ["app/core/session/fields.py"]

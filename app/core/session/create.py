@@ -33,7 +33,7 @@ def build_session_options(config: SessionConfig):
     """(SessionOptions, providers, provider_options) for ort.InferenceSession."""
     import onnxruntime as ort
 
-    config.validate()
+    config = config.checked()                  # every field read as a preset's would be
     options = ort.SessionOptions()
     options.graph_optimization_level = getattr(ort.GraphOptimizationLevel, OPT_LEVELS[config.graph_optimization_level])
     options.execution_mode = getattr(ort.ExecutionMode, EXECUTION_MODES[config.execution_mode])

@@ -195,7 +195,6 @@ def register(subparsers) -> None:
     parser.add_argument("--top", type=_positive, metavar="N",
                         help=f"nodes to list (text: default {DEFAULT_TOP}; JSON: all unless given)")
     parser.add_argument("--include-first-run", action="store_true", help="average over every run, warm-up included")
-    parser.add_argument("--io-binding", action="store_true", help="run with inputs and outputs bound (IO binding)")
     add_json_flag(parser)
     add_session_arguments(parser)
     parser.set_defaults(handler=run_profile)

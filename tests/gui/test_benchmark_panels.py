@@ -11,6 +11,7 @@ from app.core.session.config import ProviderSpec, SessionConfig
 from app.core.units import duration_text
 from app.gui.shell.model_list import OpenModel
 from tests import models
+from tests.gui.steps import tab
 
 PROBE = {"ort_version": "1", "package": "onnxruntime 1", "devices": [], "providers": [
     {"name": "CPUExecutionProvider", "short": "cpu", "available": True, "reason": ""},
@@ -33,9 +34,7 @@ def wait_for_job(qtbot, job, timeout=60000):
 
 
 def session_panel(window):
-    panel = window.panel("Session")
-    window.tabs.setCurrentWidget(panel)
-    panel.ensure_built()
+    panel = tab(window, "Session")
     return panel
 
 
@@ -81,9 +80,7 @@ def test_unavailable_providers_are_greyed_with_the_reason(qtbot, window):
 def test_benchmark_runs_live_and_lands_in_the_history(qtbot, window, tmp_path):
     path = models.save(models.tiny_add(), tmp_path / "tiny.onnx")
     add_model(window, path)
-    panel = window.panel("Benchmark")
-    window.tabs.setCurrentWidget(panel)
-    panel.ensure_built()
+    panel = tab(window, "Benchmark")
     panel.run_form.iterations.setValue(3000)
     panel.run_form.warmup.setValue(4)
     panel.start()
@@ -97,9 +94,7 @@ def test_benchmark_runs_live_and_lands_in_the_history(qtbot, window, tmp_path):
     edges, counts = panel.view.hist_curve.getOriginalDataset()
     assert counts.sum() == 3000 and len(edges) == len(counts) + 1
     assert panel.values["p50"].text() == duration_text(panel.report["latency_ms"]["p50"], 4, trim=False)
-    history = window.panel("History")
-    window.tabs.setCurrentWidget(history)
-    history.ensure_built()
+    history = tab(window, "History")
     assert history.table.rows[0][0] == panel.report["history_id"]
     history.table.selectRow(0)
     history.open_selected()
@@ -108,14 +103,18 @@ def test_benchmark_runs_live_and_lands_in_the_history(qtbot, window, tmp_path):
     assert "a thread per core" in history.summary.toPlainText()
 
 
-def test_compare_selected_models(qtbot, window, tmp_path):
+def two_models_selected(window, tmp_path):
+    """Two MLPs in the list, a.onnx (the current model) and b.onnx, both selected."""
     first = add_model(window, models.save(models.mlp(), tmp_path / "a.onnx"))
     second = add_model(window, models.save(models.mlp(seed=3), tmp_path / "b.onnx"), select=False)
     for model in (first, second):
         window.model_list.item_for(model).setSelected(True)
-    panel = window.panel("Compare")
-    window.tabs.setCurrentWidget(panel)
-    panel.ensure_built()
+    return first, second
+
+
+def test_compare_selected_models(qtbot, window, tmp_path):
+    two_models_selected(window, tmp_path)
+    panel = tab(window, "Compare")
     panel.run_form.iterations.setValue(30)
     panel.start()
     wait_for_job(qtbot, panel.job if panel.job else window.jobs.jobs[-1])

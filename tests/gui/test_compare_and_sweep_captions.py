@@ -3,25 +3,32 @@ ratios; an earlier run's figures are greyed, and a cancelled run keeps what it m
 
 from app.core.jobs.errors import JobCancelled
 from tests import models
-from tests.gui.test_benchmark_panels import add_model, wait_for_job
+from tests.gui.test_benchmark_panels import add_model, two_models_selected, wait_for_job
+from tests.gui.steps import tab
 
 
 def compare_panel(qtbot, window, tmp_path):
-    first = add_model(window, models.save(models.mlp(), tmp_path / "a.onnx"))
-    second = add_model(window, models.save(models.mlp(seed=3), tmp_path / "b.onnx"), select=False)
-    for model in (first, second):
-        window.model_list.item_for(model).setSelected(True)
-    panel = window.panel("Compare")
-    window.tabs.setCurrentWidget(panel)
-    panel.ensure_built()
-    return panel, first, second
+    first, second = two_models_selected(window, tmp_path)
+    return tab(window, "Compare"), first, second
+
+
+def cancel_at_round_three(qtbot, window, view, measuring: str) -> None:
+    """Start a long run of `view` (Compare or Sweep), check its caption says what it measures
+    (`measuring`) and cancel it at its third round."""
+    view.run_form.stop_by.setCurrentIndex(1)
+    view.run_form.duration.setValue(600)
+    view.start()
+    job = window.jobs.jobs[-1]
+    qtbot.waitUntil(lambda: view.status.text().startswith("round 3"), timeout=60000)
+    assert measuring in view.caption.text()
+    job.cancel()
+    wait_for_job(qtbot, job)
+    assert isinstance(job.error, JobCancelled)
 
 
 def sweep_view(window, tmp_path):
     add_model(window, models.save(models.mlp(), tmp_path / "mlp.onnx"))
-    panel = window.panel("Benchmark")
-    window.tabs.setCurrentWidget(panel)
-    panel.ensure_built()
+    panel = tab(window, "Benchmark")
     panel.tabs.setCurrentWidget(panel.sweep)
     sweep = panel.sweep
     sweep.dim.setCurrentText("batch")
@@ -64,15 +71,7 @@ def test_a_new_comparison_greys_the_last_one_until_it_has_figures(qtbot, window,
 
 def test_a_cancelled_comparison_shows_its_rounds_as_partial(qtbot, window, tmp_path):
     panel, _, _ = compare_panel(qtbot, window, tmp_path)
-    panel.run_form.stop_by.setCurrentIndex(1)
-    panel.run_form.duration.setValue(600)
-    panel.start()
-    job = window.jobs.jobs[-1]
-    qtbot.waitUntil(lambda: panel.status.text().startswith("round 3"), timeout=60000)
-    assert "Measuring <b>a.onnx vs b.onnx on x 1×64</b>" in panel.caption.text()
-    job.cancel()
-    wait_for_job(qtbot, job)
-    assert isinstance(job.error, JobCancelled)
+    cancel_at_round_three(qtbot, window, panel, "Measuring <b>a.onnx vs b.onnx on x 1×64</b>")
     rounds = panel.partial["alternation"]["rounds_run"]
     assert rounds >= 3 and panel.result is panel.partial
     assert f"partial — cancelled after {rounds} rounds; not stored" in panel.caption.text()
@@ -101,15 +100,7 @@ def test_a_sweep_is_titled_with_its_grid_and_greyed_when_the_model_changes(qtbot
 
 def test_a_cancelled_sweep_keeps_its_cells_as_partial(qtbot, window, tmp_path):
     sweep = sweep_view(window, tmp_path)
-    sweep.run_form.stop_by.setCurrentIndex(1)
-    sweep.run_form.duration.setValue(600)
-    sweep.start()
-    job = window.jobs.jobs[-1]
-    qtbot.waitUntil(lambda: sweep.status.text().startswith("round 3"), timeout=60000)
-    assert "Measuring <b>mlp.onnx on x 1×64</b>" in sweep.caption.text()
-    job.cancel()
-    wait_for_job(qtbot, job)
-    assert isinstance(job.error, JobCancelled)
+    cancel_at_round_three(qtbot, window, sweep, "Measuring <b>mlp.onnx on x 1×64</b>")
     assert [(c["dim_value"], c["partial"]) for c in sweep.cells] == [(1, True), (2, True)]
     assert "partial — cancelled with 2 of 2 cells measured; not stored" in sweep.caption.text()
     assert [row[0] for row in sweep.table.rows] == [1, 2] and sweep.table.rows[0][-2] == "reference"

@@ -2,14 +2,12 @@ from pathlib import Path
 
 from app.core.store.paths import output_dir
 from tests import models
+from tests.gui.steps import open_and_wait, tab
 
 
 def open_source(qtbot, window, path):
-    with qtbot.waitSignal(window.model_opened, timeout=60000):
-        window.open_model(path)
-    panel = window.panel("Convert")
-    window.tabs.setCurrentWidget(panel)
-    panel.ensure_built()
+    open_and_wait(qtbot, window, path)
+    panel = tab(window, "Convert")
     return panel
 
 

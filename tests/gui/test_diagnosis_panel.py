@@ -1,4 +1,5 @@
 from tests import models
+from tests.gui.steps import open_and_wait, tab
 
 
 def faster_when_fixed(path, config, overrides, ctx, start, share, seconds):
@@ -10,11 +11,8 @@ def faster_when_fixed(path, config, overrides, ctx, start, share, seconds):
 def test_diagnose_panel_lists_findings_with_details(qtbot, window, tmp_path, monkeypatch):
     monkeypatch.setattr("app.core.diagnose.diagnose.measure_overrides", faster_when_fixed)
     path = models.save(models.shape_dependent(), tmp_path / "shape.onnx")
-    with qtbot.waitSignal(window.model_opened, timeout=60000):
-        window.open_model(path)
-    panel = window.panel("Diagnose")
-    window.tabs.setCurrentWidget(panel)
-    panel.ensure_built()
+    open_and_wait(qtbot, window, path)
+    panel = tab(window, "Diagnose")
     assert panel.run_button.isEnabled()
     panel.start()
     qtbot.waitUntil(lambda: panel.job is None, timeout=120000)
@@ -35,8 +33,7 @@ def test_diagnose_panel_lists_findings_with_details(qtbot, window, tmp_path, mon
     assert "symbolic" not in panel.result["evidence"]["probes"]
     panel.table.selectRow(0)
     assert panel.caption.current and "shape.onnx</b> · x 1×16 · " in panel.caption.text()
-    with qtbot.waitSignal(window.model_opened, timeout=60000):
-        window.open_model(models.save(models.tiny_add(), tmp_path / "other.onnx"))
+    open_and_wait(qtbot, window, models.save(models.tiny_add(), tmp_path / "other.onnx"))
     assert panel.caption.state == "previous" and "previous model: <b>shape.onnx" in panel.caption.text()
     assert not panel.table.isEnabled(), "another model's findings are greyed"
     assert "Latency p50" in panel.figures.text() and not panel.figures.isEnabled(), "and so is its latency"
@@ -44,18 +41,13 @@ def test_diagnose_panel_lists_findings_with_details(qtbot, window, tmp_path, mon
 
 def test_diagnose_reads_the_profile_tabs_profile_of_the_same_session(qtbot, window, tmp_path):
     path = models.save(models.cnn(), tmp_path / "cnn.onnx")
-    with qtbot.waitSignal(window.model_opened, timeout=60000):
-        window.open_model(path)
-    profile = window.panel("Profile")
-    window.tabs.setCurrentWidget(profile)
-    profile.ensure_built()
+    open_and_wait(qtbot, window, path)
+    profile = tab(window, "Profile")
     profile.runs.setValue(3)
     profile.profile_model()
     qtbot.waitUntil(lambda: len(profile.profiles) == 1, timeout=120000)
     trace = profile.profiles[0][1]["trace"]
-    panel = window.panel("Diagnose")
-    window.tabs.setCurrentWidget(panel)
-    panel.ensure_built()
+    panel = tab(window, "Diagnose")
     panel.start()
     qtbot.waitUntil(lambda: panel.job is None, timeout=120000)
     assert window.last_error is None
@@ -71,11 +63,8 @@ def test_diagnose_says_why_a_finding_has_nothing_to_apply_and_that_the_machine_w
     import time
 
     path = models.save(models.tiny_add(), tmp_path / "add.onnx")
-    with qtbot.waitSignal(window.model_opened, timeout=60000):
-        window.open_model(path)
-    panel = window.panel("Diagnose")
-    window.tabs.setCurrentWidget(panel)
-    panel.ensure_built()
+    open_and_wait(qtbot, window, path)
+    panel = tab(window, "Diagnose")
     finding = {"id": "busy-machine", "severity": "high", "title": "the machine was busy", "evidence": "e",
                "cost": "", "fix": "f", "setting": None, "nodes": []}
     stats = {"p50": 1.0, "p99": 2.0, "runs": 10}

@@ -4,15 +4,13 @@ one-click repair and its before-and-after."""
 from PySide6.QtCore import Qt
 
 from tests import drift_models, models
+from tests.gui.steps import open_and_wait, tab
 
 
 def _convert_trap(qtbot, window, tmp_path):
     source = models.save(drift_models.fp16_clip_trap(), tmp_path / "trap.onnx")
-    with qtbot.waitSignal(window.model_opened, timeout=60000):
-        window.open_model(source)
-    panel = window.panel("Convert")
-    window.tabs.setCurrentWidget(panel)
-    panel.ensure_built()
+    open_and_wait(qtbot, window, source)
+    panel = tab(window, "Convert")
     panel.select_kind("fp16")
     panel.speed.setChecked(False)
     with qtbot.waitSignal(window.model_opened, timeout=120000):

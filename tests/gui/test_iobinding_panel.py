@@ -2,6 +2,7 @@ from PySide6.QtCore import Qt
 
 from tests import models
 from tests.gui.conftest import wait_for_model
+from tests.gui.steps import tab
 
 PROBE = {"ort_version": "1.x", "package": "onnxruntime-gpu 1.x", "devices": [], "providers": [
     {"name": "CPUExecutionProvider", "short": "cpu", "available": True, "reason": ""},
@@ -12,9 +13,7 @@ PROBE = {"ort_version": "1.x", "package": "onnxruntime-gpu 1.x", "devices": [], 
 def open_panel(qtbot, window, model):
     window.open_model(model)
     wait_for_model(qtbot, window)
-    panel = window.panel("IO Binding")
-    window.tabs.setCurrentWidget(panel)
-    panel.ensure_built()
+    panel = tab(window, "IO Binding")
     return panel
 
 

@@ -2,16 +2,14 @@ from PySide6.QtCore import Qt
 
 from app.core.session.config import SessionConfig
 from tests import models
+from tests.gui.steps import open_and_wait, tab
 
 
 def test_optimize_tab_fills_the_leaderboard_and_shows_the_answer(qtbot, window, tmp_path, monkeypatch):
     path = models.save(models.mlp(width=16, depth=1), tmp_path / "mlp.onnx")
-    with qtbot.waitSignal(window.model_opened, timeout=60000):
-        window.open_model(path)
+    open_and_wait(qtbot, window, path)
     window.session.update(SessionConfig(intra_op_num_threads=1))
-    panel = window.panel("Optimize")
-    window.tabs.setCurrentWidget(panel)
-    panel.ensure_built()
+    panel = tab(window, "Optimize")
     for index in range(panel.kinds.count()):       # optimize and fp16 only: one made, one skipped
         item = panel.kinds.item(index)
         if item.data(Qt.ItemDataRole.UserRole) not in ("optimize", "fp16"):
@@ -57,12 +55,9 @@ def test_optimize_tab_fills_the_leaderboard_and_shows_the_answer(qtbot, window, 
 
 def test_a_kept_candidate_opens_in_compare_beside_its_source_and_in_drift(qtbot, window, tmp_path):
     path = models.save(models.mlp(width=16, depth=1), tmp_path / "mlp.onnx")
-    with qtbot.waitSignal(window.model_opened, timeout=60000):
-        window.open_model(path)
+    open_and_wait(qtbot, window, path)
     window.session.update(SessionConfig(intra_op_num_threads=1))
-    panel = window.panel("Optimize")
-    window.tabs.setCurrentWidget(panel)
-    panel.ensure_built()
+    panel = tab(window, "Optimize")
     for index in range(panel.kinds.count()):
         item = panel.kinds.item(index)
         if item.data(Qt.ItemDataRole.UserRole) != "optimize":

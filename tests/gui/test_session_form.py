@@ -4,6 +4,7 @@ import pytest
 
 from app.core.session.config import ProviderSpec, SessionConfig
 from app.gui.panels.session.fields import FIELDS, TABLE_FIELDS, read_widget
+from tests.gui.steps import tab
 
 #: a value for every field that differs from the default, as a user could set it in the form
 SAMPLES = {
@@ -22,9 +23,7 @@ SAMPLES = {
 
 @pytest.fixture
 def form(qtbot, window):
-    panel = window.panel("Session")
-    window.tabs.setCurrentWidget(panel)
-    panel.ensure_built()
+    panel = tab(window, "Session")
     heard = []
     window.session.subscribe(lambda _state, changed: heard.append(changed))
     yield panel, heard
@@ -37,6 +36,26 @@ def test_the_table_covers_every_field_once():
     assert len(names) == len(set(names))
     assert set(names) == set(FIELD_NAMES) - TABLE_FIELDS, "the Inputs table edits sizes, files and values"
     assert set(SAMPLES) == set(names)
+
+
+def test_every_widget_is_made_from_its_row_with_the_rows_help_as_its_tooltip(form):
+    from app.core.session.fields import FIELD
+
+    panel, _ = form
+    assert set(panel.widgets) == set(FIELD) - TABLE_FIELDS
+    for name, widget in panel.widgets.items():
+        assert widget.toolTip() == FIELD[name].help, name
+
+
+def test_a_row_changed_in_the_table_changes_its_widget(qtbot):
+    import dataclasses
+
+    from app.core.session.fields import FIELD
+    from app.gui.panels.session.fields import make_widget
+
+    widget, _ = make_widget(dataclasses.replace(FIELD["dynamic_block_base"], help="Another help", maximum=8))
+    qtbot.addWidget(widget)
+    assert widget.toolTip() == "Another help" and widget.maximum() == 8
 
 
 def test_setting_the_state_redraws_the_widget_and_nothing_echoes(form, window, monkeypatch):
@@ -90,9 +109,7 @@ def test_text_the_form_cannot_read_stops_jobs_until_it_is_redrawn(form, window):
 
 def test_the_state_is_there_before_the_tab_is_built(qtbot, window):
     window.session.set(intra_op_num_threads=2)
-    panel = window.panel("Session")
-    window.tabs.setCurrentWidget(panel)
-    panel.ensure_built()
+    panel = tab(window, "Session")
     assert panel.widgets["intra_op_num_threads"].value() == 2
     qtbot.waitUntil(lambda: not any(j.state == "running" for j in window.jobs.jobs), timeout=30000)
 
@@ -122,5 +139,5 @@ def test_the_memory_limit_typed_in_the_tab_is_every_jobs_budget_and_travels_in_p
     panel.load_preset(str(tmp_path / "preset.json"))
     assert limit.text() == "1.5G" and window.session.config().memory_limit == "1.5G"
     limit.setText("lots")
-    with pytest.raises(UserError, match="memory limit expects a size such as 4G"):
+    with pytest.raises(UserError, match="memory_limit expects a size such as 4G"):
         window.session.config()

@@ -9,6 +9,7 @@ from PySide6.QtGui import QScreen
 
 from app.core.store.settings import Settings
 from app.gui.shell.tabs import PANELS
+from tests.gui.steps import tab
 
 #: each tab's main action: (tab, the panel's attribute holding it)
 MAIN_ACTIONS = [("Overview", "recount_button"), ("Convert", "run_button"), ("Graph", "extras.fit_button"),
@@ -23,10 +24,7 @@ def small_window(qtbot, window):
 
 
 def shown(qtbot, window, title):
-    panel = window.panel(title)
-    window.tabs.setCurrentWidget(panel)
-    panel.ensure_built()
-    return panel
+    return tab(window, title)
 
 
 def wholly_in_view(widget) -> bool:

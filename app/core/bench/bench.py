@@ -35,7 +35,7 @@ class RunSettings(Params):
     concurrency: int = setting(1, minimum=1, flag="--concurrency")
 
     def validate(self) -> None:
-        from app.core.session.config import THREADS_PER_CORE_LIMIT, thread_limit
+        from app.core.session.fields import THREADS_PER_CORE_LIMIT, thread_limit
 
         if self.concurrency > thread_limit():
             raise UserError("bad-option", f"concurrency {self.concurrency:,} is more than {THREADS_PER_CORE_LIMIT} "

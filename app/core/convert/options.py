@@ -11,6 +11,7 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from app.core.jobs.errors import UserError
+from app.core.session.fields import OPT_LEVELS
 
 QUANT_TYPES = ("QInt8", "QUInt8")
 TRANSFORMER_TYPES = ("bert", "bart", "clip", "conformer", "gpt2", "gpt_neox", "mmdit", "phi", "sam2", "swin",
@@ -19,6 +20,8 @@ TRANSFORMER_TYPES = ("bert", "bart", "clip", "conformer", "gpt2", "gpt_neox", "m
 TRANSFORMER_FUSIONS = ("attention", "bias_gelu", "bias_skip_layer_norm", "embed_layer_norm", "gelu", "layer_norm",
                        "qordered_matmul", "rotary_embeddings", "shape_inference", "skip_layer_norm")
 OPT_TARGETS = ("cpu", "cuda", "tensorrt", "dml", "openvino")
+#: the session's levels that optimise something (all but "disable"), in order
+OPTIMISING = tuple(OPT_LEVELS)[1:]
 #: the platforms an ORT-format model is made for; this machine's by default (see the ort kind)
 ORT_PLATFORMS = ("amd64", "arm", "any")
 THIS_PLATFORM = "arm" if platform.machine().lower().startswith(("arm", "aarch")) else "amd64"
@@ -161,9 +164,9 @@ KINDS: dict[str, Kind] = {k.name: k for k in (
     Kind("optimize", "Offline optimisation", "ONNX Runtime's graph optimisations applied once and saved, so "
          "sessions start faster. The result fits only the provider and machine class it was made for.",
          ".onnx", (
-             Option("level", "choice", "extended", "basic: constant folding and redundant-node removal; extended: "
-                                                   "fusions; all: also layout changes for this CPU.",
-                    choices=("basic", "extended", "all")),
+             Option("level", "choice", OPTIMISING[1], "basic: constant folding and redundant-node removal; "
+                                                     "extended: fusions; all: also layout changes for this CPU.",
+                    choices=OPTIMISING),
              Option("target_provider", "choice", "cpu", "The execution provider the model is optimised for; it must "
                                                  "start on this machine.", choices=OPT_TARGETS),
          ), _FP_TOLERANCE),

@@ -2,10 +2,11 @@
 the JSON that presets, the command line and the window use.
 
 Each field's type comes from its annotation. A field may say, in its metadata, the
-smallest and largest values it takes (`minimum`, `maximum`), the values it allows (`choices`) and the flag that
-sets it on the command line (`flag`), so one check serves every caller and its message
-names what the user typed: the flag for command-line text, the setting's place otherwise. Text (from the command line) is read as the field's type
-when `from_dict(..., text=True)` is asked for it.
+smallest and largest values it takes (`minimum`, `maximum`; for a list or object of numbers, each number's),
+why a larger value is refused (`why`), the values it allows (`choices`), a check of its own (`check(value,
+label)`) and the flag that sets it on the command line (`flag`), so one check serves every caller and its
+message names what the user typed: the flag for command-line text, the setting's place otherwise. Text (from
+the command line) is read as the field's type when `from_dict(..., text=True)` is asked for it.
 """
 
 from __future__ import annotations
@@ -23,9 +24,12 @@ LARGEST = 2 ** 53
 
 
 def setting(default: Any = dataclasses.MISSING, *, minimum: float | None = None, maximum: float | None = None,
-            choices: tuple = (), flag: str = "", factory: Any = dataclasses.MISSING) -> Any:
-    """A dataclass field with the limits the check applies (see the module docstring)."""
-    metadata = {"minimum": minimum, "maximum": maximum, "choices": tuple(choices), "flag": flag}
+            choices: tuple = (), flag: str = "", factory: Any = dataclasses.MISSING, why: str = "",
+            check: Any = None, about: Any = None) -> Any:
+    """A dataclass field with the limits the check applies (see the module docstring); `about`
+    is whatever else describes the field (the session's table row)."""
+    metadata = {"minimum": minimum, "maximum": maximum, "choices": tuple(choices), "flag": flag, "why": why,
+                "check": check, "about": about}
     if factory is not dataclasses.MISSING:
         return dataclasses.field(default_factory=factory, metadata=metadata)
     return dataclasses.field(default=default, metadata=metadata)
@@ -34,6 +38,14 @@ def setting(default: Any = dataclasses.MISSING, *, minimum: float | None = None,
 def _label(field: dataclasses.Field, prefix: str, text: bool) -> str:
     """How a message names the field: its flag for the command line, else its place."""
     return (text and field.metadata.get("flag")) or f"{prefix}{field.name}"
+
+
+def _item(label: str, key: Any) -> str:
+    """How a message names one entry of a list or object: `inputs.dims.batch`, `shape[0]`; on
+    the command line the flag alone (`--dim`), as the user typed the entry beside it."""
+    if label.startswith("--"):
+        return label
+    return f"{label}[{key}]" if isinstance(key, int) else f"{label}.{key}"
 
 
 def _bad(label: str, wanted: str, value: Any) -> UserError:
@@ -95,25 +107,43 @@ def _read(kind: Any, value: Any, label: str, text: bool) -> Any:
         if not isinstance(value, (list, tuple)):
             raise _bad(label, "a list", value)
         (item,) = typing.get_args(kind) or (Any,)
-        return [_read(item, v, f"{label}[{i}]", text) for i, v in enumerate(value)]
+        return [_read(item, v, _item(label, i), text) for i, v in enumerate(value)]
     if origin is dict or kind is dict:
         if not isinstance(value, dict):
             raise _bad(label, "an object", value)
         key_kind, item = typing.get_args(kind) or (str, Any)
         if any(not isinstance(k, str) for k in value):
             raise _bad(label, "an object with text keys", value)
-        return {k: _read(item, v, f"{label}.{k}", text) for k, v in value.items()}
+        return {k: _read(item, v, _item(label, k), text) for k, v in value.items()}
     raise TypeError(f"{label}: the field type {kind!r} is not one a job parameter can have")
 
 
+def _numbers(value: Any, label: str):
+    """(label, number) for `value` itself or each number inside a list or object of them."""
+    if isinstance(value, dict):
+        for key, item in value.items():
+            yield from _numbers(item, _item(label, key))
+    elif isinstance(value, (list, tuple)):
+        for index, item in enumerate(value):
+            yield from _numbers(item, _item(label, index))
+    elif isinstance(value, (int, float)) and not isinstance(value, bool):
+        yield label, value
+
+
 def _check_limits(field: dataclasses.Field, value: Any, label: str) -> None:
-    minimum, maximum, choices = (field.metadata.get(key) for key in ("minimum", "maximum", "choices"))
-    if minimum is not None and isinstance(value, (int, float)) and value < minimum:
-        raise UserError("bad-option", f"{label} must be at least {minimum:g}, not {value:g}")
-    if maximum is not None and isinstance(value, (int, float)) and value > maximum:
-        raise UserError("bad-option", f"{label} must be at most {maximum:g}, not {value:g}")
+    minimum, maximum, choices, check = (field.metadata.get(key) for key in ("minimum", "maximum", "choices", "check"))
+    for place, number in _numbers(value, label):
+        if minimum is not None and number < minimum:
+            raise UserError("bad-option", f"{place} must be at least {minimum:g}, not {number:g}")
+        if maximum is not None and number > maximum:
+            why = field.metadata.get("why")
+            shown = (f"{int(maximum):,}, not {number:,}" if isinstance(number, int) and float(maximum).is_integer()
+                     else f"{maximum:g}, not {number:g}")
+            raise UserError("bad-option", f"{place} must be at most {shown}" + (f": {why}" if why else ""))
     if choices and value is not None and value not in choices:
         raise UserError("bad-option", f"{label} must be one of {', '.join(map(str, choices))}, not {value!r}")
+    if check is not None and value is not None:
+        check(value, label)
 
 
 class Params:

@@ -23,6 +23,26 @@ Emit = Callable[[str, dict], None]
 _WAKE = object()    # put in the inbox by cancel, so a job waiting in receive() wakes up
 
 
+class Waitable:
+    """The face every handle of a started job shares: `events()` drives the job to its end,
+    after which `result` or `error` says how it ended."""
+
+    result: Any = None
+    error: Exception | None = None
+
+    def events(self, poll_s: float = 0.05):
+        raise NotImplementedError
+
+    def wait(self, on_event: Emit | None = None) -> Any:
+        """Drive the job to its end; return its result or raise its error."""
+        for kind, payload in self.events():
+            if on_event is not None:
+                on_event(kind, payload)
+        if self.error is not None:
+            raise self.error
+        return self.result
+
+
 class JobContext:
     """What a running job sees of the world: an event sink and a cancel flag."""
 

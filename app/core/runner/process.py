@@ -39,7 +39,7 @@ from typing import Any, Callable, Iterator
 from app.core.jobs.entry import Job
 from app.core.jobs.errors import JobCancelled, JobFailed, UserError, error_from_dict
 from app.core.jobs.memory import budget_bytes, over_budget_message, rss_bytes
-from app.core.jobs.protocol import JobContext
+from app.core.jobs.protocol import JobContext, Waitable
 from app.core.jobs.stdio import relay_ort_warnings
 from app.core.runner.failure import describe_exit, error_info
 from app.core.runner.lifeline import die_with_parent
@@ -160,7 +160,7 @@ def _quiet_native_output(warn: Callable[[str], None]) -> None:
         pass
 
 
-class JobHandle:
+class JobHandle(Waitable):
     """One running job. Iterate `events()` to drive it; `result` holds the outcome."""
 
     def __init__(self, job: Job, params=None, isolate: bool | None = None, fork: bool = False,
@@ -352,15 +352,6 @@ class JobHandle:
                 self._process.join(5)
             for conn in (self._events_conn, self._control_conn):
                 conn.close()
-
-    def wait(self, on_event: Callable[[str, dict], None] | None = None) -> Any:
-        """Drive the job to its end; return its result or raise its error."""
-        for kind, payload in self.events():
-            if on_event is not None:
-                on_event(kind, payload)
-        if self.error is not None:
-            raise self.error
-        return self.result
 
 
 def _session_limit(params) -> str | None:

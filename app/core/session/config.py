@@ -15,16 +15,12 @@ from pathlib import Path
 from typing import Any
 
 from app.core.jobs.errors import UserError
-from app.core.jobs.memory import parse_memory_limit
-from app.core.jobs.params import LARGEST, Params, setting
+from app.core.jobs.params import Params, setting
+from app.core.session.fields import FIELD, OPT_LEVELS, described  # noqa: F401 (OPT_LEVELS: the session's names)
 from app.core.session.input_spec import FeedSpec
 from app.core.session.providers import provider_name
 
 PRESET_SCHEMA = "ortune.session/1"
-OPT_LEVELS = {"disable": "ORT_DISABLE_ALL", "basic": "ORT_ENABLE_BASIC",
-              "extended": "ORT_ENABLE_EXTENDED", "all": "ORT_ENABLE_ALL"}
-EXECUTION_MODES = {"sequential": "ORT_SEQUENTIAL", "parallel": "ORT_PARALLEL"}
-LOG_LEVELS = {"verbose": 0, "info": 1, "warning": 2, "error": 3, "fatal": 4}
 
 #: provider -> {option: (kind, default, help)}; kind is bool, int, str or a tuple of choices
 PROVIDER_OPTIONS: dict[str, dict[str, tuple]] = {
@@ -73,10 +69,6 @@ TYPED_ENTRIES = {
 }
 
 
-#: thread counts past this many per core are a typo: ORT would start them all and stall the machine
-THREADS_PER_CORE_LIMIT = 64
-
-
 @dataclass
 class ProviderSpec(Params):
     name: str
@@ -90,35 +82,34 @@ class ProviderSpec(Params):
         self.options = {key: str(value) for key, value in self.options.items()}
 
 
-def thread_limit() -> int:
-    return THREADS_PER_CORE_LIMIT * (os.cpu_count() or 1)
-
-
 @dataclass
 class SessionConfig(Params):
-    providers: list[ProviderSpec] = setting(factory=lambda: [ProviderSpec("CPUExecutionProvider")])
-    graph_optimization_level: str = setting("all", choices=tuple(OPT_LEVELS))
-    execution_mode: str = setting("sequential", choices=tuple(EXECUTION_MODES))
-    intra_op_num_threads: int = setting(0, minimum=0)        # 0: ORT's default (one per physical core)
-    inter_op_num_threads: int = setting(0, minimum=0)
-    intra_op_thread_affinities: str = ""
-    intra_op_allow_spinning: bool | None = None   # None: ORT's default (spin)
-    inter_op_allow_spinning: bool | None = None
-    intra_op_spin_duration_us: int | None = setting(None, minimum=0)
-    inter_op_spin_duration_us: int | None = setting(None, minimum=0)
-    intra_op_spin_backoff_max: int | None = setting(None, minimum=1)
-    inter_op_spin_backoff_max: int | None = setting(None, minimum=1)
-    dynamic_block_base: int = setting(0, minimum=0)
-    enable_mem_pattern: bool = True
-    enable_cpu_mem_arena: bool = True
-    use_deterministic_compute: bool = False
-    log_severity_level: int = setting(3, choices=tuple(LOG_LEVELS.values()))
-    free_dimension_overrides: dict[str, int] = setting(factory=dict)
-    config_entries: dict[str, str] = setting(factory=dict)
-    io_binding: bool = False
+    """Each field as app.core.session.fields describes it (its default, range, choices and flag)."""
+
+    providers: list[ProviderSpec] = described(
+        "providers", factory=lambda: [ProviderSpec(name) for name in FIELD["providers"].factory()])
+    graph_optimization_level: str = described("graph_optimization_level")
+    execution_mode: str = described("execution_mode")
+    intra_op_num_threads: int = described("intra_op_num_threads")
+    inter_op_num_threads: int = described("inter_op_num_threads")
+    intra_op_thread_affinities: str = described("intra_op_thread_affinities")
+    intra_op_allow_spinning: bool | None = described("intra_op_allow_spinning")
+    inter_op_allow_spinning: bool | None = described("inter_op_allow_spinning")
+    intra_op_spin_duration_us: int | None = described("intra_op_spin_duration_us")
+    inter_op_spin_duration_us: int | None = described("inter_op_spin_duration_us")
+    intra_op_spin_backoff_max: int | None = described("intra_op_spin_backoff_max")
+    inter_op_spin_backoff_max: int | None = described("inter_op_spin_backoff_max")
+    dynamic_block_base: int = described("dynamic_block_base")
+    enable_mem_pattern: bool = described("enable_mem_pattern")
+    enable_cpu_mem_arena: bool = described("enable_cpu_mem_arena")
+    use_deterministic_compute: bool = described("use_deterministic_compute")
+    log_severity_level: int = described("log_severity_level")
+    free_dimension_overrides: dict[str, int] = described("free_dimension_overrides")
+    config_entries: dict[str, str] = described("config_entries")
+    io_binding: bool = described("io_binding")
     #: the memory budget of every job that runs with this session ("4G", "512M", "50%"; "": the settings')
-    memory_limit: str = ""
-    inputs: FeedSpec = setting(factory=FeedSpec)
+    memory_limit: str = described("memory_limit")
+    inputs: FeedSpec = setting(factory=FeedSpec)    # its fields are described one by one ("inputs.seed")
 
     # presets ---------------------------------------------------------------
     def to_dict(self) -> dict:
@@ -184,12 +175,6 @@ class SessionConfig(Params):
 
     def validate(self) -> None:
         """Checks across fields; each field's type and range is checked as it is read."""
-        limit = thread_limit()
-        for name in ("intra_op_num_threads", "inter_op_num_threads"):
-            value = getattr(self, name)
-            if value > limit:
-                raise UserError("bad-option", f"{name} {value:,} is more than {THREADS_PER_CORE_LIMIT} threads per "
-                                              f"core of this machine ({limit:,}): ONNX Runtime would start them all")
         self._check_affinities()
         if not self.providers:
             raise UserError("bad-option", "at least one execution provider is needed")
@@ -209,11 +194,6 @@ class SessionConfig(Params):
                 if kind is bool and str(value).lower() not in ("0", "1", "true", "false"):
                     raise UserError("bad-option", f"{spec.name} option {key} must be 0/1 or true/false")
         self.memory_limit = self.memory_limit.strip()
-        if self.memory_limit:
-            parse_memory_limit(self.memory_limit, "memory limit")
-        for name, value in self.free_dimension_overrides.items():
-            if not 1 <= value <= LARGEST:
-                raise UserError("bad-option", f"free dimension override {name} must be from 1 to 2^53, not {value!r}")
         self.inputs.validate()
 
     def _check_affinities(self) -> None:

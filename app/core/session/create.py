@@ -12,8 +12,9 @@ from app.core.jobs.errors import UserError
 from app.core.units import ort_text
 from app.core.session.providers import (explain_failed_start, installed_ort_package, not_in_build_reason,
                                  preload_cuda_libraries)
-from app.core.session.config import (EXECUTION_MODES, OPT_LEVELS, PROVIDER_OPTIONS, TYPED_ENTRIES, ProviderSpec,
-                                     SessionConfig, supported_config_keys)
+from app.core.session.config import (PROVIDER_OPTIONS, TYPED_ENTRIES, ProviderSpec, SessionConfig,
+                                     supported_config_keys)
+from app.core.session.fields import EXECUTION_MODES, OPT_LEVELS
 from app.core.jobs.stdio import capture_output
 
 
@@ -32,7 +33,7 @@ def build_session_options(config: SessionConfig):
     """(SessionOptions, providers, provider_options) for ort.InferenceSession."""
     import onnxruntime as ort
 
-    config.validate()
+    config = config.checked()                  # every field read as a preset's would be
     options = ort.SessionOptions()
     options.graph_optimization_level = getattr(ort.GraphOptimizationLevel, OPT_LEVELS[config.graph_optimization_level])
     options.execution_mode = getattr(ort.ExecutionMode, EXECUTION_MODES[config.execution_mode])

@@ -112,8 +112,7 @@ def make_feeds(inputs: list[dict], spec: FeedSpec | None = None, hints: GraphHin
     Returns (feeds, info): info["inputs"] says per input its dtype, shape, source and
     reason; info["dims"] the symbolic values used; info["guessed"] the dims nobody gave
     (chosen by default or probed)."""
-    spec = spec or FeedSpec()
-    spec.validate()
+    spec = (spec or FeedSpec()).checked()      # every field read as a preset's would be
     hints = hints or GraphHints()
     rng = np.random.default_rng(spec.seed)
     names = [i["name"] for i in inputs]

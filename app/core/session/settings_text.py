@@ -5,13 +5,12 @@ the command line's text all read the same."""
 from __future__ import annotations
 
 from app.core.session.config import SessionConfig
+from app.core.session.fields import LEVEL_WORDS
 
 PROVIDER_WORDS = {"CPUExecutionProvider": "CPU", "CUDAExecutionProvider": "CUDA",
                   "TensorrtExecutionProvider": "TensorRT", "DmlExecutionProvider": "DirectML",
                   "OpenVINOExecutionProvider": "OpenVINO", "CoreMLExecutionProvider": "Core ML",
                   "ROCMExecutionProvider": "ROCm", "XnnpackExecutionProvider": "XNNPACK"}
-LEVEL_WORDS = {"disable": "no graph optimisation", "basic": "basic optimisation",
-               "extended": "extended optimisation", "all": "all optimisations"}
 #: aspects always named in a whole description, default or not
 ALWAYS = ("providers", "level", "threads", "mode")
 

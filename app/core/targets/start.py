@@ -15,6 +15,7 @@ from typing import Any, Callable, Iterator
 
 from app.core.jobs.entry import CLUSTER, HERE, TARGET, Job
 from app.core.jobs.errors import JobCancelled, JobFailed, UserError
+from app.core.jobs.protocol import Waitable
 
 
 @dataclass(frozen=True)
@@ -71,7 +72,7 @@ def run(entry: Job, params=None, where: Where = HERE_, on_event: Callable[[str, 
     return start(entry, params, where, **options).start().wait(on_event)
 
 
-class Run:
+class Run(Waitable):
     """A run with the JobHandle face: the place's handle driven, and its result kept in the
     history as the entry says once it has succeeded, before anyone reads it."""
 
@@ -117,15 +118,6 @@ class Run:
                 if isinstance(result, dict):
                     result.update(history_id=None, history_warnings=[message])
         self.result, self.error, self.done = result, error, True
-
-    def wait(self, on_event: Callable[[str, dict], None] | None = None) -> Any:
-        """Drive the run to its end; return its result or raise its error."""
-        for kind, payload in self.events():
-            if on_event is not None:
-                on_event(kind, payload)
-        if self.error is not None:
-            raise self.error
-        return self.result
 
 
 class _Refused:

@@ -17,7 +17,8 @@ from __future__ import annotations
 import itertools
 from dataclasses import dataclass, field
 
-from app.core.session.config import OPT_LEVELS as LEVELS, TYPED_ENTRIES, ProviderSpec, SessionConfig
+from app.core.session.config import TYPED_ENTRIES, ProviderSpec, SessionConfig
+from app.core.session.fields import OPT_LEVELS as LEVELS
 
 OPT_LEVELS = tuple(LEVELS)          # every level, the session's own table in its order
 DEVICE_PROVIDERS = {"CUDAExecutionProvider", "DmlExecutionProvider", "TensorrtExecutionProvider"}

@@ -8,7 +8,8 @@ its plots and tables to slivers (or growing past the screen)."""
 from __future__ import annotations
 
 from PySide6.QtCore import QSize
-from PySide6.QtWidgets import QFrame, QGraphicsView, QScrollArea, QSplitter, QVBoxLayout, QWidget
+from PySide6.QtWidgets import (QFrame, QGraphicsView, QHBoxLayout, QPushButton, QScrollArea, QSplitter,
+                               QVBoxLayout, QWidget)
 
 from app.gui.shell.remember import set_widget_values, widget_values
 
@@ -101,6 +102,22 @@ class Panel(QWidget):
     @property
     def jobs(self):
         return self.context.jobs
+
+
+def start_and_cancel(start, cancel, start_text: str = "Start", cancel_text: str = "Cancel",
+                     cancel_tip: str = "") -> tuple[QPushButton, QPushButton, QHBoxLayout]:
+    """The Start and Cancel buttons of a view that runs one job at a time (Cancel is off until
+    a job runs; OneJobView turns them back), and a row holding them side by side."""
+    start_button, cancel_button = QPushButton(start_text), QPushButton(cancel_text)
+    start_button.clicked.connect(lambda: start())
+    cancel_button.clicked.connect(lambda: cancel())
+    cancel_button.setEnabled(False)
+    if cancel_tip:
+        cancel_button.setToolTip(cancel_tip)
+    row = QHBoxLayout()
+    row.addWidget(start_button)
+    row.addWidget(cancel_button)
+    return start_button, cancel_button, row
 
 
 class OneJobView:

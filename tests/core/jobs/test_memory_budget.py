@@ -88,5 +88,5 @@ def test_a_sessions_limit_is_the_budget_of_the_job_that_runs_with_it(tmp_path):
 def test_a_bad_limit_in_a_session_is_refused_naming_the_setting():
     from app.core.session.config import SessionConfig
 
-    with pytest.raises(UserError, match="memory limit expects a size such as 4G"):
+    with pytest.raises(UserError, match="memory_limit expects a size such as 4G"):
         SessionConfig.from_dict({"memory_limit": "lots"}).validate()

@@ -2,7 +2,6 @@
 one line, with nothing left behind and a trace already there untouched. The disk is made
 full by the test: ENOSPC raised where the trace is written."""
 
-import errno
 import shutil
 
 import pytest
@@ -12,26 +11,23 @@ from app.core.jobs.protocol import JobContext
 from app.core.profile import profile
 from app.core.profile.jobs import COPY_TRACE, PROFILE
 from tests import models
+from tests.disk_full import NO_SPACE as DISK_FULL, full
 
-NO_SPACE = r"^no space left on /.*: [\d.,]+ MB needed$"
-
-
-def _full(*args, **kwargs):
-    raise OSError(errno.ENOSPC, "No space left on device")
+NO_SPACE = DISK_FULL + "$"
 
 
-def test_a_profile_whose_trace_finds_the_disk_full_says_so_and_leaves_nothing(tmp_path, monkeypatch):
+def test_a_profile_whose_trace_finds_the_diskfull_says_so_and_leaves_nothing(tmp_path, monkeypatch):
     model = models.save(models.mlp(), tmp_path / "mlp.onnx")
     out = tmp_path / "traces"
     out.mkdir()
-    monkeypatch.setattr(profile, "_publish", _full)
+    monkeypatch.setattr(profile, "_publish", full)
     with pytest.raises(UserError, match=NO_SPACE) as caught:
         PROFILE({"model": str(model), "runs": 2, "out": str(out / "mlp.json")}, JobContext())
     assert caught.value.kind == "no-space"
     assert list(out.iterdir()) == []
 
 
-def test_a_trace_copied_to_a_full_disk_says_so_and_keeps_the_file_there(tmp_path, monkeypatch):
+def test_a_trace_copied_to_afull_disk_says_so_and_keeps_the_file_there(tmp_path, monkeypatch):
     source = tmp_path / "trace.json"
     source.write_text("[]" * 1000)
     target = tmp_path / "out" / "copy.json"
@@ -41,7 +37,7 @@ def test_a_trace_copied_to_a_full_disk_says_so_and_keeps_the_file_there(tmp_path
     def filling(src, dst, *args, **kwargs):
         with open(dst, "w") as half:
             half.write("[")
-        _full()
+        full()
     monkeypatch.setattr(shutil, "copyfile", filling)
     with pytest.raises(UserError, match=NO_SPACE):
         COPY_TRACE({"source": str(source), "target": str(target)}, JobContext())

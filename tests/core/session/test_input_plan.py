@@ -94,7 +94,7 @@ def test_sizes_an_earlier_probe_found_run_but_stay_marked_as_found(tmp_path):
 
 
 def test_a_probed_size_must_be_a_number_and_a_reason():
-    with pytest.raises(UserError, match="probed size of sequence"):
+    with pytest.raises(UserError, match="probed.sequence must be at least 0"):
         FeedSpec.from_dict({"probed": {"sequence": -1}}).checked()
 
 

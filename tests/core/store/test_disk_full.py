@@ -2,8 +2,6 @@
 on …: N MB needed"), in one line, and what was there stays whole. The disk is made full by
 the test: SQLite held to the pages the database has, or ENOSPC raised by the writer."""
 
-import errno
-import os
 import re
 import sqlite3
 
@@ -14,8 +12,8 @@ from app.core.store import history as history_module
 from app.core.store.history import History
 from app.core.store.settings import Settings, load_settings, save_settings
 from tests.core.store.test_history import report
+from tests.disk_full import NO_SPACE, fill_every_opened_file, full
 
-NO_SPACE = r"^no space left on /.*: [\d.,]+ MB needed"
 
 
 def test_a_result_recorded_on_a_full_disk_is_named_and_the_history_kept(tmp_path, monkeypatch):
@@ -39,8 +37,6 @@ def test_a_result_recorded_on_a_full_disk_is_named_and_the_history_kept(tmp_path
 
 
 def test_a_history_whose_folder_cannot_be_made_on_a_full_disk_is_named(tmp_path, monkeypatch):
-    def full(self, *args, **kwargs):
-        raise OSError(errno.ENOSPC, "No space left on device")
     monkeypatch.setattr(history_module.Path, "mkdir", full)
     history = History(tmp_path / "data" / "history.sqlite")
     assert history.record("bench", report(tmp_path / "a.onnx", 0.5)) is None
@@ -51,17 +47,7 @@ def test_settings_saved_to_a_full_disk_are_named_and_the_old_file_kept(tmp_path,
     path = tmp_path / "settings.json"
     save_settings(Settings(memory_limit="50%"), path)
     before = path.read_bytes()
-
-    class FullFile:
-        def __enter__(self):
-            return self
-
-        def __exit__(self, *exc_info):
-            return False
-
-        def write(self, text):
-            raise OSError(errno.ENOSPC, "No space left on device")
-    monkeypatch.setattr(os, "fdopen", lambda fd, *args, **kwargs: (os.close(fd), FullFile())[1])
+    fill_every_opened_file(monkeypatch)
     with pytest.raises(UserError, match=NO_SPACE + "$") as caught:
         save_settings(Settings(memory_limit="70%"), path)
     monkeypatch.undo()

@@ -6,14 +6,14 @@ from __future__ import annotations
 import time
 
 from PySide6.QtCore import Qt
-from PySide6.QtWidgets import (QGridLayout, QGroupBox, QHBoxLayout, QLabel,
-                               QPushButton, QSizePolicy, QTabWidget, QVBoxLayout, QWidget)
+from PySide6.QtWidgets import (QGridLayout, QGroupBox, QHBoxLayout, QLabel, QSizePolicy, QTabWidget, QVBoxLayout,
+                               QWidget)
 
 from app.core.units import human_bytes
 from app.gui.widgets.clipped import breakable
 from app.gui.widgets.run_caption import stored_text
 from app.gui.widgets.run_form import RunSettingsForm, ms_text
-from app.gui.shell.panel import OneJobView, Panel
+from app.gui.shell.panel import OneJobView, Panel, start_and_cancel
 from app.core.bench.jobs import BENCH, BenchParams
 
 LIVE_KEYS = ["mean", "p50", "p90", "p95", "p99", "p999", "min", "max", "std"]
@@ -46,11 +46,7 @@ class BenchmarkPanel(OneJobView, Panel):
 
         self.run_form = RunSettingsForm()
         self.run_form.layout().setVerticalSpacing(2)     # compact rows leave the plots room at 1024x700
-        self.start_button = QPushButton("Start")
-        self.start_button.clicked.connect(lambda: self.start())
-        self.cancel_button = QPushButton("Cancel")
-        self.cancel_button.setEnabled(False)
-        self.cancel_button.clicked.connect(self.cancel)
+        self.start_button, self.cancel_button, buttons = start_and_cancel(self.start, self.cancel)
         self.status = QLabel()
         self.status.setTextFormat(Qt.TextFormat.PlainText)   # it shows names from files
         self.status.setWordWrap(True)
@@ -58,9 +54,6 @@ class BenchmarkPanel(OneJobView, Panel):
         self.status.setSizePolicy(QSizePolicy.Policy.Ignored, QSizePolicy.Policy.Fixed)
         # Two lines across the whole tab (below the form and the figures, not under the form alone).
         self.status.setFixedHeight(2 * self.status.fontMetrics().lineSpacing())
-        buttons = QHBoxLayout()
-        buttons.addWidget(self.start_button)
-        buttons.addWidget(self.cancel_button)
         left = QVBoxLayout()
         left.addWidget(self.run_form)
         left.addLayout(buttons)

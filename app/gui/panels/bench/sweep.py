@@ -9,12 +9,12 @@ from __future__ import annotations
 import time
 from pathlib import Path
 
-from PySide6.QtWidgets import (QComboBox, QDoubleSpinBox, QFormLayout, QGroupBox, QHBoxLayout, QLabel, QLineEdit,
-                               QPushButton, QSplitter, QTabWidget, QVBoxLayout, QWidget)
+from PySide6.QtWidgets import QComboBox, QDoubleSpinBox, QFormLayout, QGroupBox, QLabel, QLineEdit, QWidget
 from PySide6.QtCore import Qt
 
-from app.gui.shell.panel import OneJobView
-from app.gui.widgets.run_caption import RunCaption, inputs_text
+from app.gui.shell.panel import OneJobView, start_and_cancel
+from app.gui.widgets.captioned import CaptionedResults, settings_beside
+from app.gui.widgets.run_caption import inputs_text
 from app.core.bench.jobs import SWEEP, SweepParams
 
 NO_DIM = "(none: concurrency only)"
@@ -22,7 +22,7 @@ NO_DIM = "(none: concurrency only)"
 
 class SweepView(OneJobView, QWidget):
     def __init__(self, panel):
-        from app.gui.widgets.run_form import SIDE_WIDTH, RunSettingsForm
+        from app.gui.widgets.run_form import RunSettingsForm
         from app.gui.widgets.charts import HeatMap, LineChart
         from app.gui.widgets.table import DataTable
 
@@ -55,49 +55,22 @@ class SweepView(OneJobView, QWidget):
         form.addRow("Latency limit:", self.limit)
         form.addRow("Limit applies to:", self.percentile)
         self.run_form = RunSettingsForm("Each cell")
-        self.start_button = QPushButton("Start sweep")
-        self.start_button.clicked.connect(lambda: self.start())
-        self.cancel_button = QPushButton("Cancel")
-        self.cancel_button.setEnabled(False)
-        self.cancel_button.clicked.connect(lambda: self.job and self.job.cancel())
+        self.start_button, self.cancel_button, buttons = start_and_cancel(
+            self.start, lambda: self.job and self.job.cancel(), "Start sweep")
         self.status = QLabel()
         self.status.setTextFormat(Qt.TextFormat.PlainText)   # it shows names from files
         self.status.setWordWrap(True)
-        buttons = QHBoxLayout()
-        buttons.addWidget(self.start_button)
-        buttons.addWidget(self.cancel_button)
-        side = QWidget()
-        side.setMaximumWidth(SIDE_WIDTH)     # the results get the rest, however long a status or file name
-        left = QVBoxLayout(side)
-        left.setContentsMargins(0, 0, 0, 0)
-        left.addWidget(grid_box)
-        left.addWidget(self.run_form)
-        left.addLayout(buttons)
-        left.addWidget(self.status)
-        left.addStretch()
 
         self.table = DataTable()
         self.table.decimals = 4
         self.heat = HeatMap("Throughput (runs/s)", placeholder="No sweep yet.")
         self.latency_chart = LineChart("Latency", durations=True, placeholder="No sweep yet.")
         self.throughput_chart = LineChart("Throughput", placeholder="No sweep yet.")
-        self.charts = charts = QTabWidget()
-        charts.addTab(self.heat, "Heat map")
-        charts.addTab(self.latency_chart, "Latency")
-        charts.addTab(self.throughput_chart, "Throughput")
-        results = QSplitter(Qt.Orientation.Vertical)
-        results.addWidget(self.table)
-        results.addWidget(charts)
-        results.setSizes([200, 400])
-        self.caption = RunCaption("No sweep yet: the table and the charts will say which model and inputs they "
-                                  "measured.")
-        self.caption.follow(results)
-        right = QVBoxLayout()
-        right.addWidget(self.caption)
-        right.addWidget(results, 1)
-        layout = QHBoxLayout(self)
-        layout.addWidget(side)
-        layout.addLayout(right, 1)
+        charts = ((self.heat, "Heat map"), (self.latency_chart, "Latency"), (self.throughput_chart, "Throughput"))
+        results = CaptionedResults("No sweep yet: the table and the charts will say which model and inputs they "
+                                   "measured.", self.table, charts, (200, 400))
+        self.caption, self.charts = results.caption, results.charts
+        self.setLayout(settings_beside([grid_box, self.run_form, buttons, self.status], results))
 
     def model_changed(self, model) -> None:
         self.caption.model_changed(model)

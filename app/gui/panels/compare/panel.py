@@ -9,13 +9,13 @@ from __future__ import annotations
 from pathlib import Path
 
 from PySide6.QtCore import Qt
-from PySide6.QtWidgets import (QFileDialog, QHBoxLayout, QLabel, QPushButton, QSplitter, QTabWidget, QVBoxLayout,
-                               QWidget)
+from PySide6.QtWidgets import QFileDialog, QLabel, QPushButton
 
 from app.core.bench.compare import COMPARE_HEADERS, compare_table
-from app.gui.shell.panel import OneJobView, Panel
+from app.gui.shell.panel import OneJobView, Panel, start_and_cancel
 from app.gui.widgets.plain_text import plain
-from app.gui.widgets.run_caption import RunCaption, inputs_text, stored_text
+from app.gui.widgets.captioned import CaptionedResults, settings_beside
+from app.gui.widgets.run_caption import inputs_text, stored_text
 from app.core.bench.jobs import COMPARE, CompareParams
 
 CHART_LABEL_CHARS = 28     # a bar's label; a longer one would be dropped by the axis for want of room
@@ -25,7 +25,7 @@ class ComparePanel(OneJobView, Panel):
     title = "Compare"
 
     def build(self) -> None:
-        from app.gui.widgets.run_form import SIDE_WIDTH, RunSettingsForm
+        from app.gui.widgets.run_form import RunSettingsForm
         from app.gui.widgets.charts import GroupedBarChart
         from app.gui.widgets.chart_base import BarChart
         from app.gui.widgets.table import DataTable
@@ -38,11 +38,8 @@ class ComparePanel(OneJobView, Panel):
                            "list is the reference for speedup and fidelity.")
         self.hint.setWordWrap(True)
         self.run_form = RunSettingsForm("Each model")
-        self.start_button = QPushButton("Compare selected")
-        self.start_button.clicked.connect(lambda: self.start())
-        self.cancel_button = QPushButton("Cancel")
-        self.cancel_button.setEnabled(False)
-        self.cancel_button.clicked.connect(lambda: self.job and self.job.cancel())
+        self.start_button, self.cancel_button, _row = start_and_cancel(
+            self.start, lambda: self.job and self.job.cancel(), "Compare selected")
         export_table = QPushButton("Export table as CSV…")
         export_table.clicked.connect(lambda: self.table.export_csv())
         export_charts = QPushButton("Export charts as PNG…")
@@ -54,43 +51,20 @@ class ComparePanel(OneJobView, Panel):
         self.status = QLabel()
         self.status.setTextFormat(Qt.TextFormat.PlainText)   # it shows names from files
         self.status.setWordWrap(True)
-        side = QWidget()
-        side.setMaximumWidth(SIDE_WIDTH)     # the results get the rest, however long a status or file name
-        left = QVBoxLayout(side)
-        left.setContentsMargins(0, 0, 0, 0)
-        left.addWidget(self.hint)
-        left.addWidget(self.run_form)
-        for button in (self.start_button, self.cancel_button, export_table, export_charts, self.drift_button):
-            left.addWidget(button)
-        left.addWidget(self.status)
-        left.addStretch()
-
         self.table = DataTable(COMPARE_HEADERS)
         self.table.key_columns = ("Verdict",)      # long model names give up width first
         self.speedup_chart = BarChart("Speedup", horizontal=False, placeholder="No comparison yet.")
         self.speedup_whiskers = None
         self.latency_chart = GroupedBarChart("Latency", placeholder="No comparison yet.")
         self.throughput_chart = BarChart("Throughput (runs/s)", horizontal=False, placeholder="No comparison yet.")
-        charts = QTabWidget()             # one chart at a time, each with the whole width
-        charts.addTab(self.speedup_chart, "Speedup")
-        charts.addTab(self.latency_chart, "Latency")
-        charts.addTab(self.throughput_chart, "Throughput")
-        results = QSplitter(Qt.Orientation.Vertical)
-        results.addWidget(self.table)
-        results.addWidget(charts)
-        results.setSizes([250, 350])
-        self.caption = RunCaption("No comparison yet: the table and the charts will say which models and inputs "
-                                  "they measured.")
-        self.caption.follow(results)
-        right = QWidget()
-        right_layout = QVBoxLayout(right)
-        right_layout.setContentsMargins(0, 0, 0, 0)
-        right_layout.addWidget(self.caption)
-        right_layout.addWidget(results, 1)
-        layout = QHBoxLayout()
-        layout.addWidget(side)
-        layout.addWidget(right, 1)
-        self.layout_.addLayout(layout)
+        charts = ((self.speedup_chart, "Speedup"), (self.latency_chart, "Latency"),
+                  (self.throughput_chart, "Throughput"))
+        results = CaptionedResults("No comparison yet: the table and the charts will say which models and inputs "
+                                   "they measured.", self.table, charts, (250, 350))
+        self.caption = results.caption
+        self.layout_.addLayout(settings_beside([self.hint, self.run_form, self.start_button, self.cancel_button,
+                                                export_table, export_charts, self.drift_button, self.status],
+                                               results))
 
     def remembered(self) -> dict:
         return self.run_form.remembered()

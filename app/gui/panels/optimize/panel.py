@@ -7,9 +7,9 @@ from __future__ import annotations
 from pathlib import Path
 
 from PySide6.QtCore import Qt, QUrl
-from PySide6.QtWidgets import (QCheckBox, QComboBox, QDoubleSpinBox, QFormLayout, QGroupBox, QHBoxLayout, QLabel,
-                               QLineEdit, QListWidget, QListWidgetItem, QProgressBar, QPushButton, QSpinBox,
-                               QSplitter, QVBoxLayout, QWidget)
+from PySide6.QtWidgets import (QCheckBox, QComboBox, QDoubleSpinBox, QFormLayout, QGroupBox, QLabel, QLineEdit,
+                               QListWidget, QListWidgetItem, QProgressBar, QPushButton, QSpinBox, QSplitter,
+                               QVBoxLayout, QWidget)
 
 from app.core.convert.options import KINDS
 from app.core.optimize.candidates import ORDER
@@ -17,7 +17,7 @@ from app.core.optimize.jobs import OPTIMIZE
 from app.core.optimize.params import OptimizeParams
 from app.core.optimize.report import where_text
 from app.core.optimize.rows import judged_text
-from app.gui.shell.panel import Panel
+from app.gui.shell.panel import Panel, start_and_cancel
 
 HEADERS = ["Candidate", "Status", "Speedup ×", "95% low", "95% high", "Verdict", "Median ms", "Size (bytes)", "Why"]
 
@@ -72,14 +72,7 @@ class OptimizePanel(Panel):
         form.addRow("Ship into:", self.folder)
         form.addRow(self.force)
         form.addRow(self.keep)
-        buttons = QHBoxLayout()
-        self.start_button = QPushButton("Start")
-        self.start_button.clicked.connect(self.start)
-        self.cancel_button = QPushButton("Cancel")
-        self.cancel_button.setEnabled(False)
-        self.cancel_button.clicked.connect(self.cancel)
-        buttons.addWidget(self.start_button)
-        buttons.addWidget(self.cancel_button)
+        self.start_button, self.cancel_button, buttons = start_and_cancel(self.start, self.cancel)
         form.addRow(buttons)
         self.progress = QProgressBar()
         self.progress.setRange(0, 100)

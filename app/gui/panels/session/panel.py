@@ -2,7 +2,7 @@
 providers in priority order, the inputs, presets, "Copy as Python", and node placement.
 
 The widgets edit the window's SessionState (the context's `session`), which every model
-job runs with; they are made and bound from the one table in fields.py."""
+job runs with; they are made and bound from the one table of session settings (app.core.session.fields)."""
 
 from __future__ import annotations
 
@@ -64,12 +64,12 @@ class SessionPanel(Panel):
             widget = self.widgets[field.name]
             if field.group == "inputs":      # the values on one row, the user's own data on the next
                 row = self.data_settings if field.name in DATA_FIELDS else self.input_settings
-                row.addWidget(QLabel(field.label))
+                row.addWidget(QLabel(field.label + ":"))
                 row.addWidget(widget)
-            elif field.kind in ("check", "providers"):
+            elif field.widget in ("check", "providers"):
                 forms[field.group].addRow(widget)
             else:
-                forms[field.group].addRow(field.label, widget)
+                forms[field.group].addRow(field.label + ":", widget)
         self.input_settings.addStretch()
         self.data_settings.addStretch()
         self.widgets["memory_limit"].setPlaceholderText(f"{self.context.settings.memory_limit} (the settings')")

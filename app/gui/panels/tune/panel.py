@@ -11,7 +11,7 @@ from PySide6.QtWidgets import (QComboBox, QDoubleSpinBox, QFileDialog, QFormLayo
                                QProgressBar, QPushButton, QSpinBox, QSplitter, QVBoxLayout, QWidget)
 
 from app.core.units import duration_text
-from app.gui.shell.panel import Panel
+from app.gui.shell.panel import Panel, start_and_cancel
 from app.gui.widgets.chart_base import BarChart
 from app.core.tune.jobs import TUNE, TuneParams
 
@@ -63,16 +63,10 @@ class TunePanel(Panel):
                            "only if it was faster there.")
         self.note.setWordWrap(True)
         form.addRow(self.note)
-        buttons = QHBoxLayout()
-        self.start_button = QPushButton("Start tuning")
-        self.start_button.clicked.connect(self.start)
-        self.cancel_button = QPushButton("Stop")
-        self.cancel_button.setToolTip("Stop tuning: what the race measured stays in the table, but a setting "
-                                      "that was not measured again alone is not offered.")
-        self.cancel_button.setEnabled(False)
-        self.cancel_button.clicked.connect(self.cancel)
-        buttons.addWidget(self.start_button)
-        buttons.addWidget(self.cancel_button)
+        self.start_button, self.cancel_button, buttons = start_and_cancel(
+            self.start, self.cancel, "Start tuning", "Stop", "Stop tuning: what the race measured stays in the table, "
+                                                             "but a setting that was not measured again alone is not "
+                                                             "offered.")
         form.addRow(buttons)
 
         self.progress = QProgressBar()

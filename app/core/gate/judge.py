@@ -18,8 +18,9 @@ import math
 PASS, REGRESSION, UNDECIDED, SKIPPED = "pass", "regression", "undecided", "skipped"
 SEVERITY = {PASS: 0, SKIPPED: 0, UNDECIDED: 1, REGRESSION: 2}
 EXIT_CODES = {PASS: 0, REGRESSION: 5, UNDECIDED: 6}      # 2 (bad input) comes from the command line's rules
-SLOWDOWN_DEFINITION = ("slowdown = new p50 / old p50 - 1, as the median over rounds of the ratio of the two block "
-                       "medians; in each round both run one block, in turn, the order swapped every round")
+SLOWDOWN_DEFINITION = ("slowdown = new p50 / old p50 - 1, each p50 over the runs of its blocks; in each round both "
+                       "run one block, in turn, the order swapped every round; rounds where a model's process waited "
+                       "for a core are set aside, and the interval resamples runs of consecutive rounds")
 
 
 def slowdown(speedup: float, interval: list[float]) -> tuple[float, float, float]:
@@ -50,17 +51,22 @@ def _percent(value: float) -> str:
 def speed_criterion(alternation_row: dict, limit: float, rounds: int, seconds: float, cap_s: float,
                     old_p50_ms: float, new_p50_ms: float) -> dict:
     value, low, high = slowdown(alternation_row["speedup"], alternation_row["speedup_ci"])
-    verdict = speed_decision(low, high, limit)
+    too_busy = bool(alternation_row.get("too_busy"))
+    verdict = UNDECIDED if too_busy else speed_decision(low, high, limit)
     half = (high - low) / 2 if math.isfinite(high - low) else math.inf
     summary = (f"slowdown {_percent(value)} [{_percent(low)}, {_percent(high)}] (95 % interval), limit "
                f"{limit * 100:.1f} %; p50 {new_p50_ms:.4g} ms against {old_p50_ms:.4g} ms")
-    if verdict == UNDECIDED:
+    if too_busy:
+        summary += (f"; the machine was too busy to tell: in most of {rounds} rounds ({seconds:.1f} s, --max-seconds "
+                    f"{cap_s:g}) a model's process waited for a core; run on a quieter machine")
+    elif verdict == UNDECIDED:
         summary += (f"; the interval reaches across the limit after {rounds} rounds and {seconds:.1f} s "
                     f"(--max-seconds {cap_s:g}): run longer or on a quieter machine")
     return {"name": "speed", "verdict": verdict, "summary": summary, "limit": limit,
             "figures": {"slowdown": value, "slowdown_ci": [low, high], "precision": half,
                         "speedup": alternation_row["speedup"], "speedup_ci": alternation_row["speedup_ci"],
                         "compare_verdict": alternation_row["verdict"], "rounds": rounds, "seconds": seconds,
+                        "rounds_judged": alternation_row.get("rounds_judged", rounds), "too_busy": too_busy,
                         "old_p50_ms": old_p50_ms, "new_p50_ms": new_p50_ms}}
 
 

@@ -34,7 +34,7 @@ def measure(params: GateParams, ctx, labels: list[str], folder: str) -> tuple[Al
     (what was measured, the seconds the timed rounds took)."""
     members = [MemberParams(path=path, session=SessionConfig.from_dict(config.to_dict()), run=params.run,
                             variant=label, reference_dir=folder, is_reference=index == 0,
-                            tolerance=params.tolerance)
+                            tolerance=params.tolerance, output_tolerance=params.output_tolerance)
                for index, (path, config, label) in enumerate(((params.old, params.old_session, labels[0]),
                                                               (params.new, params.new_session, labels[1])))]
     with Ensemble(MEMBER, ctx, member_events(ctx, labels)) as ensemble:

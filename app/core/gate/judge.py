@@ -67,6 +67,7 @@ def speed_criterion(alternation_row: dict, limit: float, rounds: int, seconds: f
                         "speedup": alternation_row["speedup"], "speedup_ci": alternation_row["speedup_ci"],
                         "compare_verdict": alternation_row["verdict"], "rounds": rounds, "seconds": seconds,
                         "rounds_judged": alternation_row.get("rounds_judged", rounds), "too_busy": too_busy,
+                        "measure": alternation_row.get("measure", "wall"),
                         "old_p50_ms": old_p50_ms, "new_p50_ms": new_p50_ms}}
 
 
@@ -78,14 +79,18 @@ def output_criterion(fidelity: dict | None, drift: dict | None, drift_error: str
     rows = fidelity["outputs"]
     failed = [row for row in rows if row["passed"] is False]
     tolerance = fidelity["tolerance"]
-    limits = f"atol {tolerance['atol']:g}, rtol {tolerance['rtol']:g}, cosine ≥ {tolerance['min_cosine']:g}"
+    limits = _limits(tolerance)
+    own = [row["name"] for row in rows if row.get("tolerance")]
+    if own:
+        limits += f" (outputs with their own: {', '.join(own)})"
     figures = {"outputs": rows, "max_abs_diff": fidelity["max_abs_diff"], "min_cosine": fidelity["min_cosine"],
                "tolerance": tolerance, "first_drift": None}
     if fidelity["passed"]:
         summary = f"{len(rows)} output(s) within {limits}; max |Δ| {_number(fidelity['max_abs_diff'])}"
         return {"name": "outputs", "verdict": PASS, "summary": summary, "limit": tolerance, "figures": figures}
     parts = [f"{row['name']}: " + (row.get("problem") or f"max |Δ| {_number(row['max_abs_diff'])}, "
-                                                         f"cosine {_number(row['cosine'])}") for row in failed]
+                                                         f"cosine {_number(row['cosine'])}")
+             + (f" (its own {_limits(row['tolerance'])})" if row.get("tolerance") else "") for row in failed]
     summary = f"{len(failed)} of {len(rows)} output(s) outside {limits} ({'; '.join(parts)})"
     if drift is not None and drift.get("first_drift"):
         first = drift["first_drift"]
@@ -95,6 +100,10 @@ def output_criterion(fidelity: dict | None, drift: dict | None, drift_error: str
     elif drift_error:
         summary += f"; the first drifting node was not found: {drift_error}"
     return {"name": "outputs", "verdict": REGRESSION, "summary": summary, "limit": tolerance, "figures": figures}
+
+
+def _limits(tolerance: dict) -> str:
+    return f"atol {tolerance['atol']:g}, rtol {tolerance['rtol']:g}, cosine ≥ {tolerance['min_cosine']:g}"
 
 
 def _number(value) -> str:

@@ -52,6 +52,7 @@ def speed(result: dict) -> dict:
     figures = criterion["figures"]
     return {"verdict": criterion["verdict"], "gate": result["verdict"], "slowdown": round(figures["slowdown"], 4),
             "interval": [round(v, 4) for v in figures["slowdown_ci"]], "rounds": figures["rounds"],
+            "rounds_judged": figures.get("rounds_judged"), "too_busy": figures.get("too_busy"),
             "seconds": round(figures["seconds"], 1)}
 
 
@@ -97,6 +98,7 @@ def series(label: str, count: int, new: Path, old: Path, args, wanted: str) -> d
         runs.append(speed(gate(new, old, args)))
         print(f"{label} {index + 1}/{count}: {runs[-1]}", file=sys.stderr)
     return {"gates": count, "as_wanted": sum(r["gate"] == wanted for r in runs), "wanted": wanted,
+            "false_verdicts": sum(r["gate"] not in (wanted, "undecided") for r in runs),
             "verdicts": dict(Counter(r["gate"] for r in runs)), "runs": runs}
 
 

@@ -51,7 +51,8 @@ def render(result: dict) -> str:
     keys = ("p50", "p90", "p99")
     latency = latency_columns([row["latency_ms"] for row in result["models"]], keys)
     rows = [[row["label"], human_bytes(row["size_bytes"]), *[latency[key][1][index] for key in keys],
-             f"{row['throughput_per_s']:,.1f}", speedup_text(row), row.get("verdict", "–"), fidelity_text(row["fidelity"])]
+             f"{row['throughput_per_s']:,.1f}", speedup_text(row),
+             "too busy to tell" if row.get("too_busy") else row.get("verdict", "–"), fidelity_text(row["fidelity"])]
             for index, row in enumerate(result["models"])]
     headers = ["model", "size", *[f"{key} {latency[key][0]}" for key in keys], "runs/s", "speedup [95 % interval]",
                "verdict", "fidelity"]

@@ -36,6 +36,30 @@ def _number(text: str, flag: str) -> float:
         raise UserError("bad-option", f"{flag} expects a number of seconds, not {text!r}") from None
 
 
+TOLERANCE_KEYS = ("atol", "rtol", "min_cosine")
+
+
+def output_tolerances(given: list[str] | None) -> dict[str, dict[str, float]]:
+    """--tolerance NAME=ATOL,RTOL[,COSINE], as often as there are outputs to set: each output's
+    own settings over --tol-abs/--tol-rel/--tol-cosine (a field left empty keeps those)."""
+    tolerances: dict[str, dict[str, float]] = {}
+    for text in given or []:
+        name, equals, values = text.rpartition("=")
+        fields = values.split(",")
+        if not equals or not name or not 1 <= len(fields) <= 3:
+            raise UserError("bad-option", f"--tolerance expects NAME=ATOL,RTOL[,COSINE] (e.g. logits=1e-3,1e-2), "
+                                          f"not {text!r}")
+        own = {}
+        for key, field in zip(TOLERANCE_KEYS, fields):
+            if field.strip():
+                try:
+                    own[key] = float(field)
+                except ValueError:
+                    raise UserError("bad-option", f"--tolerance {text!r}: {field!r} is not a number") from None
+        tolerances[name] = own
+    return tolerances
+
+
 def _sessions(args, new_preset: Path | None, old_preset: Path | None) -> tuple[dict, dict]:
     """Each side's session: its own preset (--config / --against-config, else its shipped
     folder's preset.json, else the other's --config), with every session flag on top."""
@@ -63,7 +87,8 @@ def params_from_args(args) -> dict:
             "max_seconds": _number(args.max_seconds, "--max-seconds"),
             "max_accuracy_drop": _percent(args.max_accuracy_drop, "--max-accuracy-drop"),
             "max_memory_growth": _percent(args.max_memory_growth, "--max-memory-growth"),
-            "tolerance": tolerance_from_args(args), "record": not args.no_history,
+            "tolerance": tolerance_from_args(args), "output_tolerance": output_tolerances(args.tolerance),
+            "record": not args.no_history,
             "new_label": "new" if new.model == old.model else "", "old_label": "old" if new.model == old.model else ""}
 
 
@@ -128,8 +153,10 @@ def register(subparsers) -> None:
                     "--target) in one run, and judge: speed (a regression only when the whole 95 %% interval of "
                     "the slowdown lies beyond --max-slowdown; too wide to decide: measured longer, up to "
                     "--max-seconds, then undecided), outputs (per-output tolerances as a conversion's check; the "
-                    "first drifting node named), accuracy on --data labels, peak memory. Exit codes: 0 pass, "
-                    "5 regression, 6 undecided, 2 bad input.")
+                    "first drifting node named), accuracy on --data labels, peak memory. When other processes "
+                    "take the cores in most rounds, the machine was too busy to tell: undecided. Exit codes: "
+                    "0 pass, 5 regression (speed, outputs, accuracy or memory), 6 undecided (the interval still "
+                    "reaches across --max-slowdown after --max-seconds, or the machine was too busy), 2 bad input.")
     parser.add_argument("new", metavar="NEW", help="the new model (.onnx, .ort) or a folder `ortune optimize` wrote")
     parser.add_argument("--against", metavar="OLD", help="the model NEW must not be worse than (or a shipped folder)")
     parser.add_argument("--against-config", metavar="FILE.json",
@@ -143,6 +170,9 @@ def register(subparsers) -> None:
     limits.add_argument("--max-memory-growth", metavar="PERCENT", default="10",
                         help="growth of the peak resident memory that fails (default 10)")
     add_tolerance_arguments(limits)
+    limits.add_argument("--tolerance", metavar="NAME=ATOL,RTOL[,COSINE]", action="append",
+                        help="one output's own tolerances over --tol-abs/--tol-rel/--tol-cosine (repeat per output; "
+                             "an empty field keeps the common one)")
     reports = parser.add_argument_group("reports")
     reports.add_argument("--junit", metavar="FILE", help="write a JUnit XML report (one test case per criterion)")
     reports.add_argument("--markdown", metavar="FILE", help="write a Markdown summary (also appended to "

@@ -118,3 +118,28 @@ def test_outside_github_actions_there_are_no_annotations(ortune, old, tmp_path, 
     monkeypatch.setattr(gate_cli, "run_job_cli", lambda *a, **k: gate_result(judge.REGRESSION))
     done = ortune("gate", old, "--against", old)
     assert done.code == 5 and "::error" not in done.stdout + done.stderr
+
+
+def test_an_outputs_own_tolerance_lets_a_known_drift_pass_and_an_unknown_name_is_refused(ortune, old, tmp_path):
+    wrong = _perturbed(old, tmp_path / "wrong.onnx")
+    done = ortune("gate", wrong, "--against", old, "--max-slowdown", "50", *QUICK, "--no-history", "--json",
+                  "--tolerance", "y=1000,1000,-1")
+    outputs = next(c for c in done.json()["criteria"] if c["name"] == "outputs")
+    assert outputs["verdict"] == "pass" and outputs["figures"]["outputs"][0]["tolerance"]["atol"] == 1000
+    assert "outputs with their own: y" in outputs["summary"]
+    done = ortune("gate", wrong, "--against", old, *QUICK, "--no-history", "--tolerance", "logits=1,1")
+    assert done.code == 2 and "logits" in done.stderr and "its outputs: y" in done.stderr
+
+
+@pytest.mark.parametrize("given, message", [
+    ("y", "NAME=ATOL,RTOL"), ("=1,1", "NAME=ATOL,RTOL"), ("y=1,2,3,4", "NAME=ATOL,RTOL"), ("y=a,1", "'a' is not"),
+])
+def test_a_malformed_tolerance_is_one_line_and_exit_2(ortune, old, given, message):
+    done = ortune("gate", old, "--against", old, "--tolerance", given)
+    assert done.code == 2 and message in done.stderr and len(done.stderr.strip().splitlines()) == 1
+
+
+def test_a_tolerance_keeps_the_common_fields_it_leaves_empty():
+    from app.cli.gate import output_tolerances
+    assert output_tolerances(["a=b=1e-3,,0.99", "y=,0.5"]) == {"a=b": {"atol": 1e-3, "min_cosine": 0.99},
+                                                               "y": {"rtol": 0.5}}

@@ -33,6 +33,8 @@ from typing import Callable
 import numpy as np
 
 from app.core.bench.bench import Measurement, Prepared, RunSettings, make_run
+from app.core.bench.noise import TOO_BUSY, BlockLoad, clean_rounds, single_threaded, trimmed
+from app.core.bench.noise import summary as load_summary
 from app.core.bench.stats import (BOOTSTRAP_RESAMPLES, PRACTICAL_BAND, conclusive, latency_stats, median_ratio,
                                   speed_verdict, throughput_per_s)
 from app.core.bench.timing import time_loop
@@ -46,8 +48,9 @@ BLOCK_S = 0.1                        # a block lasts about this long for the slo
 MIN_BLOCK_RUNS = 5                   # a median of fewer runs is too easily one outlier
 MIN_ROUNDS = 10                      # fewer ratios give no useful interval
 SPEEDUP_DEFINITION = ("speedup = reference p50 / model p50, each p50 over all the runs of its blocks; the 95 % "
-                      "interval resamples whole rounds; in each round every model runs one block, in turn, in a "
-                      "rotated order")
+                      "interval resamples runs of consecutive whole rounds; in each round every model runs one "
+                      "block, in turn, in a rotated order; rounds where a model's process waited for a core are "
+                      "set aside")
 
 OnEvent = Callable[[int, str, dict], None]   # (member index, kind, payload) of a member's progress and log
 
@@ -137,11 +140,15 @@ def serve_blocks(prepared: Prepared, config, settings: RunSettings, ctx: JobCont
         warm = time_loop(runs[0], settings.warmup, cancelled=cancelled).samples_ns
         run_ns = float(np.median(warm)) if len(warm) else float(prepared.first_ns)
         ctx.data(READY, {"run_ms": run_ns / 1e6, "rss_bytes": peak_rss_bytes()})
+        cpu = single_threaded(prepared.session, config, settings)
         while "block" in (command := ctx.receive()):
-            timing = time_loop(runs, command["block"], cancelled=cancelled)
+            load = BlockLoad()
+            timing = time_loop(runs[0] if cpu else runs, command["block"], cancelled=cancelled, cpu=cpu)
+            figures = load.finish(command["block"], timing.wall_s)
             samples.extend(timing.samples_ns)
             wall_s += timing.wall_s
-            ctx.data(BLOCK, {"ns": timing.samples_ns.tobytes(), "wall_s": timing.wall_s})
+            ctx.data(BLOCK, {"ns": timing.samples_ns.tobytes(), "wall_s": timing.wall_s, "load": figures,
+                             "cpu_ns": timing.cpu_ns.tobytes() if cpu else None})
     finally:
         if gc_was_enabled:
             gc.enable()
@@ -153,11 +160,16 @@ def serve_blocks(prepared: Prepared, config, settings: RunSettings, ctx: JobCont
 @dataclass
 class Alternation:
     """What `alternate` gathered: per member its report (latency and throughput of all its
-    blocks), its blocks (ms) in round order and each block's wall time (s)."""
+    blocks), its blocks (ms) in round order, each block's wall time (s) and load (noise.BlockLoad)."""
     plan: BlockPlan
     reports: list[dict]
     blocks: list[list[np.ndarray]] = field(default_factory=list)
     walls: list[list[float]] = field(default_factory=list)
+    loads: list[list[dict]] = field(default_factory=list)
+
+    def __post_init__(self):
+        if len(self.loads) < len(self.blocks):
+            self.loads = [list(loads) for loads in self.loads] + [[] for _ in self.blocks[len(self.loads):]]
 
     @property
     def rounds(self) -> int:
@@ -167,7 +179,32 @@ class Alternation:
         """Only the rounds every member finished (a cancel can stop one in the middle of a round)."""
         rounds = min((len(blocks) for blocks in self.blocks), default=0)
         return Alternation(self.plan, [], [blocks[:rounds] for blocks in self.blocks],
-                           [walls[:rounds] for walls in self.walls])
+                           [walls[:rounds] for walls in self.walls], [loads[:rounds] for loads in self.loads])
+
+    def judged(self, min_rounds: int = MIN_ROUNDS) -> tuple[np.ndarray, bool]:
+        """(the rounds the speedups are judged on, whether the machine was too busy to tell): noise.clean_rounds;
+        every round when they are judged on CPU time, which a wait for a core does not lengthen."""
+        rounds = self.rounds
+        if not self.loads or any(len(loads) < rounds for loads in self.loads) or self.on_cpu():
+            return np.arange(rounds), False
+        return clean_rounds([loads[:rounds] for loads in self.loads],
+                            [[len(block) for block in blocks[:rounds]] for blocks in self.blocks],
+                            min(min_rounds, self.plan.min_rounds))
+
+    def on_cpu(self) -> bool:
+        """Whether every block of every member carries its runs' CPU times (noise.single_threaded)."""
+        rounds = self.rounds
+        return bool(rounds) and all(len(loads) >= rounds and all("cpu_ms" in load for load in loads[:rounds])
+                                    for loads in self.loads)
+
+    def lower_part(self, position: int, kept: np.ndarray) -> list[np.ndarray]:
+        """Member `position`'s blocks of the rounds `kept` as the speedup judges them: their
+        runs' CPU times where every member has them (on_cpu), else each block less the runs
+        its process was switched out in (noise.trimmed); as they are without load figures."""
+        blocks, loads = self.blocks[position], self.loads[position]
+        if self.on_cpu():
+            return [loads[i]["cpu_ms"] for i in kept]
+        return [trimmed(blocks[i], loads[i]) if i < len(loads) else blocks[i] for i in kept]
 
     def figures(self, position: int) -> dict:
         """Latency and throughput of one member's blocks so far: a stopped run's partial figures."""
@@ -178,8 +215,10 @@ class Alternation:
 
     def describe(self, band: float = PRACTICAL_BAND) -> dict:
         """How it was measured and judged, for a result to say."""
+        kept, too_busy = self.judged()
+        loads = load_summary(self.loads, kept, too_busy) if self.loads and all(self.loads) else None
         return self.plan.to_dict() | {
-            "rounds_run": self.rounds, "confidence": 0.95, "bootstrap_resamples": BOOTSTRAP_RESAMPLES,
+            "rounds_run": self.rounds, "load": loads, "confidence": 0.95, "bootstrap_resamples": BOOTSTRAP_RESAMPLES,
             "practical_band": band,
             "verdict_rule": f"faster or slower only when the whole 95 % interval lies beyond ±{band:.0%} around 1; "
                             "otherwise no-difference"}
@@ -227,11 +266,14 @@ class Ensemble:
         self.run_ms[index] = self.ready[index]["run_ms"]
         return self.run_ms[index]
 
-    def block(self, index: int, runs: int) -> tuple[np.ndarray, float]:
-        """Member `index` times `runs` runs now: (their ms, the block's wall time in s)."""
+    def block(self, index: int, runs: int) -> tuple[np.ndarray, float, dict]:
+        """Member `index` times `runs` runs now: (their ms, the block's wall time in s, its load)."""
         self.handles[index].send({"block": runs})
         block = _wait_for(self.handles[index], BLOCK, self._forward(index))
-        return np.frombuffer(block["ns"], dtype=np.int64) / 1e6, float(block["wall_s"])
+        load = dict(block.get("load") or {})
+        if block.get("cpu_ns"):
+            load["cpu_ms"] = np.frombuffer(block["cpu_ns"], dtype=np.int64) / 1e6
+        return np.frombuffer(block["ns"], dtype=np.int64) / 1e6, float(block["wall_s"]), load
 
     def stop(self, index: int) -> dict:
         """Member `index` stops serving; returns its report."""
@@ -273,9 +315,10 @@ def run_rounds(ensemble: Ensemble, members: list[int], plan: BlockPlan, result: 
         ctx.check_cancel()
         for position in round_order(len(members), len(result.blocks[0])):
             index = members[position]
-            samples, wall_s = ensemble.block(index, block_runs(index) if block_runs else plan.block_runs)
+            samples, wall_s, load = ensemble.block(index, block_runs(index) if block_runs else plan.block_runs)
             result.blocks[position].append(samples)
             result.walls[position].append(wall_s)
+            result.loads[position].append(load)
         rounds = len(result.blocks[0])
         elapsed = time.monotonic() - started
         fraction = rounds / plan.rounds if plan.rounds else min(elapsed / plan.budget_s, rounds / plan.min_rounds)
@@ -298,7 +341,7 @@ def alternate(job: Job, members: list[Params], settings: RunSettings, ctx: JobCo
     with Ensemble(job, ctx, on_event) as ensemble:
         run_ms = [ensemble.start(index, params) for index, params in enumerate(members)]
         plan = plan_blocks(settings, max(run_ms), len(members), min_rounds, extend_s)
-        result = Alternation(plan, [], [[] for _ in members], [[] for _ in members])
+        result = Alternation(plan, [], [[] for _ in members], [[] for _ in members], [[] for _ in members])
         try:
             run_rounds(ensemble, list(range(len(members))), plan, result)
         except JobCancelled:
@@ -312,16 +355,25 @@ def alternate(job: Job, members: list[Params], settings: RunSettings, ctx: JobCo
 def summarize(result: Alternation, reference: int = 0, band: float = PRACTICAL_BAND, seed: int = 0) -> list[dict]:
     """Per member: speedup against the reference (the reference's p50 over the member's, as
     their reports print them: stats.median_ratio), its 95 % bootstrap interval over rounds,
-    the verdict, whether that answers (stats.conclusive) and the rounds. The reference's
-    own row is speedup 1, interval [1, 1], verdict "reference"."""
+    the verdict, whether that answers (stats.conclusive) and the rounds. Only the rounds
+    where no member waited for a core count (Alternation.judged); when too few are left, the
+    row is flagged `too_busy`, not conclusive, and says why. The reference's own row is
+    speedup 1, interval [1, 1], verdict "reference"."""
+    kept, too_busy = result.judged()
     rows = []
     for index, blocks in enumerate(result.blocks):
         if index == reference:
             rows.append({"speedup": 1.0, "speedup_ci": [1.0, 1.0], "verdict": "reference", "conclusive": True,
                          "rounds": len(blocks)})
             continue
-        speedup, low, high = median_ratio(result.blocks[reference], blocks, seed=seed)
+        speedup, low, high = median_ratio(result.lower_part(reference, kept), result.lower_part(index, kept),
+                                          seed=seed)
         verdict = speed_verdict(low, high, band)
-        rows.append({"speedup": speedup, "speedup_ci": [low, high], "verdict": verdict,
-                     "conclusive": conclusive(low, high, verdict), "rounds": len(blocks)})
+        row = {"speedup": speedup, "speedup_ci": [low, high], "verdict": verdict,
+               "conclusive": conclusive(low, high, verdict) and not too_busy, "rounds": len(blocks),
+               "rounds_judged": int(kept.size), "too_busy": too_busy}
+        if too_busy:
+            row["note"] = TOO_BUSY
+        row["measure"] = "cpu" if result.on_cpu() else "wall"
+        rows.append(row)
     return rows

@@ -10,6 +10,7 @@ from __future__ import annotations
 from pathlib import Path
 
 from app.core.bench.accuracy import accuracy_text
+from app.core.jobs.errors import UserError
 from app.core.units import human_bytes
 
 FEEDS_FILE = "feeds.npz"
@@ -31,19 +32,33 @@ def shared_inputs(reference: list[dict], own: list[dict]) -> list[dict]:
     return rows
 
 
-def output_fidelity(reference: dict, outputs: dict, tolerance: dict | None = None) -> dict:
+def output_fidelity(reference: dict, outputs: dict, tolerance: dict | None = None,
+                    per_output: dict[str, dict] | None = None) -> dict:
     """How far `outputs` drift from `reference`: the conversion fidelity check's numbers
-    and verdict per output (with `tolerance`, else the default), plus the compare table's summary."""
+    and verdict per output (with `tolerance`, else the default; an output named in
+    `per_output` with its own settings over those, and its row says them), plus the compare
+    table's summary. A name in `per_output` the reference has not is the user's mistake."""
     from app.core.session.outputs import Tolerance, compare_values
+    from app.core.text import printable
 
-    tolerance = Tolerance.from_dict(tolerance)
+    per_output = per_output or {}
+    unknown = sorted(set(per_output) - set(reference))
+    if unknown:
+        raise UserError("bad-option", f"a tolerance names output(s) the model does not have: "
+                                      f"{', '.join(printable(name, 80) for name in unknown)} (its outputs: "
+                                      f"{', '.join(printable(name, 80) for name in reference)})")
+    base = dict(tolerance or {})
+    tolerance = Tolerance.from_dict(base)
     rows = []
     for name, expected in reference.items():
+        own = Tolerance.from_dict({**base, **per_output[name]}) if name in per_output else tolerance
         if name not in outputs:
             rows.append({"name": name, "max_abs_diff": None, "cosine": None, "nonfinite": 0, "passed": False,
                          "problem": "missing"})
-            continue
-        rows.append(compare_values(name, expected, outputs[name], tolerance))
+        else:
+            rows.append(compare_values(name, expected, outputs[name], own))
+        if name in per_output:
+            rows[-1]["tolerance"] = own.to_dict()
     compared = [r for r in rows if r["max_abs_diff"] is not None]
     verdicts = [r["passed"] for r in rows if r["passed"] is not None]
     return {"outputs": rows,
@@ -62,6 +77,8 @@ def compare_row(report: dict, alternation: dict) -> dict:
             "latency_ms": report["latency_ms"], "throughput_per_s": report["throughput_per_s"],
             "speedup": alternation["speedup"], "speedup_ci": alternation["speedup_ci"],
             "verdict": alternation["verdict"], "rounds": alternation["rounds"], "iterations": report["iterations"],
+            "too_busy": alternation.get("too_busy", False), "measure": alternation.get("measure", "wall"),
+            **({"note": alternation["note"]} if alternation.get("note") else {}),
             "session_create_ms": report["session_create_ms"], "first_run_ms": report["first_run_ms"],
             "peak_rss_bytes": report["peak_rss_bytes"], "gpu_memory_bytes": report["gpu_memory_bytes"],
             "providers": report["providers"], "inputs": report["inputs"], "fidelity": report.get("fidelity"),

@@ -40,6 +40,7 @@ class MemberParams(BenchParams):
     reference_dir: str = ""                                 # where the reference keeps feeds and outputs
     is_reference: bool = False
     tolerance: dict[str, float] = setting(factory=dict)     # atol, rtol, min_cosine of the output check (missing: default)
+    output_tolerance: dict[str, dict[str, float]] = setting(factory=dict)   # per output name, over `tolerance`
 
 
 @dataclass
@@ -118,7 +119,7 @@ def member_job(params: MemberParams, ctx: JobContext) -> dict:
         def on_first_outputs(feeds: dict, outputs: dict) -> dict:
             with np.load(folder / OUTPUTS_FILE, allow_pickle=False) as saved:
                 reference = {name: saved[name] for name in saved.files}
-            return {"fidelity": output_fidelity(reference, outputs, params.tolerance)}
+            return {"fidelity": output_fidelity(reference, outputs, params.tolerance, params.output_tolerance)}
 
     prepared = prepare(params.path, config, ctx, on_first_outputs=on_first_outputs)
     if params.is_reference:          # before READY, as the feeds: the next member reads it

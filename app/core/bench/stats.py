@@ -83,18 +83,43 @@ def _pooled_medians(blocks: Sequence[Sequence[float]], picks: np.ndarray) -> np.
     return np.array([np.median(np.concatenate([arrays[i] for i in row])) for row in picks])
 
 
+def _moving_blocks(rng: np.random.Generator, rounds: int, run: int, resamples: int) -> np.ndarray:
+    """Rows of `rounds` round indices drawn as runs of `run` consecutive rounds (a moving-block
+    bootstrap; `run` 1 is the plain one)."""
+    run = max(1, min(run, rounds))
+    starts = rng.integers(0, rounds - run + 1, size=(resamples, math.ceil(rounds / run)))
+    return (starts[:, :, None] + np.arange(run)).reshape(resamples, -1)[:, :rounds]
+
+
+def round_log_ratios(reference_blocks: Sequence[Sequence[float]],
+                     candidate_blocks: Sequence[Sequence[float]]) -> np.ndarray:
+    """Per round, log(reference block median / candidate block median)."""
+    reference = np.array([np.median(block) for block in reference_blocks], dtype=np.float64)
+    candidate = np.array([np.median(block) for block in candidate_blocks], dtype=np.float64)
+    with np.errstate(divide="ignore", invalid="ignore"):
+        logs = np.log(reference / candidate)
+    return logs[np.isfinite(logs)]
+
+
 def median_ratio(reference_blocks: Sequence[Sequence[float]], candidate_blocks: Sequence[Sequence[float]],
                  level: float = 0.95, resamples: int = BOOTSTRAP_RESAMPLES, seed: int = 0) -> tuple[float, float, float]:
     """(speedup, low, high): the reference's p50 over the candidate's (above 1: the candidate
     is faster), each p50 over all the runs of its blocks, so the speedup is the ratio of the
-    two medians a result prints; and a percentile-bootstrap interval of it, whole rounds
-    resampled with replacement (a round's two blocks stay together, so a slow spell that
-    slowed both stays paired), with a seeded generator.
+    two medians a result prints; and a bootstrap interval of it, with a seeded generator.
+
+    The interval resamples whole rounds (a round's two blocks stay together, so a slow spell
+    that slowed both stays paired), in runs of consecutive rounds as long as the per-round
+    ratios stay correlated (app.core.bench.noise.run_length: a busy spell spans many rounds,
+    which are then one piece of evidence, not many). It is never narrower than the normal
+    interval of the per-round log ratios' mean over the rounds' effective number
+    (rounds / run length): the pooled medians can sit still while the rounds disagree.
 
     Why not the median of the per-round ratios: with rounds of two kinds (a member slowed
     in every other round, by the one that ran before it) the median of ten ratios is the
     mean of the fifth and sixth, a value between the two kinds that neither median
     shows (0.64 beside p50s of 1.74 and 15.76 ms)."""
+    from app.core.bench.noise import run_length
+
     rounds = min(len(reference_blocks), len(candidate_blocks))
     reference, candidate = list(reference_blocks[:rounds]), list(candidate_blocks[:rounds])
     if rounds == 0:
@@ -102,11 +127,22 @@ def median_ratio(reference_blocks: Sequence[Sequence[float]], candidate_blocks: 
     speedup = float(np.median(np.concatenate(reference)) / np.median(np.concatenate(candidate)))
     if rounds == 1:
         return speedup, -math.inf, math.inf
-    picks = np.random.default_rng(seed).integers(0, rounds, size=(resamples, rounds))
+    logs = round_log_ratios(reference, candidate)
+    run = run_length(logs)
+    picks = _moving_blocks(np.random.default_rng(seed), rounds, run, resamples)
     ratios = _pooled_medians(reference, picks) / _pooled_medians(candidate, picks)
     tail = (1.0 - level) / 2 * 100
-    low, high = np.percentile(ratios, [tail, 100 - tail])
-    return speedup, float(low), float(high)
+    low, high = (float(v) for v in np.percentile(ratios, [tail, 100 - tail]))
+    if logs.size > 1 and math.isfinite(speedup) and speedup > 0:
+        half = _z(level) * float(np.std(logs, ddof=1)) * math.sqrt(run / logs.size)
+        low, high = min(low, speedup * math.exp(-half)), max(high, speedup * math.exp(half))
+    return speedup, low, high
+
+
+def _z(level: float) -> float:
+    """The two-sided normal quantile for `level` (1.96 for 0.95)."""
+    from statistics import NormalDist
+    return NormalDist().inv_cdf(0.5 + level / 2)
 
 
 #: a "no-difference" is only an answer when its interval lies within ±10 % around 1: a wider

@@ -34,6 +34,7 @@ OnBatch = Callable[[array], None]   # the int64 ns samples taken since the previ
 class Timing:
     samples_ns: array   # array("q"): one int64 per run, in nanoseconds (thread after thread)
     wall_s: float       # from just before the first run to just after the last one
+    cpu_ns: array | None = None   # with cpu=True: the calling thread's CPU time of each run (ns)
 
     def ms(self) -> list[float]:
         return [ns / 1e6 for ns in self.samples_ns]
@@ -45,16 +46,23 @@ def split(total: int, parts: int) -> list[int]:
 
 
 def time_loop(run: Run | Sequence[Run], count: int | None = None, duration_s: float | None = None, *,
-              cancelled: Callable[[], bool] | None = None, on_batch: OnBatch | None = None) -> Timing:
+              cancelled: Callable[[], bool] | None = None, on_batch: OnBatch | None = None,
+              cpu: bool = False) -> Timing:
     """Time `count` runs, or runs for `duration_s` seconds; with both, whichever ends first.
 
     `run` is one zero-argument callable, or a list of them: more than one run at once,
     one thread each, sharing the count. `on_batch(new)` gets the samples gathered since
     its last call at every tick and once at the end. When `cancelled()` turns true
     (looked at every tick, and when a run raises, as RunOptions.terminate makes it)
-    the loop raises JobCancelled."""
+    the loop raises JobCancelled.
+
+    With `cpu` (one run callable and a `count` only), each run's CPU time on this thread is
+    read too (`Timing.cpu_ns`): what a single-threaded run cost, without the time the
+    scheduler had it off its core (app.core.bench.noise)."""
     if count is None and duration_s is None:
         raise ValueError("time_loop needs a count or a duration")
+    if cpu:
+        return _cpu_loop(run, count, cancelled)
     runs = list(run) if isinstance(run, (list, tuple)) else [run]
     clock = time.perf_counter_ns
     started = clock()
@@ -118,6 +126,30 @@ def _loop(run: Run, count: int | None, deadline: int | None, stop: Callable[[], 
             next_tick = end + TICK_NS
             if deadline is not None:
                 next_tick = min(next_tick, deadline)
+
+
+def _cpu_loop(run: Run, count: int, cancelled: Callable[[], bool] | None) -> Timing:
+    """`count` runs of `run`, each timed on the wall clock and on this thread's CPU clock."""
+    clock, cpu_clock = time.perf_counter_ns, time.thread_time_ns
+    samples, cpu_ns = array("q"), array("q")
+    started = clock()
+    next_tick = started + TICK_NS
+    try:
+        for _ in range(count):
+            start, cpu_start = clock(), cpu_clock()
+            run()
+            cpu_end, end = cpu_clock(), clock()
+            samples.append(end - start)
+            cpu_ns.append(cpu_end - cpu_start)
+            if end >= next_tick:
+                if cancelled is not None and cancelled():
+                    raise JobCancelled()
+                next_tick = end + TICK_NS
+    except Exception:
+        if cancelled is not None and cancelled():
+            raise JobCancelled() from None
+        raise
+    return Timing(samples, (clock() - started) / 1e9, cpu_ns)
 
 
 def _threads(runs: list[Run], parts: list[array], count: int | None, deadline: int | None,

@@ -26,7 +26,7 @@ MIN_STRETCH_S = 1.0        # a longer run adds at least this much (both models t
 def _undecided(result: Alternation, limit: float) -> bool:
     row = summarize(result)[1]
     _, low, high = slowdown(row["speedup"], row["speedup_ci"])
-    return speed_decision(low, high, limit) == UNDECIDED
+    return row.get("too_busy", False) or speed_decision(low, high, limit) == UNDECIDED
 
 
 def measure(params: GateParams, ctx, labels: list[str], folder: str) -> tuple[Alternation, float]:
@@ -34,7 +34,7 @@ def measure(params: GateParams, ctx, labels: list[str], folder: str) -> tuple[Al
     (what was measured, the seconds the timed rounds took)."""
     members = [MemberParams(path=path, session=SessionConfig.from_dict(config.to_dict()), run=params.run,
                             variant=label, reference_dir=folder, is_reference=index == 0,
-                            tolerance=params.tolerance)
+                            tolerance=params.tolerance, output_tolerance=params.output_tolerance)
                for index, (path, config, label) in enumerate(((params.old, params.old_session, labels[0]),
                                                               (params.new, params.new_session, labels[1])))]
     with Ensemble(MEMBER, ctx, member_events(ctx, labels)) as ensemble:
@@ -48,8 +48,9 @@ def measure(params: GateParams, ctx, labels: list[str], folder: str) -> tuple[Al
             left = params.max_seconds - elapsed
             if left <= 0:
                 break
-            ctx.log(f"the slowdown's interval reaches across the limit after {result.rounds} rounds: measuring on "
-                    f"({left:.0f} s left of --max-seconds)")
+            why = ("the machine is too busy (a model's process waited for a core in most rounds)"
+                   if summarize(result)[1].get("too_busy") else "the slowdown's interval reaches across the limit")
+            ctx.log(f"{why} after {result.rounds} rounds: measuring on ({left:.0f} s left of --max-seconds)")
             # each stretch as long as all before it (the interval narrows as 1/sqrt(rounds))
             stretch = BlockPlan(plan.block_runs, budget_s=min(left, max(elapsed, MIN_STRETCH_S)))
             run_rounds(ensemble, [0, 1], stretch, result)

@@ -18,8 +18,9 @@ import math
 PASS, REGRESSION, UNDECIDED, SKIPPED = "pass", "regression", "undecided", "skipped"
 SEVERITY = {PASS: 0, SKIPPED: 0, UNDECIDED: 1, REGRESSION: 2}
 EXIT_CODES = {PASS: 0, REGRESSION: 5, UNDECIDED: 6}      # 2 (bad input) comes from the command line's rules
-SLOWDOWN_DEFINITION = ("slowdown = new p50 / old p50 - 1, as the median over rounds of the ratio of the two block "
-                       "medians; in each round both run one block, in turn, the order swapped every round")
+SLOWDOWN_DEFINITION = ("slowdown = new p50 / old p50 - 1, each p50 over the runs of its blocks; in each round both "
+                       "run one block, in turn, the order swapped every round; rounds where a model's process waited "
+                       "for a core are set aside, and the interval resamples runs of consecutive rounds")
 
 
 def slowdown(speedup: float, interval: list[float]) -> tuple[float, float, float]:
@@ -50,17 +51,23 @@ def _percent(value: float) -> str:
 def speed_criterion(alternation_row: dict, limit: float, rounds: int, seconds: float, cap_s: float,
                     old_p50_ms: float, new_p50_ms: float) -> dict:
     value, low, high = slowdown(alternation_row["speedup"], alternation_row["speedup_ci"])
-    verdict = speed_decision(low, high, limit)
+    too_busy = bool(alternation_row.get("too_busy"))
+    verdict = UNDECIDED if too_busy else speed_decision(low, high, limit)
     half = (high - low) / 2 if math.isfinite(high - low) else math.inf
     summary = (f"slowdown {_percent(value)} [{_percent(low)}, {_percent(high)}] (95 % interval), limit "
                f"{limit * 100:.1f} %; p50 {new_p50_ms:.4g} ms against {old_p50_ms:.4g} ms")
-    if verdict == UNDECIDED:
+    if too_busy:
+        summary += (f"; the machine was too busy to tell: in most of {rounds} rounds ({seconds:.1f} s, --max-seconds "
+                    f"{cap_s:g}) a model's process waited for a core; run on a quieter machine")
+    elif verdict == UNDECIDED:
         summary += (f"; the interval reaches across the limit after {rounds} rounds and {seconds:.1f} s "
                     f"(--max-seconds {cap_s:g}): run longer or on a quieter machine")
     return {"name": "speed", "verdict": verdict, "summary": summary, "limit": limit,
             "figures": {"slowdown": value, "slowdown_ci": [low, high], "precision": half,
                         "speedup": alternation_row["speedup"], "speedup_ci": alternation_row["speedup_ci"],
                         "compare_verdict": alternation_row["verdict"], "rounds": rounds, "seconds": seconds,
+                        "rounds_judged": alternation_row.get("rounds_judged", rounds), "too_busy": too_busy,
+                        "measure": alternation_row.get("measure", "wall"),
                         "old_p50_ms": old_p50_ms, "new_p50_ms": new_p50_ms}}
 
 
@@ -72,14 +79,18 @@ def output_criterion(fidelity: dict | None, drift: dict | None, drift_error: str
     rows = fidelity["outputs"]
     failed = [row for row in rows if row["passed"] is False]
     tolerance = fidelity["tolerance"]
-    limits = f"atol {tolerance['atol']:g}, rtol {tolerance['rtol']:g}, cosine ≥ {tolerance['min_cosine']:g}"
+    limits = _limits(tolerance)
+    own = [row["name"] for row in rows if row.get("tolerance")]
+    if own:
+        limits += f" (outputs with their own: {', '.join(own)})"
     figures = {"outputs": rows, "max_abs_diff": fidelity["max_abs_diff"], "min_cosine": fidelity["min_cosine"],
                "tolerance": tolerance, "first_drift": None}
     if fidelity["passed"]:
         summary = f"{len(rows)} output(s) within {limits}; max |Δ| {_number(fidelity['max_abs_diff'])}"
         return {"name": "outputs", "verdict": PASS, "summary": summary, "limit": tolerance, "figures": figures}
     parts = [f"{row['name']}: " + (row.get("problem") or f"max |Δ| {_number(row['max_abs_diff'])}, "
-                                                         f"cosine {_number(row['cosine'])}") for row in failed]
+                                                         f"cosine {_number(row['cosine'])}")
+             + (f" (its own {_limits(row['tolerance'])})" if row.get("tolerance") else "") for row in failed]
     summary = f"{len(failed)} of {len(rows)} output(s) outside {limits} ({'; '.join(parts)})"
     if drift is not None and drift.get("first_drift"):
         first = drift["first_drift"]
@@ -89,6 +100,10 @@ def output_criterion(fidelity: dict | None, drift: dict | None, drift_error: str
     elif drift_error:
         summary += f"; the first drifting node was not found: {drift_error}"
     return {"name": "outputs", "verdict": REGRESSION, "summary": summary, "limit": tolerance, "figures": figures}
+
+
+def _limits(tolerance: dict) -> str:
+    return f"atol {tolerance['atol']:g}, rtol {tolerance['rtol']:g}, cosine ≥ {tolerance['min_cosine']:g}"
 
 
 def _number(value) -> str:

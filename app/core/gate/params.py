@@ -54,6 +54,7 @@ class GateParams(Params):
     max_slowdown: float = setting(0.05, minimum=0, flag="--max-slowdown")
     max_seconds: float = setting(60.0, minimum=1, flag="--max-seconds")      # timed rounds, at most, in all
     tolerance: dict[str, float] = setting(factory=dict)     # atol, rtol, min_cosine (missing: the default)
+    output_tolerance: dict[str, dict[str, float]] = setting(factory=dict)   # per output name, over `tolerance`
     max_accuracy_drop: float = setting(0.01, minimum=0, flag="--max-accuracy-drop")
     max_memory_growth: float = setting(0.10, minimum=0, flag="--max-memory-growth")
     record: bool = True
@@ -61,6 +62,8 @@ class GateParams(Params):
     def validate(self) -> None:
         from app.core.session.outputs import Tolerance
         Tolerance.from_dict(self.tolerance)
+        for own in self.output_tolerance.values():
+            Tolerance.from_dict({**self.tolerance, **own})
 
     def labels(self) -> tuple[str, str]:
         """(new, old): the names the report gives the two sides; the file names, or, where

@@ -95,7 +95,14 @@ def markdown(result: dict) -> str:
     plan = result.get("alternation") or {}
     lines += [f"- measured in alternation: {plan.get('rounds_run', 0)} rounds of {plan.get('block_runs', 0)} runs "
               f"per model, ONNX Runtime {result.get('ort_version', '?')}",
-              "- speed: a regression only when the whole 95 % interval of the slowdown lies beyond the limit", ""]
+              "- speed: a regression only when the whole 95 % interval of the slowdown lies beyond the limit"]
+    load = plan.get("load")
+    if load:
+        others = load.get("others_cores_p50")
+        lines.append(f"- machine: judged on {load['rounds_judged']} of {plan.get('rounds_run', 0)} rounds"
+                     + (f", other processes used {others:.1f} cores (median)" if others is not None else "")
+                     + ("; too busy to tell" if load.get("too_busy") else ""))
+    lines.append("")
     return "\n".join(lines)
 
 

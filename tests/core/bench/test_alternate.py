@@ -69,7 +69,7 @@ def test_members_take_turns_one_at_a_time():
     assert rows[0] == {"speedup": 1.0, "speedup_ci": [1.0, 1.0], "verdict": "reference", "conclusive": True,
                        "rounds": 10}
     assert rows[1] == {"speedup": 2.0, "speedup_ci": [2.0, 2.0], "verdict": "faster", "conclusive": True,
-                       "rounds": 10}
+                       "rounds": 10, "rounds_judged": 10, "too_busy": False, "measure": "wall"}
     assert rows[2]["speedup"] == 0.5 and rows[2]["verdict"] == "slower"
 
 

@@ -54,3 +54,11 @@ def test_the_worst_criterion_is_the_gates_verdict_and_its_exit_code():
     assert judge.overall([criterion(judge.PASS), criterion(judge.UNDECIDED)]) == judge.UNDECIDED
     assert judge.overall([criterion(judge.UNDECIDED), criterion(judge.REGRESSION)]) == judge.REGRESSION
     assert [judge.exit_code(v) for v in (judge.PASS, judge.REGRESSION, judge.UNDECIDED)] == [0, 5, 6]
+
+
+def test_a_machine_too_busy_to_tell_leaves_speed_undecided_even_with_a_clear_interval():
+    row = {"speedup": 0.5, "speedup_ci": [0.45, 0.55], "verdict": "slower", "too_busy": True, "rounds_judged": 30}
+    criterion = judge.speed_criterion(row, 0.05, 30, 20.0, 20.0, 1.0, 2.0)
+    assert criterion["verdict"] == judge.UNDECIDED and "too busy" in criterion["summary"]
+    assert criterion["figures"]["too_busy"] is True
+    assert judge.exit_code(judge.overall([criterion])) == 6

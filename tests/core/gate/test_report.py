@@ -55,3 +55,15 @@ def test_annotations_are_one_line_each_an_error_per_regression_a_warning_when_un
     (warning,) = annotations(gate_result(judge.UNDECIDED))
     assert warning.startswith("::warning title=ORTune gate%3A speed undecided::")
     assert annotations(gate_result(judge.PASS)) == []
+
+
+def test_the_junit_file_validates_against_the_common_junit_schema():
+    from pathlib import Path
+
+    import xmlschema
+
+    schema = xmlschema.XMLSchema(str(Path(__file__).with_name("junit.xsd")))
+    for verdict in (judge.PASS, judge.REGRESSION, judge.UNDECIDED):
+        schema.validate(junit_xml(gate_result(verdict)))
+    broken = junit_xml(gate_result(judge.REGRESSION)).replace('classname="ortune.gate" ', "", 1)
+    assert not schema.is_valid(broken)      # the schema can say no

@@ -8,7 +8,7 @@ from app.cli.session_args import add_session_arguments, session_config_from_args
 from app.core.convert.options import KINDS
 from app.core.jobs.errors import UserError
 from app.core.optimize.jobs import OPTIMIZE
-from app.core.optimize.rows import judged_text
+from app.core.optimize.rows import answer_text, judged_text, tune_text
 from app.core.units import human_bytes
 
 ORDER = 75
@@ -26,13 +26,10 @@ def render(result: dict) -> str:
              r["verdict"] or "–", f"{r['latency_ms']:.3g}" if r.get("latency_ms") is not None else "–",
              human_bytes(r["size_bytes"]) if r.get("size_bytes") is not None else "–", r["reason"]]
             for r in result["candidates"]]
-    tune = result["tune"]
     lines = [format_table(["candidate", "status", "speedup [95 %]", "verdict", "median ms", "size", "why"], rows),
              "speedup: the source's median over the candidate's, timed in alternation with your settings; * chosen",
-             "", "tuning: " + (f"skipped — {tune['why']}" if tune.get("skipped") else
-                               f"{tune['kind']}: ×{tune['speedup']:.2f} over your settings ({tune['verdict']})"),
-             "", f"answer: {choice['kind']}, {_ratio(choice['speedup'], choice['speedup_ci'])} "
-                 f"({choice['verdict']}) — {choice['note']}",
+             "", f"tuning: {tune_text(result['tune'])}",
+             "", f"answer: {answer_text(choice)}",
              judged_text(result["data"]),
              f"shipped in {result['out_dir']}: {', '.join(p.rsplit('/', 1)[-1] for p in result['files'])}",
              f"budget {result['budget_seconds']:g} s, used {result['elapsed_seconds']:.0f} s"

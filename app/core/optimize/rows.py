@@ -137,3 +137,32 @@ def judged_text(data: dict) -> str:
     """What every verdict was judged on, as one sentence."""
     note = f" ({data['note']})" if data.get("note") else ""
     return f"Judged on {data['judged_on']}{note}"
+
+
+def _figures(value: float, interval) -> str:
+    return f"×{value:.2f}" + (f" [{interval[0]:.2f}–{interval[1]:.2f}]" if interval and None not in interval else "")
+
+
+def answer_text(choice: dict) -> str:
+    """The answer as one sentence, the same in the terminal, the report and the window."""
+    settings = choice.get("settings_speedup") or {}
+    if choice["kind"] == "source" and choice["tuned"]:
+        return (f"keep the source, with the tuned settings: {_figures(choice['speedup'], choice['speedup_ci'])} your "
+                f"settings' speed ({choice['verdict']}); no variant was faster and faithful")
+    if choice["kind"] == "source":
+        return "keep the source and your settings: nothing measured was faster than the source and faithful"
+    text = f"{choice['kind']}: {_figures(choice['speedup'], choice['speedup_ci'])} the source's speed ({choice['verdict']})"
+    if choice["tuned"] and settings:
+        text += (f"; with the tuned settings, {_figures(settings['speedup'], settings.get('speedup_ci'))} your "
+                 f"settings' speed on it ({settings['verdict']}, measured apart)")
+    return text
+
+
+def tune_text(tune: dict) -> str:
+    """What tuning the best candidate's session found, as one sentence."""
+    if tune.get("skipped"):
+        return f"skipped — {tune['why']}"
+    if not tune.get("clearly_faster"):
+        return f"the session of {tune['kind']}: {tune['note'][:1].lower()}{tune['note'][1:]}"     # says what was closest
+    return (f"the session of {tune['kind']}: {_figures(tune['speedup'], tune['speedup_ci'])} your settings' speed "
+            f"({tune['verdict']}) — {tune['note']}")

@@ -15,7 +15,7 @@ from app.core.convert.options import KINDS
 from app.core.optimize.candidates import ORDER
 from app.core.optimize.jobs import OPTIMIZE
 from app.core.optimize.params import OptimizeParams
-from app.core.optimize.rows import judged_text
+from app.core.optimize.rows import answer_text, judged_text, tune_text
 from app.gui.shell.panel import Panel
 
 HEADERS = ["Candidate", "Status", "Speedup ×", "95% low", "95% high", "Verdict", "Median ms", "Size (bytes)", "Why"]
@@ -172,14 +172,9 @@ class OptimizePanel(Panel):
     def _finished(self, result: dict) -> None:
         self.result = result
         self.table.set_rows([board_row(r) for r in result["candidates"]])
-        choice = result["choice"]
-        interval = choice["speedup_ci"]
-        note = choice["note"][:1].upper() + choice["note"][1:]
-        claim = ("keep the source" if choice["kind"] == "source" else      # the source against itself says nothing
-                 f"{choice['kind']}, ×{choice['speedup']:.2f} the source [{interval[0]:.2f}–{interval[1]:.2f}] "
-                 f"({choice['verdict']})")
-        self.answer.setText(f"Answer: {claim}. {note}."
+        self.answer.setText(f"Answer: {answer_text(result['choice'])}."
                             f"{' Cancelled: what was measured so far.' if result['partial'] else ''}\n"
+                            f"Tuning: {tune_text(result['tune'])}\n"
                             f"{judged_text(result['data'])}.\n"
                             f"Written to {result['out_dir']}.")
         self.ship_button.setEnabled(True)

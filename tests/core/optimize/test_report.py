@@ -1,0 +1,92 @@
+"""report.html and the answer's sentence, from a result built here (no model is run)."""
+
+from __future__ import annotations
+
+import re
+
+from app.core.optimize.report import report_html
+from app.core.optimize.rows import answer_text, tune_text
+
+MODEL = "/a/very/long/folder/name/that/goes/on/and/on/rapidocr_onnxruntime_ch_ppocr_mobile_v2.0_cls_infer.onnx"
+
+
+def _row(kind, status, speedup, cosine, chosen=False):
+    fidelity = {"passed": status == "passed", "check": "passed" if status == "passed" else "failed",
+                "cosine": cosine, "tolerance": {}}
+    return {"kind": kind, "status": status, "reason": f"why {kind}", "speedup": speedup,
+            "speedup_ci": [speedup - 0.01, speedup + 0.01], "verdict": "no-difference", "latency_ms": 1.0,
+            "fidelity": fidelity, "size_bytes": 1000, "chosen": chosen}
+
+
+def _result(choice: dict, tune: dict | None = None) -> dict:
+    source = {**_row("source", "passed", 1.0, None, chosen=choice["kind"] == "source"), "verdict": "reference",
+              "fidelity": {"passed": True, "check": "reference"}}
+    rows = [source, _row("optimize", "passed", 0.99, 1.0), _row("ort", "passed", 1.03, 1.0),
+            _row("int8-dynamic", "failed-check", 1.6, 0.4, chosen=choice["kind"] == "int8-dynamic")]
+    return {"model": MODEL, "choice": choice, "candidates": rows, "inputs": [], "partial": False,
+            "tune": tune or {"skipped": True, "why": "tuning was turned off"}, "objective": "latency",
+            "objective_note": "", "data": {"judged_on": "generated inputs"}, "budget_seconds": 60,
+            "elapsed_seconds": 40.0,
+            "machine": {"cpu": "a CPU", "onnxruntime": "1.0", "providers": ["CPUExecutionProvider"],
+                        "available_providers": ["CPUExecutionProvider"]}}
+
+
+def _choice(kind="source", tuned=False, speedup=1.0, interval=(1.0, 1.0), verdict="reference", settings=None):
+    choice = {"kind": kind, "model": "/out/model.onnx", "preset": "/out/preset.json", "speedup": speedup,
+              "speedup_ci": list(interval), "verdict": verdict, "fidelity": {"passed": True}, "tuned": tuned,
+              "note": "a note"}
+    if settings:
+        choice["settings_speedup"] = settings
+    return choice
+
+
+def _labels(page: str) -> dict[str, tuple[float, float]]:
+    return {m[3]: (float(m[1]), float(m[2]))
+            for m in re.finditer(r"<text x='([\d.]+)' y='([\d.]+)' fill='#[0-9a-f]+'>([^<]+)</text>", page)}
+
+
+def test_names_of_points_close_together_do_not_overlap():
+    labels = _labels(report_html(_result(_choice())))
+    assert {"source", "optimize", "ort"} <= set(labels)
+    (sx, sy), (ox, oy) = labels["source"], labels["optimize"]
+    assert abs(sx - ox) >= 70 or abs(sy - oy) >= 13
+
+
+def test_a_candidate_that_failed_its_check_is_drawn_apart_and_the_key_says_so():
+    page = report_html(_result(_choice()))
+    plot = page[page.index("<svg"):]
+    assert "fill='#c0392b'>int8-dynamic</text>" in plot
+    assert "failed its check" in plot[plot.index("</svg>"):]
+
+
+def test_the_title_names_the_file_and_the_whole_path_wraps_below_it():
+    page = report_html(_result(_choice()))
+    assert "<h1>What to ship for rapidocr_onnxruntime_ch_ppocr_mobile_v2.0_cls_infer.onnx</h1>" in page
+    assert f"<p class=\"path muted\">{MODEL}</p>" in page and "overflow-wrap:anywhere" in page
+
+
+def test_keeping_the_source_claims_no_speedup_over_itself():
+    text = answer_text(_choice())
+    assert text.startswith("keep the source and your settings") and "×" not in text
+    assert "Answer: Keep the source and your settings" in report_html(_result(_choice()))
+
+
+def test_the_tuned_source_is_measured_against_your_settings_not_the_source():
+    text = answer_text(_choice(tuned=True, speedup=1.16, interval=(1.02, 1.29), verdict="faster"))
+    assert "×1.16 [1.02–1.29] your settings' speed (faster)" in text and "source's speed" not in text
+
+
+def test_a_tuned_variant_gives_both_figures_each_against_its_own_baseline():
+    choice = _choice("int8-dynamic", tuned=True, speedup=1.5, interval=(1.4, 1.6), verdict="faster",
+                     settings={"speedup": 1.1, "speedup_ci": [1.05, 1.15], "verdict": "faster"})
+    text = answer_text(choice)
+    assert text.startswith("int8-dynamic: ×1.50 [1.40–1.60] the source's speed (faster)")
+    assert "×1.10 [1.05–1.15] your settings' speed on it" in text
+
+
+def test_tuning_that_found_nothing_faster_does_not_print_a_ratio_of_one():
+    tune = {"kind": "source", "clearly_faster": False, "speedup": 1.0, "speedup_ci": [1.0, 1.0],
+            "verdict": "reference", "note": "Nothing measured was clearly faster than your settings."}
+    text = tune_text(tune)
+    assert "nothing measured was clearly faster" in text and "×1.00" not in text and "reference" not in text
+    assert f"Tuning: {text}" in report_html(_result(_choice(), tune)).replace("&#x27;", "'")

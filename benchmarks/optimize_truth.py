@@ -64,27 +64,29 @@ def ortune(args: list[str]) -> tuple[dict | None, float, str]:
         result = json.loads(done.stdout) if done.returncode in (0, 4) else None
     except json.JSONDecodeError:
         result = None
-    return result, wall, done.stderr[-600:]
+    if result is None:
+        print(f"ortune {args[0]} exited {done.returncode}: {done.stderr[-600:]}", file=sys.stderr, flush=True)
+    return result, wall, f"exit {done.returncode}: {done.stderr[-600:]}"
 
 
-def alternation(pairs: list[tuple[str, dict]], seconds: float) -> dict:
-    """The second (path, session) against the first, each in its own fresh process, in alternation."""
+def alternation(pairs: list[tuple[str, dict]], seconds: float) -> list[dict]:
+    """Each (path, session) after the first against the first, each in its own fresh process, in alternation."""
     settings = RunSettings(duration_s=seconds)
     with tempfile.TemporaryDirectory(prefix="optimize-truth-") as folder:
         members = [MemberParams(path=path, session=SessionConfig.from_dict(session), run=settings,
                                 variant=f"m{index}", reference_dir=folder, is_reference=index == 0, record=False)
                    for index, (path, session) in enumerate(pairs)]
         measured = alternate(MEMBER, members, settings, JobContext())
-    row = summarize(measured)[1]
-    return {"speedup": round(row["speedup"], 4), "speedup_ci": [round(v, 4) for v in row["speedup_ci"]],
-            "verdict": row["verdict"], "rounds": row["rounds"],
-            "source_p50_ms": round(measured.reports[0]["latency_ms"]["p50"], 4),
-            "chosen_p50_ms": round(measured.reports[1]["latency_ms"]["p50"], 4)}
+    return [{"speedup": round(row["speedup"], 4), "speedup_ci": [round(v, 4) for v in row["speedup_ci"]],
+             "verdict": row["verdict"], "rounds": row["rounds"],
+             "source_p50_ms": round(measured.reports[0]["latency_ms"]["p50"], 4),
+             "p50_ms": round(measured.reports[index]["latency_ms"]["p50"], 4)}
+            for index, row in enumerate(summarize(measured)) if index > 0]
 
 
 def remeasure(source: str, user: dict, chosen: str, settings: dict, claim: float, seconds: float,
               repeats: int) -> dict:
-    later = [alternation([(source, user), (chosen, settings)], seconds) for _ in range(repeats)]
+    later = [alternation([(source, user), (chosen, settings)], seconds)[0] for _ in range(repeats)]
     median = statistics.median(r["speedup"] for r in later)
     distance = abs(claim / median - 1.0)
     return {"claim": round(claim, 4), "later": later, "later_median": round(median, 4),

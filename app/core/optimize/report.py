@@ -7,7 +7,7 @@ from __future__ import annotations
 from html import escape
 from pathlib import PurePath
 
-from app.core.optimize.rows import answer_text, judged_text, tune_text
+from app.core.optimize.rows import answer_text, judged_text, plot_point, tune_text
 from app.core.units import human_bytes
 
 _STYLE = """body{font:14px system-ui,sans-serif;margin:2em;max-width:72em;color:#222}
@@ -43,15 +43,6 @@ def _cosine(row: dict) -> str:
     return "–" if cosine is None else f"{cosine:.6f}"
 
 
-def _point(row: dict) -> tuple | None:
-    fidelity = row.get("fidelity") or {}
-    cosine = 1.0 if fidelity.get("check") == "reference" else fidelity.get("cosine")
-    if row.get("speedup") is None or cosine is None:
-        return None
-    mark = "chosen" if row.get("chosen") else "passed" if row["status"] == "passed" else "failed-check"
-    return row["kind"], row["speedup"], cosine, mark
-
-
 def _labels(points: list[tuple], sx, sy) -> list[tuple[float, float]]:
     """Where each point's name goes: beside it, one row lower for each name nearby already."""
     placed: list[tuple[float, float]] = []
@@ -65,7 +56,7 @@ def _labels(points: list[tuple], sx, sy) -> list[tuple[float, float]]:
 
 def _plot(rows: list[dict]) -> str:
     """Speed against fidelity: x the speedup over the source, y the outputs' lowest cosine."""
-    points = sorted(filter(None, map(_point, rows)), key=lambda p: p[1])
+    points = sorted(filter(None, map(plot_point, rows)), key=lambda p: p[1])
     if not points:
         return "<p class='muted'>No candidate was measured, so there is nothing to plot.</p>"
     xs, ys = [p[1] for p in points], [p[2] for p in points]

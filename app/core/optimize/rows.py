@@ -151,7 +151,8 @@ def answer_text(choice: dict) -> str:
                 f"settings' speed ({choice['verdict']}); no variant was faster and faithful")
     if choice["kind"] == "source":
         return "keep the source and your settings: nothing measured was faster than the source and faithful"
-    text = f"{choice['kind']}: {_figures(choice['speedup'], choice['speedup_ci'])} the source's speed ({choice['verdict']})"
+    figures = _figures(choice["speedup"], choice["speedup_ci"])
+    text = f"{choice['kind']}: {figures} the source's speed ({choice['verdict']})"
     if choice["tuned"] and settings:
         text += (f"; with the tuned settings, {_figures(settings['speedup'], settings.get('speedup_ci'))} your "
                  f"settings' speed on it ({settings['verdict']}, measured apart)")
@@ -163,6 +164,17 @@ def tune_text(tune: dict) -> str:
     if tune.get("skipped"):
         return f"skipped — {tune['why']}"
     if not tune.get("clearly_faster"):
-        return f"the session of {tune['kind']}: {tune['note'][:1].lower()}{tune['note'][1:]}"     # says what was closest
+        return f"the session of {tune['kind']}: {tune['note'][:1].lower()}{tune['note'][1:]}"   # names the closest
     return (f"the session of {tune['kind']}: {_figures(tune['speedup'], tune['speedup_ci'])} your settings' speed "
             f"({tune['verdict']}) — {tune['note']}")
+
+
+def plot_point(row: dict) -> tuple | None:
+    """(kind, speedup, lowest cosine, mark) of a measured candidate for the speed-against-fidelity
+    plot, mark being "chosen", "passed" or "failed-check"; None when it has no such figures."""
+    fidelity = row.get("fidelity") or {}
+    cosine = 1.0 if fidelity.get("check") == "reference" else fidelity.get("cosine")
+    if row.get("speedup") is None or cosine is None:
+        return None
+    mark = "chosen" if row.get("chosen") else "passed" if row["status"] == "passed" else "failed-check"
+    return row["kind"], row["speedup"], cosine, mark

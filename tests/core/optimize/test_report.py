@@ -6,39 +6,9 @@ import re
 
 from app.core.optimize.report import report_html
 from app.core.optimize.rows import answer_text, tune_text
-
-MODEL = "/a/very/long/folder/name/that/goes/on/and/on/rapidocr_onnxruntime_ch_ppocr_mobile_v2.0_cls_infer.onnx"
-
-
-def _row(kind, status, speedup, cosine, chosen=False):
-    fidelity = {"passed": status == "passed", "check": "passed" if status == "passed" else "failed",
-                "cosine": cosine, "tolerance": {}}
-    return {"kind": kind, "status": status, "reason": f"why {kind}", "speedup": speedup,
-            "speedup_ci": [speedup - 0.01, speedup + 0.01], "verdict": "no-difference", "latency_ms": 1.0,
-            "fidelity": fidelity, "size_bytes": 1000, "chosen": chosen}
-
-
-def _result(choice: dict, tune: dict | None = None) -> dict:
-    source = {**_row("source", "passed", 1.0, None, chosen=choice["kind"] == "source"), "verdict": "reference",
-              "fidelity": {"passed": True, "check": "reference"}}
-    rows = [source, _row("optimize", "passed", 0.99, 1.0), _row("ort", "passed", 1.03, 1.0),
-            _row("int8-dynamic", "failed-check", 1.6, 0.4, chosen=choice["kind"] == "int8-dynamic")]
-    return {"model": MODEL, "choice": choice, "candidates": rows, "inputs": [], "partial": False,
-            "tune": tune or {"skipped": True, "why": "tuning was turned off"}, "objective": "latency",
-            "objective_note": "", "data": {"judged_on": "generated inputs"}, "budget_seconds": 60,
-            "elapsed_seconds": 40.0,
-            "machine": {"cpu": "a CPU", "onnxruntime": "1.0", "providers": ["CPUExecutionProvider"],
-                        "available_providers": ["CPUExecutionProvider"]}}
-
-
-def _choice(kind="source", tuned=False, speedup=1.0, interval=(1.0, 1.0), verdict="reference", settings=None):
-    choice = {"kind": kind, "model": "/out/model.onnx", "preset": "/out/preset.json", "speedup": speedup,
-              "speedup_ci": list(interval), "verdict": verdict, "fidelity": {"passed": True}, "tuned": tuned,
-              "note": "a note"}
-    if settings:
-        choice["settings_speedup"] = settings
-    return choice
-
+from tests.optimize_results import MODEL
+from tests.optimize_results import choice as _choice
+from tests.optimize_results import result as _result
 
 def _labels(page: str) -> dict[str, tuple[float, float]]:
     return {m[3]: (float(m[1]), float(m[2]))

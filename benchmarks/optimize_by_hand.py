@@ -27,6 +27,7 @@ sys.path.insert(0, str(Path(__file__).resolve().parent))
 from optimize_truth import MODELS, alternation, ortune  # noqa: E402
 
 from app.core.convert.options import KINDS, kind_info  # noqa: E402
+from app.core.drift.repair import KEEP_OPTION  # noqa: E402
 from app.core.session.config import SessionConfig  # noqa: E402
 
 GOAL = 0.95
@@ -38,7 +39,8 @@ def by_hand(source: str, flags: list[str], folder: Path, tune_seconds: float) ->
     kinds = {}
     for kind in KINDS:
         output = folder / f"{kind}{kind_info(kind).suffix}"
-        report, wall, errors = ortune(["convert", kind, source, "-o", str(output), "--force", "--repair", *flags])
+        repair = ["--repair"] if kind in KEEP_OPTION else []      # as a user would, where the loop works
+        report, wall, errors = ortune(["convert", kind, source, "-o", str(output), "--force", *repair, *flags])
         if report is None:
             kinds[kind] = {"made": False, "why": errors[-200:], "wall_seconds": round(wall, 1)}
             continue

@@ -69,7 +69,6 @@ def _plot(rows: list[dict]) -> str:
              f"<line x1='{PAD}' y1='{PAD}' x2='{PAD}' y2='{H - PAD}' stroke='#444'/>",
              f"<line x1='{sx(1.0):.1f}' y1='{PAD}' x2='{sx(1.0):.1f}' y2='{H - PAD}' stroke='#bbb' "
              "stroke-dasharray='4 3'/>",
-             f"<text x='{sx(1.0):.1f}' y='{H - PAD + 16}' text-anchor='middle' fill='#888'>×1</text>",
              f"<text x='{W / 2}' y='{H - 12}' text-anchor='middle'>speedup over the source (×)</text>",
              f"<text x='14' y='{H / 2}' transform='rotate(-90 14 {H / 2})' text-anchor='middle'>lowest output "
              "cosine</text>",
@@ -77,6 +76,8 @@ def _plot(rows: list[dict]) -> str:
              f"<text x='{W - PAD}' y='{H - PAD + 16}' text-anchor='middle'>{x1:.2f}</text>",
              f"<text x='{PAD - 4}' y='{PAD + 4}' text-anchor='end'>{y1:.3f}</text>",
              f"<text x='{PAD - 4}' y='{H - PAD}' text-anchor='end'>{y0:.3f}</text>"]
+    if min(sx(1.0) - PAD, W - PAD - sx(1.0)) >= 36:        # else it would sit on an end's figure
+        parts.append(f"<text x='{sx(1.0):.1f}' y='{H - PAD + 16}' text-anchor='middle' fill='#888'>×1</text>")
     for (kind, x, y, mark), (lx, ly) in zip(points, _labels(points, sx, sy)):
         colour, radius, _ = _MARKS[mark]
         parts.append(f"<circle cx='{sx(x):.1f}' cy='{sy(y):.1f}' r='{radius}' fill='{colour}'><title>{_e(kind)}: "
@@ -113,7 +114,7 @@ def report_html(result: dict) -> str:
 <html lang="en"><head><meta charset="utf-8"><title>ORTune optimize: {_e(name)}</title>
 <style>{_STYLE}</style></head><body>
 <h1>What to ship for {_e(name)}</h1><p class="path muted">{_e(result['model'])}</p>{partial}
-<p class="answer">Answer: {_e(answer_text(choice)[:1].upper() + answer_text(choice)[1:])}.</p>
+<p class="answer">Answer: {_e(answer_text(choice))}.</p>
 <p class="path">Model: {_e(choice['model'])}; settings: {_e(choice['preset'])}{' (tuned)' if choice['tuned'] else ''}.
 Fidelity: {'passed' if (choice['fidelity'] or {}).get('passed') else 'not passed'}.</p>
 <p>Tuning: {_e(tune_text(result['tune']))}</p>

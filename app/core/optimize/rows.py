@@ -71,11 +71,11 @@ def made_row(kind: str, report: dict) -> dict:
     elif not measured:
         row.update(status="passed", reason=f"passed its check; its speed was not measured: {speed['why']}")
     else:
-        row.update(status="passed", reason=_speed_reason(speed))
+        row.update(status="passed", reason=speed_reason(speed))
     return row
 
 
-def _speed_reason(speed: dict) -> str:
+def speed_reason(speed: dict) -> str:
     low, high = speed["ratio_ci"]
     figures = f"×{speed['ratio']:.2f} [{low:.2f}–{high:.2f}]"
     if speed["verdict"] == "slower":
@@ -93,7 +93,7 @@ def choose(rows: list[dict], limit: float | None) -> dict:
     """The fastest candidate whose check passed and which is faster than the source (the whole
     interval beyond the ±2 % band), within the latency limit; else the source."""
     fit = [r for r in rows if r["kind"] != "source" and r["status"] == "passed" and r["verdict"] == "faster"
-           and _fits(r, limit)]
+           and _fits(r, limit) and not r.get("unconfirmed")]
     return max(fit, key=lambda r: r["speedup"]) if fit else rows[0]
 
 

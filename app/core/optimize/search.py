@@ -21,6 +21,7 @@ from app.core.jobs.errors import JobCancelled, JobFailed, UserError
 from app.core.model.jobs import ModelPath
 from app.core.optimize import candidates
 from app.core.optimize.budget import Budget
+from app.core.optimize.confirm import confirm_best
 from app.core.optimize.params import OptimizeParams
 from app.core.optimize.rows import choose, explain, failed_row, made_row, source_row
 from app.core.runner.process import run_child
@@ -198,7 +199,7 @@ def optimize(params: OptimizeParams, ctx) -> dict:
         search = Search(params, source, Path(scratch), budget, split)
         try:
             search.screen(plan)
-            search.tune_best(choose(search.rows, params.latency_limit_ms))
+            search.tune_best(confirm_best(search, params.latency_limit_ms))
         except JobCancelled:
             partial = True
         best = choose(search.rows, params.latency_limit_ms)

@@ -38,7 +38,7 @@ def test_the_title_names_the_file_and_the_whole_path_wraps_below_it():
 def test_keeping_the_source_claims_no_speedup_over_itself():
     text = answer_text(_choice())
     assert text.startswith("keep the source and your settings") and "×" not in text
-    assert "Answer: Keep the source and your settings" in report_html(_result(_choice()))
+    assert "Answer: keep the source and your settings" in report_html(_result(_choice()))
 
 
 def test_the_tuned_source_is_measured_against_your_settings_not_the_source():
@@ -60,3 +60,10 @@ def test_tuning_that_found_nothing_faster_does_not_print_a_ratio_of_one():
     text = tune_text(tune)
     assert "nothing measured was clearly faster" in text and "×1.00" not in text and "reference" not in text
     assert f"Tuning: {text}" in report_html(_result(_choice(), tune)).replace("&#x27;", "'")
+
+
+def test_the_one_mark_is_left_out_where_it_would_sit_on_an_end_figure():
+    near = _result(_choice())
+    near["candidates"] = near["candidates"][:1] + [{**near["candidates"][1], "speedup": 2.7}]
+    assert ">×1</text>" not in report_html(near)
+    assert ">×1</text>" in report_html(_result(_choice()))

@@ -75,7 +75,11 @@ def run_olive(source: str, inputs: list[dict], folder: Path) -> dict:
     started = time.monotonic()
     run(config)
     wall = time.monotonic() - started
-    chosen = json.loads((folder / "out" / "model_config.json").read_text())["config"]
+    written = folder / "out" / "model_config.json"
+    if not written.exists():       # Olive writes no model when none met its goal: its answer is the input
+        return {"model": source, "wall_seconds": round(wall, 1), "olive_settings": {}, "settings": {},
+                "note": "Olive wrote no output model (none met its latency goal): its answer is the input"}
+    chosen = json.loads(written.read_text())["config"]
     options = chosen["inference_settings"]["session_options"]
     return {"model": chosen["model_path"], "wall_seconds": round(wall, 1), "olive_settings": options,
             "settings": {"intra_op_num_threads": options.get("intra_op_num_threads") or 0,
@@ -110,6 +114,7 @@ def side_by_side(name: str, folder: Path, args) -> dict:
                        "budget_seconds": args.budget_seconds, "speedup": speed["ortune"],
                        "held_out_passed": fidelity["ortune"]["passed"], "held_out": fidelity["ortune"]["seeds"]},
             "olive": {"passes": "OnnxDynamicQuantization + OrtSessionParamsTuning, joint sequential search",
+                      "note": olive.get("note", ""),
                       "settings": olive["olive_settings"], "wall_seconds": olive["wall_seconds"],
                       "speedup": speed["olive"], "held_out_passed": fidelity["olive"]["passed"],
                       "held_out": fidelity["olive"]["seeds"], "tolerance": tolerance},

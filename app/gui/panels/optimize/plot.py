@@ -12,7 +12,7 @@ from app.gui.widgets.chart_base import ChartBase
 #: mark -> (colour, size, legend text), as report.html draws them
 MARKS = {"chosen": ("#2a8a2a", 12, "chosen"), "passed": ("#3366aa", 9, "passed its check"),
          "failed-check": ("#c0392b", 9, "failed its check")}
-NEAR = 0.03          # points closer than this share of the x range put their names below, not above
+NEAR = 0.15          # points closer than this share of the x range (a name is about as wide) alternate below
 
 
 class SpeedFidelityChart(ChartBase):

@@ -15,7 +15,9 @@ Prints one JSON object; skips with a message when olive-ai is not installed
 from __future__ import annotations
 
 import argparse
+import contextlib
 import json
+import logging
 import statistics
 import sys
 import tempfile
@@ -73,7 +75,11 @@ def run_olive(source: str, inputs: list[dict], folder: Path) -> dict:
         "host": "local", "target": "local", "cache_dir": str(folder / "cache"), "output_dir": str(folder / "out"),
         "log_severity_level": 3}
     started = time.monotonic()
-    run(config)
+    for handler in logging.getLogger("olive").handlers:      # Olive logs to stdout: the JSON object stays alone
+        if isinstance(handler, logging.StreamHandler):
+            handler.setStream(sys.stderr)
+    with contextlib.redirect_stdout(sys.stderr):
+        run(config)
     wall = time.monotonic() - started
     written = folder / "out" / "model_config.json"
     if not written.exists():       # Olive writes no model when none met its goal: its answer is the input

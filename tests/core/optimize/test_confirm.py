@@ -83,3 +83,11 @@ def test_the_confirmation_takes_a_share_of_the_budget_within_bounds():
     assert confirm.confirm_seconds(20, 0.3) == confirm.CONFIRM_MIN_S
     assert confirm.confirm_seconds(1000, 0.3) == confirm.CONFIRM_MAX_S
     assert confirm.confirm_seconds(100, 5.0) == 5.0
+
+
+def test_an_interval_too_wide_to_tell_is_not_claimed(tmp_path, measured):
+    figures, _ = measured
+    figures.update(optimize=(1.2, [1.03, 7.4], "faster"))
+    search = _search(tmp_path, {"optimize": 1.5})
+    best = confirm.confirm_best(search, None)
+    assert best["kind"] == "source" and "too busy to tell" in search.rows[1]["reason"]

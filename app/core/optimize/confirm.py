@@ -7,16 +7,13 @@ stay beside them); when it is no longer faster, the next is confirmed in turn.""
 from __future__ import annotations
 
 from app.core.jobs.errors import JobCancelled, JobFailed, UserError
-from app.core.optimize.rows import choose
+from app.core.optimize.rows import choose, too_busy
 
 #: candidates confirmed at most, one after the other, before the source is kept
 CONFIRM_AT_MOST = 2
 #: the confirmation's time per member: this share of the budget, within these bounds (it may
 #: take up to three times as long while its interval does not answer)
 CONFIRM_SHARE, CONFIRM_MIN_S, CONFIRM_MAX_S = 0.04, 2.0, 8.0
-#: a confirmed interval wider than this (high over low) says the machine was too busy to tell:
-#: under a load of 20 on two cores one read [1.02, 7.43] for a candidate later measured at ×0.94
-TOO_BUSY = 1.5
 
 
 def confirm_seconds(budget_seconds: float, screen_seconds: float) -> float:
@@ -63,7 +60,7 @@ def confirm_best(search, limit: float | None) -> dict:
             return best
         _apply(best, speed)
         low, high = best["speedup_ci"]
-        if best["verdict"] == "faster" and high > TOO_BUSY * low:
+        if best["verdict"] == "faster" and too_busy(best["speedup_ci"]):
             best["reason"] += (f"; not claimed: the machine was too busy to tell (its interval spans "
                                f"×{low:.2f}–×{high:.2f})")
             best["unconfirmed"] = True

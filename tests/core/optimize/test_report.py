@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import re
+from pathlib import Path
 
 from app.core.optimize.report import report_html
 from app.core.optimize.rows import answer_text, tune_text
@@ -67,3 +68,14 @@ def test_the_one_mark_is_left_out_where_it_would_sit_on_an_end_figure():
     near["candidates"] = near["candidates"][:1] + [{**near["candidates"][1], "speedup": 2.7}]
     assert ">×1</text>" not in report_html(near)
     assert ">×1</text>" in report_html(_result(_choice()))
+
+
+def test_tuned_settings_measured_too_loosely_to_tell_are_not_shipped():
+    from app.core.optimize.rows import answer, source_row
+
+    tune = {"kind": "source", "clearly_faster": True, "speedup": 7.44, "speedup_ci": [1.64, 11.61],
+            "verdict": "faster", "note": "ran 7.44× as fast", "session": {"intra_op_num_threads": 2}}
+    model = Path(__file__)
+    choice = answer(source_row(model), tune, model, model, {"intra_op_num_threads": 0})
+    assert not choice["tuned"] and choice["settings"] == {"intra_op_num_threads": 0}
+    assert "too busy to tell" in tune_text(tune) and "×1.64–×11.61" in tune_text(tune)

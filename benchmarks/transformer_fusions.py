@@ -122,6 +122,7 @@ def fuse(model: Path, fuser: str, seconds: float) -> dict:
             "speedup": speed.get("ratio"), "interval": speed.get("ratio_ci"), "verdict": speed.get("verdict"),
             "p50_ms": [speed.get("source_p50_ms"), speed.get("variant_p50_ms")], "rounds": speed.get("rounds"),
             "fusers": {n: o.get("fused_operators", o.get("problem")) for n, o in result["fusers"].items()},
+            "operators_after": operator_counts(output), "fidelity": result.get("fidelity"),
             "warnings": result["warnings"]}
 
 
@@ -137,11 +138,35 @@ def hand_macs() -> int:
 
 
 def counted_macs(model: Path) -> dict:
-    from app.core.model.inspect import inspect_model
+    """ORTune's count (inspect's) on the exports' sequence length, against the hand count."""
+    from app.core.graph.jobs import SUMMARY
 
-    summary = inspect_model(str(model))
-    return {"macs": summary["macs"], "lower_bound": summary["cost"]["macs_is_lower_bound"],
-            "hand_macs": hand_macs(), "ratio_to_hand": summary["macs"] / hand_macs() if summary["macs"] else None}
+    summary = SUMMARY({"path": str(model), "inputs": {"mode": "zeros", "dims": {"batch": 1, "sequence": SEQUENCE}}},
+                      None)
+    macs = summary["macs"]
+    return {"macs": macs, "lower_bound": summary["cost"].get("macs_is_lower_bound"),
+            "hand_macs": hand_macs(), "ratio_to_hand": round(macs / hand_macs(), 4) if macs else None}
+
+
+def operator_counts(model: Path) -> dict:
+    """The model's operators by type, subgraphs included."""
+    from app.core.model.inspect import inspect_model
+    return inspect_model(str(model))["op_counts"]
+
+
+def copied(folder: Path, scratch: Path) -> list[Path]:
+    """The folder's models (a name without a second dot: not a variant) with their external
+    data, copied to `scratch`, where the variants are written."""
+    import shutil
+
+    models = []
+    for model in sorted(folder.glob("*.onnx")):
+        if "." in model.stem:
+            continue
+        for part in [model] + sorted(folder.glob(f"{model.name}.*")):
+            shutil.copy(part, scratch / part.name)
+        models.append(scratch / model.name)
+    return models
 
 
 def main() -> None:
@@ -150,10 +175,10 @@ def main() -> None:
     parser.add_argument("--seconds", type=float, default=4.0)
     args = parser.parse_args()
     with tempfile.TemporaryDirectory() as scratch:
-        models = sorted(args.folder.glob("*.onnx")) if args.folder else export_models(Path(scratch))
-        report = {m.name: {"cost": counted_macs(m), **{f: fuse(m, f, args.seconds)
-                                                       for f in ("onnxruntime", "onnxscript", "best")}}
-                  for m in models if "." not in m.stem}
+        models = copied(args.folder, Path(scratch)) if args.folder else export_models(Path(scratch))
+        report = {m.name: {"cost": counted_macs(m), "operators_before": operator_counts(m),
+                           **{f: fuse(m, f, args.seconds) for f in ("onnxruntime", "onnxscript", "best")}}
+                  for m in models}
     print(json.dumps(report, indent=1))
 
 

@@ -5,7 +5,9 @@ from __future__ import annotations
 
 import argparse
 import json
+import os
 import sys
+from pathlib import Path
 from typing import Any, Callable
 
 from app.core.jobs.errors import JobCancelled
@@ -116,6 +118,36 @@ def output(args: argparse.Namespace, result: Any, render: Callable[[Any], str]) 
         text = render(shown).rstrip("\n") + "\n" + _target_line(shown)
         sys.stdout.write(printable(text, None, lines=True))
     return 0
+
+
+def check_output_file(path: str | None, force: bool) -> Path | None:
+    """A file a command is asked to write (a report, a CSV table), refused before any work
+    when its folder is missing or it would replace a file without --force."""
+    from app.core.jobs.errors import UserError
+    from app.core.model.output import check_replaceable
+
+    if not path:
+        return None
+    target = Path(path).absolute()
+    if not target.parent.is_dir():
+        raise UserError("bad-output", f"{target.parent}: the folder for {target.name} does not exist")
+    check_replaceable(target, force)
+    return target
+
+
+def write_output_file(path: Path, text: str) -> None:
+    """Staged beside and renamed into place: an interrupted write leaves nothing half-written."""
+    staged = path.with_name(f".{path.name}.partial")
+    staged.write_text(text, encoding="utf-8")
+    os.replace(staged, path)
+
+
+def write_csv_table(path: Path | None, table: tuple[list[str], list[list]]) -> None:
+    """A table (headers, rows) as the window exports it, to the file --csv named (if any)."""
+    from app.core.tables import rows_to_csv
+
+    if path is not None:
+        write_output_file(path, rows_to_csv(*table))
 
 
 def add_cluster_argument(parser: argparse.ArgumentParser) -> None:

@@ -5,10 +5,11 @@ from __future__ import annotations
 from pathlib import Path
 
 from app.cli.bench import latency_columns
-from app.cli.common import (add_cluster_argument, add_json_flag, cluster_lines, format_table, human_bytes, output,
-                            render_inputs, run_job_cli)
+from app.cli.common import (add_cluster_argument, add_json_flag, check_output_file, cluster_lines, format_table,
+                            human_bytes, output, render_inputs, run_job_cli, write_csv_table)
 from app.cli.session_args import add_run_arguments, add_session_arguments, run_settings_from_args, session_config_from_args
 from app.core.bench.accuracy import accuracy_text
+from app.core.bench.compare import compare_table
 from app.core.bench.jobs import COMPARE
 
 ORDER = 31
@@ -78,10 +79,12 @@ def render(result: dict) -> str:
 
 def run(args) -> int:
     config = session_config_from_args(args)
+    table = check_output_file(args.csv, args.force)          # before the work, not after it
     params = {"models": [{"path": p, "label": label} for p, label in zip(args.models, labels_for(args.models))],
               "session": config.to_dict(), "run": run_settings_from_args(args), "record": not args.no_history}
-    return output(args, run_job_cli(COMPARE, params, memory_limit=args.memory_limit, target=args.target,
-                                    cluster=args.cluster), render)
+    result = run_job_cli(COMPARE, params, memory_limit=args.memory_limit, target=args.target, cluster=args.cluster)
+    write_csv_table(table, compare_table(result))
+    return output(args, result, render)
 
 
 def register(subparsers) -> None:
@@ -97,6 +100,8 @@ def register(subparsers) -> None:
     add_session_arguments(parser)
     add_run_arguments(parser)
     parser.add_argument("--no-history", action="store_true", help="do not store the result in the history")
+    parser.add_argument("--csv", metavar="FILE", help="also write the table as CSV, as the Compare tab exports it")
+    parser.add_argument("--force", action="store_true", help="replace the --csv file if it exists")
     add_cluster_argument(parser)
     add_json_flag(parser)
     parser.set_defaults(handler=run)

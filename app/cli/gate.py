@@ -8,7 +8,8 @@ import os
 import sys
 from pathlib import Path
 
-from app.cli.common import add_json_flag, format_table, output, render_inputs, run_job_cli
+from app.cli.common import (add_json_flag, check_output_file, format_table, output, render_inputs, run_job_cli,
+                            write_output_file)
 from app.cli.convert import add_tolerance_arguments, tolerance_from_args
 from app.cli.session_args import add_run_arguments, add_session_arguments, run_settings_from_args, session_config_from_args
 from app.core.jobs.errors import UserError
@@ -43,25 +44,6 @@ def _sessions(args, new_preset: Path | None, old_preset: Path | None) -> tuple[d
     new = session_config_from_args(argparse.Namespace(**{**vars(args), "config": new_base}))
     old = session_config_from_args(argparse.Namespace(**{**vars(args), "config": old_base}))
     return new.to_dict(), old.to_dict()
-
-
-def _check_output(path: str | None, force: bool) -> Path | None:
-    from app.core.model.output import check_replaceable
-
-    if not path:
-        return None
-    target = Path(path).absolute()
-    if not target.parent.is_dir():
-        raise UserError("bad-output", f"{target.parent}: the report's folder does not exist")
-    check_replaceable(target, force)
-    return target
-
-
-def _write(path: Path, text: str) -> None:
-    """Staged beside and renamed into place: an interrupted write leaves nothing half-written."""
-    staged = path.with_name(f".{path.name}.partial")
-    staged.write_text(text, encoding="utf-8")
-    os.replace(staged, path)
 
 
 def params_from_args(args) -> dict:
@@ -109,10 +91,10 @@ def publish(args, result: dict, junit: Path | None, markdown: Path | None) -> No
     from app.core.gate.report import annotations, junit_xml, markdown as markdown_text
 
     if junit:
-        _write(junit, junit_xml(result))
+        write_output_file(junit, junit_xml(result))
     summary = markdown_text(result)
     if markdown:
-        _write(markdown, summary)
+        write_output_file(markdown, summary)
     step_summary = os.environ.get("GITHUB_STEP_SUMMARY")
     if step_summary:
         try:
@@ -132,7 +114,7 @@ def run(args) -> int:
     from app.core.gate.judge import exit_code
 
     params = GATE.make_params(params_from_args(args))
-    junit, markdown = _check_output(args.junit, args.force), _check_output(args.markdown, args.force)
+    junit, markdown = check_output_file(args.junit, args.force), check_output_file(args.markdown, args.force)
     result = run_job_cli(GATE, params, memory_limit=args.memory_limit, target=args.target)
     publish(args, result, junit, markdown)
     output(args, result, render)

@@ -5,6 +5,7 @@ from __future__ import annotations
 import textwrap
 
 from app.cli.common import add_json_flag, format_table, human_bytes, output, run_job_cli
+from app.cli.compare import speedup_text
 from app.cli.session_args import add_session_arguments, run_settings_from_args, session_config_from_args
 from app.core.iobinding.modes import DEFAULT_ITERATIONS, DEFAULT_WARMUP
 from app.core.iobinding.jobs import IOBINDING
@@ -35,14 +36,19 @@ def render(info: dict) -> str:
     rows = []
     for index, mode in enumerate(info["modes"], 1):
         stats = mode["latency_ms"] or {}
-        speedup = mode["speedup_vs_plain"]
+        ratio = {"speedup": mode["speedup_vs_plain"], "speedup_ci": mode.get("speedup_ci"),
+                 "verdict": "reference" if index == 1 else mode.get("verdict")}
         rows.append([f"{index}. {mode['title']}", mode["status"], _ms(stats.get("mean")), _ms(stats.get("p50")),
                      _ms(stats.get("p99")), human_bytes(mode["bytes_to_device_per_run"]),
                      human_bytes(mode["bytes_to_host_per_run"]), _ms(mode["copy_ms_per_run"]),
-                     "–" if speedup is None else f"{speedup:.2f}x",
+                     speedup_text(ratio) if ratio["speedup_ci"] or index == 1 else "–", ratio["verdict"] or "–",
                      "–" if mode["max_abs_diff"] is None else f"{mode['max_abs_diff']:.2g}"])
     lines.append(format_table(["mode", "status", "mean ms", "p50 ms", "p99 ms", "to device", "to host",
-                               "copy ms", "vs plain p50", "max diff"], rows))
+                               "copy ms", "vs plain p50 [95 % interval]", "verdict", "max diff"], rows))
+    plan = info.get("alternation")
+    if plan:
+        lines += [f"measured in alternation: {plan['rounds_run']} rounds of {plan['block_runs']} runs per mode; "
+                  f"{info['speedup_definition']}", f"verdict: {plan['verdict_rule']}"]
     lines.append("")
     for index, mode in enumerate(info["modes"], 1):
         text = mode["explanation"]

@@ -2,13 +2,15 @@
 
 from __future__ import annotations
 
-from app.cli.common import add_json_flag, format_table, output, render_inputs, run_job_cli
+from app.cli.common import add_cluster_argument, add_json_flag, format_table, output, render_inputs, run_job_cli
 from app.cli.convert import add_tolerance_arguments, tolerance_from_args
 from app.cli.session_args import add_session_arguments, session_config_from_args
 from app.core.convert.options import KINDS
 from app.core.jobs.errors import UserError
 from app.core.optimize.jobs import OPTIMIZE
+from app.core.optimize.report import where_text
 from app.core.optimize.rows import answer_text, judged_text, tune_text
+from app.core.optimize.spread import check_elsewhere
 from app.core.units import human_bytes
 
 ORDER = 75
@@ -31,6 +33,8 @@ def render(result: dict) -> str:
              "", f"tuning: {tune_text(result['tune'])}",
              "", f"answer: {answer_text(choice)}",
              judged_text(result["data"]),
+             f"made and measured on: {where_text(result)}" + (f" — {result['target']['note']}"
+                                                               if (result.get("target") or {}).get("note") else ""),
              f"shipped in {result['out_dir']}: {', '.join(p.rsplit('/', 1)[-1] for p in result['files'])}",
              f"budget {result['budget_seconds']:g} s, used {result['elapsed_seconds']:.0f} s"
              + (" — cancelled: partial" if result["partial"] else ""), ""]
@@ -38,17 +42,19 @@ def render(result: dict) -> str:
 
 
 def run(args) -> int:
-    if args.target and args.target != "local":
-        raise UserError("bad-option", "optimize runs on this machine for now; leave out --target")
     kinds = [k.strip() for k in (args.kinds or "").split(",") if k.strip()]
     given = {"model": args.model, "out_dir": args.output, "kinds": kinds, "objective": args.objective,
              "tolerance": tolerance_from_args(args), "session": session_config_from_args(args).to_dict(),
-             "force": args.force, "tune": not args.no_tune, "keep_candidates": args.keep_candidates}
+             "force": args.force, "tune": not args.no_tune, "keep_candidates": args.keep_candidates,
+             "fresh": args.fresh}
     for name in ("latency_limit_ms", "budget_seconds", "screen_seconds"):
         if getattr(args, name) is not None:
             given[name] = getattr(args, name)
     params = OPTIMIZE.params.from_dict(given, text=True)
-    return output(args, run_job_cli(OPTIMIZE, params, memory_limit=args.memory_limit), render)
+    if args.cluster or (args.target and args.target != "local"):
+        check_elsewhere(params)
+    return output(args, run_job_cli(OPTIMIZE, params, memory_limit=args.memory_limit, target=args.target,
+                                    cluster=args.cluster), render)
 
 
 def register(subparsers) -> None:
@@ -73,6 +79,10 @@ def register(subparsers) -> None:
     parser.add_argument("--no-tune", action="store_true", help="do not tune the session of the best candidate")
     parser.add_argument("--keep-candidates", action="store_true",
                         help="also keep every candidate made, in DIR/candidates (to compare, drift or draw later)")
+    parser.add_argument("--fresh", action="store_true",
+                        help="make and measure every candidate anew, even one measured before with the same model, "
+                             "inputs, settings and ONNX Runtime (by default those are reused from the history)")
+    add_cluster_argument(parser)
     add_tolerance_arguments(parser.add_argument_group("fidelity check"))
     add_session_arguments(parser)
     add_json_flag(parser)

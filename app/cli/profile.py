@@ -5,11 +5,13 @@ from __future__ import annotations
 import argparse
 from pathlib import Path
 
-from app.cli.common import add_json_flag, format_table, output, render_inputs, run_job_cli
+from app.cli.common import (add_json_flag, check_output_file, format_table, output, render_inputs, run_job_cli,
+                            write_csv_table)
 from app.cli.session_args import (add_run_arguments, add_session_arguments, run_settings_from_args,
                                   session_config_from_args)
 from app.core.jobs.errors import UserError
 from app.core.profile.jobs import DIFF_TRACES, PROFILE, READ_TRACE
+from app.core.profile.tables import node_table, operator_table
 
 ORDER = 60
 DEFAULT_TOP = 15
@@ -130,6 +132,9 @@ def _has_session_flags(args) -> bool:
 def run_profile(args) -> int:
     source = Path(args.source)
     top = args.top if args.top is not None else DEFAULT_TOP
+    table = check_output_file(args.csv, args.force)
+    if args.csv_nodes and not args.csv:
+        raise UserError("bad-option", "--csv-nodes says which table --csv writes: give --csv FILE too")
     if source.suffix.lower() == ".json":
         if args.out or args.runs is not None or _has_session_flags(args):
             raise UserError("bad-option", f"{source.name} is a trace: --runs, --out and session options only "
@@ -145,6 +150,10 @@ def run_profile(args) -> int:
             from app.core.model.output import check_target
             check_target(source.resolve(), Path(args.out).resolve(), args.force)
         result = run_job_cli(PROFILE, params, memory_limit=args.memory_limit, target=args.target)
+    if args.csv_nodes:
+        write_csv_table(table, node_table(result["by_node"], args.include_first_run, top=args.top))
+    else:
+        write_csv_table(table, operator_table(result, args.include_first_run))
     if args.json and args.top is not None:
         result["by_node"] = result["by_node"][:top]
     return output(args, result, lambda info: render_profile(info, top))
@@ -178,7 +187,11 @@ def register(subparsers) -> None:
     parser.add_argument("source", metavar="MODEL_OR_TRACE", help="a .onnx/.ort model, or a trace .json")
     parser.add_argument("--runs", type=_positive, metavar="N", help="profiled runs, the first one included (default 10)")
     parser.add_argument("--out", metavar="TRACE.json", help="keep ORT's trace here (default: ORTune's traces folder)")
-    parser.add_argument("--force", action="store_true", help="replace --out if it exists")
+    parser.add_argument("--force", action="store_true", help="replace --out or --csv if it exists")
+    parser.add_argument("--csv", metavar="FILE", help="also write the per-operator-type table as CSV, as the "
+                                                      "Profile tab exports it")
+    parser.add_argument("--csv-nodes", action="store_true", help="--csv writes the per-node table instead (all "
+                                                                 "nodes, or --top N)")
     parser.add_argument("--top", type=_positive, metavar="N",
                         help=f"nodes to list (text: default {DEFAULT_TOP}; JSON: all unless given)")
     parser.add_argument("--include-first-run", action="store_true", help="average over every run, warm-up included")

@@ -141,15 +141,21 @@ class Worker:
         return folder
 
     def send_back(self, message: dict) -> None:
-        """A file the job wrote in its scratch folder, and the files beside it that it needs."""
+        """A file the job wrote in its scratch folder, and the files beside it that it needs; or a
+        folder it wrote, with every file in it."""
         from app.core.targets.channel import CHUNK_BYTES
         from app.core.targets.upload import bundle
         path = Path(str(message["get"])).resolve()
-        if not any(path.is_relative_to(folder.resolve()) for folder in self.scratch) or not path.is_file():
+        if not any(path.is_relative_to(folder.resolve()) for folder in self.scratch) or not (
+                path.is_file() or path.is_dir()):
             raise ValueError(f"{path} is not an output of this job")
-        found = bundle(path)
-        self.write({"files": [{"name": name, "size": local.stat().st_size} for name, local, _ in found.files]})
-        for name, local, _ in found.files:
+        if path.is_dir():          # a folder the job wrote (optimize's folder to ship): every file in it
+            files = [(str(f.relative_to(path)), f) for f in sorted(path.rglob("*")) if f.is_file() and not f.is_symlink()]
+        else:
+            files = [(name, local) for name, local, _ in bundle(path).files]
+        self.write({"files": [{"name": name, "size": local.stat().st_size} for name, local in files],
+                    "folder": path.is_dir()})
+        for name, local in files:
             self.write({"file": name})
             with open(local, "rb") as handle:
                 for block in iter(lambda: handle.read(CHUNK_BYTES), b""):

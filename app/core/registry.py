@@ -13,6 +13,7 @@ from app.core.iobinding.jobs import IOBINDING
 from app.core.jobs.entry import Job
 from app.core.model.jobs import INSPECT
 from app.core.optimize.jobs import OPTIMIZE
+from app.core.optimize.spread import OPTIMIZE_PART
 from app.core.profile.jobs import COPY_TRACE, DIFF_TRACES, PROFILE, READ_TRACE
 from app.core.session.jobs import CAPABILITIES, PLACEMENT, PROBE_INPUTS, PROBE_PROVIDERS, SMOKE_RUN
 from app.core.tune.jobs import RACE, TUNE
@@ -20,6 +21,6 @@ from app.core.tune.jobs import RACE, TUNE
 JOBS: tuple[Job, ...] = (
     INSPECT, PROBE_PROVIDERS, CAPABILITIES, SMOKE_RUN, PROBE_INPUTS, PLACEMENT, MAKE, CONVERT, DETECT_TRANSFORMER,
     BENCH, MEMBER, COMPARE, CELL, SWEEP, PROFILE, READ_TRACE, DIFF_TRACES, COPY_TRACE, IOBINDING, TUNE, RACE,
-    DIAGNOSE, COST, SUMMARY, DIFF, DRIFT, REPAIR, DRAW, NETRON, OPTIMIZE, GATE,
+    DIAGNOSE, COST, SUMMARY, DIFF, DRIFT, REPAIR, DRAW, NETRON, OPTIMIZE, OPTIMIZE_PART, GATE,
 )
 

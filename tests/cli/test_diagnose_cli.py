@@ -1,7 +1,10 @@
 from tests import models
 
 
-def test_diagnose_json_and_text(ortune, tmp_path):
+def test_diagnose_json_and_text(ortune, tmp_path, monkeypatch):
+    from tests.gui.test_diagnosis_panel import faster_when_fixed
+
+    monkeypatch.setattr("app.core.diagnose.diagnose.measure_overrides", faster_when_fixed)
     path = models.save(models.shape_dependent(), tmp_path / "shape.onnx")
     result = ortune("diagnose", path, "--runs", "3", "--json")
     assert result.code == 0, result.stderr

@@ -40,3 +40,12 @@ def test_inspect_text_says_at_least_and_names_what_is_left_out(ortune, tmp_path)
     path = models.save(model, tmp_path / "odd.onnx")
     text = ortune("inspect", path).stdout
     assert "at least 0 MACs" in text and "not counted: Mystery_1 (Mystery): operator not in the table" in text
+
+
+def test_inspect_counts_an_ort_file_from_its_graph(ortune, tmp_path):
+    from tests.core.graph.test_cost_ort import _ort
+
+    source, ort_file = _ort(tmp_path, models.cnn(channels=16), "cnn")
+    onnx_info, ort_info = ortune("inspect", source, "--json").json(), ortune("inspect", ort_file, "--json").json()
+    assert ort_info["format"] == "ort" and ort_info["macs"] == onnx_info["macs"]
+    assert "2.80 MMACs" in ortune("inspect", ort_file).stdout

@@ -1,7 +1,14 @@
 from tests import models
 
 
-def test_diagnose_panel_lists_findings_with_details(qtbot, window, tmp_path):
+def faster_when_fixed(path, config, overrides, ctx, start, share, seconds):
+    """The alternating measurement of fixed dimensions, as it comes out when fixing them helps."""
+    return {"speedup": 1.25, "speedup_ci": [1.2, 1.3], "verdict": "faster", "rounds": 10,
+            "latency_symbolic_ms": 1.25, "latency_fixed_ms": 1.0, "alternation": {}}
+
+
+def test_diagnose_panel_lists_findings_with_details(qtbot, window, tmp_path, monkeypatch):
+    monkeypatch.setattr("app.core.diagnose.diagnose.measure_overrides", faster_when_fixed)
     path = models.save(models.shape_dependent(), tmp_path / "shape.onnx")
     with qtbot.waitSignal(window.model_opened, timeout=60000):
         window.open_model(path)
@@ -18,9 +25,15 @@ def test_diagnose_panel_lists_findings_with_details(qtbot, window, tmp_path):
     row = next(i for i, f in enumerate(panel.result["findings"]) if f["id"] == "symbolic-dims")
     panel.table.selectRow(row)
     assert "Evidence" in panel.details.toHtml()
+    assert "×1.25 as fast (95 % interval 1.20–1.30" in panel.details.toHtml()
     assert panel.apply_button.isEnabled()
     panel.apply_selected()
     assert window.session.config().free_dimension_overrides == {"batch": 1}
+    panel.start()                                         # once set, it is neither measured nor suggested again
+    qtbot.waitUntil(lambda: panel.job is None, timeout=120000)
+    assert "symbolic-dims" not in {f["id"] for f in panel.result["findings"]}
+    assert "symbolic" not in panel.result["evidence"]["probes"]
+    panel.table.selectRow(0)
     assert panel.caption.current and "shape.onnx</b> · x 1×16 · " in panel.caption.text()
     with qtbot.waitSignal(window.model_opened, timeout=60000):
         window.open_model(models.save(models.tiny_add(), tmp_path / "other.onnx"))

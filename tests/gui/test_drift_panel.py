@@ -106,3 +106,41 @@ def test_a_steps_speed_has_two_decimals_like_its_interval():
     row = step_row(step)
     assert row[4:7] == ["1.01", "0.82 – 1.59", "could not tell (interval too wide)"]
     assert row[-1] == "y: all zeros where the source's are not"
+
+
+def test_drift_runs_on_the_sources_inputs_and_says_where_they_came_from(qtbot, window, tmp_path):
+    from onnxconverter_common import float16
+
+    source_path = models.save(models.mlp(width=16, depth=2), tmp_path / "mlp.onnx")
+    variant_path = models.save(float16.convert_float_to_float16(models.mlp(width=16, depth=2), keep_io_types=True),
+                               tmp_path / "mlp.fp16.onnx")
+    with qtbot.waitSignal(window.model_opened, timeout=60000):
+        window.open_model(source_path)
+    source = window.current_model()
+    window.session.set(**{"inputs.dims": {"batch": 3}})          # the source's size, set in the Session tab
+    drift = window.panel("Drift")
+    drift.ensure_built()
+    with qtbot.waitSignal(window.model_opened, timeout=60000):
+        window.context.open_model(variant_path, parent=source, kind="fp16")
+    assert window.current_model().path == str(variant_path)
+    assert window.session.get("inputs.dims") == {}, "the variant has inputs settings of its own"
+    assert drift.pair["source"] == str(source_path)
+    assert "Session tab's plan: batch 3 set there" in drift.inputs_label.text()
+    drift.start()
+    qtbot.waitUntil(lambda: drift.result is not None and drift.job is None, timeout=120000)
+    assert window.last_error is None
+    assert [row["shape"] for row in drift.result["inputs"]] == [[3, 16]], "the source's plan, not the variant's"
+    assert drift.inputs_label.text() == "Ran on the source's inputs: x 3×16 (generated)"
+    assert drift.inputs_label.textFormat() == Qt.TextFormat.PlainText
+
+
+def test_an_inputs_origin_is_named_truthfully():
+    from app.core.session.inputs import origin_word
+
+    assert origin_word({"source": "file", "reason": "your file", "values": "yours"}) == "your file"
+    assert origin_word({"source": "file", "reason": "sample a.npz of your data folder", "values": "yours"}) == \
+        "your data"
+    assert origin_word({"source": "default", "reason": "your data folder: 1 image; size: 224 pixels"}) == "your data"
+    assert origin_word({"source": "probed", "reason": "probed: 64 (32 was refused)", "values": "random"}) == "probed"
+    assert origin_word({"source": "user", "reason": "your batch", "values": "random normal, seed 0"}) == "generated"
+    assert origin_word({"source": "default", "reason": "batch 1", "values": "probed: zeros (…)"}) == "probed"

@@ -134,9 +134,11 @@ def test_found_inputs_fill_the_table_and_the_state(qtbot, panel, window, monkeyp
     open_summary(window)
     probe(qtbot, panel, monkeypatch)
     assert window.session.get("inputs.dims") == {}, "found, not given: later results still say so"
-    assert window.session.get("inputs.probed") == {"batch": 2, "sequence": 64}
-    assert window.session.get("inputs.shapes") == {"pixels": [2, 3, 8, 8]}
+    assert window.session.get("inputs.probed") == {"batch": 2, "sequence": 64, "pixels[0]": 2}
+    assert window.session.get("inputs.shapes") == {}, "an unnamed dimension the probe found is not the user's shape"
     table = panel.inputs_table
+    assert table.row_shape("pixels") == [2, 3, 8, 8] and table.spins[("pixels", 0)].font().italic()
+    assert "not set" in table.spins[("pixels", 0)].toolTip()
     assert table.row_shape("ids") == [2, 64] and table.item(2, table._column("Source")).text() == \
         "probed: ran with batch 2"
     assert "These inputs run: ids 2×64, mask 2×64, pixels 2×3×8×8" in panel.probe_status.text()
@@ -195,5 +197,5 @@ def test_sizes_found_for_one_model_do_not_run_another(qtbot, panel, window, monk
     other = open_summary(window, "/other.onnx")
     assert window.session.get("inputs.probed") == {} and window.session.get("inputs.shapes") == {}
     window.model_list.select(first)
-    assert window.session.get("inputs.probed") == {"batch": 2, "sequence": 64}
+    assert window.session.get("inputs.probed") == {"batch": 2, "sequence": 64, "pixels[0]": 2}
     assert other is not first

@@ -61,14 +61,21 @@ def test_running_on_the_cpu_shows_one_compact_table_and_what_a_gpu_would_show(qt
         assert not panel.run_button.isEnabled() and panel.cancel_button.isEnabled()
     assert panel.run_button.isEnabled() and not panel.cancel_button.isEnabled()
     rows = panel.table.rows
-    assert panel.table.headers == ["Mode", "p50 ms", "p99 ms", "× plain (p50)", "Max diff"]
+    assert panel.table.headers == ["Mode", "p50 ms", "p99 ms", "× plain (p50)", "95 % interval", "Verdict", "Max diff"]
     assert [r[0] for r in rows] == ["1. Plain run", "2. Bind inputs each run", "3. Inputs on the device",
                                     "4. Preallocated outputs"]
-    assert all(r[1] > 0 and r[2] >= r[1] for r in rows) and rows[0][3] == 1.0
+    assert all(r[1] > 0 and r[2] >= r[1] for r in rows) and rows[0][3:6] == [1.0, "", "reference"]
+    for row in rows[1:]:             # every ratio with its interval and verdict, as Compare shows them
+        low, high = (float(part) for part in row[4].split(" – "))
+        assert low <= round(row[3], 3) + 1e-3 and row[3] <= high + 1e-3
+        assert row[5] in ("faster", "slower", "no-difference")
     assert panel.chart.isHidden() and panel.explanation.isHidden() and not panel.cpu_note.isHidden()
     note = panel.cpu_note.text()
     assert note.startswith("On a GPU this tab shows what moving inputs and outputs")
     assert "Pick DirectML above to see that here." in note and "(CUDA graph: GPU only)" in note
+    assert "the modes below do the same work" in note
+    faster = [r[0][3:] for r in rows[1:] if r[5] == "faster"]
+    assert ("No mode is measurably faster" in note) == (not faster), "a gain only where the verdict says faster"
     result = panel.results[window.current_model().path]
     assert result["inputs"][0]["shape"] == [2, 3, 32, 32], "the Session tab's batch ran"
     assert panel.caption.current and "cnn.onnx</b> · x 2×3×32×32 · " in panel.caption.text()
@@ -112,7 +119,7 @@ def test_a_gpu_result_keeps_the_full_table_chart_and_explanation(qtbot, window, 
               "model_path": window.current_model().path, "inputs": [], "created": 0.0}
     panel.show_result(result)
     assert panel.table.headers == ["Mode", "Mean ms", "p50 ms", "p99 ms", "Moved MB/run", "Copy ms", "× plain (p50)",
-                                   "Max diff"]
+                                   "95 % interval", "Verdict", "Max diff"]
     assert panel.table.rows[0][:4] == ["1. Plain run", 2.0, 1.9, 2.5] and panel.chart.values == [1.9]
     assert not panel.chart.isHidden() and not panel.explanation.isHidden() and panel.cpu_note.isHidden()
 
@@ -124,3 +131,43 @@ def test_the_cpu_note_shows_its_apostrophes_not_their_html_entity(window):
     panel.cpu_note.setText(panel.cpu_text({"modes": modes, "iterations": 100, "input_bytes": 2 ** 20}, []))
     assert panel.cpu_note.textFormat() == Qt.TextFormat.PlainText
     assert "machine's noise" in panel.cpu_note.text() and "&#x27;" not in panel.cpu_note.text()
+
+
+def test_a_speedup_is_called_a_gain_only_when_its_verdict_says_faster():
+    from app.gui.panels.iobinding.panel import IOBindingPanel, speed_sentence
+
+    def mode(verdict, ratio, interval):
+        return {"title": verdict, "latency_ms": {"p50": 1.0}, "speedup_vs_plain": ratio, "speedup_ci": interval,
+                "verdict": verdict}
+
+    unclear = mode("no-difference", 1.14, [0.98, 1.31])
+    assert speed_sentence(unclear) == ("No measurable difference from the plain run: ×1.14 (95 % interval "
+                                       "0.980 – 1.310).")
+    assert speed_sentence(mode("faster", 1.5, [1.4, 1.6])).startswith("Faster than the plain run: ×1.50")
+    assert speed_sentence(mode("slower", 0.5, [0.4, 0.6])).startswith("Slower than the plain run")
+    plain = mode("reference", 1.0, [1.0, 1.0])
+    result = {"modes": [plain, unclear], "iterations": 100, "input_bytes": 1}
+    assert "No mode is measurably faster than the plain run" in IOBindingPanel.cpu_text(result, [])
+
+
+def test_no_label_shows_an_html_entity(qtbot, window, tmp_path):
+    """Names with quotes and apostrophes, and the DirectML note's quotes, read as typed in every label."""
+    from PySide6 import QtGui
+    from PySide6.QtWidgets import QLabel
+
+    panel = open_panel(qtbot, window, models.save(models.mlp(), tmp_path / "the machine's \"best\" model.onnx"))
+    every = dict(PROBE, providers=[dict(p, available=True, reason="") for p in PROBE["providers"]])
+    window.providers_info = every
+    window.providers_ready.emit(every)       # nothing unusable: the DirectML note is the only line
+    panel.provider_combo.setCurrentIndex(2)
+    modes = [{"title": "Plain run", "latency_ms": {"p50": 1.0}, "speedup_vs_plain": 1.0, "max_abs_diff": 0.0}]
+    panel.cpu_note.setText(panel.cpu_text({"modes": modes, "iterations": 100, "input_bytes": 2 ** 20}, []))
+    for label in panel.findChildren(QLabel):
+        text = label.text()
+        rich = label.textFormat() == Qt.TextFormat.RichText or (
+            label.textFormat() == Qt.TextFormat.AutoText and QtGui.Qt.mightBeRichText(text))
+        if not rich:
+            assert not any(entity in text for entity in ("&#x27;", "&quot;", "&amp;", "&lt;", "&gt;")), text
+    shown = QtGui.QTextDocument()
+    shown.setHtml(panel.provider_note.text())
+    assert 'the device name "dml"' in shown.toPlainText()

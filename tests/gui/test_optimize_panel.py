@@ -38,6 +38,21 @@ def test_optimize_tab_fills_the_leaderboard_and_shows_the_answer(qtbot, window, 
     assert panel.ship_button.isEnabled()
     panel.ship_button.click()
     assert opened == [str(tmp_path / "ship")]
+    # the search kept in the history opens again in the Optimize tab
+    history = window.panel("History")
+    window.tabs.setCurrentWidget(history)
+    history.ensure_built()
+    history.kind_filter.setCurrentText("optimize")
+    history.refresh()
+    history.table.selectRow(0)
+    assert history.selected_id() == panel.result["history_id"]
+    shown = panel.result
+    panel.result = None
+    panel.table.set_rows([])
+    history.open_selected()
+    assert window.tabs.currentWidget() is panel and panel.result["choice"] == shown["choice"]
+    assert [row[0] for row in panel.table.rows][:2] == ["source", "optimize"]
+    assert "Re-opened from History" in panel.answer.text()
 
 
 def test_a_kept_candidate_opens_in_compare_beside_its_source_and_in_drift(qtbot, window, tmp_path):

@@ -99,3 +99,31 @@ def test_a_conversion_on_the_chosen_target_lands_here(qtbot, window, loop_target
                                                                               output=str(out), speed_s=0)))
     window.target_menu.choose(None)
     assert report["target"]["name"] == loop_target and report["output"] == str(out) and out.is_file()
+
+
+def test_the_optimize_tab_searches_on_the_chosen_target(qtbot, window, loop_target, tmp_path):
+    from PySide6.QtCore import Qt
+
+    from app.core.session.config import SessionConfig
+    path = models.save(models.mlp(width=16, depth=1), tmp_path / "searched.onnx")
+    with qtbot.waitSignal(window.model_opened, timeout=60000):
+        window.open_model(path)
+    window.session.update(SessionConfig(intra_op_num_threads=1))
+    window.target_menu.choose(loop_target)
+    panel = window.panel("Optimize")
+    window.tabs.setCurrentWidget(panel)
+    panel.ensure_built()
+    for index in range(panel.kinds.count()):
+        item = panel.kinds.item(index)
+        if item.data(Qt.ItemDataRole.UserRole) != "optimize":
+            item.setCheckState(Qt.CheckState.Unchecked)
+    panel.budget.setValue(60)
+    panel.screen_seconds.setValue(0.3)
+    panel.tune.setChecked(False)
+    panel.folder.setText(str(tmp_path / "ship"))
+    panel.start()
+    qtbot.waitUntil(lambda: panel.job is None, timeout=180000)
+    assert window.last_error is None and panel.result["target"]["name"] == loop_target
+    assert f"The target {loop_target}" in panel.answer.text()
+    assert (tmp_path / "ship" / "model.onnx").is_file() and (tmp_path / "ship" / "candidates" / "optimize.onnx").is_file()
+    window.target_menu.choose(None)

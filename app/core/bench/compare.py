@@ -9,6 +9,9 @@ from __future__ import annotations
 
 from pathlib import Path
 
+from app.core.bench.accuracy import accuracy_text
+from app.core.units import human_bytes
+
 FEEDS_FILE = "feeds.npz"
 OUTPUTS_FILE = "outputs.npz"
 PLAN_FILE = "inputs.json"          # the reference's input plan: where each of the shared feeds came from
@@ -72,3 +75,30 @@ def partial_row(label: str, path: str, figures: dict, alternation: dict) -> dict
     return {"label": label, "path": path, "size_bytes": Path(path).stat().st_size, **figures,
             "speedup": alternation["speedup"], "speedup_ci": alternation["speedup_ci"],
             "verdict": alternation["verdict"], "rounds": alternation["rounds"], "providers": [], "fidelity": None}
+
+
+#: the comparison table's columns, the answer first (speedup, its interval and verdict), so a
+#: narrow window keeps it in view
+COMPARE_HEADERS = ["Model", "Speedup", "95 % interval", "Verdict", "p50 ms", "p90 ms", "p99 ms", "runs/s", "Size",
+                   "max |Δ|", "Cosine", "Providers", "Accuracy (data folder)"]
+
+
+def interval_text(interval: list | None) -> str:
+    """A speed-up's 95 % interval as the tables show it: "1.180 – 1.290"."""
+    return f"{interval[0]:.3f} – {interval[1]:.3f}" if interval else "not measured"
+
+
+def compare_table(result: dict) -> tuple[list[str], list[list]]:
+    """A comparison's table as the Compare tab shows it and `ortune compare --csv` writes it:
+    one row per model, figures as numbers."""
+    rows = []
+    for index, row in enumerate(result["models"]):
+        fidelity = row["fidelity"] or {}
+        interval = row.get("speedup_ci")
+        unchecked = "reference" if index == 0 else "not checked"    # a partial comparison checks none
+        rows.append([row["label"], row["speedup"], interval_text(interval), row.get("verdict", "one after the other"), row["latency_ms"]["p50"],
+                     row["latency_ms"]["p90"], row["latency_ms"]["p99"], row["throughput_per_s"],
+                     human_bytes(row["size_bytes"]),
+                     fidelity.get("max_abs_diff", unchecked if row["fidelity"] is None else None),
+                     fidelity.get("min_cosine"), ", ".join(row["providers"]), accuracy_text(row.get("accuracy"))])
+    return list(COMPARE_HEADERS), rows

@@ -6,16 +6,14 @@ the source on the same inputs. The job and its parameters are in app.core.conver
 from __future__ import annotations
 
 import importlib
-import os
 import time
-from contextlib import contextmanager
 from dataclasses import replace
 from pathlib import Path
 
 from app.core.convert.options import KINDS, default_tolerance, kind_info, parse_options, unavailable_reason
 from app.core.convert.weights import float16_share, small_share_warning
 from app.core.convert.clean import drop_stale_value_info
-from app.core.convert.work import Handler, Problem, Work
+from app.core.convert.work import Handler, Problem, Work, working_folder
 from app.core.jobs.errors import JobCancelled, UserError
 from app.core.convert.fidelity import (Reference, RunFailed, Tolerance, compare, failed_report, load_session, reference_run,
                                run_variant)
@@ -166,24 +164,10 @@ def _validate(work: Work) -> tuple[Problem | None, dict | None]:
         return Problem(exc.stage, exc.detail), None
 
 
-@contextmanager
-def _working_folder(folder: Path):
-    """Run the libraries inside the staging folder: some of them drop scratch files into the
-    current folder (ORT's symbolic shape inference writes sym_shape_infer_temp.onnx and a
-    data file there when it gives up), and those must go with the staging folder, not
-    litter the user's."""
-    previous = os.getcwd()
-    os.chdir(folder)
-    try:
-        yield
-    finally:
-        os.chdir(previous)
-
-
 def _attempt(work: Work, kind_handler: Handler) -> tuple[Problem | None, dict | None]:
     captured = None
     try:
-        with capture_output() as captured, _working_folder(work.target.parent):
+        with capture_output() as captured, working_folder(work.target.parent):
             kind_handler.produce(work)
             drop_stale_value_info(work.target)
     except (UserError, JobCancelled, MemoryError):

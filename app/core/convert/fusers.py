@@ -47,11 +47,54 @@ def fuse_with_onnxscript(work: Work, target: Path) -> None:
 
     fused, _ = optimize_for_ort(ir.load(str(work.source)))
     proto = ir.serde.serialize_model(fused)
+    flatten_attention_into_gemm(proto.graph)
     load_external_data_for_model(proto, str(work.source.parent))   # the result gets its own data file
     model = OnnxModel(proto)
     if work.options["fp16"]:
         model.convert_float_to_float16(keep_io_types=True)
     model.save_model_to_file(str(target), use_external_data_format=work.large)
+
+
+def flatten_attention_into_gemm(graph) -> int:
+    """Put back the reshape to two dimensions between an attention block and the Gemm it feeds.
+
+    onnxscript's attention fusion replaces the subgraph that ended in a reshape of the
+    attention's [batch, sequence, hidden] result to [batch×sequence, hidden] (as PyTorch's
+    dynamo exporter writes a linear layer) and keeps that result's name, so a Gemm is left
+    with a rank-3 input ONNX Runtime refuses. The result is flattened again, as the export
+    had it; the stale two-dimensional type of that name is dropped."""
+    from onnx import helper, numpy_helper
+    import numpy as np
+
+    attention = {out: node for node in graph.node if node.op_type in ATTENTION_OPS for out in node.output[:1]}
+    stale, nodes = set(), []
+    for node in graph.node:
+        if node.op_type == "Gemm" and node.input and node.input[0] in attention:
+            flat, shape = f"{node.input[0]}_flat", f"{node.input[0]}_flat_shape"
+            width = _gemm_width(graph, node)
+            graph.initializer.append(numpy_helper.from_array(np.array([-1, width], dtype=np.int64), shape))
+            nodes.append(helper.make_node("Reshape", [node.input[0], shape], [flat], name=f"{node.name}_flatten"))
+            stale.add(node.input[0])
+            node.input[0] = flat
+        nodes.append(node)
+    if stale:
+        del graph.node[:]
+        graph.node.extend(nodes)
+        kept = [v for v in graph.value_info if v.name not in stale]
+        del graph.value_info[:]
+        graph.value_info.extend(kept)
+    return len(stale)
+
+
+def _gemm_width(graph, node) -> int:
+    """The inner dimension of a Gemm: its weight's rows (columns when transposed); -1 is not
+    allowed twice in a reshape, so an unknown weight leaves 0 (copy) for the last axis."""
+    weights = {t.name: t for t in graph.initializer}
+    weight = weights.get(node.input[1])
+    if weight is None or len(weight.dims) != 2:
+        return 0
+    trans_b = next((a.i for a in node.attribute if a.name == "transB"), 0)
+    return int(weight.dims[1] if trans_b else weight.dims[0])
 
 
 def fused_counts(source_ops: dict, path: Path) -> dict:

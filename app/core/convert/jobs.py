@@ -10,7 +10,7 @@ from typing import Any
 
 from app.core.jobs.entry import Job, LOCAL_ONLY, ON_TARGET, Records
 from app.core.jobs.params import Params, setting
-from app.core.jobs.protocol import JobContext
+from app.core.jobs.protocol import JobContext, stage_events
 from app.core.jobs.results import ConvertResult
 from app.core.model.jobs import ModelPath
 from app.core.session.config import SessionConfig
@@ -53,15 +53,7 @@ def convert_job(params: ConvertParams, ctx: JobContext) -> dict:
     from app.core.runner.process import run_child
 
     share = MAKE_SHARE if params.speed_s else 1.0
-
-    def forward(kind: str, payload: dict) -> None:
-        if kind == "progress":
-            fraction = payload.get("fraction")
-            ctx.progress(None if fraction is None else fraction * share, payload.get("message", ""))
-        elif kind == "log":
-            ctx.log(payload["message"], payload.get("level", "info"))
-        else:
-            ctx.data(payload["kind"], payload["payload"])
+    forward = stage_events(ctx, 0.0, share)
 
     with tempfile.TemporaryDirectory(prefix="ortune-convert-") as folder:
         feeds = Path(folder) / "check-feeds.npz"

@@ -17,7 +17,7 @@ from pathlib import Path
 
 from app.core.convert.options import THIS_PLATFORM, kind_info
 from app.core.jobs.errors import JobFailed, UserError
-from app.core.jobs.protocol import JobContext
+from app.core.jobs.protocol import JobContext, scaled_context
 from app.core.session.config import SessionConfig
 from app.core.session.providers import GPU_PROVIDERS
 
@@ -91,13 +91,9 @@ def measure_speed(source: str, variant: str, config: SessionConfig, seconds: flo
         if event == "log":
             ctx.log(f"speed check, {members[index].variant}: {payload['message']}", payload.get("level", "info"))
 
-    scaled = _scaled(ctx, start)
-    remove = ctx.on_cancel(scaled.cancel)
-    try:
+    with scaled_context(ctx, start, 1 - start, "measuring the speed") as scaled:
         alternation = alternate(MEMBER, members, settings, scaled, on_event, min_rounds=SPEED_ROUNDS,
                                 extend_s=EXTEND * seconds)
-    finally:
-        remove()
     row = summarize(alternation)[1]
     source_report, variant_report = alternation.reports
     return {"ratio": row["speedup"], "ratio_ci": row["speedup_ci"], "verdict": row["verdict"],
@@ -107,20 +103,6 @@ def measure_speed(source: str, variant: str, config: SessionConfig, seconds: flo
             "providers": variant_report["providers"], "inputs": source_report["inputs"],
             "feeds": "the fidelity check's" if feeds is not None else "made for the source",
             "alternation": alternation.describe()}
-
-
-def _scaled(ctx: JobContext, start: float) -> JobContext:
-    """A context for the alternation whose progress fills the bar from `start` to the end
-    and whose events go to `ctx`."""
-    def emit(kind: str, payload: dict) -> None:
-        if kind == "progress":
-            fraction = payload.get("fraction")
-            ctx.progress(None if fraction is None else start + (1 - start) * fraction,
-                         f"measuring the speed: {payload.get('message', '')}")
-        elif kind == "log":
-            ctx.log(payload["message"], payload.get("level", "info"))
-
-    return JobContext(emit, ctx.memory_budget)
 
 
 def slower_hint(kind: str, providers: list[str], options: dict, cpu_flags: set[str] | None = None) -> str:

@@ -14,7 +14,7 @@ import os
 from pathlib import Path
 from collections import Counter
 
-from app.core.convert.work import Handler, Problem, Work
+from app.core.convert.work import Handler, Problem, Work, working_folder
 from app.core.jobs.errors import UserError
 from app.core.jobs.stdio import capture_output
 from app.core.units import first_line
@@ -50,7 +50,8 @@ def produce_transformers(work: Work) -> None:
             outcomes[name] = {"problem": unusable}
             continue
         try:
-            (_fuse_with_onnxruntime if name == "onnxruntime" else fuse_with_onnxscript)(work, path)
+            with working_folder(folder):
+                (_fuse_with_onnxruntime if name == "onnxruntime" else fuse_with_onnxscript)(work, path)
         except (UserError, JobCancelled, MemoryError):
             raise
         except Exception as exc:  # a fuser that fails leaves the other; both failing is a problem to repair

@@ -8,7 +8,9 @@ precision and why."""
 
 from __future__ import annotations
 
+import os
 import re
+from contextlib import contextmanager
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Callable
@@ -117,3 +119,18 @@ def find_node(index: dict, reported: str):
         return index[max(candidates, key=len)]
     candidates = [name for name in index if name and reported.startswith(name)]
     return index[max(candidates, key=len)] if candidates else None
+
+
+@contextmanager
+def working_folder(folder: Path):
+    """Run the libraries inside the staging folder: some of them drop scratch files into the
+    current folder (ORT's symbolic shape inference writes sym_shape_infer_temp.onnx and a
+    data file there when it gives up), and those must go with the staging folder, not
+    litter the user's. onnx also checks whether an external data file exists relative to the
+    current folder, so each fuser saves from inside its own folder."""
+    previous = os.getcwd()
+    os.chdir(folder)
+    try:
+        yield
+    finally:
+        os.chdir(previous)

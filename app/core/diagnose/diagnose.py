@@ -1,5 +1,7 @@
 """Diagnosis: why is this model slow here? Gathers evidence (the model, a profile,
-timings, two small experiments) and turns it into findings with fixes."""
+timings, small experiments) in a child process and turns it into findings with fixes; then,
+where the model has symbolic dimensions, measures fixing them in alternation
+(app.core.diagnose.symbolic), each session in a process of its own."""
 
 from __future__ import annotations
 
@@ -11,6 +13,7 @@ from pathlib import Path
 import numpy as np
 
 from app.core.diagnose import rules
+from app.core.diagnose.symbolic import candidate_overrides, measure_overrides, node_counts
 from app.core.diagnose.load import LoadWatch
 from app.core.bench.bench import time_runs
 from app.core.session.probe import prepare_feeds
@@ -18,7 +21,7 @@ from app.core.model.inspect import inspect_model
 from app.core.jobs.protocol import JobContext
 from app.core.session.machine_cpu import cpu_description, int8_acceleration
 from app.core.session.config import SessionConfig
-from app.core.session.create import create_session, idle_threads_sleep
+from app.core.session.create import create_session
 from app.core.bench.stats import latency_stats
 
 SEVERITY_ORDER = {"high": 0, "medium": 1, "low": 2, "info": 3}
@@ -37,34 +40,6 @@ def fp16_tensor_count(path: str) -> int:
             if value.type.tensor_type.elem_type == onnx.TensorProto.FLOAT16:
                 count += 1
     return count
-
-
-def symbolic_probe(path: str, config: SessionConfig, dims: dict, feeds: dict, ctx: JobContext) -> dict | None:
-    """Optimised node count and latency with the symbolic dims left free vs fixed at `dims`
-    (the values `feeds` have)."""
-    import onnx
-
-    overrides = {name: value for name, value in dims.items() if "[" not in name and value > 0}
-    if not overrides:
-        return None
-    fixed = config.checked()
-    fixed.free_dimension_overrides = {**config.free_dimension_overrides, **overrides}
-    result = {"overrides": overrides}
-    with tempfile.TemporaryDirectory() as folder:
-        sessions = {}
-        for label, variant in (("symbolic", config), ("fixed", fixed)):
-            target = os.path.join(folder, f"{label}.onnx")
-            sessions[label] = create_session(
-                path, idle_threads_sleep(variant), customize=lambda options, t=target: setattr(options, "optimized_model_filepath", t))
-            result[f"nodes_{label}"] = len(onnx.load(target, load_external_data=False).graph.node)
-        times = {"symbolic": [], "fixed": []}
-        for _ in range(5):                       # alternate, so a busy spell hits both
-            for label, session in sessions.items():
-                ctx.check_cancel()
-                times[label].append(float(np.median(time_runs(session, feeds, 10, 1.0, ctx))))
-    result["latency_symbolic_ms"] = float(np.median(times["symbolic"]))
-    result["latency_fixed_ms"] = float(np.median(times["fixed"]))
-    return result
 
 
 def spinning_probe(path: str, config: SessionConfig, feeds: dict, ctx: JobContext, gap_s: float = 0.01) -> dict:
@@ -99,8 +74,9 @@ def profile_for(path: str, config: SessionConfig, trace: str | None, runs: int, 
                        ctx)
 
 
-def diagnose(params, ctx: JobContext) -> dict:
-    """params: DiagnoseParams (app.core.diagnose.jobs)."""
+def gather(params, ctx: JobContext) -> dict:
+    """The diagnosis less its measured experiments, in one child process. params: DiagnoseParams
+    (app.core.diagnose.jobs)."""
     import psutil
 
     config = params.session
@@ -123,9 +99,10 @@ def diagnose(params, ctx: JobContext) -> dict:
     del session
     ctx.check_cancel()
     probes = {}
-    if any(isinstance(d, str) for item in summary["inputs"] for d in (item["shape"] or [])):
-        ctx.progress(0.6, "trying fixed dimensions")
-        probes["symbolic"] = symbolic_probe(path, config, feed_info["dims"], feeds, ctx)
+    overrides = candidate_overrides(feed_info["dims"], config)
+    if overrides and params.symbolic_s > 0:
+        ctx.progress(0.6, "optimising with fixed dimensions")
+        probes["symbolic"] = node_counts(path, config, overrides)
     if providers[0] == "CPUExecutionProvider" and config.intra_op_allow_spinning is not False and intra_threads > 1:
         ctx.progress(0.8, "measuring spinning")
         probes["spinning"] = spinning_probe(path, config, feeds, ctx)
@@ -139,12 +116,10 @@ def diagnose(params, ctx: JobContext) -> dict:
                                               bool(flags))
                 + rules.fp16_findings(summary, fp16_tensor_count(path), profile, providers)
                 + rules.initializer_findings(summary)
-                + rules.symbolic_findings(probes.get("symbolic"))
                 + rules.thread_findings(settings, psutil.cpu_count(logical=False) or 0, psutil.cpu_count() or 0)
                 + rules.spinning_findings(probes.get("spinning"))
                 + disturbed)
-    findings = rules.without_what_is_set(findings, settings)
-    findings.sort(key=lambda f: SEVERITY_ORDER.get(f["severity"], 9))
+    findings = ordered(rules.without_what_is_set(findings, settings))
     ctx.progress(1.0, "done")
     return {"model": str(Path(path).resolve()), "session": settings, "findings": findings,
             "inputs": feed_info["inputs"],
@@ -152,3 +127,29 @@ def diagnose(params, ctx: JobContext) -> dict:
                          "profile": {**{k: profile[k] for k in ("trace", "runs", "total_node_us", "by_provider")
                                         if k in profile}, "read_from_trace": bool(params.trace)},
                          "top_op_types": profile["by_op_type"][:10], "probes": probes, "inputs": feed_info["inputs"]}}
+
+
+def ordered(findings: list[dict]) -> list[dict]:
+    return sorted(findings, key=lambda f: SEVERITY_ORDER.get(f["severity"], 9))
+
+
+#: the share of the progress bar the child's evidence takes when fixed dimensions are measured after
+GATHER_SHARE = 0.7
+
+
+def diagnose(params, ctx: JobContext, gather_entry) -> dict:
+    """Runs in the calling process (it only starts children): the evidence and findings from
+    one child (`gather_entry`: the job entry of gather), then the symbolic dimensions'
+    experiment in alternation: a finding only when fixing them is measurably faster."""
+    from app.core.jobs.protocol import stage_events
+    from app.core.runner.process import run_child
+
+    limit = str(ctx.memory_budget) if ctx.memory_budget else None
+    result = run_child(gather_entry, params, ctx, stage_events(ctx, 0.0, GATHER_SHARE), memory_limit=limit)
+    probe = result["evidence"]["probes"].get("symbolic")
+    if probe:
+        probe.update(measure_overrides(result["model"], params.session, probe["overrides"], ctx, GATHER_SHARE,
+                                       1 - GATHER_SHARE, params.symbolic_s))
+        result["findings"] = ordered(result["findings"] + rules.symbolic_findings(probe))
+    ctx.progress(1.0, "done")
+    return result

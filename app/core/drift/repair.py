@@ -8,7 +8,6 @@ shown against the speed it costs."""
 
 from __future__ import annotations
 
-import contextlib
 import time
 from dataclasses import replace
 from typing import Callable
@@ -17,7 +16,7 @@ from app.core.convert.fp16_blocks import name_unnamed_nodes
 from app.core.convert.jobs import ConvertParams, convert_job
 from app.core.drift.blame import next_to_keep
 from app.core.jobs.errors import UserError
-from app.core.jobs.protocol import JobContext
+from app.core.jobs.protocol import JobContext, scaled_context
 from app.core.model.intake import admit
 
 #: the conversion option that keeps a node out of the lower precision, by kind
@@ -29,28 +28,6 @@ def keep_option(kind: str) -> str:
     if kind not in KEEP_OPTION:
         raise UserError("bad-option", f"the repair loop works on {', '.join(KEEP_OPTION)} conversions, not {kind}")
     return KEEP_OPTION[kind]
-
-
-@contextlib.contextmanager
-def _scaled(ctx: JobContext, start: float, share: float, label: str):
-    """A context whose progress fills [start, start + share] of `ctx`'s bar and which is
-    cancelled with it."""
-    def emit(kind: str, payload: dict) -> None:
-        if kind == "progress":
-            fraction = payload.get("fraction")
-            ctx.progress(None if fraction is None else start + share * fraction,
-                         f"{label}: {payload.get('message', '')}")
-        elif kind == "log":
-            ctx.log(payload["message"], payload.get("level", "info"))
-        else:
-            ctx.data(payload["kind"], payload["payload"])
-
-    scaled = JobContext(emit, ctx.memory_budget)
-    remove = ctx.on_cancel(scaled.cancel)
-    try:
-        yield scaled
-    finally:
-        remove()
 
 
 def _outputs_summary(fidelity: dict) -> dict:
@@ -100,7 +77,7 @@ def repair(params, ctx: JobContext, find_drift: Callable[[str, JobContext], dict
         at = index * share
         step_params = replace(base, force=base.force or index > 0, options={**base.options, option: list(kept)})
         try:
-            with _scaled(ctx, at, share * 0.5, f"step {index + 1}, converting") as step_ctx:
+            with scaled_context(ctx, at, share * 0.5, f"step {index + 1}, converting") as step_ctx:
                 report = convert_job(step_params, step_ctx)
         except UserError as exc:
             if index == 0 or exc.kind != "nothing-to-quantize":
@@ -120,7 +97,7 @@ def repair(params, ctx: JobContext, find_drift: Callable[[str, JobContext], dict
         if report["check"] != "failed":
             stopped = f"the check could not run: {report['fidelity'].get('problem', report['check'])}"
             break
-        with _scaled(ctx, at + share * 0.5, share * 0.5, f"step {index + 1}, finding the drift") as step_ctx:
+        with scaled_context(ctx, at + share * 0.5, share * 0.5, f"step {index + 1}, finding the drift") as step_ctx:
             drift = find_drift(report["output"], step_ctx)
         step.update(first_drift=_first(drift, "first_drift"), first_nonfinite=_first(drift, "first_nonfinite"))
         if index + 1 == params.max_steps:

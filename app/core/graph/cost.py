@@ -18,6 +18,11 @@ weightless structure; the table of formulas is small and states its conventions.
 
 Only the weights' data is left out: initializers under KEEP_BELOW bytes keep theirs,
 because inference reads small constants (a Reshape's target shape, Slice bounds). How
+An .ort file is counted on the graph it holds (app.core.model.ort_graph), which is the
+graph after the optimisations its conversion applied (an NCHWc convolution counts the
+channels its layout pads to the block, as ONNX Runtime runs it); the operators those optimisations
+write that no inference follows get shapes through app.core.graph.stand_ins, and shapes
+computed from constants are folded first (app.core.graph.folding). How
 control-flow bodies (If, Loop, Scan) enter the totals: app.core.graph.control_flow. A node
 that cannot be counted (an operator the table lacks, a shape not known) is listed with its
 reason, and the totals are then a lower bound (`macs_is_lower_bound`)."""
@@ -28,12 +33,16 @@ from pathlib import Path
 
 from app.core.graph.formulas import node_cost
 from app.core.graph.shapes import fix_inputs, infer
+from app.core.graph.folding import with_small_constants_folded
+from app.core.graph.stand_ins import with_stand_ins
 from app.core.graph.structure import display_name
 from app.core.jobs.protocol import JobContext
 from app.core.session.input_spec import FeedSpec
 
 #: initializers whose message is smaller keep their data for shape inference
 KEEP_BELOW = 4096
+#: inference and folding alternate at most this many times more (each can settle an If)
+FOLD_ROUNDS = 4
 #: INT4, UINT4, FLOAT4E2M1: two values a byte
 _PACKED_TYPES = {21, 22, 23}
 
@@ -177,23 +186,36 @@ def inferred_types(path: str | Path, spec: FeedSpec | None = None, ctx: JobConte
     """The model's structure with shapes inferred on the input plan's shapes: the inferred
     model, name -> (dims or None, elem type), the initializers' names, the plan's inputs and
     a note where inference gave up."""
-    from app.core.model.intake import load_onnx
+    from app.core.model.intake import load_onnx, sniff
     from app.core.model.proto_scan import ScanError, load_structure
 
     ctx = ctx or JobContext()
     path = Path(path)
-    try:
-        model = load_structure(path, keep_below=KEEP_BELOW)
-    except (ScanError, OSError):
-        model = load_onnx(path, weights=False)
+    if sniff(path) == "ort":
+        from app.core.model.ort_graph import ort_to_onnx
+        model = ort_to_onnx(path, keep_below=KEEP_BELOW)
+    else:
+        try:
+            model = load_structure(path, keep_below=KEEP_BELOW)
+        except (ScanError, OSError):
+            model = load_onnx(path, weights=False)
     shapes, planned = plan_shapes(path, model, spec or FeedSpec(mode="zeros"), free_dims)
     ctx.check_cancel()
     fix_inputs(model, shapes)
     ctx.progress(0.3, "inferring shapes")
-    inferred, extra, note = infer(model)
+    standing = with_small_constants_folded(with_stand_ins(model))
+    inferred, extra, note = infer(standing)
     ctx.check_cancel()
+    for _ in range(FOLD_ROUNDS):                        # the Shapes of what inference found fold now
+        again = with_small_constants_folded(inferred)
+        if again is inferred:
+            break
+        inferred, extra, note = infer(again)
+        ctx.check_cancel()
     types, weights = _types(inferred, extra)
-    return {"model": inferred, "types": types, "weights": weights, "inputs": planned, "note": note}
+    # the nodes counted are the model's own; only the shapes come from the stand-ins
+    return {"model": inferred if standing is model else model, "types": types, "weights": weights,
+            "inputs": planned, "note": note}
 
 
 def model_cost(path: str | Path, spec: FeedSpec | None = None, ctx: JobContext | None = None,

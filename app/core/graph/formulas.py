@@ -41,6 +41,7 @@ MOVEMENT = frozenset({
     "Unsqueeze", "Shape", "Size", "Flatten", "Identity", "Cast", "CastLike", "Expand", "Pad", "Split",
     "Constant", "ConstantOfShape", "Tile", "Range", "DepthToSpace", "SpaceToDepth", "Dropout",
     "ScatterND", "ScatterElements", "NonZero", "OneHot", "EyeLike", "Compress", "ReverseSequence",
+    "ReorderInput", "ReorderOutput",          # com.microsoft.nchwc: the blocked layout in and out
 })
 #: FLOPs per element of the first input
 PER_ELEMENT = {
@@ -186,7 +187,8 @@ def _rnn(gates: int, elementwise: int) -> Callable[[Shapes, Shapes, dict], Cost]
         if data is None or weight is None or len(data) != 3 or len(weight) != 3:
             return None
         steps, batch = (data[1], data[0]) if attrs.get("layout", 0) else (data[0], data[1])
-        directions, width = weight[0], weight[1] // gates
+        # the hidden size as the node says, else from W [D, gates x H, input]
+        directions, width = weight[0], int(attrs.get("hidden_size") or weight[1] // gates)
         per_step = batch * gates * width * (data[2] + width)
         macs = directions * steps * per_step
         return macs, 2 * macs + directions * steps * batch * width * elementwise
@@ -228,6 +230,7 @@ WITH_MACS: dict[str, Callable[[Shapes, Shapes, dict], Cost]] = {
     "QLinearMatMul": _matmul_from(0, 3), "DynamicQuantizeMatMul": _matmul_from(0),
     "MatMulNBits": _matmul_nbits, "Attention": _attention, "MultiHeadAttention": _multi_head_attention,
     "GroupQueryAttention": _group_query_attention, "LSTM": _rnn(4, 9), "GRU": _rnn(3, 8), "RNN": _rnn(1, 2),
+    "DynamicQuantizeLSTM": _rnn(4, 9),          # W [D, input, 4H]: the width from hidden_size
     "Einsum": _einsum, "QGemm": lambda i, o, a: _gemm([i[0], i[3]] + i[6:7], o, a),
     "MaxPool": _pool, "AveragePool": _pool, "LpPool": _pool,
 }

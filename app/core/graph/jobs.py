@@ -39,14 +39,12 @@ TOTALS = ("macs", "flops", "activation_bytes", "peak_activation_bytes")
 
 def summary_job(params: CostParams, ctx) -> dict:
     """inspect's summary with the cost totals; a model whose cost cannot be worked out
-    (an .ort file, an input without a shape) still gets its summary, and says why."""
+    (an input without a shape) still gets its summary, and says why."""
     from app.core.graph.cost import model_cost
     from app.core.jobs.errors import UserError
     from app.core.model.inspect import inspect_model
 
     summary = inspect_model(params.path, ctx)
-    if summary["format"] != "onnx":
-        return {**summary, **dict.fromkeys(TOTALS), "cost": {"error": "an .ort file holds no shapes to count"}}
     try:
         cost = model_cost(summary["path"], params.inputs, ctx, params.free_dims)
     except UserError as exc:

@@ -24,14 +24,29 @@ def concrete(value_type) -> tuple[list[int] | None, int]:
 
 
 def fix_inputs(model, shapes: dict[str, list[int]]) -> None:
-    """Replace the declared shape of each planned input by the plan's concrete one, in place."""
+    """Replace the declared shape of each planned input by the plan's concrete one, in place;
+    a symbolic dim the inputs declare takes the plan's size wherever else the model types a
+    value with it (an .ort file's saved types, an exporter's value_info)."""
+    from app.core.model.intake import iter_graphs
+
+    sizes: dict[str, int] = {}
     for value in model.graph.input:
         if value.name not in shapes or not value.type.HasField("tensor_type"):
             continue
         shape = value.type.tensor_type.shape
+        if len(shape.dim) == len(shapes[value.name]):
+            sizes.update({d.dim_param: int(size) for d, size in zip(shape.dim, shapes[value.name]) if d.dim_param})
         shape.ClearField("dim")
         for size in shapes[value.name]:
             shape.dim.add().dim_value = int(size)
+    if not sizes:
+        return
+    for graph in iter_graphs(model.graph):
+        for value in list(graph.value_info) + list(graph.output):
+            if value.type.HasField("tensor_type"):
+                for dim in value.type.tensor_type.shape.dim:
+                    if dim.dim_param in sizes:
+                        dim.dim_value = sizes[dim.dim_param]
 
 
 def onnx_inferred(model) -> tuple[object, str]:

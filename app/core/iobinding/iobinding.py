@@ -4,7 +4,9 @@ Each mode of `iobinding_modes.plan_modes` is carried out on a real session: a pl
 run() with numpy arrays, IO binding with inputs bound every run, inputs placed on
 the device once, preallocated output OrtValues, and (on CUDA) a captured CUDA graph.
 The modes are measured in alternating rounds, so a noisy machine slows every mode
-alike, and each mode's outputs are checked against the plain run's. On a GPU the
+alike, and each mode's outputs are checked against the plain run's. Each mode's speed-up
+over the plain run is judged as a comparison's is (app.core.bench.alternate.summarize over
+the rounds): a ratio of medians with its 95 % interval and a verdict. On a GPU the
 host<->device copy rates are measured with the same arrays, which turns each mode's
 bytes per run into milliseconds.
 """
@@ -27,10 +29,14 @@ from app.core.units import ort_text
 from app.core.session.providers import provider_name
 from app.core.session.config import SessionConfig
 from app.core.session.create import create_session, effective_settings
+from app.core.bench.alternate import Alternation, BlockPlan, round_order, summarize
 from app.core.bench.stats import latency_stats
 from app.core.bench.timing import time_loop
 
 TRANSFER_REPEATS = 10
+SPEEDUP_DEFINITION_MODES = ("speedup = plain run p50 / mode p50, each p50 over all the runs of its rounds; the 95 % "
+                            "interval resamples whole rounds; in each round every mode runs a few runs in turn, in one "
+                            "process, in a rotated order")
 PROGRESS_INTERVAL_S = 0.1
 
 
@@ -41,6 +47,7 @@ class ModeRun:
     step: Callable[[], None] | None = None
     fetch: Callable[[], list] | None = None
     samples: list[float] = field(default_factory=list)
+    blocks: list = field(default_factory=list)          # the samples (ms) of each alternating round
     error: str = ""
 
 
@@ -194,32 +201,56 @@ def start_mode(run: ModeRun, session, open_session: Callable, feeds: dict, refer
     _guarded(run, ctx, setup)
 
 
+def round_runs(iterations: int) -> int:
+    """The runs of each mode in one alternating round: ten rounds or more (fewer ratios give no useful interval)."""
+    return max(1, min(10, iterations // 10))
+
+
 def measure(runs: list[ModeRun], iterations: int, ctx: JobContext, progress: _Progress) -> None:
     """`iterations` timed runs of every mode, in alternating rounds of a few runs each."""
-    chunk = max(1, min(10, iterations // 10))
+    chunk = round_runs(iterations)
     done = 0
+    rounds = 0
     while done < iterations:
         count = min(chunk, iterations - done)
-        for run in runs:
+        for position in round_order(len(runs), rounds):
+            run = runs[position]
             if run.error:
                 continue
 
             def timed(run=run) -> None:
-                run.samples.extend(time_loop(run.step, count, cancelled=lambda: ctx.cancelled).ms())
+                block = time_loop(run.step, count, cancelled=lambda: ctx.cancelled).ms()
+                run.samples.extend(block)
+                run.blocks.append(list(block))
 
             _guarded(run, ctx, timed)
         done += count
+        rounds += 1
         ctx.check_cancel()
         progress(0.25 + 0.65 * done / iterations, f"measured {done} of {iterations} runs per mode")
 
 
+def judge_modes(runs: list[ModeRun], block_runs: int) -> tuple[dict[int, dict], Alternation | None]:
+    """Each measured mode's speed-up over the plain run (runs[0]), as a comparison judges it:
+    {index: summarize's row}, and the rounds they came from (None when the plain run has none)."""
+    plain = runs[0]
+    if plain.error or not plain.blocks:
+        return {}, None
+    order = [0] + [i for i, run in enumerate(runs) if i and run.blocks and not run.error]
+    rounds = Alternation(BlockPlan(block_runs, rounds=len(plain.blocks)), [], [runs[i].blocks for i in order],
+                         [[] for _ in order])
+    return dict(zip(order, summarize(rounds))), rounds
+
+
 def _mode_result(run: ModeRun, input_bytes: int, output_bytes: int, transfer: dict | None,
-                 plain_p50: float | None, references: list) -> dict:
-    """A mode's row of the report; its speed-up is a ratio of medians (robust on a noisy machine)."""
+                 judged: dict | None, references: list) -> dict:
+    """A mode's row of the report; its speed-up is a ratio of medians (robust on a noisy machine)
+    with its 95 % interval and verdict (`judged`: its row of judge_modes)."""
     plan = run.plan
     to_device, to_host = bytes_per_run(plan, input_bytes, output_bytes)
     measured = plan.available and not run.error and bool(run.samples)
     stats = latency_stats(run.samples) if measured else None
+    judged = judged if measured and judged else {}
     result = {
         "name": plan.name, "title": plan.title, "available": plan.available,
         "status": "measured" if measured else ("failed" if run.error else "skipped"),
@@ -228,7 +259,8 @@ def _mode_result(run: ModeRun, input_bytes: int, output_bytes: int, transfer: di
         "bytes_to_device_per_run": to_device, "bytes_to_host_per_run": to_host,
         "bytes_copied_per_run": to_device + to_host,
         "copy_ms_per_run": copy_ms(to_device, to_host, transfer),
-        "speedup_vs_plain": plain_p50 / stats["p50"] if measured and plain_p50 and stats["p50"] > 0 else None,
+        "speedup_vs_plain": judged.get("speedup"), "speedup_ci": judged.get("speedup_ci"),
+        "verdict": judged.get("verdict"), "conclusive": judged.get("conclusive"),
         "max_abs_diff": None, "explanation": plan.explanation,
         "inputs": plan.inputs, "outputs": plan.outputs, "provider_options": dict(plan.provider_options),
     }
@@ -289,9 +321,9 @@ def run_iobinding(path: str, config: SessionConfig, provider: str | None = None,
         transfer = measure_transfers(list(feeds.values()), references, device, plans[0].device_id)
     input_bytes = sum(a.nbytes for a in feeds.values())
     output_bytes = sum(a.nbytes for a in references)
-    plain = runs[0]
-    plain_p50 = latency_stats(plain.samples)["p50"] if plain.samples and not plain.error else None
-    modes = [_mode_result(r, input_bytes, output_bytes, transfer, plain_p50, references) for r in runs]
+    judged, rounds = judge_modes(runs, round_runs(iterations))
+    modes = [_mode_result(r, input_bytes, output_bytes, transfer, judged.get(i), references)
+             for i, r in enumerate(runs)]
     progress(1.0, "done", force=True)
     return {
         "model": str(model_path.resolve()), "provider": provider, "device": device,
@@ -301,6 +333,8 @@ def run_iobinding(path: str, config: SessionConfig, provider: str | None = None,
         "outputs": _describe(outputs), "feeds": feed_info,
         "input_bytes": int(input_bytes), "output_bytes": int(output_bytes),
         "transfer": transfer, "modes": modes, "note": provider_note(provider),
+        "speedup_definition": SPEEDUP_DEFINITION_MODES,
+        "alternation": rounds.describe() if rounds is not None else None,
         "device_memory": device_memory(plans[0].device_id) if device == "cuda" else None,
         "session": effective_settings(session, base_config),
     }

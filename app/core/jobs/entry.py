@@ -51,6 +51,9 @@ class Job(Generic[P]):
                                                # never a path, so never uploaded, swapped or confined as one
     measures: bool = False                     # it runs a model and times or checks it
     spread: Callable[..., dict] | None = None  # spread(job, params, address, tasks): run over a Ray cluster
+    # arrived(result): a run on a target has come back, its outputs copied here and its paths made
+    # this machine's: rewrite what it wrote that names them (a report, a summary)
+    arrived: Callable[[Any], None] | None = None
 
     @property
     def on_target(self) -> bool:

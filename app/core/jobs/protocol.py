@@ -11,6 +11,7 @@ JobHandle.send).
 
 from __future__ import annotations
 
+import contextlib
 import queue
 import threading
 import time
@@ -94,3 +95,30 @@ class JobContext:
         self._inbox.put(_WAKE)
         for hook in hooks:
             hook()
+
+
+def stage_events(ctx: JobContext, start: float, share: float, label: str = "") -> Emit:
+    """The events of one stage of a job (a child's, a scaled context's) as `ctx`'s own: progress
+    fills [start, start + share] of its bar (under `label`), log lines and data pass on."""
+    def emit(kind: str, payload: dict) -> None:
+        if kind == "progress":
+            fraction = payload.get("fraction")
+            message = payload.get("message", "")
+            ctx.progress(None if fraction is None else start + share * fraction,
+                         f"{label}: {message}" if label else message)
+        elif kind == "log":
+            ctx.log(payload["message"], payload.get("level", "info"))
+        else:
+            ctx.data(payload["kind"], payload["payload"])
+    return emit
+
+
+@contextlib.contextmanager
+def scaled_context(ctx: JobContext, start: float, share: float, label: str):
+    """A context for one stage of a job (stage_events), cancelled with `ctx`."""
+    scaled = JobContext(stage_events(ctx, start, share, label), ctx.memory_budget)
+    remove = ctx.on_cancel(scaled.cancel)
+    try:
+        yield scaled
+    finally:
+        remove()

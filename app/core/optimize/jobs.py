@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from app.core.jobs.entry import LOCAL_ONLY, Job, Records
+from app.core.jobs.entry import ANYWHERE, Job, Records
 from app.core.optimize.params import OptimizeParams
 
 
@@ -18,7 +18,19 @@ def _optimize_facts(params: OptimizeParams, result: dict) -> dict:
             "session": choice.get("settings") or result.get("session") or params.session.to_dict()}
 
 
-# it only starts children: each conversion (which starts its own), the repair loop and tune;
-# here only until its candidates can be made and measured on a target
-OPTIMIZE = Job("optimize", optimize_job, OptimizeParams, child=False, runs=LOCAL_ONLY, outputs=("out_dir",),
-               measures=True, records=Records("optimize", _optimize_facts))
+def _spread_optimize(job: Job, params: OptimizeParams, address: str, tasks: int | None = None) -> dict:
+    from app.core.optimize.spread import spread_optimize
+    return spread_optimize(job, params, address, tasks)
+
+
+def _arrived(result: dict) -> None:
+    from app.core.optimize.ship import arrived
+    arrived(result)
+
+
+# it only starts children: each conversion (which starts its own), the repair loop and tune. On a
+# target the whole search runs there and its folder comes back; over a cluster its candidates are
+# spread over the workers (app.core.optimize.spread)
+OPTIMIZE = Job("optimize", optimize_job, OptimizeParams, child=False, runs=ANYWHERE, outputs=("out_dir",),
+               measures=True, records=Records("optimize", _optimize_facts), spread=_spread_optimize,
+               arrived=_arrived)

@@ -28,6 +28,7 @@ class OptimizeParams(Params):
     screen_seconds: float = setting(SCREEN_S, minimum=0.05, flag="--screen-seconds")
     tune: bool = True                                         # tune the session of the best candidate
     keep_candidates: bool = setting(False, flag="--keep-candidates")  # every candidate made, in DIR/candidates
+    fresh: bool = setting(False, flag="--fresh")              # measure every candidate anew: reuse none from history
 
     def validate(self) -> None:
         from app.core.convert.options import kind_info

@@ -96,6 +96,16 @@ def _table(headers: list[str], rows: list[list], classes: list[str] | None = Non
     return f"<table><tr>{head}</tr>{body}</table>"
 
 
+def where_text(result: dict) -> str:
+    """Where every candidate was made and measured: this machine, a target, or Ray workers."""
+    where = result.get("target")
+    if not where:
+        return "This machine"
+    if where.get("cluster"):
+        return f"Ray workers of the cluster at {where['address']} ({where['measured_on']})"
+    return f"The target {where['name']} ({where['address']})"
+
+
 def report_html(result: dict) -> str:
     choice, target = result["choice"], result["machine"]
     rows = result["candidates"]
@@ -124,7 +134,7 @@ each in its own process, with the same settings and inputs; "faster" or "slower"
 lies beyond ±2 %. Objective: {_e(result['objective'])}{'; ' + _e(result['objective_note']) if result['objective_note'] else ''}.</p>
 <h2>Speed against fidelity</h2>{_plot(rows)}
 <h2>Inputs</h2>{inputs}<p>{_e(judged_text(result['data']))}.</p>
-<h2>Machine</h2><p>This machine: {_e(target['cpu'])}; ONNX Runtime {_e(target['onnxruntime'])};
+<h2>Machine</h2><p>{_e(where_text(result))}: {_e(target['cpu'])}; ONNX Runtime {_e(target['onnxruntime'])};
 session providers: {_e(', '.join(target['providers']))}; available: {_e(', '.join(target['available_providers']))}.</p>
 <p class="muted">Budget {result['budget_seconds']:g} s, used {result['elapsed_seconds']:.1f} s.</p>
 </body></html>

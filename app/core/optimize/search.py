@@ -23,6 +23,7 @@ from app.core.optimize import candidates
 from app.core.optimize.budget import Budget
 from app.core.optimize.confirm import confirm_best
 from app.core.optimize.params import OptimizeParams
+from app.core.optimize.reuse import Reuse
 from app.core.optimize.rows import choose, explain, failed_row, made_row, source_row
 from app.core.runner.process import run_child
 from app.core.tune.jobs import TUNE, TuneParams
@@ -45,6 +46,8 @@ class Search:
         self.made: dict[str, str] = {"source": str(source)}     # kind -> the model file made in scratch
         self.reports: list[dict] = []
         self.tune: dict = {"skipped": True, "why": "not reached"}
+        self.reuse = Reuse(params, source)     # candidates measured before, kept in the history
+        self.run_tune = TUNE        # how tune runs: here, or spread over a cluster (app.core.optimize.spread)
         tune_s = params.budget_seconds * TUNE_SHARE
         self.reserve = tune_s if params.tune and tune_s >= TUNE_MIN_S else 0.0
         self.costs: list[float] = []
@@ -76,6 +79,11 @@ class Search:
         options = candidates.kind_options(kind, self.config)
         if kind == "int8-static" and self.split:
             options["calibration"] = self.split["calibrate"]
+        reused = self.reuse.find(kind, options)
+        if reused:
+            row, report, self.made[kind] = reused
+            self.reports.append(report)
+            return row
         convert = ConvertParams(kind=kind, input=str(self.source), output=str(output), force=True, options=options, tolerance=dict(self.params.tolerance),
                                 session=self.config, speed_s=speed_s)
         try:
@@ -96,6 +104,7 @@ class Search:
         row = made_row(kind, report)
         if "calibration" in options and self.split:      # the half is scratch: name the user's folder
             row["options"]["calibration"] = f"{self.params.data} (the calibration half)"
+        self.reuse.keep(kind, options, row, report)
         return row
 
     def _repair(self, convert: ConvertParams, report: dict) -> dict:
@@ -125,7 +134,7 @@ class Search:
                           finalists=1, confirm_seconds=min(2.0, max(0.5, 0.08 * left)))
         try:
             with self.budget.sub(f"tuning the session of {best['kind']}") as sub:
-                result = TUNE(tune, sub)
+                result = self.run_tune(tune, sub)
         except JobCancelled:
             if self.budget.ctx.cancelled:
                 raise
@@ -173,7 +182,9 @@ def _machine(config) -> dict:
             "available_providers": onnxruntime.get_available_providers(), "providers": config.provider_names()}
 
 
-def optimize(params: OptimizeParams, ctx) -> dict:
+def optimize(params: OptimizeParams, ctx, place=None) -> dict:
+    """`place`: where the candidates are made and measured when not here (a Ray cluster,
+    app.core.optimize.spread.ClusterPlace: its screen, run_tune, target and machine)."""
     from app.core.model.intake import admit
     from app.core.optimize.ship import keep_candidates, prepare_folder, ship
     from app.core.optimize.split import split_data
@@ -197,9 +208,13 @@ def optimize(params: OptimizeParams, ctx) -> dict:
         if split:
             params.session.inputs.data = split["check"]
         search = Search(params, source, Path(scratch), budget, split)
+        if place is not None:
+            search.run_tune = place.run_tune
         try:
-            search.screen(plan)
-            search.tune_best(confirm_best(search, params.latency_limit_ms))
+            place.screen(search, plan) if place is not None else search.screen(plan)
+            # a winner is measured again here only: over a cluster each ratio is formed on one worker
+            search.tune_best(confirm_best(search, params.latency_limit_ms) if place is None
+                             else choose(search.rows, params.latency_limit_ms))
         except JobCancelled:
             partial = True
         best = choose(search.rows, params.latency_limit_ms)
@@ -214,8 +229,9 @@ def optimize(params: OptimizeParams, ctx) -> dict:
                   "data": _data(params, split),
                   "session": _user_session(params, split), "budget_seconds": params.budget_seconds,
                   "partial": partial,
-                  "target": None,       # this machine (a remote target names itself here, as elsewhere)
-                  "machine": _machine(params.session)}
+                  # this machine (a remote target names itself here, as elsewhere), or the cluster
+                  "target": place.target() if place is not None else None,
+                  "machine": place.machine() if place is not None else _machine(params.session)}
         if params.keep_candidates:
             folder.mkdir(exist_ok=True)
             keep_candidates(search.rows, search.made, folder, source)

@@ -82,10 +82,6 @@ def _stage_model(chosen: Path, target: Path) -> None:
 def ship(result: dict, best: dict, chosen: str, folder: Path, force: bool, source: Path,
          elapsed: Callable[[], float]) -> dict:
     """Write the folder; returns the choice block (also put into `result`)."""
-    from app.core.optimize.report import report_html
-    from app.core.optimize.session_code import session_script
-    from app.core.session.config import SessionConfig
-
     chosen_path = Path(chosen)
     folder.mkdir(exist_ok=True)
     target = folder / f"{MODEL_STEM}{'.ort' if chosen_path.suffix == '.ort' else '.onnx'}"
@@ -93,15 +89,32 @@ def ship(result: dict, best: dict, chosen: str, folder: Path, force: bool, sourc
     result["choice"] = choice
     result["elapsed_seconds"] = elapsed()
     result["files"] = [str(target)] + [str(folder / name) for name in COMPANIONS]
-    config = SessionConfig.from_dict(choice["settings"])
     with Staging(target, protected=(source,)) as stage:
         _stage_model(chosen_path, stage.path)
-        (stage.folder / "session.py").write_text(session_script(config, target.name, result["inputs"]),
-                                                 encoding="utf-8")
-        (stage.folder / "report.html").write_text(report_html(result), encoding="utf-8")
-        (stage.folder / "optimize.json").write_text(json.dumps(json_safe(result), indent=2, default=str) + "\n",
-                                                    encoding="utf-8")
-        config.save(stage.folder / "preset.json")
+        write_companions(result, stage.folder)
         stage.companions = [stage.folder / name for name in COMPANIONS]
         stage.commit(force)
     return choice
+
+
+def write_companions(result: dict, folder: Path) -> None:
+    """preset.json, session.py, report.html and optimize.json for `result`, in `folder`."""
+    from app.core.optimize.report import report_html
+    from app.core.optimize.session_code import session_script
+    from app.core.session.config import SessionConfig
+
+    choice = result["choice"]
+    config = SessionConfig.from_dict(choice["settings"])
+    (folder / "session.py").write_text(session_script(config, Path(choice["model"]).name, result["inputs"]),
+                                       encoding="utf-8")
+    (folder / "report.html").write_text(report_html(result), encoding="utf-8")
+    (folder / "optimize.json").write_text(json.dumps(json_safe(result), indent=2, default=str) + "\n",
+                                          encoding="utf-8")
+    config.save(folder / "preset.json")
+
+
+def arrived(result: dict) -> None:
+    """A search run on a target has come back with its folder: the files that name paths or
+    the machine are written again as this machine sees them (the folder here, the target)."""
+    if isinstance(result, dict) and result.get("choice") and Path(result["out_dir"]).is_dir():
+        write_companions(result, Path(result["out_dir"]))

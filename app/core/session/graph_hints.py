@@ -1,8 +1,8 @@
 """What a model's graph says about the inputs it needs: which node slot each input feeds,
 the sizes of the axes it indexes, and the model's own metadata (such as an image size).
 
-Read from the model's structure without its weights; a model that cannot be read this way
-(an .ort file, say) simply gives no hints."""
+Read from the model's structure without its weights (an .ort file's from the graph it
+holds); a model that cannot be read this way simply gives no hints."""
 
 from __future__ import annotations
 
@@ -72,12 +72,16 @@ def _attributes(node) -> dict:
 
 
 def read_hints(path: str | Path) -> GraphHints:
-    """The hints of the model at `path` (empty when its graph cannot be read)."""
+    """The hints of the model at `path`, an .onnx or .ort file (empty when its graph cannot
+    be read)."""
+    from app.core.jobs.errors import UserError
+    from app.core.model.intake import sniff
+    from app.core.model.ort_graph import ort_to_onnx
     from app.core.model.proto_scan import ScanError, load_structure
 
     try:
-        model = load_structure(Path(path))
-    except (ScanError, OSError, ValueError):
+        model = ort_to_onnx(Path(path)) if sniff(Path(path)) == "ort" else load_structure(Path(path))
+    except (ScanError, OSError, ValueError, UserError):
         return GraphHints()
     graph = model.graph
     hints = GraphHints(metadata={p.key: p.value for p in model.metadata_props})

@@ -210,3 +210,17 @@ def session_inputs(session) -> list[dict]:
             raise UserError("bad-model", f"the model's input {index + 1} has a name, or a dimension name, that "
                                          "is not UTF-8 text") from None
     return result
+
+
+def origin_word(row: dict) -> str:
+    """Where an input's values came from, in the words a result's label uses: "your data" (a
+    sample of the data folder), "your file", "probed" (sizes or values Find working inputs or
+    a refused first run found) or "generated" (made by the plan, at sizes the row's reason gives)."""
+    reason, values = row.get("reason") or "", row.get("values") or ""
+    if "your data folder" in reason:
+        return "your data"
+    if row.get("source") == "file":
+        return "your file"
+    if row.get("source") == "probed" or values.startswith("probed"):
+        return "probed"
+    return "generated"

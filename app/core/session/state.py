@@ -67,6 +67,18 @@ class SessionState:
             raise UserError("bad-option", next(iter(self._problems.values())))
         return self.preset().checked()
 
+    def config_for(self, path: str | None) -> SessionConfig:
+        """The setup a job on the model at `path` runs with: as config(), with the input settings
+        kept for that model (a variant's drift runs on its source's inputs, whichever model is
+        chosen); a model never chosen gets none, as it would once chosen."""
+        config = self.config()
+        if path is None or self._model is None or str(path) == self._model:
+            return config
+        kept = self._inputs_by_model.get(str(path)) or {key: getattr(FeedSpec(), key) for key in MODEL_INPUTS}
+        for key in MODEL_INPUTS:
+            setattr(config.inputs, key, copy.deepcopy(kept[key]))
+        return config
+
     def problems(self) -> dict[str, str]:
         return dict(self._problems)
 

@@ -99,9 +99,13 @@ def _task(job: Job, params: dict, files: dict) -> dict:
                 shutil.rmtree(staging, ignore_errors=True)
         paths[local] = str(folder / name)
     import ray
-    result = run_job(job, replaced(params, paths, job.text))
-    return {"version": app.__version__, "node": ray.get_runtime_context().get_node_id()[:12],
-            "host": socket.gethostname(), "result": replaced(result, {v: k for k, v in paths.items()}, job.text)}
+    where = {"version": app.__version__, "node": ray.get_runtime_context().get_node_id()[:12],
+             "host": socket.gethostname()}
+    try:
+        result = run_job(job, replaced(params, paths, job.text))
+    except (UserError, JobFailed) as exc:    # as a dict: Ray cannot rebuild these exceptions on the caller
+        return where | {"error": dict(exc.to_dict(), user=isinstance(exc, UserError))}
+    return where | {"result": replaced(result, {v: k for k, v in paths.items()}, job.text)}
 
 
 def run_spread(address: str, job: Job, parts: list[dict]) -> tuple[list[dict], dict]:
@@ -134,6 +138,9 @@ def run_spread(address: str, job: Job, parts: list[dict]) -> tuple[list[dict], d
             raise UserError("cluster-lost", f"a task on the Ray cluster at {address} was lost: {first}") from None
         raise JobFailed("cluster-task", f"a task on the Ray cluster failed: {first}") from None
     for answer in answers:
+        if "error" in answer and answer["version"] == app.__version__:
+            from app.core.jobs.errors import error_from_dict
+            raise error_from_dict(answer["error"])
         if answer["version"] != app.__version__:
             raise UserError("target-version", f"a Ray worker ({answer['host']}) runs ORTune {answer['version']}, "
                                               f"this is {app.__version__}: install the same version on every node")

@@ -173,6 +173,8 @@ class RemoteHandle:
                           self.job.text)
         if isinstance(result, dict):
             result["target"] = describe_target(self.target, self.hello or {})
+        if self.job.arrived is not None:
+            self.job.arrived(result)
         return result
 
     def _upload(self, paths: list[str]) -> dict[str, str]:

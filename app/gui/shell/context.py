@@ -102,11 +102,12 @@ class PanelContext(QObject):
     def chosen_node(self) -> tuple[str, str] | None:
         return self._chosen
 
-    def session_config(self, title: str):
-        """The Session tab's settings for a job, or None once a bad entry there is shown under `title`."""
+    def session_config(self, title: str, path: str | None = None):
+        """The Session tab's settings for a job (on the model at `path`, with that model's inputs:
+        SessionState.config_for), or None once a bad entry there is shown under `title`."""
         from app.core.jobs.errors import UserError
         try:
-            return self.session.config()
+            return self.session.config_for(path)
         except UserError as exc:
             self.show_error(title, exc.message)
             return None

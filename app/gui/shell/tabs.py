@@ -31,4 +31,5 @@ RESULT_TABS = {
     "gate": "Compare",               # a gate's result holds its comparison of the pair
     "node": "Graph",                 # {path, name}: a node shown in the drawing
     "drift": "Drift",           # run_again: {source, variant, conversion?} finds that pair's drift
+    "optimize": "Optimize",          # a stored search: its leaderboard and answer
 }

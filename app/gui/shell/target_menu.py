@@ -21,7 +21,7 @@ class TargetMenu:
         self.menu = window.menuBar().addMenu("&Targets")
         self.label = QLabel(f"Measuring on: {THIS_MACHINE.lower()}")
         self.label.setTextFormat(Qt.TextFormat.PlainText)   # it shows names from files
-        self.label.setToolTip("Where Bench, Compare, Profile, Tune, Diagnose and IO Binding run (Targets menu)")
+        self.label.setToolTip("Where Bench, Compare, Profile, Tune, Optimize, Diagnose and IO Binding run (Targets menu)")
         window.statusBar().addPermanentWidget(self.label)
         self.menu.aboutToShow.connect(self.fill)
         self.fill()

@@ -105,7 +105,15 @@ class TargetsDialog(QDialog):
         layout.addWidget(close)
         self._scanned = _Scanned(self)
         self._scanned.done.connect(self._confirm)
+        self.table.selectionModel().selectionChanged.connect(lambda *_: self._enable_actions())
         self.refresh()
+
+    def _enable_actions(self) -> None:
+        """Test and Remove act on the selected target: with none selected they are off."""
+        chosen = self.selected() is not None
+        for text in ("Test", "Remove"):
+            self.buttons[text].setEnabled(chosen)
+            self.buttons[text].setToolTip("" if chosen else "Select a target in the table first.")
 
     def refresh(self) -> None:
         from app.core.targets.store import load_targets
@@ -116,11 +124,13 @@ class TargetsDialog(QDialog):
             self.status.setText(exc.message)
         self.table.set_rows([[t.name, f"{t.address}:{t.port}", t.identity or "agent", t.command]
                              for t in self.targets.values()])
+        self._enable_actions()
 
     def selected(self):
         rows = self.table.selectionModel().selectedRows() if self.table.selectionModel() else []
         names = list(self.targets)
-        return self.targets[names[rows[0].row()]] if rows and rows[0].row() < len(names) else None
+        row = self.table.proxy.mapToSource(rows[0]).row() if rows else -1     # the row shown, whatever the sort
+        return self.targets[names[row]] if 0 <= row < len(names) else None
 
     # adding ------------------------------------------------------------------
     def add(self, _checked=False, dialog: AddTargetDialog | None = None) -> None:

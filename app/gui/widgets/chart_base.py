@@ -14,7 +14,7 @@ from PySide6.QtCore import Qt
 from PySide6.QtWidgets import QFileDialog, QLabel, QStackedWidget, QVBoxLayout, QWidget
 
 from app.core.units import duration_column, duration_text, shared_decimals, significant
-from app.gui.widgets.table import rows_to_csv
+from app.core.tables import rows_to_csv
 
 #: past this many bars (and one more), the rest are summed into one "other" bar
 TOP_BARS = 12

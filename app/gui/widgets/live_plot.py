@@ -287,7 +287,7 @@ class LatencyView(QWidget):
         return path or None
 
     def _save_csv(self, headers, rows, name: str, path: str | None) -> str | None:
-        from app.gui.widgets.table import rows_to_csv
+        from app.core.tables import rows_to_csv
         if path is None:
             path, _ = QFileDialog.getSaveFileName(self, "Export chart data as CSV", name, "CSV files (*.csv)")
         if not path:

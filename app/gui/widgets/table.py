@@ -2,8 +2,6 @@
 
 from __future__ import annotations
 
-import csv
-import io
 from itertools import zip_longest
 from typing import Any, Sequence
 
@@ -11,20 +9,13 @@ from PySide6.QtCore import QSortFilterProxyModel, Qt
 from PySide6.QtGui import QAction, QGuiApplication, QKeySequence, QStandardItem, QStandardItemModel
 from PySide6.QtWidgets import QAbstractItemView, QFileDialog, QHeaderView, QMenu, QTableView, QWidget
 
+from app.core.tables import rows_to_csv
 from app.core.units import shared_decimals
 from app.gui.widgets.plain_text import plain
 
 SORT_ROLE = Qt.ItemDataRole.UserRole + 1
 MAX_COLUMN_PX = 280       # a column with long text (a file name) stops here; the whole text is in its tooltip
 MIN_COLUMN_PX = 90        # the least a column is narrowed to, to keep a key column in view
-
-
-def rows_to_csv(headers: Sequence[str], rows: Sequence[Sequence[Any]]) -> str:
-    buffer = io.StringIO()
-    writer = csv.writer(buffer, lineterminator="\n")
-    writer.writerow(headers)
-    writer.writerows(rows)
-    return buffer.getvalue()
 
 
 class DataTable(QTableView):

@@ -13,8 +13,11 @@ from app.core.convert.jobs import MAKE
 from app.core.drift.expose import expose_all
 from tests import models
 
-KINDS = [("fp16", "cnn"), ("int8-dynamic", "mlp"), ("int8-static", "cnn"), ("int4", "mlp"),
-         ("optimize", "cnn"), ("transformers", "transformer_block")]
+KINDS = [("fp16", "cnn", {}), ("int8-dynamic", "mlp", {}), ("int8-static", "cnn", {}),
+         ("int4", "mlp", {}), ("optimize", "cnn", {}), ("transformers", "transformer_block", {}),
+         ("transformers", "transformer_block", {"fp16": True})]
+#: the kinds that need a GPU: tests/gpu/test_cuda_clean_variants.py checks them
+GPU_KINDS = [("mixed", "cnn", {})]
 
 
 def _runs_exposed(path) -> None:
@@ -29,15 +32,26 @@ def _runs_exposed(path) -> None:
     session.run(None, feeds)
 
 
-@pytest.mark.parametrize("kind, maker", KINDS)
-def test_every_kinds_variant_runs_with_all_its_tensors_exposed(tmp_path, kind, maker):
+def test_every_kind_writing_an_onnx_model_is_checked():
+    from app.core.convert.options import KINDS as ALL_KINDS
+    assert ({name for name, kind in ALL_KINDS.items() if kind.suffix == ".onnx"}
+            == {kind for kind, _, _ in KINDS + GPU_KINDS})
+    assert all(ALL_KINDS[kind].needs_gpu for kind, _, _ in GPU_KINDS)
+
+
+def check_variant(tmp_path, kind: str, maker: str, options: dict) -> None:
     source = models.save(getattr(models, maker)(), tmp_path / f"{maker}.onnx")
     output = tmp_path / f"{maker}.{kind}.onnx"
-    MAKE({"kind": kind, "input": str(source), "output": str(output), "speed_s": 0}, None)
+    MAKE({"kind": kind, "input": str(source), "output": str(output), "speed_s": 0, "options": options}, None)
     _runs_exposed(output)
     variant = onnx.load(str(output), load_external_data=False)
     outputs = {v.name for v in variant.graph.output} | {v.name for v in variant.graph.input}
     assert not [v.name for v in variant.graph.value_info if v.name in outputs]
+
+
+@pytest.mark.parametrize("kind, maker, options", KINDS)
+def test_every_kinds_variant_runs_with_all_its_tensors_exposed(tmp_path, kind, maker, options):
+    check_variant(tmp_path, kind, maker, options)
 
 
 def test_fp16_leaves_no_float16_value_info_for_a_float_output(tmp_path):

@@ -175,3 +175,41 @@ def test_a_decoder_whose_fusions_fail_is_fused_as_an_encoder(tmp_path, monkeypat
     assert report["model_type"] == "bert" and "after the gpt2 fusions failed" in report["shape_source"]["model_type"]
     assert report["repairs"][0]["what"] == "fused as an encoder (bert)"
     assert report["fused_operators"].get("SkipLayerNormalization") and report["fidelity"]["passed"] is True
+
+
+def _attention_into_gemm(path):
+    """Attention's [1, 4, 8] result fed straight to a Gemm, as onnxscript's fusion leaves a
+    dynamo export's linear layer."""
+    rng = np.random.default_rng(0)
+    weight, bias = rng.standard_normal((8, 8)).astype(np.float32), rng.standard_normal(8).astype(np.float32)
+    graph = helper.make_graph(
+        [helper.make_node("MultiHeadAttention", ["q", "k", "v"], ["view_8"], domain="com.microsoft", num_heads=2),
+         helper.make_node("Gemm", ["view_8", "w", "b"], ["y"], name="node_Gemm_343")],
+        "g", [helper.make_tensor_value_info(n, TensorProto.FLOAT, [1, 4, 8]) for n in "qkv"],
+        [helper.make_tensor_value_info("y", TensorProto.FLOAT, [4, 8])],
+        [numpy_helper.from_array(weight, "w"), numpy_helper.from_array(bias, "b")],
+        value_info=[helper.make_tensor_value_info("view_8", TensorProto.FLOAT, [4, 8])])
+    model = helper.make_model(graph, ir_version=8,
+                              opset_imports=[helper.make_opsetid("", 17), helper.make_opsetid("com.microsoft", 1)])
+    onnx.save(model, str(path))
+    return model
+
+
+def test_an_attention_result_feeding_a_gemm_is_flattened_again(tmp_path):
+    import onnxruntime as ort
+
+    broken = _attention_into_gemm(tmp_path / "broken.onnx")
+    feeds = {n: np.random.default_rng(1).standard_normal((1, 4, 8)).astype(np.float32) for n in "qkv"}
+    with pytest.raises(Exception, match="NumDimensions"):   # the stale type lets it load, not run
+        ort.InferenceSession(str(tmp_path / "broken.onnx"), providers=["CPUExecutionProvider"]).run(None, feeds)
+    assert fusers.flatten_attention_into_gemm(broken.graph) == 1
+    assert "view_8" not in {v.name for v in broken.graph.value_info}
+    onnx.save(broken, str(tmp_path / "fixed.onnx"))
+    session = ort.InferenceSession(str(tmp_path / "fixed.onnx"), providers=["CPUExecutionProvider"])
+    attended = ort.InferenceSession(
+        helper.make_model(helper.make_graph(
+            [broken.graph.node[0]], "a", [helper.make_tensor_value_info(n, TensorProto.FLOAT, [1, 4, 8]) for n in "qkv"],
+            [helper.make_tensor_value_info("view_8", TensorProto.FLOAT, [1, 4, 8])]),
+            ir_version=8, opset_imports=broken.opset_import).SerializeToString(), providers=["CPUExecutionProvider"]).run(None, feeds)[0]
+    weight, bias = (numpy_helper.to_array(t) for t in broken.graph.initializer[:2])
+    np.testing.assert_allclose(session.run(None, feeds)[0], attended.reshape(4, 8) @ weight + bias, rtol=1e-5, atol=1e-5)

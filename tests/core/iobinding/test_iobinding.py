@@ -124,7 +124,13 @@ def test_cpu_run_measures_four_modes_and_they_agree(mlp_path):
         assert mode["bytes_copied_per_run"] == 0 and mode["copy_ms_per_run"] == 0.0
         assert mode["max_abs_diff"] == 0.0
         assert mode["speedup_vs_plain"] > 0
+        assert mode["speedup_vs_plain"] == pytest.approx(modes["plain"]["latency_ms"]["p50"] / mode["latency_ms"]["p50"])
+        low, high = mode["speedup_ci"]
+        assert low <= mode["speedup_vs_plain"] <= high, "each ratio with its interval"
+        assert mode["verdict"] in (("reference",) if name == "plain" else ("faster", "slower", "no-difference"))
+    assert result["alternation"]["rounds_run"] == 12 and "rotated order" in result["speedup_definition"]
     assert modes["cuda-graph"]["status"] == "skipped" and modes["cuda-graph"]["latency_ms"] is None
+    assert modes["cuda-graph"]["verdict"] is None and modes["cuda-graph"]["speedup_ci"] is None
     assert result["session"]["providers"][0]["name"] == "CPUExecutionProvider"
 
 
@@ -231,3 +237,20 @@ def test_a_mode_that_cannot_start_is_marked_failed_and_the_others_go_on(mlp_path
     start_mode(fine, session, refuse, feeds, references, None, 1, JobContext())
     assert not fine.error
     np.testing.assert_array_equal(fine.fetch()[0], references[0])
+
+
+def test_modes_are_judged_as_a_comparison_judges_its_models():
+    from app.core.iobinding.iobinding import ModeRun, judge_modes
+    from app.core.iobinding.modes import plan_modes
+
+    plans = plan_modes("cpu")
+    plain, bound, placed, failed = (ModeRun(plan) for plan in plans[:4])
+    plain.blocks = [[2.0, 2.1, 1.9]] * 12
+    bound.blocks = [[1.0, 1.05, 0.95]] * 12                       # twice as fast in every round
+    placed.blocks = [[2.0, 2.1, 1.9]] * 12                        # the same
+    failed.blocks, failed.error = [[0.1]], "it could not run"
+    judged, rounds = judge_modes([plain, bound, placed, failed], 3)
+    assert judged[0]["verdict"] == "reference" and 3 not in judged, "a failed mode has no ratio"
+    assert judged[1]["speedup"] == pytest.approx(2.0) and judged[1]["verdict"] == "faster"
+    assert judged[2]["verdict"] == "no-difference" and judged[2]["speedup_ci"] == [pytest.approx(1.0)] * 2
+    assert rounds.describe()["rounds_run"] == 12

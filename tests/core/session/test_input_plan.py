@@ -176,3 +176,13 @@ def test_a_shape_is_known_before_planning_as_far_as_the_user_and_the_last_plan_s
     loose = {"name": "y", "dtype": "float", "shape": None}
     assert known_shape(loose, {}, {}, None) == [] and known_shape(loose, {}, {}, [5]) == [(5, "plan")]
     assert known_shape(loose, {}, {"y": [7, 8]}, [5]) == [(7, "yours"), (8, "yours")]
+
+
+def test_an_unnamed_dimension_an_earlier_probe_found_is_probed_not_yours(tmp_path):
+    graph = helper.make_graph([helper.make_node("Relu", ["x"], ["y"])], "g",
+                              [helper.make_tensor_value_info("x", TensorProto.FLOAT, [None, 3])],
+                              [helper.make_tensor_value_info("y", TensorProto.FLOAT, None)])
+    feeds, rows = _run(_save(graph, tmp_path), FeedSpec(probed={"x[0]": 5}))
+    assert feeds["x"].shape == (5, 3)
+    assert rows["x"]["source"] == "probed" and "yours" not in rows["x"]["reason"]
+    assert "5, which ran when Find working inputs tried it" in rows["x"]["reason"]

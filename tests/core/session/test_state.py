@@ -113,3 +113,16 @@ def test_input_sizes_belong_to_their_model():
     state.follow_model("/models/recognizer.onnx")
     assert state.get("inputs.shapes") == {"x": [1, 3, 48, 320]}
     assert state.follow_model(None) == frozenset() and state.get("inputs.shapes") == {"x": [1, 3, 48, 320]}
+
+
+def test_a_job_on_another_model_gets_that_models_inputs():
+    from app.core.session.state import SessionState
+    state = SessionState()
+    state.follow_model("/models/detector.onnx")
+    state.set(**{"inputs.dims": {"height": 640}, "inputs.seed": 7, "intra_op_num_threads": 2})
+    state.follow_model("/models/detector.fp16.onnx")
+    source = state.config_for("/models/detector.onnx")
+    assert source.inputs.dims == {"height": 640} and source.inputs.seed == 7 and source.intra_op_num_threads == 2
+    assert state.config_for("/models/detector.fp16.onnx").inputs.dims == {} == state.config().inputs.dims
+    assert state.config_for("/models/never-chosen.onnx").inputs.dims == {}
+    assert state.get("inputs.dims") == {}, "reading another model's setup changes nothing"

@@ -12,17 +12,13 @@ from PySide6.QtCore import Qt
 from PySide6.QtWidgets import (QFileDialog, QHBoxLayout, QLabel, QPushButton, QSplitter, QTabWidget, QVBoxLayout,
                                QWidget)
 
-from app.core.bench.accuracy import accuracy_text
-from app.core.units import human_bytes
+from app.core.bench.compare import COMPARE_HEADERS, compare_table
 from app.gui.shell.panel import OneJobView, Panel
 from app.gui.widgets.plain_text import plain
 from app.gui.widgets.run_caption import RunCaption, inputs_text, stored_text
 from app.core.bench.jobs import COMPARE, CompareParams
 
 CHART_LABEL_CHARS = 28     # a bar's label; a longer one would be dropped by the axis for want of room
-#: the answer first (speedup, its interval and verdict), so it is in view however narrow the window
-HEADERS = ["Model", "Speedup", "95 % interval", "Verdict", "p50 ms", "p90 ms", "p99 ms", "runs/s", "Size", "max |Δ|",
-           "Cosine", "Providers", "Accuracy (data folder)"]
 
 
 class ComparePanel(OneJobView, Panel):
@@ -69,7 +65,7 @@ class ComparePanel(OneJobView, Panel):
         left.addWidget(self.status)
         left.addStretch()
 
-        self.table = DataTable(HEADERS)
+        self.table = DataTable(COMPARE_HEADERS)
         self.table.key_columns = ("Verdict",)      # long model names give up width first
         self.speedup_chart = BarChart("Speedup", horizontal=False, placeholder="No comparison yet.")
         self.speedup_whiskers = None
@@ -170,19 +166,9 @@ class ComparePanel(OneJobView, Panel):
         paths = [row.get("path") or row["label"] for row in result["models"]]
         self.caption.show_run(paths[0], _label(result["models"]), result.get("inputs"), result.get("created"),
                               note=note, paths=paths, detail=_definition(result))
-        rows = []
-        for index, row in enumerate(result["models"]):
-            fidelity = row["fidelity"] or {}
-            interval = row.get("speedup_ci")
-            unchecked = "reference" if index == 0 else "not checked"    # a partial comparison checks none
-            rows.append([row["label"], row["speedup"], f"{interval[0]:.3f} – {interval[1]:.3f}" if interval else
-                         "not measured", row.get("verdict", "one after the other"), row["latency_ms"]["p50"],
-                         row["latency_ms"]["p90"], row["latency_ms"]["p99"], row["throughput_per_s"],
-                         human_bytes(row["size_bytes"]), fidelity.get("max_abs_diff", unchecked if row["fidelity"] is None else None),
-                         fidelity.get("min_cosine"), ", ".join(row["providers"]),
-                         accuracy_text(row.get("accuracy"))])
+        headers, rows = compare_table(result)
         self.table.decimals = 4
-        self.table.set_rows(rows)
+        self.table.set_rows(rows, headers)
         labels = [_short(row["label"]) for row in result["models"]]
         self._show_speedups(result)
         self.latency_chart.set_groups(["p50", "p90", "p99"],

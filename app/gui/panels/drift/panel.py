@@ -46,6 +46,11 @@ class DriftPanel(Panel):
         for widget in (self.find_button, self.cancel_button):
             top.addWidget(widget)
         top.addWidget(self.status, 1)
+        self.inputs_label = QLabel()
+        self.inputs_label.setTextFormat(Qt.TextFormat.PlainText)     # it shows input names from files
+        self.inputs_label.setWordWrap(True)
+        self.inputs_label.setToolTip("Both models run on the source's inputs from the Session tab's plan (change "
+                                     "them there, with the source chosen), as a conversion's check does.")
         self.first_drift, self.first_nonfinite = QLabel(), QLabel()
         for label in (self.first_drift, self.first_nonfinite):
             label.setTextFormat(Qt.TextFormat.RichText)
@@ -81,10 +86,14 @@ class DriftPanel(Panel):
         body.addWidget(self.table)
         body.addWidget(lower)
         body.setSizes([300, 240])
-        for widget in (self.heading, self.first_drift, self.first_nonfinite, self.filter):
+        for widget in (self.heading, self.inputs_label, self.first_drift, self.first_nonfinite, self.filter):
             self.layout_.addWidget(widget)
         self.layout_.insertLayout(1, top)
         self.layout_.addWidget(body, 1)
+        self.context.inputs_planned.connect(lambda path, _rows: self._show_inputs() if self._is_source(path) else None)
+        state, listener = self.context.session, lambda _state, changed: self._inputs_changed(changed)
+        state.subscribe(listener)
+        self.destroyed.connect(lambda *_: state.unsubscribe(listener))
         self._refresh()
 
     # what is compared ------------------------------------------------------------
@@ -116,6 +125,37 @@ class DriftPanel(Panel):
         self.heading.setText(f"<b>{html.escape(Path(pair['variant']).name)}</b> against its source "
                              f"<b>{html.escape(Path(pair['source']).name)}"
                              "</b>")
+        self._show_inputs()
+
+    # the inputs both models run on --------------------------------------------------
+    def _is_source(self, path: str) -> bool:
+        return self.pair is not None and str(path) == str(self.pair["source"])
+
+    def _inputs_changed(self, changed) -> None:
+        if any(name.startswith("inputs.") for name in changed):
+            self._show_inputs()
+
+    def _show_inputs(self) -> None:
+        """The inputs of the result shown, else those the source's plan last chose, each with
+        where its values come from; before any plan, the sizes the Session tab sets."""
+        from app.core.session.inputs import origin_word
+        from app.gui.widgets.run_caption import shape_text
+
+        if self.pair is None:
+            self.inputs_label.setText("")
+            return
+        ran = self.result is not None and not self.job
+        rows = (self.result.get("inputs") if ran else None) or self.context.last_plan(self.pair["source"])
+        if rows:
+            lead = "Ran on the source's inputs" if ran else "Runs on the source's inputs (as its plan last chose them)"
+            self.inputs_label.setText(f"{lead}: " + ", ".join(
+                f"{row['name']} {shape_text(row.get('shape'))} ({origin_word(row)})" for row in rows))
+            return
+        config = self.context.session.config_for(self.pair["source"]) if not self.context.session.problems() else None
+        given = config.inputs.dims | {k: "×".join(map(str, v)) for k, v in config.inputs.shapes.items()} if config else {}
+        self.inputs_label.setText("Runs on the source's inputs from the Session tab's plan"
+                                  + (": " + ", ".join(f"{k} {v}" for k, v in given.items()) + " set there" if given
+                                     else ", chosen when it runs (generated unless you give files or data)"))
 
     def _refresh(self) -> None:
         idle, pair = self.job is None, self.pair is not None
@@ -127,7 +167,8 @@ class DriftPanel(Panel):
 
     # finding the drift ---------------------------------------------------------
     def _session(self):
-        return self.context.session_config("Drift")
+        """The Session tab's settings with the source's inputs: both models run on them."""
+        return self.context.session_config("Drift", self.pair["source"] if self.pair else None)
 
     def _tolerance(self) -> dict:
         conversion = (self.pair or {}).get("conversion") or {}
@@ -156,6 +197,7 @@ class DriftPanel(Panel):
         for path in (result["source"], result["variant"]):       # the Graph tab's drift overlay draws it
             self.context.publish("drift", path, result)
         self.context.report_inputs(result["source"], result.get("inputs") or [])
+        self._show_inputs()
         self.table.set_rows([tensor_row(row) for row in result["tensors"]])
         marks = [(result["first_drift"], FIRST_DRIFT), (result["first_nonfinite"], FIRST_NONFINITE)]
         for first, colour in marks:

@@ -21,7 +21,7 @@ HEADERS = ["#", "Time", "Kind", "Model", "Variant", "Inputs", "Providers", "p50 
 ALL = "All models"
 ALL_KINDS = "all kinds"
 #: stored kinds their own tab re-opens (a benchmark's chart and every other kind open here)
-OPENED_IN_THEIR_TAB = ("compare", "sweep")
+OPENED_IN_THEIR_TAB = ("compare", "sweep", "optimize")
 #: stored kinds run again from here: kind -> what its tab's run_again takes from the entry
 RUN_AGAIN = {"bench": lambda entry: entry, "compare": lambda entry: entry, "sweep": lambda entry: entry,
              "drift": lambda entry: {"source": entry["report"]["source"], "variant": entry["report"]["variant"]}}
@@ -167,7 +167,7 @@ class HistoryPanel(Panel):
             self.open_entry(entry)
 
     def open_entry(self, entry: dict) -> None:
-        """Comparisons and sweeps open in their own tabs; the rest here (a benchmark with its
+        """Comparisons, sweeps and optimize runs open in their own tabs; the rest here (a benchmark with its
         chart), each with its summary and raw JSON."""
         from html import escape
 

@@ -13,6 +13,7 @@ from pathlib import Path
 from PySide6.QtCore import Qt
 from PySide6.QtWidgets import QComboBox, QHBoxLayout, QLabel, QPushButton, QSpinBox, QSplitter, QTextBrowser
 
+from app.core.bench.compare import interval_text
 from app.core.units import human_bytes
 from app.gui.shell.panel import Panel
 from app.core.iobinding.jobs import IOBINDING, IOBindingParams
@@ -20,8 +21,10 @@ from app.core.iobinding.jobs import IOBINDING, IOBindingParams
 #: (short name, label, ORT provider) in the order the combo lists them
 PROVIDERS = [("cpu", "CPU", "CPUExecutionProvider"), ("cuda", "CUDA", "CUDAExecutionProvider"),
              ("dml", "DirectML", "DmlExecutionProvider")]
-COLUMNS = ["Mode", "Mean ms", "p50 ms", "p99 ms", "Moved MB/run", "Copy ms", "× plain (p50)", "Max diff"]
-CPU_COLUMNS = ["Mode", "p50 ms", "p99 ms", "× plain (p50)", "Max diff"]
+#: the speed-up over the plain run with its interval and verdict, as Compare shows a speed-up
+SPEEDUP_COLUMNS = ["× plain (p50)", "95 % interval", "Verdict"]
+COLUMNS = ["Mode", "Mean ms", "p50 ms", "p99 ms", "Moved MB/run", "Copy ms", *SPEEDUP_COLUMNS, "Max diff"]
+CPU_COLUMNS = ["Mode", "p50 ms", "p99 ms", *SPEEDUP_COLUMNS, "Max diff"]
 ON_A_GPU = ("On a GPU this tab shows what moving inputs and outputs between host and device memory costs per "
             "run, and how much of it binding them to device buffers, keeping them on the device and replaying "
             "the run as a CUDA graph save. ")
@@ -38,6 +41,7 @@ class IOBindingPanel(Panel):
         self.job = None
         self.results: dict[str, dict] = {}
         self.heading = QLabel()
+        self.heading.setTextFormat(Qt.TextFormat.RichText)
         self.heading.setWordWrap(True)
         self.layout_.addWidget(self.heading)
 
@@ -47,6 +51,7 @@ class IOBindingPanel(Panel):
             self.provider_combo.addItem(label, short)
         self.provider_combo.currentIndexChanged.connect(lambda _: self._update_provider_note())
         self.inputs_label = QLabel()
+        self.inputs_label.setTextFormat(Qt.TextFormat.RichText)     # names escaped, sizes in italics
         self.inputs_label.setToolTip("The Session tab's inputs, which every tab runs with: change the sizes in its "
                                      "Inputs table. In italics: sizes nobody set, chosen by the plan (shown: what "
                                      "it chose last or would choose).")
@@ -67,6 +72,7 @@ class IOBindingPanel(Panel):
         self.layout_.addWidget(self.inputs_label)
 
         self.provider_note = QLabel()
+        self.provider_note.setTextFormat(Qt.TextFormat.RichText)    # escaped text: never shown as "&quot;"
         self.provider_note.setWordWrap(True)
         self.layout_.addWidget(self.provider_note)
         self.status = QLabel()
@@ -82,6 +88,7 @@ class IOBindingPanel(Panel):
         self.layout_.addWidget(self.cpu_note)
         self.table = DataTable(COLUMNS)
         self.table.decimals = 3
+        self.table.key_columns = ("Verdict",)
         self.chart = BarChart("Median latency (ms)")
         top = QSplitter(Qt.Orientation.Horizontal)
         top.addWidget(self.table)
@@ -249,7 +256,7 @@ class IOBindingPanel(Panel):
             label = f"{index + 1}. {mode['title']}"
             rows.append([label if stats else f"{label} ({mode['status']})", stats.get("mean"), stats.get("p50"),
                          stats.get("p99"), mode["bytes_copied_per_run"] / 2 ** 20,
-                         mode["copy_ms_per_run"], mode["speedup_vs_plain"],
+                         mode["copy_ms_per_run"], *speedup_cells(index, mode),
                          None if diff is None else f"{diff:.2g}"])
             if stats:
                 labels.append(label)
@@ -263,7 +270,7 @@ class IOBindingPanel(Panel):
         """A CPU run: the measured modes in one compact table, and what the tab would show on a GPU."""
         measured = [(index, mode) for index, mode in enumerate(result["modes"]) if mode["latency_ms"]]
         self.table.set_rows([[f"{index + 1}. {mode['title']}", mode["latency_ms"]["p50"], mode["latency_ms"]["p99"],
-                              mode["speedup_vs_plain"],
+                              *speedup_cells(index, mode),
                               None if mode["max_abs_diff"] is None else f"{mode['max_abs_diff']:.2g}"]
                              for index, mode in measured], CPU_COLUMNS)
         self.cpu_note.setText(self.cpu_text(result, self.usable_gpus))
@@ -278,7 +285,8 @@ class IOBindingPanel(Panel):
             "below do the same work, and what differs between them is bookkeeping (microseconds per run) or the "
             "machine's noise"
             + (f" ({', '.join(skipped)}: GPU only)" if skipped else "") + f". {result['iterations']} runs per "
-            f"mode in alternating rounds, with {human_bytes(result['input_bytes'])} of inputs per run.")
+            f"mode in alternating rounds, with {human_bytes(result['input_bytes'])} of inputs per run. "
+            + faster_text(result))
 
     @staticmethod
     def explanation_html(result: dict) -> str:
@@ -292,7 +300,7 @@ class IOBindingPanel(Panel):
             parts.append(f"<p>Measured copy rates: host→device {human_bytes(transfer['to_device_bytes_per_s'])}/s"
                          + (f", device→host {human_bytes(rate_back)}/s" if rate_back else "") + ".</p>")
         items = []
-        for mode in result["modes"]:
+        for index, mode in enumerate(result["modes"]):
             moved = mode["bytes_copied_per_run"]
             if mode["status"] != "measured":
                 detail = f"Not measured: {html.escape(mode['skipped_reason'])}"
@@ -303,9 +311,40 @@ class IOBindingPanel(Panel):
                           + (f", about {cost:.3f} ms at the measured rates." if cost is not None else "."))
             else:
                 detail = "Moves nothing between host and device memory in the loop."
+            if mode["status"] == "measured" and index:
+                detail += " " + speed_sentence(mode)
             if mode["status"] == "measured" and mode.get("max_abs_diff") is not None:
                 detail += f" Largest difference from the plain run's outputs: {mode['max_abs_diff']:.2g}."
             items.append(f"<li><b>{html.escape(mode['title'])}</b>: {html.escape(mode['explanation'])}"
                          f"<br><i>{detail}</i></li>")
         parts.append("<ol>" + "".join(items) + "</ol>")
         return "".join(parts)
+
+
+def speedup_cells(index: int, mode: dict) -> list:
+    """A mode's speed-up over the plain run, its 95 % interval and verdict (the plain run: the reference)."""
+    if index == 0:
+        return [1.0, "", "reference"]
+    if mode.get("speedup_ci") is None:
+        return [None, "not measured", ""]
+    return [mode["speedup_vs_plain"], interval_text(mode["speedup_ci"]), mode["verdict"]]
+
+
+def faster_text(result: dict) -> str:
+    """Which modes the verdicts find faster than the plain run: none is called a gain otherwise."""
+    faster = [mode["title"] for mode in result["modes"][1:] if mode.get("verdict") == "faster"]
+    if faster:
+        return f"Measurably faster than the plain run (the verdict column): {', '.join(faster)}."
+    return "No mode is measurably faster than the plain run (the verdict column)."
+
+
+def speed_sentence(mode: dict) -> str:
+    """What the mode's verdict says about its speed: a gain only when it is measurably faster."""
+    if mode.get("speedup_ci") is None:
+        return "Its speed against the plain run was not measured."
+    figure = f"×{mode['speedup_vs_plain']:.2f} (95 % interval {interval_text(mode['speedup_ci'])})"
+    if mode["verdict"] == "faster":
+        return f"Faster than the plain run: {figure}."
+    if mode["verdict"] == "slower":
+        return f"Slower than the plain run: {figure}."
+    return f"No measurable difference from the plain run: {figure}."

@@ -15,6 +15,7 @@ from app.core.convert.options import KINDS
 from app.core.optimize.candidates import ORDER
 from app.core.optimize.jobs import OPTIMIZE
 from app.core.optimize.params import OptimizeParams
+from app.core.optimize.report import where_text
 from app.core.optimize.rows import answer_text, judged_text, tune_text
 from app.gui.shell.panel import Panel
 
@@ -169,6 +170,15 @@ class OptimizePanel(Panel):
     def start(self) -> None:
         if self.model is None or self.job is not None:
             return
+        params = self.params()
+        if self.jobs.target:          # the Targets menu's choice: the search runs there, its folder comes back
+            from app.core.jobs.errors import UserError
+            from app.core.optimize.spread import check_elsewhere
+            try:
+                check_elsewhere(params)
+            except UserError as exc:
+                self.answer.setText(f"Not started: {exc.message}.")
+                return
         self.result, self.rows = None, []
         self.table.set_rows([])
         self.chart.set_rows([])
@@ -178,7 +188,7 @@ class OptimizePanel(Panel):
         self.progress.setVisible(True)
         self.start_button.setEnabled(False)
         self.cancel_button.setEnabled(True)
-        self.job = self.jobs.start(f"Optimize {self.model.label}", OPTIMIZE, self.params(), on_data=self._data,
+        self.job = self.jobs.start(f"Optimize {self.model.label}", OPTIMIZE, params, on_data=self._data,
                                    on_result=self._finished, on_error=self._failed, on_progress=self._progressed)
 
     def cancel(self) -> None:
@@ -196,7 +206,16 @@ class OptimizePanel(Panel):
             self.table.set_rows([board_row(r) for r in self.rows])
             self.chart.set_rows(self.rows)
 
+    def open_result(self, kind: str, result: dict) -> None:
+        """A stored search (from History): its leaderboard and answer, as when it finished."""
+        if self.job is None:
+            self.show_result(result, caption="Re-opened from History.")
+
     def _finished(self, result: dict) -> None:
+        self.show_result(result)
+        self._stop()
+
+    def show_result(self, result: dict, caption: str = "") -> None:
         self.result = result
         self.table.set_rows([board_row(r) for r in result["candidates"]])
         self.chart.set_rows(result["candidates"])
@@ -204,10 +223,10 @@ class OptimizePanel(Panel):
                             f"{' Cancelled: what was measured so far.' if result['partial'] else ''}\n"
                             f"Tuning: {tune_text(result['tune'])}\n"
                             f"{judged_text(result['data'])}.\n"
-                            f"Written to {result['out_dir']}.")
-        self.ship_button.setEnabled(True)
+                            f"Made and measured on: {where_text(result)}.\n"
+                            f"Written to {result['out_dir']}.{' ' + caption if caption else ''}")
+        self.ship_button.setEnabled(Path(result["out_dir"]).is_dir())
         self.actions.refresh()
-        self._stop()
 
     def _show_why(self, *_) -> None:
         index = self.table.current_row()

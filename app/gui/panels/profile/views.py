@@ -7,20 +7,16 @@ from PySide6.QtCore import Qt
 from PySide6.QtWidgets import (QFormLayout, QHBoxLayout, QLabel, QLineEdit, QSpinBox, QSplitter, QVBoxLayout,
                                QWidget)
 
+from app.core.profile.tables import SHARE, node_table, operator_table, short_provider as _short
 from app.gui.widgets.chart_base import TOP_BARS, BarChart
 from app.gui.widgets.table import DataTable
 
 RUN_TICKS = 12
 TABLE_ROWS = 5           # the least a table of operators or nodes shows at once
-SHARE = "% of node time"
 
 
 def _ms(us: float | None) -> float | None:
     return None if us is None else us / 1000.0
-
-
-def _short(provider: str) -> str:
-    return provider.replace("ExecutionProvider", "")
 
 
 def _vbox(*widgets, stretch_last: bool = True) -> QWidget:
@@ -54,12 +50,8 @@ class OperatorsView(QSplitter):
         self.setSizes([300, 320])
 
     def show_profile(self, info: dict, include_first_run: bool) -> None:
-        average = "avg_all_us" if include_first_run else "avg_us"
-        self.table.set_rows(
-            [[r["op_type"], _ms(r["total_us"]), r["count"], r[average], r["percent"], _ms(r["per_run_us"]),
-              r["nodes"], ", ".join(_short(p) for p in r["providers"])] for r in info["by_op_type"]],
-            headers=["Op type", "Total ms", "Calls", "Avg µs per call", SHARE, "ms per run",
-                     "Nodes", "Provider"])
+        headers, rows = operator_table(info, include_first_run)
+        self.table.set_rows(rows, headers=headers)
         rows = info["by_op_type"]
         labels, rank = [r["op_type"] for r in rows], [r["total_us"] for r in rows]
         # the same operators in all three: the ones taking the most time, the rest as "other"
@@ -93,28 +85,18 @@ class NodesView(QWidget):
         layout.addLayout(bar)
         layout.addWidget(self.table, 1)
         self.nodes: list[dict] = []
-        self.average = "avg_us"
+        self.include_first_run = False
         self.search.textChanged.connect(self.refresh)
         self.top.valueChanged.connect(self.refresh)
 
     def show_profile(self, info: dict, include_first_run: bool) -> None:
         self.nodes = info["by_node"]
-        self.average = "avg_all_us" if include_first_run else "avg_us"
+        self.include_first_run = include_first_run
         self.refresh()
 
     def refresh(self) -> None:
-        needle = self.search.text().strip().lower()
-        rows = []
-        for rank, node in enumerate(self.nodes, 1):
-            if needle and needle not in node["name"].lower():
-                continue
-            rows.append([rank, node["name"], node["op_type"], _ms(node["total_us"]), node["count"],
-                         node[self.average], node["percent"], _short(node["provider"]),
-                         "  ".join(node["input_shapes"]), "  ".join(node["output_shapes"])])
-            if len(rows) >= self.top.value():
-                break
-        self.table.set_rows(rows, headers=["#", "Node", "Op type", "Total ms", "Calls", "Avg µs per call",
-                                           SHARE, "Provider", "Inputs", "Outputs"])
+        headers, rows = node_table(self.nodes, self.include_first_run, self.search.text(), self.top.value())
+        self.table.set_rows(rows, headers=headers)
 
 
 class ProvidersView(QSplitter):

@@ -332,22 +332,16 @@ class InputsTable(QTableWidget):
         return value if ok else None
 
     def fill(self, dims: dict[str, int], rows: list[dict]) -> None:
-        """Keep the sizes the probe found: named dims into `inputs.probed`, still marked as
-        found rather than given (a later result says they were guessed), and the whole shape
-        of an input with an unnamed dimension into `inputs.shapes`."""
+        """Keep the sizes the probe found in `inputs.probed`, named dims by their name and
+        unnamed ones by their label ("x[2]"), still marked as found rather than given: a later
+        result says they were probed, never that they are the user's."""
         probed, shapes = self.state.get("inputs.probed"), self.state.get("inputs.shapes")
         given = self.state.get("inputs.dims")
-        labels = {dim for item in self.inputs for dim in item.get("shape") or [] if isinstance(dim, str)}
+        labels = {dim_label(item["name"], index, dim) for item in self.inputs if item["name"] not in shapes
+                  for index, dim in enumerate(item.get("shape") or [])} - {None}
         probed.update({label: value for label, value in dims.items() if label in labels and label not in given})
-        planned = {row["name"]: row["shape"] for row in rows}
-        for item in self.inputs:
-            declared = item.get("shape")
-            unnamed = declared is None or any(
-                dim_label(item["name"], i, d) not in (None, d) for i, d in enumerate(declared))
-            if unnamed and item["name"] in planned:
-                shapes[item["name"]] = list(planned[item["name"]])
         self.set_plan(rows)
-        self._set_state(**{"inputs.probed": probed, "inputs.shapes": shapes})
+        self._set_state(**{"inputs.probed": probed})
 
     def _pick_file(self, name: str) -> None:
         path = self.choose_file(name)

@@ -9,7 +9,7 @@ from app.core.convert.options import KINDS
 from app.core.jobs.errors import UserError
 from app.core.optimize.jobs import OPTIMIZE
 from app.core.optimize.report import where_text
-from app.core.optimize.rows import judged_text
+from app.core.optimize.rows import answer_text, judged_text, tune_text
 from app.core.optimize.spread import check_elsewhere
 from app.core.units import human_bytes
 
@@ -28,13 +28,10 @@ def render(result: dict) -> str:
              r["verdict"] or "–", f"{r['latency_ms']:.3g}" if r.get("latency_ms") is not None else "–",
              human_bytes(r["size_bytes"]) if r.get("size_bytes") is not None else "–", r["reason"]]
             for r in result["candidates"]]
-    tune = result["tune"]
     lines = [format_table(["candidate", "status", "speedup [95 %]", "verdict", "median ms", "size", "why"], rows),
              "speedup: the source's median over the candidate's, timed in alternation with your settings; * chosen",
-             "", "tuning: " + (f"skipped — {tune['why']}" if tune.get("skipped") else
-                               f"{tune['kind']}: ×{tune['speedup']:.2f} over your settings ({tune['verdict']})"),
-             "", f"answer: {choice['kind']}, {_ratio(choice['speedup'], choice['speedup_ci'])} "
-                 f"({choice['verdict']}) — {choice['note']}",
+             "", f"tuning: {tune_text(result['tune'])}",
+             "", f"answer: {answer_text(choice)}",
              judged_text(result["data"]),
              f"made and measured on: {where_text(result)}" + (f" — {result['target']['note']}"
                                                                if (result.get("target") or {}).get("note") else ""),

@@ -5,14 +5,20 @@ library is HTML-escaped."""
 from __future__ import annotations
 
 from html import escape
+from pathlib import PurePath
 
-from app.core.optimize.rows import judged_text
+from app.core.optimize.rows import answer_text, judged_text, plot_point, tune_text
 from app.core.units import human_bytes
 
 _STYLE = """body{font:14px system-ui,sans-serif;margin:2em;max-width:72em;color:#222}
 table{border-collapse:collapse;margin:1em 0}td,th{border:1px solid #ccc;padding:.3em .6em;text-align:left}
 th{background:#f2f2f2}.chosen{background:#e6f4e6;font-weight:bold}.answer{font-size:1.2em}
-.muted{color:#666}svg{border:1px solid #ccc;background:#fff}"""
+.muted{color:#666}svg{border:1px solid #ccc;background:#fff}.path{overflow-wrap:anywhere}
+td.num{white-space:nowrap}.key span{margin-right:1.2em}"""
+#: how each point of the plot is drawn, by what became of its candidate
+_MARKS = {"chosen": ("#2a8a2a", 6, "chosen"), "passed": ("#3366aa", 4, "passed its check"),
+          "failed-check": ("#c0392b", 4, "failed its check")}
+_LABEL_GAP = 70         # labels of points closer than this (pixels) are put on rows of their own
 W, H, PAD = 560, 320, 50
 
 
@@ -37,12 +43,20 @@ def _cosine(row: dict) -> str:
     return "–" if cosine is None else f"{cosine:.6f}"
 
 
+def _labels(points: list[tuple], sx, sy) -> list[tuple[float, float]]:
+    """Where each point's name goes: beside it, one row lower for each name nearby already."""
+    placed: list[tuple[float, float]] = []
+    for _, x, y, _ in points:
+        px, py = sx(x) + 8, sy(y) - 6
+        while any(abs(px - qx) < _LABEL_GAP and abs(py - qy) < 13 for qx, qy in placed):
+            py += 14
+        placed.append((px, py))
+    return placed
+
+
 def _plot(rows: list[dict]) -> str:
     """Speed against fidelity: x the speedup over the source, y the outputs' lowest cosine."""
-    points = [(r["kind"], r["speedup"], 1.0 if (r.get("fidelity") or {}).get("check") == "reference"
-               else (r.get("fidelity") or {}).get("cosine"), r.get("chosen"))
-              for r in rows if r.get("speedup") is not None]
-    points = [p for p in points if p[2] is not None]
+    points = sorted(filter(None, map(plot_point, rows)), key=lambda p: p[1])
     if not points:
         return "<p class='muted'>No candidate was measured, so there is nothing to plot.</p>"
     xs, ys = [p[1] for p in points], [p[2] for p in points]
@@ -62,16 +76,22 @@ def _plot(rows: list[dict]) -> str:
              f"<text x='{W - PAD}' y='{H - PAD + 16}' text-anchor='middle'>{x1:.2f}</text>",
              f"<text x='{PAD - 4}' y='{PAD + 4}' text-anchor='end'>{y1:.3f}</text>",
              f"<text x='{PAD - 4}' y='{H - PAD}' text-anchor='end'>{y0:.3f}</text>"]
-    for kind, x, y, chosen in points:
-        colour = "#2a8a2a" if chosen else "#3366aa"
-        parts.append(f"<circle cx='{sx(x):.1f}' cy='{sy(y):.1f}' r='{6 if chosen else 4}' fill='{colour}'/>"
-                     f"<text x='{sx(x) + 8:.1f}' y='{sy(y) - 6:.1f}'>{_e(kind)}</text>")
-    return "".join(parts) + "</svg>"
+    if min(sx(1.0) - PAD, W - PAD - sx(1.0)) >= 36:        # else it would sit on an end's figure
+        parts.append(f"<text x='{sx(1.0):.1f}' y='{H - PAD + 16}' text-anchor='middle' fill='#888'>×1</text>")
+    for (kind, x, y, mark), (lx, ly) in zip(points, _labels(points, sx, sy)):
+        colour, radius, _ = _MARKS[mark]
+        parts.append(f"<circle cx='{sx(x):.1f}' cy='{sy(y):.1f}' r='{radius}' fill='{colour}'><title>{_e(kind)}: "
+                     f"×{x:.3f}, cosine {y:.6f}</title></circle>"
+                     f"<text x='{lx:.1f}' y='{ly:.1f}' fill='{colour}'>{_e(kind)}</text>")
+    key = "".join(f"<span style='color:{colour}'>● {text}</span>" for colour, _, text in _MARKS.values())
+    return "".join(parts) + f"</svg><p class='key'>{key}</p>"
 
 
-def _table(headers: list[str], rows: list[list], classes: list[str] | None = None) -> str:
+def _table(headers: list[str], rows: list[list], classes: list[str] | None = None, numeric: int = 0) -> str:
+    """A table; its columns from the second up to `numeric` hold figures, kept on one line."""
     head = "".join(f"<th>{_e(h)}</th>" for h in headers)
-    body = "".join(f"<tr class='{(classes or [''] * len(rows))[i]}'>" + "".join(f"<td>{_e(c)}</td>" for c in row)
+    body = "".join(f"<tr class='{(classes or [''] * len(rows))[i]}'>"
+                   + "".join(f"<td{' class=num' if 0 < j < numeric else ''}>{_e(c)}</td>" for j, c in enumerate(row))
                    + "</tr>" for i, row in enumerate(rows))
     return f"<table><tr>{head}</tr>{body}</table>"
 
@@ -89,29 +109,25 @@ def where_text(result: dict) -> str:
 def report_html(result: dict) -> str:
     choice, target = result["choice"], result["machine"]
     rows = result["candidates"]
+    name = PurePath(result["model"]).name
     board = _table(["candidate", "status", "speedup [95 %]", "verdict", "median ms", "lowest cosine", "size",
                     "why"],
                    [[r["kind"], r["status"], _ratio(r["speedup"], r["speedup_ci"]), r["verdict"] or "–",
                      f"{r['latency_ms']:.4g}" if r.get("latency_ms") is not None else "–", _cosine(r),
                      human_bytes(r["size_bytes"]) if r.get("size_bytes") is not None else "–", r["reason"]]
-                    for r in rows], ["chosen" if r.get("chosen") else "" for r in rows])
+                    for r in rows], ["chosen" if r.get("chosen") else "" for r in rows], numeric=7)
     inputs = _table(["input", "dtype", "shape", "from", "why"],
                     [[i.get("name"), i.get("dtype"), "×".join(map(str, i.get("shape", []))) or "scalar",
                       i.get("source"), i.get("reason")] for i in result["inputs"]])
-    tune = result["tune"]
-    tune_line = (f"Tuning: skipped — {tune['why']}" if tune.get("skipped") else
-                 f"Tuning the session of {tune['kind']}: ×{tune['speedup']:.3f} over your settings "
-                 f"({tune['verdict']}). {tune['note']}")
     partial = "<p><b>Partial:</b> the search was cancelled; this is what was measured.</p>" if result["partial"] else ""
     return f"""<!DOCTYPE html>
-<html lang="en"><head><meta charset="utf-8"><title>ORTune optimize: {_e(result['model'])}</title>
+<html lang="en"><head><meta charset="utf-8"><title>ORTune optimize: {_e(name)}</title>
 <style>{_STYLE}</style></head><body>
-<h1>What to ship for {_e(result['model'])}</h1>{partial}
-<p class="answer">Answer: <b>{_e(choice['kind'])}</b>, {_e(_ratio(choice['speedup'], choice['speedup_ci']))}
-the source's speed ({_e(choice['verdict'])}). {_e(choice.get('note', ''))}</p>
-<p>Model: {_e(choice['model'])}; settings: {_e(choice['preset'])}{' (tuned)' if choice['tuned'] else ''}.
+<h1>What to ship for {_e(name)}</h1><p class="path muted">{_e(result['model'])}</p>{partial}
+<p class="answer">Answer: {_e(answer_text(choice))}.</p>
+<p class="path">Model: {_e(choice['model'])}; settings: {_e(choice['preset'])}{' (tuned)' if choice['tuned'] else ''}.
 Fidelity: {'passed' if (choice['fidelity'] or {}).get('passed') else 'not passed'}.</p>
-<p>{_e(tune_line)}</p>
+<p>Tuning: {_e(tune_text(result['tune']))}</p>
 <h2>Leaderboard</h2>{board}
 <p class="muted">Each speedup is the source's median latency over the candidate's, both timed in alternation,
 each in its own process, with the same settings and inputs; "faster" or "slower" only when the whole 95 % interval

@@ -8,15 +8,15 @@ from pathlib import Path
 
 from PySide6.QtCore import Qt, QUrl
 from PySide6.QtWidgets import (QCheckBox, QComboBox, QDoubleSpinBox, QFormLayout, QGroupBox, QLabel, QLineEdit,
-                               QListWidget, QListWidgetItem, QProgressBar, QPushButton, QSpinBox, QSplitter,
-                               QVBoxLayout, QWidget)
+                               QListWidget, QListWidgetItem, QProgressBar, QPushButton, QScrollArea, QSpinBox,
+                               QSplitter, QVBoxLayout, QWidget)
 
 from app.core.convert.options import KINDS
 from app.core.optimize.candidates import ORDER
 from app.core.optimize.jobs import OPTIMIZE
 from app.core.optimize.params import OptimizeParams
 from app.core.optimize.report import where_text
-from app.core.optimize.rows import judged_text
+from app.core.optimize.rows import answer_text, judged_text, tune_text
 from app.gui.shell.panel import Panel, start_and_cancel
 
 HEADERS = ["Candidate", "Status", "Speedup ×", "95% low", "95% high", "Verdict", "Median ms", "Size (bytes)", "Why"]
@@ -50,6 +50,7 @@ class OptimizePanel(Panel):
             item.setToolTip(KINDS[kind].summary)
             self.kinds.addItem(item)
         self.kinds.setMaximumHeight(170)
+        self.kinds.setMinimumHeight(4 * self.kinds.sizeHintForRow(0) + 6)     # four kinds seen, however small
         self.budget = QSpinBox(minimum=5, maximum=86400, value=300, suffix=" s")
         self.budget.setToolTip("The whole search's time: no new work starts once it is spent.")
         self.screen_seconds = QDoubleSpinBox(minimum=0.05, maximum=60, value=2.0, decimals=2, suffix=" s")
@@ -87,11 +88,23 @@ class OptimizePanel(Panel):
                                     "opens the folder.")
         self.ship_button.setEnabled(False)
         self.ship_button.clicked.connect(self.show_folder)
+        holder = QWidget()             # the controls keep their height in a tall window
+        holder_layout = QVBoxLayout(holder)
+        holder_layout.setContentsMargins(0, 0, 0, 0)
+        holder_layout.addWidget(controls)
+        holder_layout.addStretch(1)
+        scroll = QScrollArea()         # a small window scrolls the controls; the answer stays in sight
+        scroll.setWidget(holder)
+        scroll.setWidgetResizable(True)
+        scroll.setFrameShape(QScrollArea.Shape.NoFrame)
+        scroll.setMinimumWidth(controls.sizeHint().width() + scroll.verticalScrollBar().sizeHint().width())
         left = QWidget()
         left_layout = QVBoxLayout(left)
-        for widget in (controls, self.progress, self.answer, self.ship_button):
+        left_layout.setContentsMargins(0, 0, 0, 0)
+        left_layout.addWidget(scroll, 1)
+        for widget in (self.progress, self.answer, self.ship_button):
             left_layout.addWidget(widget)
-        left_layout.addStretch(1)
+        scroll.setHorizontalScrollBarPolicy(Qt.ScrollBarPolicy.ScrollBarAlwaysOff)
         from app.gui.widgets.table import DataTable
         self.table = DataTable(HEADERS)
         self.table.key_columns = ("Verdict",)
@@ -104,9 +117,21 @@ class OptimizePanel(Panel):
         self.actions = CandidateActions(self)
         self.table.selectionModel().currentChanged.connect(self.actions.refresh)
         board_layout.addWidget(self.actions)
+        self.why = QLabel("Pick a candidate to read in full why it won or lost.")
+        self.why.setTextFormat(Qt.TextFormat.PlainText)
+        self.why.setWordWrap(True)
+        self.why.setTextInteractionFlags(Qt.TextInteractionFlag.TextSelectableByMouse)
+        self.table.selectionModel().currentChanged.connect(self._show_why)
+        board_layout.addWidget(self.why)
+        from app.gui.panels.optimize.plot import SpeedFidelityChart
+        self.chart = SpeedFidelityChart()
+        right = QSplitter(Qt.Orientation.Vertical)
+        right.addWidget(board)
+        right.addWidget(self.chart)
+        right.setSizes([400, 300])
         body = QSplitter(Qt.Orientation.Horizontal)
         body.addWidget(left)
-        body.addWidget(board)
+        body.addWidget(right)
         body.setSizes([360, 800])
         self.layout_.addWidget(body)
         self.rows: list[dict] = []
@@ -149,6 +174,7 @@ class OptimizePanel(Panel):
                 return
         self.result, self.rows = None, []
         self.table.set_rows([])
+        self.chart.set_rows([])
         self.ship_button.setEnabled(False)
         self.answer.setText("Searching…")
         self.progress.setValue(0)
@@ -171,6 +197,7 @@ class OptimizePanel(Panel):
         if kind == "candidate":
             self.rows.append(payload)
             self.table.set_rows([board_row(r) for r in self.rows])
+            self.chart.set_rows(self.rows)
 
     def open_result(self, kind: str, result: dict) -> None:
         """A stored search (from History): its leaderboard and answer, as when it finished."""
@@ -184,19 +211,21 @@ class OptimizePanel(Panel):
     def show_result(self, result: dict, caption: str = "") -> None:
         self.result = result
         self.table.set_rows([board_row(r) for r in result["candidates"]])
-        choice = result["choice"]
-        interval = choice["speedup_ci"]
-        note = choice["note"][:1].upper() + choice["note"][1:]
-        claim = ("keep the source" if choice["kind"] == "source" else      # the source against itself says nothing
-                 f"{choice['kind']}, ×{choice['speedup']:.2f} the source [{interval[0]:.2f}–{interval[1]:.2f}] "
-                 f"({choice['verdict']})")
-        self.answer.setText(f"Answer: {claim}. {note}."
+        self.chart.set_rows(result["candidates"])
+        self.answer.setText(f"Answer: {answer_text(result['choice'])}."
                             f"{' Cancelled: what was measured so far.' if result['partial'] else ''}\n"
+                            f"Tuning: {tune_text(result['tune'])}\n"
                             f"{judged_text(result['data'])}.\n"
                             f"Made and measured on: {where_text(result)}.\n"
                             f"Written to {result['out_dir']}.{' ' + caption if caption else ''}")
         self.ship_button.setEnabled(Path(result["out_dir"]).is_dir())
         self.actions.refresh()
+
+    def _show_why(self, *_) -> None:
+        index = self.table.current_row()
+        rows = self.result["candidates"] if self.result is not None else self.rows
+        if index is not None and 0 <= index < len(rows):
+            self.why.setText(f"{rows[index]['kind']}: {rows[index]['reason']}")
 
     def _failed(self, _exc) -> None:
         self.answer.setText("The search stopped; see the Jobs dock for why.")

@@ -1,0 +1,187 @@
+"""Does `ortune optimize` tell the truth? On real models of different kinds, run the command
+(a fresh process, with a budget), then measure what it shipped again, as a user would after
+deploying it: the chosen model against the source, each in its own fresh process, in
+alternation (app.core.bench.alternate, compare's machinery), a few times; and check the
+shipped model against the source on held-out inputs (seeds the search never saw).
+
+Per model it reports the kind chosen, the claimed speedup with its interval, the later
+re-measurements (the chosen model with your settings, and with the shipped preset when it
+was tuned), whether the claim lands within 5 % of their median and is never slower, whether
+the held-out check passed, and the wall time against the budget (goal: within +10 %).
+Prints one JSON object.
+
+Models come from FOLDER (the .onnx files PyPI wheels ship, e.g. rapidocr-onnxruntime,
+nudenet, silero-vad, magika, plus a small BERT export); nothing here downloads or commits
+them.
+
+    python benchmarks/optimize_truth.py FOLDER [--budget-seconds 150] [--only ocr-cls,bert]
+        [--duration 3] [--repeats 2] [--out DIR]
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import os
+import statistics
+import subprocess
+import sys
+import tempfile
+import time
+from pathlib import Path
+
+ROOT = Path(__file__).resolve().parents[1]
+sys.path.insert(0, str(ROOT))
+
+from app.core.bench.alternate import alternate, summarize  # noqa: E402
+from app.core.bench.bench import RunSettings  # noqa: E402
+from app.core.bench.jobs import MEMBER, MemberParams  # noqa: E402
+from app.core.jobs.protocol import JobContext  # noqa: E402
+from app.core.session.config import SessionConfig  # noqa: E402
+
+CLAIM_GOAL = 0.05           # the claim within 5 % of the later re-measurements' median
+BUDGET_GOAL = 1.10          # the wall time within the budget + 10 %
+HELD_OUT_SEEDS = (101, 202, 303)
+
+#: name -> (file in FOLDER, the input flags of the command)
+MODELS = {
+    "ocr-det": ("rapidocr_onnxruntime_ch_PP-OCRv4_det_infer.onnx", ["--shape", "x=1,3,320,320"]),
+    "ocr-cls": ("rapidocr_onnxruntime_ch_ppocr_mobile_v2.0_cls_infer.onnx", ["--shape", "x=1,3,48,192"]),
+    "nudenet": ("nudenet_320n.onnx", ["--shape", "images=1,3,320,320"]),
+    "bert": ("bert_torchscript.onnx", ["--dim", "batch=1", "--dim", "sequence=128"]),
+    "silero-vad": ("silero_vad_silero_vad.onnx", ["--shape", "input=1,512", "--shape", "state=2,1,128",
+                                                  "--value", "sr=16000"]),
+    "magika": ("magika_model.onnx", ["--shape", "bytes=1,2048", "--vocab-size", "256"]),
+}
+
+
+def ortune(args: list[str]) -> tuple[dict | None, float, str]:
+    """One ortune command in a fresh process: its JSON (None when it failed), wall seconds, stderr tail."""
+    started = time.monotonic()
+    done = subprocess.run([sys.executable, "-m", "app", *args, "--json"], cwd=ROOT, capture_output=True, text=True)
+    wall = time.monotonic() - started
+    try:
+        result = json.loads(done.stdout) if done.returncode in (0, 4) else None
+    except json.JSONDecodeError:
+        result = None
+    if result is None:
+        print(f"ortune {args[0]} exited {done.returncode}: {done.stderr[-600:]}", file=sys.stderr, flush=True)
+    return result, wall, f"exit {done.returncode}: {done.stderr[-600:]}"
+
+
+def alternation(pairs: list[tuple[str, dict]], seconds: float) -> list[dict]:
+    """Each (path, session) after the first against the first, each in its own fresh process, in alternation."""
+    settings = RunSettings(duration_s=seconds)
+    with tempfile.TemporaryDirectory(prefix="optimize-truth-") as folder:
+        members = [MemberParams(path=path, session=SessionConfig.from_dict(session), run=settings,
+                                variant=f"m{index}", reference_dir=folder, is_reference=index == 0, record=False)
+                   for index, (path, session) in enumerate(pairs)]
+        measured = alternate(MEMBER, members, settings, JobContext())
+    return [{"speedup": round(row["speedup"], 4), "speedup_ci": [round(v, 4) for v in row["speedup_ci"]],
+             "verdict": row["verdict"], "rounds": row["rounds"],
+             "source_p50_ms": round(measured.reports[0]["latency_ms"]["p50"], 4),
+             "p50_ms": round(measured.reports[index]["latency_ms"]["p50"], 4)}
+            for index, row in enumerate(summarize(measured)) if index > 0]
+
+
+def remeasure(source: str, user: dict, chosen: str, settings: dict, claim: float, seconds: float,
+              repeats: int) -> dict:
+    later = [alternation([(source, user), (chosen, settings)], seconds)[0] for _ in range(repeats)]
+    median = statistics.median(r["speedup"] for r in later)
+    distance = abs(claim / median - 1.0)
+    return {"claim": round(claim, 4), "later": later, "later_median": round(median, 4),
+            "claim_distance": round(distance, 4), "within_goal": distance <= CLAIM_GOAL,
+            "never_slower": all(r["verdict"] != "slower" for r in later)}
+
+
+def held_out(source: str, chosen: str, settings: dict, tolerance: dict | None) -> dict:
+    """The shipped model against the source on inputs the search never saw (other seeds)."""
+    from app.core.convert.fidelity import compare_outputs
+
+    config = SessionConfig.from_dict(settings)
+    rows = []
+    for seed in HELD_OUT_SEEDS:
+        spec = config.inputs.to_dict()
+        spec.update(seed=seed, data="")
+        report = compare_outputs(source, chosen, spec, tolerance or {}, config)
+        cosines = [o["cosine"] for o in report["outputs"] if o.get("cosine") is not None]
+        rows.append({"seed": seed, "passed": bool(report["passed"]), "max_abs_diff": report.get("max_abs_diff"),
+                     "min_cosine": round(min(cosines), 6) if cosines else None})
+    return {"passed": all(r["passed"] for r in rows), "seeds": rows}
+
+
+def summary_of(result: dict) -> list[dict]:
+    return [{"kind": r["kind"], "status": r["status"], "speedup": r["speedup"], "speedup_ci": r["speedup_ci"],
+             "verdict": r["verdict"], "reason": r["reason"][:160]} for r in result["candidates"]]
+
+
+def truth(name: str, folder: Path, out: Path, args) -> dict:
+    file, flags = MODELS[name]
+    source = str(folder / file)
+    load = os.getloadavg()[0]
+    result, wall, errors = ortune(["optimize", source, "-o", str(out / name), "--force",
+                                   "--budget-seconds", str(args.budget_seconds), *flags])
+    row = {"name": name, "model": file, "budget_seconds": args.budget_seconds, "wall_seconds": round(wall, 1),
+           "within_budget": wall <= args.budget_seconds * BUDGET_GOAL, "load_before": round(load, 2)}
+    if result is None:
+        return {**row, "ran": False, "error": errors}
+    choice = result["choice"]
+    row.update(ran=True, elapsed_seconds=round(result["elapsed_seconds"], 1), kind=choice["kind"],
+               claimed=choice["speedup"], claimed_ci=choice["speedup_ci"], claimed_verdict=choice["verdict"],
+               tuned=choice["tuned"], settings_speedup=choice.get("settings_speedup"),
+               candidates=summary_of(result), tune=result["tune"].get("why") or result["tune"].get("note"))
+    user = result["session"]
+    variant_claim = choice["speedup"] if not (choice["tuned"] and choice["kind"] == "source") else 1.0
+    if choice["kind"] != "source":          # the chosen model with your settings: what choice.speedup claims
+        row["variant"] = remeasure(source, user, choice["model"], user, choice["speedup"], args.duration,
+                                   args.repeats)
+    if choice["tuned"]:                     # what ships: the chosen model with the preset
+        shipped_claim = variant_claim * choice["settings_speedup"]["speedup"]
+        row["shipped"] = remeasure(source, user, choice["model"], choice["settings"], shipped_claim,
+                                   args.duration, args.repeats)
+    if choice["kind"] == "source" and not choice["tuned"]:
+        row["note"] = "nothing beat the source: it is kept with your settings, so there is no claim to re-measure"
+    checks = [row[key] for key in ("variant", "shipped") if key in row]
+    row["claim_holds"] = all(c["within_goal"] for c in checks)
+    row["never_slower"] = all(c["never_slower"] for c in checks)
+    row["held_out"] = held_out(source, choice["model"], choice["settings"],
+                               (choice.get("fidelity") or {}).get("tolerance"))
+    row["load_after"] = round(os.getloadavg()[0], 2)
+    return row
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("folder", type=Path, help="holds the real .onnx models")
+    parser.add_argument("--budget-seconds", type=float, default=150.0, help="each model's search")
+    parser.add_argument("--only", default=",".join(n for n in MODELS if n != "magika"),
+                        help=f"models to run, of: {', '.join(MODELS)}")
+    parser.add_argument("--duration", type=float, default=3.0, help="per member, in each later re-measurement")
+    parser.add_argument("--repeats", type=int, default=2, help="later re-measurements per claim")
+    parser.add_argument("--out", type=Path, help="keep the shipped folders here (default: a temporary folder)")
+    args = parser.parse_args()
+    names = [n.strip() for n in args.only.split(",") if n.strip()]
+    unknown = [n for n in names if n not in MODELS]
+    if unknown:
+        parser.error(f"unknown model(s): {', '.join(unknown)}")
+    started = time.monotonic()
+    with tempfile.TemporaryDirectory(prefix="optimize-truth-") as scratch:
+        out = args.out or Path(scratch)
+        out.mkdir(parents=True, exist_ok=True)
+        rows = []
+        for name in names:
+            rows.append(truth(name, args.folder, out, args))
+            print(f"{name}: {rows[-1].get('kind', 'failed')}", file=sys.stderr, flush=True)
+    ran = [r for r in rows if r["ran"]]
+    print(json.dumps({"benchmark": "optimize_truth", "models": rows,
+                      "goal": f"the shipped answer's claim within {CLAIM_GOAL:.0%} of later alternating "
+                              f"re-measurements, never slower, passing its check on held-out inputs, and the "
+                              f"wall time within the budget + {BUDGET_GOAL - 1:.0%}",
+                      "met": len(ran) == len(rows) and all(r["claim_holds"] and r["never_slower"]
+                                                           and r["held_out"]["passed"] and r["within_budget"]
+                                                           for r in ran),
+                      "cores": os.cpu_count(), "seconds": round(time.monotonic() - started, 1)}, indent=1))
+
+
+if __name__ == "__main__":
+    main()

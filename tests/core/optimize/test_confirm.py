@@ -1,0 +1,93 @@
+"""The answer is measured again before it is claimed (app.core.optimize.confirm), with the
+speed check replaced by figures given here: no model runs."""
+
+import contextlib
+from types import SimpleNamespace
+
+import pytest
+
+from app.core.optimize import confirm
+from app.core.optimize.rows import choose, source_row
+from tests.optimize_results import row
+
+
+class _Budget:
+    def __init__(self, left):
+        self._left = left
+        self.ctx = SimpleNamespace(cancelled=False)
+
+    def left(self):
+        return self._left
+
+    @contextlib.contextmanager
+    def sub(self, _label):
+        yield None
+
+
+def _search(tmp_path, speedups, left=100.0):
+    model = tmp_path / "m.onnx"
+    model.write_bytes(b"x")
+    rows = [source_row(model)]
+    for kind, speedup in speedups.items():
+        rows.append({**row(kind, "passed", speedup, 1.0), "verdict": "faster",
+                     "speedup_ci": [speedup - 0.1, speedup + 0.1]})
+    return SimpleNamespace(params=SimpleNamespace(budget_seconds=100.0, screen_seconds=0.5), rows=rows,
+                           budget=_Budget(left), reserve=0.0, scratch=tmp_path, source=model,
+                           made={k: str(tmp_path / f"{k}.onnx") for k in speedups}, config=None)
+
+
+@pytest.fixture
+def measured(monkeypatch):
+    """kind -> the (ratio, interval, verdict) its confirmation finds; the kinds confirmed, in order."""
+    figures, asked = {}, []
+
+    def fake(source, variant, config, seconds, folder, ctx):
+        kind = variant.rsplit("/", 1)[-1][:-5]
+        asked.append(kind)
+        ratio, interval, verdict = figures[kind]
+        return {"ratio": ratio, "ratio_ci": interval, "verdict": verdict, "variant_p50_ms": 1.0,
+                "source_p50_ms": ratio}
+
+    monkeypatch.setattr("app.core.convert.speed.measure_speed", fake)
+    return figures, asked
+
+
+def test_a_screened_winner_that_is_not_faster_alone_gives_way_to_the_next(tmp_path, measured):
+    figures, asked = measured
+    figures.update(optimize=(1.01, [0.97, 1.05], "no-difference"), ort=(1.3, [1.2, 1.4], "faster"))
+    search = _search(tmp_path, {"optimize": 2.69, "ort": 1.5})
+    best = confirm.confirm_best(search, None)
+    assert asked == ["optimize", "ort"] and best["kind"] == "ort" and best["speedup"] == 1.3
+    first = search.rows[1]
+    assert first["verdict"] == "no-difference" and first["screened"]["speedup"] == 2.69
+    assert "measured again alone (screened at ×2.69 [2.59–2.79])" in first["reason"]
+
+
+def test_when_no_confirmed_candidate_stays_faster_the_source_is_kept(tmp_path, measured):
+    figures, asked = measured
+    figures.update(a=(1.0, [0.9, 1.1], "no-difference"), b=(1.0, [0.9, 1.1], "no-difference"))
+    search = _search(tmp_path, {"a": 3.0, "b": 2.0, "c": 1.5})
+    best = confirm.confirm_best(search, None)
+    assert asked == ["a", "b"] and best["kind"] == "source"
+    assert search.rows[3]["unconfirmed"] and choose(search.rows, None)["kind"] == "source"
+
+
+def test_without_time_to_confirm_the_row_says_its_figure_is_the_screening(tmp_path, measured):
+    _, asked = measured
+    search = _search(tmp_path, {"optimize": 1.5}, left=1.0)
+    best = confirm.confirm_best(search, None)
+    assert asked == [] and best["kind"] == "optimize" and "no time left to measure it again" in best["reason"]
+
+
+def test_the_confirmation_takes_a_share_of_the_budget_within_bounds():
+    assert confirm.confirm_seconds(20, 0.3) == confirm.CONFIRM_MIN_S
+    assert confirm.confirm_seconds(1000, 0.3) == confirm.CONFIRM_MAX_S
+    assert confirm.confirm_seconds(100, 5.0) == 5.0
+
+
+def test_an_interval_too_wide_to_tell_is_not_claimed(tmp_path, measured):
+    figures, _ = measured
+    figures.update(optimize=(1.2, [1.03, 7.4], "faster"))
+    search = _search(tmp_path, {"optimize": 1.5})
+    best = confirm.confirm_best(search, None)
+    assert best["kind"] == "source" and "too busy to tell" in search.rows[1]["reason"]

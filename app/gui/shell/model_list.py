@@ -26,6 +26,8 @@ class ModelList(QTreeWidget):
         header.setSectionResizeMode(1, QHeaderView.ResizeMode.ResizeToContents)
         self.setSelectionMode(QAbstractItemView.SelectionMode.ExtendedSelection)
         self.setUniformRowHeights(True)
+        # a name is cut in its middle: variants of one model differ at their ends (".fp16.repaired.onnx")
+        self.setTextElideMode(Qt.TextElideMode.ElideMiddle)
         self.currentItemChanged.connect(lambda item, _old: self.current_changed.emit(self.model_of(item)))
 
     @staticmethod

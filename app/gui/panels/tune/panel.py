@@ -7,12 +7,13 @@ from __future__ import annotations
 import time
 
 from PySide6.QtCore import Qt, QTimer
-from PySide6.QtWidgets import (QComboBox, QDoubleSpinBox, QFileDialog, QFormLayout, QGroupBox, QHBoxLayout, QLabel,
+from PySide6.QtWidgets import (QComboBox, QDoubleSpinBox, QFileDialog, QFormLayout, QGroupBox, QHBoxLayout,
                                QProgressBar, QPushButton, QSpinBox, QSplitter, QVBoxLayout, QWidget)
 
 from app.core.units import duration_text
 from app.gui.shell.panel import Panel
 from app.gui.widgets.chart_base import BarChart
+from app.gui.widgets.clipped import WrappedLabel
 from app.core.tune.jobs import TUNE, TuneParams
 
 HEADERS = ["Setting (what it changes in yours)", "Race ms", "Race 95 % interval", "Blocks", "Status",
@@ -56,12 +57,11 @@ class TunePanel(Panel):
         form.addRow("Strategy:", self.strategy)
         form.addRow("Measure again:", self.finalists)
         form.addRow("Each for:", self.confirm_seconds)
-        self.note = QLabel("The session settings of the Session tab are the baseline; the providers listed "
+        self.note = WrappedLabel("The session settings of the Session tab are the baseline; the providers listed "
                            "there are the ones tried. The race measures each setting right after a block of "
                            "the baseline, in one process, which only ranks them; its best are then measured "
                            "again, each alone in its own process as it will be deployed, and one is offered "
                            "only if it was faster there.")
-        self.note.setWordWrap(True)
         form.addRow(self.note)
         buttons = QHBoxLayout()
         self.start_button = QPushButton("Start tuning")
@@ -80,8 +80,7 @@ class TunePanel(Panel):
         self.progress.setValue(0)
         self.progress.setFormat("%p %")
         self.progress.setVisible(False)
-        self.summary = QLabel("Start tuning to race settings against yours.")
-        self.summary.setWordWrap(True)
+        self.summary = WrappedLabel("Start tuning to race settings against yours.")
         self.summary.setTextInteractionFlags(Qt.TextInteractionFlag.TextSelectableByMouse)
         actions = QHBoxLayout()
         self.apply_button = QPushButton("Apply to Session tab")

@@ -1,0 +1,52 @@
+"""What a look at every tab at 1024×700 found cut off: a wrapped line of text hidden by a
+squeezed layout, a table's last column behind its edge, two variants' names cut to the same text."""
+
+from PySide6.QtCore import Qt
+
+from tests import models
+from tests.gui.test_small_screen import shown, small_window
+
+
+def whole_lines(label) -> bool:
+    """Every wrapped line of the label is painted: it has the height its text takes at its width."""
+    return label.isVisible() and label.height() >= label.heightForWidth(label.width())
+
+
+def open_cnn(qtbot, window, tmp_path):
+    with qtbot.waitSignal(window.model_opened, timeout=60000):
+        window.open_model(models.save(models.cnn(), tmp_path / "cnn.onnx"))
+
+
+def test_the_overviews_cost_keeps_its_second_line_at_1024_by_700(qtbot, window, tmp_path):
+    small_window(qtbot, window)
+    open_cnn(qtbot, window, tmp_path)
+    panel = shown(qtbot, window, "Overview")
+    cost = panel.fact_labels["Cost"]
+    qtbot.waitUntil(lambda: cost.text() not in ("–", ""), timeout=30000)
+    assert cost.heightForWidth(cost.width()) > cost.fontMetrics().lineSpacing() * 1.5    # it wraps here
+    qtbot.waitUntil(lambda: whole_lines(cost), timeout=5000)
+
+
+def test_the_overviews_share_column_is_in_view_at_1024_by_700(qtbot, window, tmp_path):
+    small_window(qtbot, window)
+    open_cnn(qtbot, window, tmp_path)
+    table = shown(qtbot, window, "Overview").op_table
+    share = table.headers.index("Share %")
+    qtbot.waitUntil(lambda: bool(table.rows), timeout=30000)
+
+    def in_view():
+        assert table.columnViewportPosition(share) + table.columnWidth(share) <= table.viewport().width()
+    qtbot.waitUntil(in_view, timeout=5000)
+
+
+def test_the_tune_tabs_note_keeps_every_line_at_1024_by_700(qtbot, window):
+    small_window(qtbot, window)
+    panel = shown(qtbot, window, "Tune")
+    panel.summary.setText("<b>Nothing beat your settings.</b> " + "Nothing measured was faster than yours. " * 12)
+    for label in (panel.note, panel.summary):       # a long summary squeezed the note's first and last lines
+        qtbot.waitUntil(lambda label=label: whole_lines(label), timeout=5000)
+
+
+def test_variants_that_differ_at_the_end_of_their_names_stay_apart_in_the_model_list(window):
+    # "bert_torchscript.fp16.onnx" and "bert_torchscript.fp16.repaired.onnx" were both "bert_torchscript.f…"
+    assert window.model_list.textElideMode() == Qt.TextElideMode.ElideMiddle

@@ -159,10 +159,20 @@ def main() -> int:
         screen(size)
         for index, (title, _, _) in enumerate(PANELS):
             show(title)
+            jobs_done(180)           # the Graph tab draws when first shown
             settle(0.5)
             path = out / f"{size}-{index:02d}-{title.replace(' ', '_')}.png"
             window.grab().save(str(path))
             files.append(str(path))
+        fp16 = next((m for m in window.model_list.models() if m.kind == "fp16"), None)
+        if fp16 is not None:        # the Convert tab shows the selected variant's conversion
+            window.model_list.select(fp16)
+            show("Convert")
+            settle(0.5)
+            path = out / f"{size}-01-Convert-fp16.png"
+            window.grab().save(str(path))
+            files.append(str(path))
+            window.model_list.select(source)
     print(json.dumps({"files": files, "steps": steps}))
     window.jobs.shutdown()
     return 0

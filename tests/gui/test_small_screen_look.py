@@ -50,3 +50,18 @@ def test_the_tune_tabs_note_keeps_every_line_at_1024_by_700(qtbot, window):
 def test_variants_that_differ_at_the_end_of_their_names_stay_apart_in_the_model_list(window):
     # "bert_torchscript.fp16.onnx" and "bert_torchscript.fp16.repaired.onnx" were both "bert_torchscript.f…"
     assert window.model_list.textElideMode() == Qt.TextElideMode.ElideMiddle
+
+
+def test_drifts_numbers_keep_the_digits_that_matter(qtbot):
+    # "0.0693359" and "43.2871" dB read as noise; a cosine keeps its six digits (0.999987 is not 1)
+    from app.gui.panels.drift.views import TENSOR_HEADERS, number_table
+
+    table = number_table(TENSOR_HEADERS)
+    qtbot.addWidget(table)
+    row = {header: "" for header in TENSOR_HEADERS}
+    row.update({"Max abs": 0.0693359, "Max rel": 0.00618011, "Cosine": 0.9999873, "SQNR dB": 43.28713,
+                "Lost dB": 1.234567, "Of fp16 max": 0.000123456})
+    table.set_rows([[row[h] for h in TENSOR_HEADERS]])
+    shown = {h: table.model().index(0, TENSOR_HEADERS.index(h)).data() for h in row if isinstance(row[h], float)}
+    assert shown == {"Max abs": "0.0693", "Max rel": "0.00618", "Cosine": "0.999987", "SQNR dB": "43.3",
+                     "Lost dB": "1.2", "Of fp16 max": "0.000123"}

@@ -7,7 +7,7 @@ import io
 from itertools import zip_longest
 from typing import Any, Sequence
 
-from PySide6.QtCore import QSortFilterProxyModel, Qt
+from PySide6.QtCore import QEvent, QSortFilterProxyModel, Qt
 from PySide6.QtGui import QAction, QGuiApplication, QKeySequence, QStandardItem, QStandardItemModel
 from PySide6.QtWidgets import QAbstractItemView, QFileDialog, QHeaderView, QMenu, QTableView, QWidget
 
@@ -103,6 +103,12 @@ class DataTable(QTableView):
         super().resizeEvent(event)
         if self.key_columns:           # otherwise the widths a user dragged stay as they are
             self._keep_key_columns()
+
+    def viewportEvent(self, event) -> bool:  # noqa: N802
+        # the view narrows without the table resizing when its vertical scroll bar appears
+        if event.type() == QEvent.Type.Resize and self.key_columns:
+            self._keep_key_columns()
+        return super().viewportEvent(event)
 
     def _keep_key_columns(self) -> None:
         """Columns at their natural width (at most MAX_COLUMN_PX), but where a key column (a

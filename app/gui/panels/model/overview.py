@@ -64,7 +64,7 @@ class OverviewPanel(Panel):
         ops = QSplitter(Qt.Orientation.Horizontal)
         ops.addWidget(self.op_table)
         ops.addWidget(self.op_chart)
-        ops.setSizes([300, 600])
+        ops.setSizes([360, 540])          # the table keeps its three columns in view at 1024 wide
 
         body = QSplitter(Qt.Orientation.Vertical)
         body.addWidget(top)

@@ -93,3 +93,4 @@ def test_drifts_numbers_keep_the_digits_that_matter(qtbot):
     shown = {h: table.model().index(0, TENSOR_HEADERS.index(h)).data() for h in row if isinstance(row[h], float)}
     assert shown == {"Max abs": "0.0693", "Max rel": "0.00618", "Cosine": "0.999987", "SQNR dB": "43.3",
                      "Lost dB": "1.2", "Of fp16 max": "0.000123"}
+

@@ -88,12 +88,6 @@ class WrappedLabel(QLabel):
         self.setWordWrap(True)
         self._height = -1
 
-    def minimumSizeHint(self) -> QSize:  # noqa: N802
-        hint = super().minimumSizeHint()
-        if self.width() > 0:
-            hint.setHeight(max(hint.height(), self.heightForWidth(self.width())))
-        return hint
-
     def setText(self, text: str) -> None:  # noqa: N802
         super().setText(text)
         self._rewrapped()
@@ -103,7 +97,9 @@ class WrappedLabel(QLabel):
         self._rewrapped()
 
     def _rewrapped(self) -> None:
-        height = self.heightForWidth(self.width())
+        # a minimum height of its own: layouts (a box in a squeezed splitter) honour it where they
+        # do not ask a label its height for its width
+        height = self.heightForWidth(self.width()) if self.width() > 0 else -1
         if height != self._height:          # only when the lines changed: no layout loop
             self._height = height
-            self.updateGeometry()
+            self.setMinimumHeight(max(0, height))

@@ -58,6 +58,15 @@ def test_the_tune_tabs_note_keeps_every_line_at_1024_by_700(qtbot, window):
         qtbot.waitUntil(lambda label=label: whole_lines(label), timeout=5000)
 
 
+def test_the_tune_tabs_apply_button_stays_in_view_under_a_long_summary_at_1024_by_700(qtbot, window):
+    from tests.gui.test_small_screen import wholly_in_view
+
+    small_window(qtbot, window)
+    panel = shown(qtbot, window, "Tune")
+    panel.summary.setText("<b>Nothing beat your settings.</b> " + "Nothing measured was faster than yours. " * 12)
+    qtbot.waitUntil(lambda: wholly_in_view(panel.apply_button), timeout=5000)
+
+
 def test_variants_that_differ_at_the_end_of_their_names_stay_apart_in_the_model_list(qtbot, tmp_path):
     # "bert_torchscript.fp16.onnx [fp16]" and "bert_torchscript.fp16.repaired.onnx [fp16]" were both
     # cut to "bert_torchscript.f…" (and, cut in the middle, both to "bert_torc…nx [fp16]")

@@ -62,7 +62,6 @@ class TunePanel(Panel):
                            "the baseline, in one process, which only ranks them; its best are then measured "
                            "again, each alone in its own process as it will be deployed, and one is offered "
                            "only if it was faster there.")
-        form.addRow(self.note)
         buttons = QHBoxLayout()
         self.start_button = QPushButton("Start tuning")
         self.start_button.clicked.connect(self.start)
@@ -98,6 +97,7 @@ class TunePanel(Panel):
         left_layout.addWidget(self.progress)
         left_layout.addWidget(self.summary)
         left_layout.addLayout(actions)
+        left_layout.addWidget(self.note)        # below the result's buttons: on a small screen it scrolls, they do not
         left_layout.addStretch(1)
 
         self.table = DataTable(HEADERS)

@@ -103,3 +103,18 @@ def test_drifts_numbers_keep_the_digits_that_matter(qtbot):
     assert shown == {"Max abs": "0.0693", "Max rel": "0.00618", "Cosine": "0.999987", "SQNR dB": "43.3",
                      "Lost dB": "1.2", "Of fp16 max": "0.000123"}
 
+
+
+def test_the_share_column_comes_back_into_view_when_the_window_shrinks(qtbot, window, tmp_path):
+    # opened at 1600 wide the last column was stretched, and that width was kept as its natural one
+    window.resize(1600, 1000)
+    with qtbot.waitSignal(window.model_opened, timeout=60000):
+        window.open_model(models.save(many_operators(), tmp_path / "many.onnx"))
+    table = shown(qtbot, window, "Overview").op_table
+    qtbot.waitUntil(lambda: bool(table.rows) and table.viewport().width() > 400, timeout=30000)
+    small_window(qtbot, window)
+    share = table.headers.index("Share %")
+
+    def in_view():
+        assert table.columnViewportPosition(share) + table.columnWidth(share) <= table.viewport().width()
+    qtbot.waitUntil(in_view, timeout=5000)

@@ -96,7 +96,10 @@ class DataTable(QTableView):
         self._column = None
         self.setSortingEnabled(True)
         self.resizeColumnsToContents()
-        self._natural_widths = [min(self.columnWidth(c), MAX_COLUMN_PX) for c in range(self.source.columnCount())]
+        # what each column's text needs (not a stretched last column's width at a larger size)
+        header = self.horizontalHeader()
+        self._natural_widths = [min(max(self.sizeHintForColumn(c), header.sectionSizeHint(c)), MAX_COLUMN_PX)
+                                for c in range(self.source.columnCount())]
         self._keep_key_columns()
 
     def resizeEvent(self, event) -> None:  # noqa: N802  (Qt's naming)

@@ -96,10 +96,11 @@ class DataTable(QTableView):
         self._column = None
         self.setSortingEnabled(True)
         self.resizeColumnsToContents()
-        # what each column's text needs (not a stretched last column's width at a larger size)
+        # with a key column kept in view: what each column's text needs, not a stretched last
+        # column's width at a larger size (it would stay past the view's edge once the window shrinks)
         header = self.horizontalHeader()
-        self._natural_widths = [min(max(self.sizeHintForColumn(c), header.sectionSizeHint(c)), MAX_COLUMN_PX)
-                                for c in range(self.source.columnCount())]
+        self._natural_widths = [min(max(self.sizeHintForColumn(c), header.sectionSizeHint(c)) if self.key_columns
+                                    else self.columnWidth(c), MAX_COLUMN_PX) for c in range(self.source.columnCount())]
         self._keep_key_columns()
 
     def resizeEvent(self, event) -> None:  # noqa: N802  (Qt's naming)

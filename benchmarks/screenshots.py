@@ -96,6 +96,7 @@ def main() -> int:
     screen("opened")
     if args.only_open:
         print(json.dumps({"files": files, "steps": steps}))
+        window.jobs.shutdown()
         return 0
     source = window.current_model()
 

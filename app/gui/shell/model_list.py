@@ -14,6 +14,15 @@ from PySide6.QtWidgets import QAbstractItemView, QHeaderView, QTreeWidget, QTree
 ROLE = Qt.ItemDataRole.UserRole
 
 
+def list_text(model: OpenModel) -> str:
+    """A model's line in the list: its name, and its kind where the name does not say it
+    ("x.fp16.repaired.onnx", not "x.fp16.repaired.onnx [fp16]": cut in the middle to fit, the
+    name's end is what tells two variants apart)."""
+    if model.kind == "source" or model.kind in model.label:
+        return model.label
+    return f"{model.label} [{model.kind}]"
+
+
 class ModelList(QTreeWidget):
     current_changed = Signal(object)     # OpenModel or None
 
@@ -26,6 +35,8 @@ class ModelList(QTreeWidget):
         header.setSectionResizeMode(1, QHeaderView.ResizeMode.ResizeToContents)
         self.setSelectionMode(QAbstractItemView.SelectionMode.ExtendedSelection)
         self.setUniformRowHeights(True)
+        # a name is cut in its middle: variants of one model differ at their ends (".fp16.repaired.onnx")
+        self.setTextElideMode(Qt.TextElideMode.ElideMiddle)
         self.currentItemChanged.connect(lambda item, _old: self.current_changed.emit(self.model_of(item)))
 
     @staticmethod
@@ -65,8 +76,7 @@ class ModelList(QTreeWidget):
         item = self.item_for(model)
         if item is None:
             return
-        kind = "" if model.kind == "source" else f" [{model.kind}]"
-        item.setText(0, model.label + kind)
+        item.setText(0, list_text(model))
         item.setText(1, "reading…" if model.summary is None else human_bytes(model.summary.get("total_bytes")))
 
     def remove(self, model: OpenModel) -> None:

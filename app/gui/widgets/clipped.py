@@ -76,3 +76,30 @@ class ElidedLabel(QLabel):
             shown = self.fontMetrics().elidedText(shown, mode, max(0, room))
         QLabel.setText(self, shown)
         QLabel.setToolTip(self, plain(self._tip or (self._full if shown != self._full else "")))
+
+
+class WrappedLabel(QLabel):
+    """A word-wrapped label that keeps all its lines where a layout squeezes it (a small window):
+    its least height is the height its text takes at the width it has, not Qt's guess at a
+    roomier width, so no line is cut off at the top or the bottom."""
+
+    def __init__(self, text: str = "", parent=None):
+        super().__init__(text, parent)
+        self.setWordWrap(True)
+        self._height = -1
+
+    def setText(self, text: str) -> None:  # noqa: N802
+        super().setText(text)
+        self._rewrapped()
+
+    def resizeEvent(self, event) -> None:  # noqa: N802
+        super().resizeEvent(event)
+        self._rewrapped()
+
+    def _rewrapped(self) -> None:
+        # a minimum height of its own: layouts (a box in a squeezed splitter) honour it where they
+        # do not ask a label its height for its width
+        height = self.heightForWidth(self.width()) if self.width() > 0 else -1
+        if height != self._height:          # only when the lines changed: no layout loop
+            self._height = height
+            self.setMinimumHeight(max(0, height))

@@ -5,7 +5,7 @@ from __future__ import annotations
 from itertools import zip_longest
 from typing import Any, Sequence
 
-from PySide6.QtCore import QSortFilterProxyModel, Qt
+from PySide6.QtCore import QEvent, QSortFilterProxyModel, Qt
 from PySide6.QtGui import QAction, QGuiApplication, QKeySequence, QStandardItem, QStandardItemModel
 from PySide6.QtWidgets import QAbstractItemView, QFileDialog, QHeaderView, QMenu, QTableView, QWidget
 
@@ -87,13 +87,23 @@ class DataTable(QTableView):
         self._column = None
         self.setSortingEnabled(True)
         self.resizeColumnsToContents()
-        self._natural_widths = [min(self.columnWidth(c), MAX_COLUMN_PX) for c in range(self.source.columnCount())]
+        # with a key column kept in view: what each column's text needs, not a stretched last
+        # column's width at a larger size (it would stay past the view's edge once the window shrinks)
+        header = self.horizontalHeader()
+        self._natural_widths = [min(max(self.sizeHintForColumn(c), header.sectionSizeHint(c)) if self.key_columns
+                                    else self.columnWidth(c), MAX_COLUMN_PX) for c in range(self.source.columnCount())]
         self._keep_key_columns()
 
     def resizeEvent(self, event) -> None:  # noqa: N802  (Qt's naming)
         super().resizeEvent(event)
         if self.key_columns:           # otherwise the widths a user dragged stay as they are
             self._keep_key_columns()
+
+    def viewportEvent(self, event) -> bool:  # noqa: N802
+        # the view narrows without the table resizing when its vertical scroll bar appears
+        if event.type() == QEvent.Type.Resize and self.key_columns:
+            self._keep_key_columns()
+        return super().viewportEvent(event)
 
     def _keep_key_columns(self) -> None:
         """Columns at their natural width (at most MAX_COLUMN_PX), but where a key column (a

@@ -10,14 +10,24 @@ STEP_HEADERS = ["Step", "Kept (new)", "Cosine", "Max abs", "Speed ×", "95 % int
                 "Outputs"]
 
 
+def number_format(header: str) -> str:
+    """A drift column's format: a cosine keeps six digits (0.999987 is not 1), decibels one
+    decimal, every other figure (a difference, a fraction) three significant digits."""
+    if header == "Cosine":
+        return ".6g"
+    return ".1f" if header.endswith("dB") else ".3g"
+
+
 def number_table(headers: list[str]):
-    """A DataTable that shows small and large numbers with their significant digits."""
+    """A DataTable that shows small and large numbers with the digits that matter."""
     from app.gui.widgets.table import DataTable
 
     class NumberTable(DataTable):
         def format(self, value) -> str:
-            if isinstance(value, float):
-                return f"{value:.6g}"
+            if isinstance(value, float) and value == value:
+                column = self._column
+                header = self.headers[column] if column is not None and column < len(self.headers) else ""
+                return format(value, number_format(header))
             return super().format(value)
 
     return NumberTable(headers)

@@ -12,7 +12,7 @@ from app.core.graph.cost import totals_text
 from app.core.model.value_type import io_rows
 from app.core.units import human_bytes
 from app.gui.shell.panel import Panel
-from app.gui.widgets.clipped import ElidedLabel
+from app.gui.widgets.clipped import ElidedLabel, WrappedLabel
 from app.gui.widgets.run_caption import WARN_STYLE
 
 
@@ -36,8 +36,7 @@ class OverviewPanel(Panel):
                     "Weights", "Cost", "External data", "Metadata"):
             # One line each: a long fact (metadata) is cut with "…" and shown whole as a tooltip; the
             # cost wraps, as what was not counted and why comes at its end.
-            label = ElidedLabel("–") if key != "Cost" else QLabel("–")
-            label.setWordWrap(key == "Cost")
+            label = ElidedLabel("–") if key != "Cost" else WrappedLabel("–")
             label.setTextInteractionFlags(Qt.TextInteractionFlag.TextSelectableByMouse)
             label.setTextFormat(Qt.TextFormat.PlainText)
             self.fact_labels[key] = label
@@ -60,11 +59,12 @@ class OverviewPanel(Panel):
 
         self.op_table = DataTable(["Operator", "Count", "Share %"])
         self.op_table.fixed_decimals = {"Share %": 1}
+        self.op_table.key_columns = ("Share %",)      # a long operator name gives up width first
         self.op_chart = BarChart("Operators", placeholder="Open a model to see its operators.")
         ops = QSplitter(Qt.Orientation.Horizontal)
         ops.addWidget(self.op_table)
         ops.addWidget(self.op_chart)
-        ops.setSizes([300, 600])
+        ops.setSizes([360, 540])          # the table keeps its three columns in view at 1024 wide
 
         body = QSplitter(Qt.Orientation.Vertical)
         body.addWidget(top)

@@ -7,12 +7,13 @@ from __future__ import annotations
 import time
 
 from PySide6.QtCore import Qt, QTimer
-from PySide6.QtWidgets import (QComboBox, QDoubleSpinBox, QFileDialog, QFormLayout, QGroupBox, QHBoxLayout, QLabel,
+from PySide6.QtWidgets import (QComboBox, QDoubleSpinBox, QFileDialog, QFormLayout, QGroupBox, QHBoxLayout,
                                QProgressBar, QPushButton, QSpinBox, QSplitter, QVBoxLayout, QWidget)
 
 from app.core.units import duration_text
 from app.gui.shell.panel import Panel, start_and_cancel
 from app.gui.widgets.chart_base import BarChart
+from app.gui.widgets.clipped import WrappedLabel
 from app.core.tune.jobs import TUNE, TuneParams
 
 HEADERS = ["Setting (what it changes in yours)", "Race ms", "Race 95 % interval", "Blocks", "Status",
@@ -56,13 +57,11 @@ class TunePanel(Panel):
         form.addRow("Strategy:", self.strategy)
         form.addRow("Measure again:", self.finalists)
         form.addRow("Each for:", self.confirm_seconds)
-        self.note = QLabel("The session settings of the Session tab are the baseline; the providers listed "
+        self.note = WrappedLabel("The session settings of the Session tab are the baseline; the providers listed "
                            "there are the ones tried. The race measures each setting right after a block of "
                            "the baseline, in one process, which only ranks them; its best are then measured "
                            "again, each alone in its own process as it will be deployed, and one is offered "
                            "only if it was faster there.")
-        self.note.setWordWrap(True)
-        form.addRow(self.note)
         self.start_button, self.cancel_button, buttons = start_and_cancel(
             self.start, self.cancel, "Start tuning", "Stop", "Stop tuning: what the race measured stays in the table, "
                                                              "but a setting that was not measured again alone is not "
@@ -74,8 +73,7 @@ class TunePanel(Panel):
         self.progress.setValue(0)
         self.progress.setFormat("%p %")
         self.progress.setVisible(False)
-        self.summary = QLabel("Start tuning to race settings against yours.")
-        self.summary.setWordWrap(True)
+        self.summary = WrappedLabel("Start tuning to race settings against yours.")
         self.summary.setTextInteractionFlags(Qt.TextInteractionFlag.TextSelectableByMouse)
         actions = QHBoxLayout()
         self.apply_button = QPushButton("Apply to Session tab")
@@ -93,6 +91,7 @@ class TunePanel(Panel):
         left_layout.addWidget(self.progress)
         left_layout.addWidget(self.summary)
         left_layout.addLayout(actions)
+        left_layout.addWidget(self.note)        # below the result's buttons: on a small screen it scrolls, they do not
         left_layout.addStretch(1)
 
         self.table = DataTable(HEADERS)

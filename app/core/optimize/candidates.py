@@ -56,3 +56,17 @@ def plan(wanted: list[str], config: SessionConfig, shape: dict, cpu_flags: set[s
         else:
             rows.append((kind, skip_reason(kind, config, shape, cpu_flags)))
     return rows
+
+
+#: what making and checking one candidate holds at its peak besides the model's own bytes:
+#: the converter's copy, the source's and the variant's sessions in the check (first guess)
+MAKE_FACTOR = 4
+MAKE_BASE_BYTES = 400 << 20
+
+
+def parallel_makes(model_bytes: int, memory_budget: int, cores: int, count: int) -> int:
+    """How many candidates are made (and checked) at once: as many as the memory budget
+    holds at MAKE_FACTOR × the model's bytes each (plus a base), no more than the cores
+    (each conversion keeps one busy), and at least one."""
+    per_make = MAKE_FACTOR * model_bytes + MAKE_BASE_BYTES
+    return max(1, min(count, cores, memory_budget // per_make))

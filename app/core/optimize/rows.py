@@ -71,11 +71,11 @@ def made_row(kind: str, report: dict) -> dict:
     elif not measured:
         row.update(status="passed", reason=f"passed its check; its speed was not measured: {speed['why']}")
     else:
-        row.update(status="passed", reason=_speed_reason(speed))
+        row.update(status="passed", reason=speed_reason(speed))
     return row
 
 
-def _speed_reason(speed: dict) -> str:
+def speed_reason(speed: dict) -> str:
     low, high = speed["ratio_ci"]
     figures = f"×{speed['ratio']:.2f} [{low:.2f}–{high:.2f}]"
     if speed["verdict"] == "slower":
@@ -117,7 +117,8 @@ def answer(best: dict, tune: dict, model: Path, preset: Path, user_session: dict
     settings = tune["session"] if tuned else user_session
     choice = {"kind": best["kind"], "model": str(model), "preset": str(preset), "speedup": best["speedup"],
               "speedup_ci": best["speedup_ci"], "verdict": best["verdict"], "fidelity": best["fidelity"],
-              "settings": settings, "tuned": bool(tuned), "size_bytes": best["size_bytes"]}
+              "settings": settings, "tuned": bool(tuned), "size_bytes": best["size_bytes"],
+              "judged_on": best.get("judged_on")}
     if tuned:
         choice["settings_speedup"] = {k: tune[k] for k in ("speedup", "speedup_ci", "verdict")}
     if best["kind"] != "source":

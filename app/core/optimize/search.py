@@ -1,15 +1,21 @@
-"""The search: make each conversion that can help (its own check of fidelity and its speed
-against the source, timed in alternation), repair a failing one once, tune the session of
-the best, pick the answer and write the folder to ship.
+"""The search: make each conversion that can help, check its fidelity, time it against the
+source in alternation, repair a failing one once, measure the best few precisely, tune the
+session of the best, pick the answer and write the folder to ship.
 
-Screening is quick (a short speed check per candidate) so the budget reaches every kind;
-what is left goes to tuning the best candidate's session, whose winner tune itself
-measures again, alone, against the user's settings. No work starts once the budget is
-spent, and work still running past it is stopped (app.core.optimize.budget)."""
+The budget is spent where it tells: every candidate is made and checked first, several at
+once within the memory budget (each conversion is a process of its own); then each is
+screened, alone on the cores, by a short speed check, so the budget reaches every kind; the
+best few are then measured again together for a share of the budget until their intervals
+are narrow (app.core.optimize.finalists); what is left goes to tuning the best candidate's
+session, whose winner tune itself measures again, fresh, against the user's settings. No
+work starts once the budget is spent, and work still running past it is stopped
+(app.core.optimize.budget). Without a data folder the candidates are judged on realistic
+samples where the inputs allow (app.core.optimize.samples)."""
 
 from __future__ import annotations
 
 import tempfile
+from concurrent.futures import ThreadPoolExecutor
 from dataclasses import replace
 from pathlib import Path
 
@@ -19,15 +25,20 @@ from app.core.drift.jobs import REPAIR, RepairParams
 from app.core.drift.repair import KEEP_OPTION
 from app.core.jobs.errors import JobCancelled, JobFailed, UserError
 from app.core.model.jobs import ModelPath
-from app.core.optimize import candidates
+from app.core.optimize import candidates, finalists
 from app.core.optimize.budget import Budget
 from app.core.optimize.params import OptimizeParams
 from app.core.optimize.rows import choose, explain, failed_row, made_row, source_row
+from app.core.optimize.samples import label_inputs
 from app.core.runner.process import run_child
 from app.core.tune.jobs import TUNE, TuneParams
 
 #: the share of the budget kept for tuning the best candidate's session
 TUNE_SHARE = 0.35
+#: the share of the budget kept for measuring the finalists precisely
+FINAL_SHARE = 0.2
+#: of what is left when tuning starts, the budget tune is given (its processes' starts and ends take the rest)
+TUNE_OWN = 0.8
 #: below this many seconds tune cannot race and measure its winner again: it is not started
 TUNE_MIN_S = 15.0
 #: what making and checking one candidate costs besides its speed check (processes started), first guess
@@ -44,69 +55,124 @@ class Search:
         self.made: dict[str, str] = {"source": str(source)}     # kind -> the model file made in scratch
         self.reports: list[dict] = []
         self.tune: dict = {"skipped": True, "why": "not reached"}
+        self.finals: dict = {"skipped": True, "why": "not reached"}
         tune_s = params.budget_seconds * TUNE_SHARE
-        self.reserve = tune_s if params.tune and tune_s >= TUNE_MIN_S else 0.0
-        self.costs: list[float] = []
+        self.tune_reserve = tune_s if params.tune and tune_s >= TUNE_MIN_S else 0.0
+        self.reserve = self.tune_reserve + params.budget_seconds * FINAL_SHARE
+        self.parallel = 1
 
     def _add(self, row: dict) -> None:
         self.rows.append(row)
         self.budget.ctx.data("candidate", row)
 
     def screen(self, plan: list[tuple[str, str]]) -> None:
+        """Make and check every kind to make (several at once), then time each against the
+        source, one at a time; a row is added as each is timed, in the plan's order."""
         to_make = [kind for kind, why in plan if not why]
         speed_s = min(self.params.screen_seconds,
                       max(0.2, 0.3 * (self.params.budget_seconds - self.reserve) / max(1, len(to_make))))
+        made = self.make_all(to_make, speed_s)
         for kind, why in plan:
             self.budget.ctx.check_cancel()
             if why:
                 self._add(failed_row(kind, "skipped", why))
-                continue
-            guess = max(self.costs) if self.costs else speed_s + MAKE_GUESS_S
-            if self.budget.ran_out or self.budget.left() - self.reserve < min(guess, MAKE_GUESS_S if not self.costs
-                                                                              else guess):
-                self._add(failed_row(kind, "skipped", "the budget was spent before it could be made"))
-                continue
-            started = self.budget.elapsed()
-            self._add(self.make(kind, speed_s))
-            self.costs.append(self.budget.elapsed() - started)
+            elif isinstance(made[kind], dict) and "status" in made[kind]:
+                self._add(made[kind])
+            elif self.budget.ran_out or self.budget.left() - self.reserve < speed_s + 2 * finalists.START_GUESS_S:
+                self._add(failed_row(kind, "skipped", "the budget was spent before its speed could be measured"))
+            else:
+                self._add(self.time_one(kind, made[kind], speed_s))
+
+    def make_all(self, kinds: list[str], speed_s: float) -> dict[str, dict]:
+        """kind -> its conversion's report, or the row of one that could not be made."""
+        from app.core.jobs.memory import budget_bytes
+        import psutil
+
+        memory = self.budget.ctx.memory_budget or budget_bytes()
+        cores = psutil.cpu_count(logical=False) or psutil.cpu_count() or 1
+        self.parallel = candidates.parallel_makes(self.source.stat().st_size, memory, cores, len(kinds))
+        rounds = -(-len(kinds) // self.parallel)
+        self.budget.expect(rounds * MAKE_GUESS_S + len(kinds) * (speed_s + MAKE_GUESS_S) + self.reserve)
+        with ThreadPoolExecutor(max_workers=self.parallel) as pool:
+            futures = {kind: pool.submit(self.make, kind, speed_s) for kind in kinds}
+            return {kind: future.result() for kind, future in futures.items()}
 
     def make(self, kind: str, speed_s: float) -> dict:
+        if self.budget.ctx.cancelled:
+            return failed_row(kind, "skipped", "the search was stopped before it was made")
+        if self.budget.ran_out or self.budget.left() - self.reserve < MAKE_GUESS_S:
+            return failed_row(kind, "skipped", "the budget was spent before it could be made")
         output = self.scratch / f"{kind}{kind_info(kind).suffix}"
         options = candidates.kind_options(kind, self.config)
         if kind == "int8-static" and self.split:
             options["calibration"] = self.split["calibrate"]
-        convert = ConvertParams(kind=kind, input=str(self.source), output=str(output), force=True, options=options, tolerance=dict(self.params.tolerance),
-                                session=self.config, speed_s=speed_s)
+        convert = ConvertParams(kind=kind, input=str(self.source), output=str(output), force=True, options=options,
+                                tolerance=dict(self.params.tolerance), session=self.config, speed_s=0)
         try:
-            with self.budget.sub(f"{kind}: making, checking and timing it") as sub:
+            with self.budget.sub(f"{kind}: making and checking it", share=self.parallel) as sub:
                 report = CONVERT(convert, sub)
             if report["check"] == "failed" and kind in KEEP_OPTION:
                 report = self._repair(convert, report)
         except JobCancelled:
             if self.budget.ctx.cancelled:
-                raise
+                return failed_row(kind, "skipped", "the search was stopped while it was being made")
             return failed_row(kind, "skipped", "the budget was spent while it was being made")
         except UserError as exc:
             return failed_row(kind, "refused", exc.message)
         except JobFailed as exc:
             return failed_row(kind, "refused", f"the conversion failed: {exc.message}")
+        report["convert"] = convert
+        return report
+
+    def time_one(self, kind: str, report: dict, speed_s: float) -> dict:
+        """The screening: the candidate made against the source, briefly, alone on the cores."""
+        from app.core.convert.speed import variant_speed
+
+        convert = replace(report.pop("convert"), speed_s=speed_s)
+        if report["check"] == "passed":
+            try:
+                with self.budget.sub(f"{kind}: timing it against the source") as sub, \
+                        tempfile.TemporaryDirectory(prefix="ortune-screen-", dir=self.scratch) as folder:
+                    report["speed"] = variant_speed(report, convert, Path(folder) / "none.npz", Path(folder), sub)
+            except JobCancelled:
+                if self.budget.ctx.cancelled:
+                    raise
+                return failed_row(kind, "skipped", "the budget was spent while its speed was measured")
         self.reports.append(report)
         self.made[kind] = report["output"]
         row = made_row(kind, report)
-        if "calibration" in options and self.split:      # the half is scratch: name the user's folder
-            row["options"]["calibration"] = f"{self.params.data} (the calibration half)"
+        if "calibration" in convert.options and self.split:      # the half is scratch: name the user's folder
+            row["options"]["calibration"] = f"{self.split['name']} (the calibration half)"
         return row
+
+    def measure_finalists(self) -> None:
+        """The screening's best few, measured again together within FINAL_SHARE (with what
+        screening left over, less tune's share)."""
+        self.budget.ctx.check_cancel()
+        picked = finalists.pick(self.rows)
+        seconds = self.budget.left() - self.tune_reserve
+        self.budget.expect(seconds + self.tune_reserve)
+        try:
+            with self.budget.sub(f"measuring the best {len(picked)} precisely against the source") as sub:
+                self.finals = finalists.measure_finalists(picked, self.made, self.config, seconds, sub)
+        except JobCancelled:
+            if self.budget.ctx.cancelled:
+                raise
+            self.finals = {"skipped": False, "kinds": [r["kind"] for r in picked],
+                           "why": "the budget was spent while they were measured: the rounds so far count"}
+        except (UserError, JobFailed) as exc:
+            self.finals = {"skipped": True, "why": f"the finalists could not be measured again: {exc.message}"}
 
     def _repair(self, convert: ConvertParams, report: dict) -> dict:
         """The repair loop once, with what is left of the screening budget; the failed report
         when there is too little left for a step."""
         left = self.budget.left() - self.reserve
-        step = max(self.costs) if self.costs else MAKE_GUESS_S
+        step = 2 * MAKE_GUESS_S
         if left < 2 * step:
             report["repair_skipped"] = "too little of the budget was left to repair it"
             return report
         repair = RepairParams(convert=replace(convert, force=True), max_steps=REPAIR_STEPS, max_seconds=max(1.0, left - step))
-        with self.budget.sub(f"{convert.kind}: repairing it") as sub:
+        with self.budget.sub(f"{convert.kind}: repairing it", share=self.parallel) as sub:
             return REPAIR(repair, sub)
 
     def tune_best(self, best: dict) -> None:
@@ -120,7 +186,7 @@ class Search:
                                                  f"{TUNE_MIN_S:.0f} s at least"}
             return
         tune = TuneParams(path=self.made[best["kind"]], session=self.config,
-                          limits={"providers": self.config.provider_names()}, budget_seconds=max(1.0, 0.35 * left),
+                          limits={"providers": self.config.provider_names()}, budget_seconds=max(1.0, TUNE_OWN * left),
                           finalists=1, confirm_seconds=min(2.0, max(0.5, 0.08 * left)))
         try:
             with self.budget.sub(f"tuning the session of {best['kind']}") as sub:
@@ -146,20 +212,42 @@ def _inputs(reports: list[dict]) -> list[dict]:
     return []
 
 
-def _data(params: OptimizeParams, split: dict | None) -> dict:
+def _data(params: OptimizeParams, split: dict | None, samples: dict | None) -> dict:
     if not split:
-        return {"folder": None, "judged_on": "generated inputs (each input's row says where its values came from)"}
-    return {"folder": str(Path(params.data).expanduser().absolute()), "samples": split["samples"],
-            "calibrate_samples": split["calibrate_samples"], "check_samples": split["check_samples"],
-            "note": split["note"], "judged_on": f"your data: {split['check_samples']} held-out samples"}
+        why = samples.get("why", "") if samples else ""
+        return {"folder": None, "judged": "synthetic values", "note": why,
+                "judged_on": "synthetic values (each input's row says where its values came from)"}
+    halves = {"samples": split["samples"], "calibrate_samples": split["calibrate_samples"],
+              "check_samples": split["check_samples"], "note": split["note"]}
+    if samples:
+        made = "; ".join(f"{name}: {text}" for name, text in samples["described"].items())
+        return {"folder": None, "judged": "samples", **halves,
+                "judged_on": f"samples: {split['check_samples']} held-out samples made for the inputs ({made})"}
+    return {"folder": str(Path(params.data).expanduser().absolute()), "judged": "your data", **halves,
+            "judged_on": f"your data: {split['check_samples']} held-out samples"}
+
+
+def _samples(source: Path, params: OptimizeParams, scratch: Path, ctx) -> dict | None:
+    """Samples by modality when no data folder was given (app.core.optimize.samples), from
+    the inputs the probe found the model runs on; {"why"} when none could be made."""
+    from app.core.optimize.samples import write_samples
+    from app.core.session.jobs import PROBE_INPUTS, ModelSession
+
+    try:
+        probe = run_child(PROBE_INPUTS, ModelSession(str(source), params.session), ctx)
+    except (UserError, JobFailed) as exc:
+        return {"why": f"no samples: the inputs could not be found ({exc.message})"}
+    made = write_samples(probe["inputs"], scratch / "samples", seed=params.session.inputs.seed) \
+        if probe["worked"] else None
+    return made or {"why": "no input looks like an image, text, token ids or audio: no samples were made"}
 
 
 def _user_session(params: OptimizeParams, split: dict | None, session: dict | None = None) -> dict:
     """A session to show and ship (the user's, or tune's): its data folder is the user's,
     not the held-out half, which goes with the scratch folder."""
     session = params.session.to_dict() if session is None else session
-    if split and isinstance(session.get("inputs"), dict):
-        session["inputs"]["data"] = str(Path(params.data).expanduser().absolute())
+    if split and isinstance(session.get("inputs"), dict):   # samples stay with the scratch folder
+        session["inputs"]["data"] = str(Path(params.data).expanduser().absolute()) if params.data else ""
     return session
 
 
@@ -192,25 +280,39 @@ def optimize(params: OptimizeParams, ctx) -> dict:
     plan = candidates.plan(params.kinds, params.session, shape, cpu_description()[1])
     partial = False
     with tempfile.TemporaryDirectory(prefix="ortune-optimize-") as scratch:
-        split = split_data(Path(params.data).expanduser().absolute(), Path(scratch)) if params.data else None
+        samples, split = None, None
+        if params.data:
+            split = split_data(Path(params.data).expanduser().absolute(), Path(scratch)) | {"name": params.data}
+        else:
+            budget.label = "making samples for the model's inputs"
+            budget.progress()
+            samples = _samples(source, params, Path(scratch), ctx)
+            if "folder" in samples:
+                split = split_data(samples["folder"], Path(scratch)) | {"name": "the samples"}
         if split:
             params.session.inputs.data = split["check"]
         search = Search(params, source, Path(scratch), budget, split)
         try:
             search.screen(plan)
+            search.measure_finalists()
             search.tune_best(choose(search.rows, params.latency_limit_ms))
         except JobCancelled:
             partial = True
         best = choose(search.rows, params.latency_limit_ms)
         explain(search.rows, best, params.latency_limit_ms)
+        data = _data(params, split, samples)
+        for row in search.rows[1:]:
+            if row["fidelity"] is not None:
+                row["judged_on"] = data["judged"]
         if "session" in search.tune:
             _user_session(params, split, search.tune["session"])
         result = {"model": str(source), "out_dir": str(folder), "objective": params.objective,
                   "objective_note": "throughput is judged as one stream's runs per second (1 / median latency)"
                                     if params.objective == "throughput" else "",
                   "latency_limit_ms": params.latency_limit_ms, "candidates": search.rows,
-                  "tune": search.tune, "inputs": _inputs(search.reports),
-                  "data": _data(params, split),
+                  "tune": search.tune, "finalists": search.finals,
+                  "inputs": label_inputs(_inputs(search.reports), samples if split else None),
+                  "data": data, "parallel_makes": search.parallel,
                   "session": _user_session(params, split), "budget_seconds": params.budget_seconds,
                   "partial": partial,
                   "target": None,       # this machine (a remote target names itself here, as elsewhere)

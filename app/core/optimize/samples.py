@@ -7,6 +7,8 @@ will meet:
   from scikit-image's public-domain and CC0 pictures, resources/samples) and their mirror
   images; a text-line input (32 or 48 pixels high and at least three times as wide, as
   text recognisers and their orientation classifiers take) gets lines of drawn text instead;
+- bytes (integer ids fed to an input named for bytes, as file-type detectors take): the
+  first bytes of real files shipped with Python and ORTune;
 - token ids (integer ids the plan would draw at random): ids with the word-like (Zipf)
   frequencies of text, the sequence opened and closed by BERT's [CLS] and [SEP] where the
   vocabulary is that large; masks, segments and positions stay as the plan makes them;
@@ -31,7 +33,11 @@ COUNT = 8
 TEXT_HEIGHTS = (32, 48)
 SAMPLE_RATE = 16000
 BERT_VOCAB, CLS, SEP = 30000, 101, 102
-_IDS = re.compile(r"random ids below ([\d,]+)")
+_IDS = re.compile(r"(?:random|token) ids below (?:the )?([\d,]+)")
+_TEXT_MODEL = re.compile(r"ocr|crnn|(^|[_\W])(rec|text|cls)([_\W]|$)")
+_DETECTOR = re.compile(r"(^|[_\W])det([_\W]|$)|detect")
+_BATCH_LABEL = re.compile(r"\[0\]$|batch", re.I)
+_BYTES = re.compile(r"byte", re.I)
 _AUDIO = re.compile(r"audio|wav|pcm|speech|samples|input_values|waveform|^input$", re.I)
 WORDS = ("invoice total amount date paid order number street city account balance receipt station "
          "platform north south price tax customer thank you welcome open closed monday friday 2024 "
@@ -42,7 +48,7 @@ def photos() -> list[Path]:
     return sorted((resources_dir() / "samples").glob("*.jpg"))
 
 
-def _image_kind(row: dict) -> str | None:
+def _image_kind(row: dict, guessed_size: bool, model_name: str) -> str | None:
     from app.core.session.input_plan import channel_axis
 
     shape = row["shape"]
@@ -52,17 +58,40 @@ def _image_kind(row: dict) -> str | None:
     if axis is None or shape[axis] not in (1, 3):
         return None
     height, width = (shape[2], shape[3]) if axis == 1 else (shape[1], shape[2])
-    return "text-line" if height in TEXT_HEIGHTS and width >= 3 * height else "photo"
+    if height in TEXT_HEIGHTS and width >= 3 * height:
+        return "text-line"
+    return "text-line" if guessed_size and text_line_name(model_name) else "photo"
 
 
-def modalities(rows: list[dict]) -> dict[str, str]:
-    """Input name -> "photo", "text-line", "tokens" or "speech", for the inputs (the input
+def text_line_name(model_name: str) -> bool:
+    """A model named as a text recogniser or a text line's classifier (PP-OCR's rec and cls,
+    a CRNN), not a text detector, which takes whole pages."""
+    name = model_name.lower()
+    return bool(_TEXT_MODEL.search(name)) and not _DETECTOR.search(name)
+
+
+def text_line_shape(row: dict, model_name: str) -> list[int]:
+    """The shape a text-line input is given when its size was only guessed: 48 pixels high
+    (PP-OCR's), 192 wide for an orientation classifier, 320 for a recogniser."""
+    shape = list(row["shape"])
+    width = 192 if re.search(r"(^|[_\W])cls([_\W]|$)", model_name.lower()) else 320
+    if shape[1] in (1, 3):
+        return shape[:2] + [TEXT_HEIGHTS[-1], width]
+    return [shape[0], TEXT_HEIGHTS[-1], width, shape[3]]
+
+
+def modalities(rows: list[dict], guessed: tuple[str, ...] = (), model_name: str = "") -> dict[str, str]:
+    """Input name -> "photo", "text-line", "bytes", "tokens" or "speech", for the inputs (the input
     plan's rows: name, dtype, shape, values) that samples can feed. One image input at most
-    (a data folder of images feeds one); images and arrays are not mixed."""
-    images = {row["name"]: kind for row in rows if (kind := _image_kind(row))}
+    (a data folder of images feeds one); images and arrays are not mixed. `guessed`: the
+    dims nobody gave; a model whose image size was guessed and whose name says it reads
+    text lines (`model_name`) gets text lines."""
+    guessed_size = any(not _BATCH_LABEL.search(label) for label in guessed)
+    images = {row["name"]: kind for row in rows if (kind := _image_kind(row, guessed_size, model_name))}
     if len(images) == 1:
         return images
-    found = {row["name"]: "tokens" for row in rows if _IDS.match(row.get("values", ""))}
+    found = {row["name"]: "bytes" if _BYTES.search(row["name"]) else "tokens" for row in rows
+             if _IDS.match(row.get("values", ""))}
     floats = [row for row in rows if "float" in row["dtype"] and row["shape"]]
     audio = [row for row in floats if _AUDIO.search(row["name"]) and len(row["shape"]) <= 3]
     if audio:
@@ -91,6 +120,27 @@ def _token_ids(rng, shape: list[int], high: int, dtype: str) -> np.ndarray:
     else:
         ids = ranks % max(high, 1)
     return ids.astype(dtype)
+
+
+def byte_files() -> list[Path]:
+    """Real files of several kinds, shipped with Python and ORTune: source text, a CSV
+    module's, photos (JPEG)."""
+    import csv
+    import email
+    import json
+
+    return [Path(json.__file__), Path(csv.__file__), Path(email.__file__).with_name("message.py"), *photos()]
+
+
+def _file_bytes(index: int, shape: list[int], high: int, dtype: str) -> np.ndarray:
+    """The bytes of a real file, from its start, padded with `high - 1` (a byte model's
+    padding token, 256 for 0–255 bytes) where the file is shorter."""
+    files = byte_files()
+    length = int(np.prod(shape))
+    data = np.frombuffer(files[index % len(files)].read_bytes()[:length], np.uint8).astype(np.int64)
+    ids = np.full(length, min(256, high - 1), np.int64)
+    ids[:data.size] = np.minimum(data, high - 1)
+    return ids.reshape(shape).astype(dtype)
 
 
 def _companion(row: dict) -> np.ndarray | None:
@@ -129,17 +179,24 @@ def describe(kind: str) -> str:
                      "resized to the input",
             "text-line": "sample: lines of drawn text (PIL), dark on light, with a little noise",
             "tokens": "sample: token ids with the word-like (Zipf) frequencies of text, not from a tokenizer",
+            "bytes": "sample: the bytes of real files (Python source text, photos), padded where shorter",
             "speech": f"sample: speech-like sound at {SAMPLE_RATE // 1000} kHz (voiced syllables, pauses, a noise "
                       "floor)"}[kind]
 
 
-def write_samples(rows: list[dict], folder: Path, count: int = COUNT, seed: int = 0) -> dict | None:
+def write_samples(rows: list[dict], folder: Path, count: int = COUNT, seed: int = 0, guessed: tuple[str, ...] = (),
+                  model_name: str = "") -> dict | None:
     """A data folder of `count` samples in `folder` for the inputs `modalities` recognises:
-    {"folder", "kinds" {input: kind}, "described" {input: sentence}, "count"}; None when
-    none is recognised."""
-    kinds = modalities(rows)
+    {"folder", "kinds" {input: kind}, "described" {input: sentence}, "count", "shapes"
+    {input: shape} (a text line's, where its size was only guessed)}; None when none is
+    recognised."""
+    kinds = modalities(rows, guessed, model_name)
     if not kinds:
         return None
+    shapes: dict[str, list[int]] = {}         # a text line whose size was guessed gets a text line's
+    rows = [dict(row, shape=shapes.setdefault(row["name"], text_line_shape(row, model_name)))
+            if kinds.get(row["name"]) == "text-line" and _image_kind(row, False, "") != "text-line" else row
+            for row in rows]
     folder.mkdir(parents=True, exist_ok=True)
     rng = np.random.default_rng(seed)
     by_name = {row["name"]: row for row in rows}
@@ -162,17 +219,18 @@ def write_samples(rows: list[dict], folder: Path, count: int = COUNT, seed: int 
             arrays = {}
             for name, kind in kinds.items():
                 row = by_name[name]
-                if kind == "tokens":
+                if kind in ("tokens", "bytes"):
                     high = int(_IDS.match(row["values"]).group(1).replace(",", ""))
-                    arrays[name] = _token_ids(rng, row["shape"], high, row["dtype"])
+                    arrays[name] = (_token_ids(rng, row["shape"], high, row["dtype"]) if kind == "tokens"
+                                    else _file_bytes(index, row["shape"], high, row["dtype"]))
                 else:
                     arrays[name] = _speech_array(rng, row["shape"], row["dtype"])
-            if "tokens" in kinds.values():      # the ids' companions, at the shape the ids were given
+            if {"tokens", "bytes"} & set(kinds.values()):      # the ids' companions, at the shape the ids were given
                 arrays.update({row["name"]: _companion(row) for row in rows
                                if row["name"] not in kinds and _companion(row) is not None})
             np.savez(folder / f"sample-{index:02d}.npz", **arrays)
     return {"folder": str(folder), "kinds": kinds, "described": {n: describe(k) for n, k in kinds.items()},
-            "count": count}
+            "count": count, "shapes": shapes}
 
 
 def label_inputs(rows: list[dict], samples: dict | None) -> list[dict]:

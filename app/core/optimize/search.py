@@ -78,7 +78,7 @@ class Search:
                 self._add(failed_row(kind, "skipped", why))
             elif isinstance(made[kind], dict) and "status" in made[kind]:
                 self._add(made[kind])
-            elif self.budget.ran_out or self.budget.left() - self.reserve < speed_s + 2 * finalists.START_GUESS_S:
+            elif self.budget.ran_out or self.budget.left() - self.tune_reserve < speed_s + 2 * finalists.START_GUESS_S:
                 self._add(failed_row(kind, "skipped", "the budget was spent before its speed could be measured"))
             else:
                 self._add(self.time_one(kind, made[kind], speed_s))
@@ -237,9 +237,14 @@ def _samples(source: Path, params: OptimizeParams, scratch: Path, ctx) -> dict |
         probe = run_child(PROBE_INPUTS, ModelSession(str(source), params.session), ctx)
     except (UserError, JobFailed) as exc:
         return {"why": f"no samples: the inputs could not be found ({exc.message})"}
-    made = write_samples(probe["inputs"], scratch / "samples", seed=params.session.inputs.seed) \
-        if probe["worked"] else None
-    return made or {"why": "no input looks like an image, text, token ids or audio: no samples were made"}
+    made = write_samples(probe["inputs"], scratch / "samples", seed=params.session.inputs.seed,
+                         guessed=tuple(probe["guessed"]), model_name=source.stem)
+    if made and not probe["worked"] and not made["shapes"]:
+        return {"why": f"no samples: the model did not run on the inputs found ({probe['message']})"}
+    if not made:
+        return {"why": "no input looks like an image, text, token ids or audio: no samples were made"}
+    params.session.inputs.shapes.update(made["shapes"])     # a text line's size, where it was only guessed
+    return made
 
 
 def _user_session(params: OptimizeParams, split: dict | None, session: dict | None = None) -> dict:
@@ -267,28 +272,26 @@ def optimize(params: OptimizeParams, ctx) -> dict:
     from app.core.session.data_folder import read_folder
     from app.core.session.machine_cpu import cpu_description
 
+    budget = Budget(params.budget_seconds, ctx)         # the budget counts from the start
     source = Path(admit(params.model, onnx_only="optimize converts .onnx models").path)
     if not params.data and params.session.inputs.data:    # the Session tab's data folder: split it too
         params.data = params.session.inputs.data
     if params.data:
         read_folder(Path(params.data).expanduser())        # a bad folder is refused before anything is made
     folder = prepare_folder(Path(params.out_dir).expanduser(), params.force, source, params.keep_candidates)
-    budget = Budget(params.budget_seconds, ctx)
-    budget.label = "reading the model"
+    budget.label = "reading the model" + ("" if params.data else " and making samples for its inputs")
     budget.progress()
-    shape = run_child(DETECT_TRANSFORMER, ModelPath(str(source)), ctx)
-    plan = candidates.plan(params.kinds, params.session, shape, cpu_description()[1])
     partial = False
-    with tempfile.TemporaryDirectory(prefix="ortune-optimize-") as scratch:
-        samples, split = None, None
+    with tempfile.TemporaryDirectory(prefix="ortune-optimize-") as scratch, ThreadPoolExecutor(2) as pool:
+        # two processes at once: the model's layout, and the inputs it runs on for the samples
+        shape = pool.submit(run_child, DETECT_TRANSFORMER, ModelPath(str(source)), ctx)
+        samples = None if params.data else pool.submit(_samples, source, params, Path(scratch), ctx).result()
+        plan = candidates.plan(params.kinds, params.session, shape.result(), cpu_description()[1])
+        split = None
         if params.data:
             split = split_data(Path(params.data).expanduser().absolute(), Path(scratch)) | {"name": params.data}
-        else:
-            budget.label = "making samples for the model's inputs"
-            budget.progress()
-            samples = _samples(source, params, Path(scratch), ctx)
-            if "folder" in samples:
-                split = split_data(samples["folder"], Path(scratch)) | {"name": "the samples"}
+        elif "folder" in samples:
+            split = split_data(samples["folder"], Path(scratch)) | {"name": "the samples"}
         if split:
             params.session.inputs.data = split["check"]
         search = Search(params, source, Path(scratch), budget, split)

@@ -70,3 +70,13 @@ def parallel_makes(model_bytes: int, memory_budget: int, cores: int, count: int)
     (each conversion keeps one busy), and at least one."""
     per_make = MAKE_FACTOR * model_bytes + MAKE_BASE_BYTES
     return max(1, min(count, cores, memory_budget // per_make))
+
+
+#: what one member of a timing holds besides the model's bytes (a process with ORT, its feeds)
+MEMBER_BASE_BYTES = 250 << 20
+
+
+def parallel_members(model_bytes: int, memory_budget: int) -> int:
+    """How many models (the source among them) can be timed together, each in its process
+    with the model held about twice (the file read and the session's own copy), at least two."""
+    return max(2, memory_budget // (2 * model_bytes + MEMBER_BASE_BYTES))

@@ -1,4 +1,6 @@
-"""Precise intervals for the finalists only: screening times every candidate briefly, so
+"""The candidates timed against the source: all at once in one brief alternation (the
+screening: one process per candidate and one for the source, not two per candidate), then
+precise intervals for the finalists only. Screening times every candidate briefly, so
 its intervals are wide and its best leans high (it was picked for coming out fastest);
 the best few are then measured again together, in alternation against the source (each
 in a fresh process of its own, app.core.tune.narrow), for the share of the budget kept for
@@ -9,8 +11,6 @@ one it was picked on. Cancelled, the whole rounds measured so far still count.""
 from __future__ import annotations
 
 import tempfile
-from pathlib import Path
-
 from app.core.bench.alternate import Alternation, summarize
 from app.core.bench.bench import RunSettings
 from app.core.jobs.errors import JobCancelled
@@ -21,6 +21,36 @@ from app.core.session.config import SessionConfig
 COUNT = 3
 #: what starting one member costs (a process, a session, warm-up), first guess in seconds
 START_GUESS_S = 2.0
+
+
+def screen_together(reports: dict[str, dict], config: SessionConfig, seconds: float, ctx) -> dict[str, dict]:
+    """kind -> the speed block (app.core.convert.speed's fields) of each report in `reports`
+    (checked candidates, kind -> conversion report), all timed in one alternation with the
+    source (each for about `seconds`)."""
+    from app.core.bench.alternate import alternate
+    from app.core.bench.jobs import MEMBER, MemberParams
+    from app.core.convert.speed import EXTEND, SPEED_ROUNDS, slower_hint
+
+    kinds = list(reports)
+    source = next(iter(reports.values()))["input"]
+    settings = RunSettings(duration_s=max(seconds, 0.001))
+    with tempfile.TemporaryDirectory(prefix="ortune-screen-") as folder:
+        members = [MemberParams(path=path, session=config.checked(), run=settings, variant=kind, record=False,
+                                reference_dir=folder, is_reference=index == 0)
+                   for index, (kind, path) in enumerate([("source", source)]
+                                                        + [(k, reports[k]["output"]) for k in kinds])]
+        alternation = alternate(MEMBER, members, settings, ctx, min_rounds=SPEED_ROUNDS, extend_s=EXTEND * seconds)
+    source_report = alternation.reports[0]
+    speeds = {}
+    for kind, row, report in zip(kinds, summarize(alternation)[1:], alternation.reports[1:]):
+        speed = {"ratio": row["speedup"], "ratio_ci": row["speedup_ci"], "verdict": row["verdict"],
+                 "conclusive": row["conclusive"], "source_p50_ms": source_report["latency_ms"]["p50"],
+                 "variant_p50_ms": report["latency_ms"]["p50"], "rounds": row["rounds"],
+                 "providers": report["providers"], "inputs": source_report["inputs"],
+                 "feeds": "made for the source", "measured_with": f"{len(kinds)} candidate(s) at once"}
+        hint = slower_hint(kind, report["providers"], reports[kind]["options"]) if row["verdict"] == "slower" else ""
+        speeds[kind] = speed | ({"why": hint} if hint else {})
+    return speeds
 
 
 def pick(rows: list[dict], count: int = COUNT) -> list[dict]:
@@ -69,7 +99,7 @@ def measure_finalists(rows: list[dict], made: dict[str, str], config: SessionCon
     kept: list[Alternation] = []
     with tempfile.TemporaryDirectory(prefix="ortune-finalists-") as folder:
         members = [MemberParams(path=made[kind], session=config.checked(), run=settings, variant=kind, record=False,
-                                reference_dir=str(Path(folder)), is_reference=index == 0)
+                                reference_dir=folder, is_reference=index == 0)
                    for index, kind in enumerate(["source"] + [r["kind"] for r in rows])]
         try:
             alternation = alternate_until_narrow(MEMBER, members, settings, ctx, extend, on_partial=kept.append)

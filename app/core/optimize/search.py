@@ -21,6 +21,7 @@ from pathlib import Path
 
 from app.core.convert.jobs import CONVERT, DETECT_TRANSFORMER, ConvertParams
 from app.core.convert.options import kind_info
+from app.core.convert.speed import not_measured
 from app.core.drift.jobs import REPAIR, RepairParams
 from app.core.drift.repair import KEEP_OPTION
 from app.core.jobs.errors import JobCancelled, JobFailed, UserError
@@ -66,22 +67,66 @@ class Search:
         self.budget.ctx.data("candidate", row)
 
     def screen(self, plan: list[tuple[str, str]]) -> None:
-        """Make and check every kind to make (several at once), then time each against the
-        source, one at a time; a row is added as each is timed, in the plan's order."""
+        """Make and check every kind to make (several at once), then time those that passed
+        against the source, together (app.core.optimize.finalists.screen_together); a row
+        is added for each kind, in the plan's order."""
         to_make = [kind for kind, why in plan if not why]
         speed_s = min(self.params.screen_seconds,
                       max(0.2, 0.3 * (self.params.budget_seconds - self.reserve) / max(1, len(to_make))))
         made = self.make_all(to_make, speed_s)
+        checked = {kind: report for kind, report in made.items() if "status" not in report
+                   and report["check"] == "passed"}
+        speeds = self.time_all(checked, speed_s / 2)
         for kind, why in plan:
             self.budget.ctx.check_cancel()
             if why:
                 self._add(failed_row(kind, "skipped", why))
-            elif isinstance(made[kind], dict) and "status" in made[kind]:
+            elif "status" in made[kind]:
                 self._add(made[kind])
-            elif self.budget.ran_out or self.budget.left() - self.tune_reserve < speed_s + 2 * finalists.START_GUESS_S:
-                self._add(failed_row(kind, "skipped", "the budget was spent before its speed could be measured"))
+            elif kind in checked and isinstance(speeds.get(kind), str):
+                self._add(failed_row(kind, "skipped", speeds[kind]))
             else:
-                self._add(self.time_one(kind, made[kind], speed_s))
+                self._add(self.row(kind, made[kind], speeds.get(kind)))
+
+    def time_all(self, checked: dict[str, dict], each_s: float) -> dict[str, dict | str]:
+        """kind -> its speed block, or why it was not timed: in groups as large as the memory
+        budget holds, each group with the source, while the budget (less tune's share) lasts."""
+        from app.core.jobs.memory import budget_bytes
+
+        memory = self.budget.ctx.memory_budget or budget_bytes()
+        group = max(1, candidates.parallel_members(self.source.stat().st_size, memory) - 1)
+        kinds, speeds = list(checked), {}
+        for start in range(0, len(kinds), group):
+            chunk = kinds[start:start + group]
+            room = self.budget.left() - self.tune_reserve - (len(chunk) + 1) * finalists.START_GUESS_S
+            while chunk and room < (len(chunk) + 1) * each_s:
+                speeds[chunk.pop()] = "the budget was spent before its speed could be measured"
+                room = self.budget.left() - self.tune_reserve - (len(chunk) + 1) * finalists.START_GUESS_S
+            if not chunk or self.budget.ran_out:
+                speeds.update({k: "the budget was spent before its speed could be measured" for k in chunk})
+                continue
+            self.budget.expect((len(chunk) + 1) * (finalists.START_GUESS_S + 3 * each_s) + self.reserve)
+            try:
+                with self.budget.sub(f"timing {', '.join(chunk)} against the source") as sub:
+                    speeds.update(finalists.screen_together({k: checked[k] for k in chunk}, self.config, each_s, sub))
+            except JobCancelled:
+                if self.budget.ctx.cancelled:
+                    raise
+                speeds.update({k: "the budget was spent while its speed was measured" for k in chunk})
+            except (UserError, JobFailed) as exc:
+                speeds.update({k: not_measured(f"the speed check could not run: {exc.message}") for k in chunk})
+        return speeds
+
+    def row(self, kind: str, report: dict, speed: dict | None) -> dict:
+        convert = report.pop("convert")
+        if speed is not None:
+            report["speed"] = speed
+        self.reports.append(report)
+        self.made[kind] = report["output"]
+        row = made_row(kind, report)
+        if "calibration" in convert.options and self.split:      # the half is scratch: name the user's folder
+            row["options"]["calibration"] = f"{self.split['name']} (the calibration half)"
+        return row
 
     def make_all(self, kinds: list[str], speed_s: float) -> dict[str, dict]:
         """kind -> its conversion's report, or the row of one that could not be made."""
@@ -94,10 +139,10 @@ class Search:
         rounds = -(-len(kinds) // self.parallel)
         self.budget.expect(rounds * MAKE_GUESS_S + len(kinds) * (speed_s + MAKE_GUESS_S) + self.reserve)
         with ThreadPoolExecutor(max_workers=self.parallel) as pool:
-            futures = {kind: pool.submit(self.make, kind, speed_s) for kind in kinds}
+            futures = {kind: pool.submit(self.make, kind) for kind in kinds}
             return {kind: future.result() for kind, future in futures.items()}
 
-    def make(self, kind: str, speed_s: float) -> dict:
+    def make(self, kind: str) -> dict:
         if self.budget.ctx.cancelled:
             return failed_row(kind, "skipped", "the search was stopped before it was made")
         if self.budget.ran_out or self.budget.left() - self.reserve < MAKE_GUESS_S:
@@ -123,27 +168,6 @@ class Search:
             return failed_row(kind, "refused", f"the conversion failed: {exc.message}")
         report["convert"] = convert
         return report
-
-    def time_one(self, kind: str, report: dict, speed_s: float) -> dict:
-        """The screening: the candidate made against the source, briefly, alone on the cores."""
-        from app.core.convert.speed import variant_speed
-
-        convert = replace(report.pop("convert"), speed_s=speed_s)
-        if report["check"] == "passed":
-            try:
-                with self.budget.sub(f"{kind}: timing it against the source") as sub, \
-                        tempfile.TemporaryDirectory(prefix="ortune-screen-", dir=self.scratch) as folder:
-                    report["speed"] = variant_speed(report, convert, Path(folder) / "none.npz", Path(folder), sub)
-            except JobCancelled:
-                if self.budget.ctx.cancelled:
-                    raise
-                return failed_row(kind, "skipped", "the budget was spent while its speed was measured")
-        self.reports.append(report)
-        self.made[kind] = report["output"]
-        row = made_row(kind, report)
-        if "calibration" in convert.options and self.split:      # the half is scratch: name the user's folder
-            row["options"]["calibration"] = f"{self.split['name']} (the calibration half)"
-        return row
 
     def measure_finalists(self) -> None:
         """The screening's best few, measured again together within FINAL_SHARE (with what

@@ -145,7 +145,8 @@ class Search:
     def make(self, kind: str) -> dict:
         if self.budget.ctx.cancelled:
             return failed_row(kind, "skipped", "the search was stopped before it was made")
-        if self.budget.ran_out or self.budget.left() - self.reserve < MAKE_GUESS_S:
+        # the finalists' share is not held back: a candidate made and screened is worth more
+        if self.budget.ran_out or self.budget.left() - self.tune_reserve < MAKE_GUESS_S + 2 * finalists.START_GUESS_S:
             return failed_row(kind, "skipped", "the budget was spent before it could be made")
         output = self.scratch / f"{kind}{kind_info(kind).suffix}"
         options = candidates.kind_options(kind, self.config)

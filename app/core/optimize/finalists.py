@@ -11,7 +11,7 @@ one it was picked on. Cancelled, the whole rounds measured so far still count.""
 from __future__ import annotations
 
 import tempfile
-from app.core.bench.alternate import Alternation, summarize
+from app.core.bench.alternate import MIN_ROUNDS, Alternation, summarize
 from app.core.bench.bench import RunSettings
 from app.core.jobs.errors import JobCancelled
 from app.core.optimize.rows import speed_reason
@@ -60,17 +60,26 @@ def pick(rows: list[dict], count: int = COUNT) -> list[dict]:
     return sorted(usable, key=lambda r: -r["speedup"])[:count]
 
 
+def least_seconds(members: int) -> float:
+    """The fewest seconds `members` members (the source among them) can be measured in."""
+    return members * (START_GUESS_S + 0.5)
+
+
 def plan_time(seconds: float, members: int) -> tuple[float, float]:
     """(each member's time, the seconds more the rounds may go on) within `seconds` for
     `members` members (the source among them); (0, 0) when they do not fit."""
     room = seconds - members * START_GUESS_S
-    if room <= 0.5 * members:
+    if seconds <= least_seconds(members):
         return 0.0, 0.0
     each = 0.6 * room / members
     return each, 0.4 * room
 
 
 def _update(rows: list[dict], alternation: Alternation, partial: bool) -> None:
+    if partial and alternation.rounds < MIN_ROUNDS:      # too few rounds to say more than the screening did
+        for row in rows:
+            row["reason"] += f" (its measurement as a finalist was stopped after {alternation.rounds} rounds)"
+        return
     summary = summarize(alternation)
     reports = alternation.reports or [alternation.figures(i) for i in range(len(alternation.blocks))]
     source_ms = reports[0]["latency_ms"]["p50"]

@@ -175,8 +175,12 @@ class Search:
         screening left over, less tune's share)."""
         self.budget.ctx.check_cancel()
         picked = finalists.pick(self.rows)
-        seconds = self.budget.left() - self.tune_reserve
-        self.budget.expect(seconds + self.tune_reserve)
+        left, least = self.budget.left(), finalists.least_seconds(len(picked) + 1)
+        keep = self.tune_reserve                # tune's share, unless tuning could not start anyway
+        if picked and left - keep < least:
+            keep = TUNE_MIN_S if left - TUNE_MIN_S >= least else 0.0
+        seconds = left - keep
+        self.budget.expect(seconds + keep)
         try:
             with self.budget.sub(f"measuring the best {len(picked)} precisely against the source") as sub:
                 self.finals = finalists.measure_finalists(picked, self.made, self.config, seconds, sub)

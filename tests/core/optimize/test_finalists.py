@@ -35,7 +35,7 @@ def test_a_cancel_keeps_the_rounds_the_finalists_were_measured(tmp_path):
     ctx = JobContext()
 
     def emit(kind, payload):
-        if kind == "progress" and payload["message"].startswith("round 12"):
+        if kind == "progress" and payload["message"].startswith("round 12"):   # past MIN_ROUNDS
             ctx.cancel()
 
     ctx._emit = emit
@@ -45,3 +45,15 @@ def test_a_cancel_keeps_the_rounds_the_finalists_were_measured(tmp_path):
     assert row["screening"]["speedup"] == 1.3 and row["finalist"] is True
     assert "stopped early" in row["reason"] and row["speedup"] != 1.3
     assert row["speedup_ci"][0] <= row["speedup"] <= row["speedup_ci"][1]
+
+
+def test_a_finalist_run_stopped_before_it_had_enough_rounds_leaves_the_screening_figures():
+    import numpy as np
+
+    from app.core.bench.alternate import Alternation
+    from app.core.optimize.finalists import _update
+
+    row = _row("optimize", 1.3) | {"reason": "faster than the source"}
+    blocks = [[np.full(5, 10.0)] * 3, [np.full(5, 20.0)] * 3]
+    _update([row], Alternation(None, [], blocks, [[0.1] * 3] * 2), partial=True)
+    assert row["speedup"] == 1.3 and "stopped after 3 rounds" in row["reason"] and "screening" not in row

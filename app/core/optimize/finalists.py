@@ -80,7 +80,9 @@ def _update(rows: list[dict], alternation: Alternation, partial: bool) -> None:
         for row in rows:
             row["reason"] += f" (its measurement as a finalist was stopped after {alternation.rounds} rounds)"
         return
-    summary = summarize(alternation)
+    from app.core.tune.narrow import thinned
+
+    summary = summarize(thinned(alternation))       # the p50s below come from every run
     reports = alternation.reports or [alternation.figures(i) for i in range(len(alternation.blocks))]
     source_ms = reports[0]["latency_ms"]["p50"]
     for row, line, report in zip(rows, summary[1:], reports[1:]):

@@ -1,6 +1,9 @@
 """How good is the tuner? For a CNN, a transformer block stack and an MLP (sized so
 settings matter on a small machine), run the exhaustive grid and the race over the
-same space, then re-measure both winners fairly in one alternating run.
+same space, then re-measure both winners fairly: each in a fresh process of its own, in
+alternation with the default settings (app.core.bench.alternate), as they would be deployed.
+When the grid and the race pick the same setting (the default included), there is nothing to
+tell apart and the ratio is 1.
 
 Prints one JSON object with a "models" list of {name, ratio_to_grid_best, trial_share}:
 ratio_to_grid_best = tuner's best latency / grid's best latency (goal ≤ 1.03),
@@ -21,9 +24,17 @@ from pathlib import Path
 ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT))
 
+from app.core.bench.alternate import alternate, summarize  # noqa: E402
+from app.core.bench.bench import RunSettings  # noqa: E402
+from app.core.bench.jobs import MEMBER, MemberParams  # noqa: E402
+from app.core.jobs.protocol import JobContext  # noqa: E402
 from app.core.runner.process import run_job  # noqa: E402
+from app.core.session.config import SessionConfig  # noqa: E402
+from app.core.tune.jobs import TUNE  # noqa: E402
 from tests import models  # noqa: E402
-from app.core.tune.jobs import TUNE
+
+#: seconds each member of the fair re-measurement is timed for
+FAIR_S = 4.0
 
 
 def model_set(folder: Path, quick: bool) -> list[tuple[str, Path, dict]]:
@@ -40,13 +51,30 @@ def tune(path: Path, dims: dict, **extra) -> dict:
     return run_job(TUNE, {"path": str(path), "session": {"inputs": {"dims": dims}}, **extra})
 
 
-def candidate_of(entry: dict) -> dict:
-    session = entry["session"]
-    candidate = {key: session[key] for key in ("graph_optimization_level", "execution_mode", "intra_op_num_threads",
-                                                "inter_op_num_threads", "intra_op_allow_spinning",
-                                                "dynamic_block_base", "io_binding")}
-    candidate["provider"] = session["providers"][0]["name"]
-    return candidate
+def fair(path: Path, dims: dict, grid_best: dict, race_best: dict) -> dict:
+    """{default, grid, race: {ms, speedup, measured_as}}: each distinct setting alone in its own
+    process, timed in alternation with the others; a setting picked twice is measured once."""
+    configs = {"default": SessionConfig.from_dict({"inputs": {"dims": dims}})}
+    for name, best in (("grid", grid_best), ("race", race_best)):
+        config = SessionConfig.from_dict(best["session"])
+        if all(config.to_dict() != other.to_dict() for other in configs.values()):
+            configs[name] = config
+    names = list(configs)
+    settings = RunSettings(duration_s=FAIR_S)
+    with tempfile.TemporaryDirectory(prefix="tune-quality-") as folder:
+        members = [MemberParams(path=str(path), session=configs[n], run=settings, variant=n, reference_dir=folder,
+                                is_reference=i == 0) for i, n in enumerate(names)]
+        alternation = alternate(MEMBER, members, settings, JobContext())
+    measured = {n: {"ms": alternation.reports[i]["latency_ms"]["p50"], "speedup": row["speedup"]}
+                for i, (n, row) in enumerate(zip(names, summarize(alternation)))}
+
+    def measured_as(best: dict) -> str:
+        session = SessionConfig.from_dict(best["session"]).to_dict()
+        return next(n for n in names if configs[n].to_dict() == session)
+
+    return {"default": measured["default"] | {"measured_as": "default"},
+            **{name: measured[measured_as(best)] | {"measured_as": measured_as(best)}
+               for name, best in (("grid", grid_best), ("race", race_best))}}
 
 
 def main() -> None:
@@ -62,17 +90,17 @@ def main() -> None:
             started = time.monotonic()
             race = tune(path, dims, strategy="race")
             race_s = time.monotonic() - started
-            # Fair re-measure: both winners, same process, alternating, many blocks.
-            final = tune(path, dims, strategy="grid", grid_blocks=120,
-                         candidates=[candidate_of(grid["best"]), candidate_of(race["best"])])
-            by_label = {t["label"]: t["latency_ms"] for t in final["trials"]}
-            grid_ms = by_label.get(grid["best"]["label"], final["default"]["latency_ms"])
-            race_ms = by_label.get(race["best"]["label"], final["default"]["latency_ms"])
-            rows.append({"name": name, "ratio_to_grid_best": round(race_ms / grid_ms, 4),
+            final = fair(path, dims, grid["best"], race["best"])
+            grid_ms, race_ms = final["grid"]["ms"], final["race"]["ms"]
+            ratio = race_ms / grid_ms        # 1 exactly when both picked the same setting
+            rows.append({"name": name, "ratio_to_grid_best": round(ratio, 4),
                          "trial_share": round(race["trials_used"] / grid["trials_used"], 4),
                          "grid_best": grid["best"]["label"], "tuner_best": race["best"]["label"],
                          "grid_best_ms": round(grid_ms, 4), "tuner_best_ms": round(race_ms, 4),
-                         "default_ms": round(final["default"]["latency_ms"], 4),
+                         "default_ms": round(final["default"]["ms"], 4),
+                         "grid_speedup_alone": round(final["grid"]["speedup"], 4),
+                         "tuner_speedup_alone": round(final["race"]["speedup"], 4),
+                         "tuner_claim": round(race["speedup"], 4),
                          "grid_trials": grid["trials_used"], "tuner_trials": race["trials_used"],
                          "space": grid["space_size"], "grid_s": round(grid_s, 1), "tuner_s": round(race_s, 1)})
     result = {"benchmark": "tune_quality", "models": rows,

@@ -7,7 +7,7 @@ Per model it reports: the gain tune claimed (its re-measured speedup, with inter
 verdict; and the race's in-process figure for its leader, which is what tune used to
 claim), the gain each later benchmark found, whether the saved best was never slower
 than the default, and the claim's distance from the later benchmarks' median (goal:
-within 2 %). Prints one JSON object.
+within 5 %, as the Optimize issue asks). Prints one JSON object.
 
 Models: a transformer block at BERT-base width (built in code: no PyPI wheel at hand ships
 a transformer), and from FOLDER a CNN and an OCR model such as PyPI wheels ship, e.g.
@@ -40,7 +40,7 @@ from app.core.session.config import SessionConfig  # noqa: E402
 from app.core.tune.jobs import TUNE  # noqa: E402
 from tests import models  # noqa: E402
 
-GOAL = 0.02
+GOAL = 0.05
 
 
 def benchmark_pair(path: Path, default: SessionConfig, best: SessionConfig, seconds: float) -> dict:

@@ -56,3 +56,27 @@ def plan(wanted: list[str], config: SessionConfig, shape: dict, cpu_flags: set[s
         else:
             rows.append((kind, skip_reason(kind, config, shape, cpu_flags)))
     return rows
+
+
+#: what making and checking one candidate holds at its peak besides the model's own bytes:
+#: the converter's copy, the source's and the variant's sessions in the check (first guess)
+MAKE_FACTOR = 4
+MAKE_BASE_BYTES = 400 << 20
+
+
+def parallel_makes(model_bytes: int, memory_budget: int, cores: int, count: int) -> int:
+    """How many candidates are made (and checked) at once: as many as the memory budget
+    holds at MAKE_FACTOR × the model's bytes each (plus a base), no more than the cores
+    (each conversion keeps one busy), and at least one."""
+    per_make = MAKE_FACTOR * model_bytes + MAKE_BASE_BYTES
+    return max(1, min(count, cores, memory_budget // per_make))
+
+
+#: what one member of a timing holds besides the model's bytes (a process with ORT, its feeds)
+MEMBER_BASE_BYTES = 250 << 20
+
+
+def parallel_members(model_bytes: int, memory_budget: int) -> int:
+    """How many models (the source among them) can be timed together, each in its process
+    with the model held about twice (the file read and the session's own copy), at least two."""
+    return max(2, memory_budget // (2 * model_bytes + MEMBER_BASE_BYTES))

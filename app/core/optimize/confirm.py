@@ -2,7 +2,9 @@
 and the fastest of several brief figures leans high (the winner's curse): a screened ×2.69
 was ×1.09 when measured again. So the candidate `choose` picks is timed once more against
 the source, alone, in a fresh alternation, and its row takes those figures (the screening's
-stay beside them); when it is no longer faster, the next is confirmed in turn."""
+stay beside them); when it is no longer faster, the next is confirmed in turn. A finalist
+measured precisely against the source (app.core.optimize.finalists) is measured again
+already; for it and for every confirmed figure, an interval too wide to tell is not claimed."""
 
 from __future__ import annotations
 
@@ -31,6 +33,14 @@ def _apply(row: dict, speed: dict) -> None:
                      f"[{screened['speedup_ci'][0]:.2f}–{screened['speedup_ci'][1]:.2f}])")
 
 
+def _unless_too_busy(best: dict) -> None:
+    low, high = best["speedup_ci"]
+    if best["verdict"] == "faster" and too_busy(best["speedup_ci"]):
+        best["reason"] += (f"; not claimed: the machine was too busy to tell (its interval spans "
+                           f"×{low:.2f}–×{high:.2f})")
+        best["unconfirmed"] = True
+
+
 def confirm_best(search, limit: float | None) -> dict:
     """The best row once its speedup has been measured again; the source row when no
     candidate stays faster (or there is no time left to confirm one)."""
@@ -41,6 +51,10 @@ def confirm_best(search, limit: float | None) -> dict:
         best = choose(search.rows, limit)
         if best["kind"] == "source" or best.get("confirmed"):
             return best
+        if best.get("finalist"):        # measured again as a finalist: not the screening's figure
+            best["confirmed"] = True
+            _unless_too_busy(best)
+            continue
         if search.budget.left() - search.reserve < 3 * seconds:
             best["reason"] += "; there was no time left to measure it again"
             return best
@@ -59,11 +73,7 @@ def confirm_best(search, limit: float | None) -> dict:
             best["reason"] += f"; it could not be measured again: {exc.message}"
             return best
         _apply(best, speed)
-        low, high = best["speedup_ci"]
-        if best["verdict"] == "faster" and too_busy(best["speedup_ci"]):
-            best["reason"] += (f"; not claimed: the machine was too busy to tell (its interval spans "
-                               f"×{low:.2f}–×{high:.2f})")
-            best["unconfirmed"] = True
+        _unless_too_busy(best)
     best = choose(search.rows, limit)
     if best["kind"] != "source" and not best.get("confirmed"):      # a third faster one: not claimed unconfirmed
         best["reason"] += f"; not measured again ({CONFIRM_AT_MOST} faster candidates were not faster alone)"

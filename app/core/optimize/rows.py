@@ -128,7 +128,8 @@ def answer(best: dict, tune: dict, model: Path, preset: Path, user_session: dict
     settings = tune["session"] if tuned else user_session
     choice = {"kind": best["kind"], "model": str(model), "preset": str(preset), "speedup": best["speedup"],
               "speedup_ci": best["speedup_ci"], "verdict": best["verdict"], "fidelity": best["fidelity"],
-              "settings": settings, "tuned": bool(tuned), "size_bytes": best["size_bytes"]}
+              "settings": settings, "tuned": bool(tuned), "size_bytes": best["size_bytes"],
+              "judged_on": best.get("judged_on")}
     if tuned:
         choice["settings_speedup"] = {k: tune[k] for k in ("speedup", "speedup_ci", "verdict")}
     if best["kind"] != "source":

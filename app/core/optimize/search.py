@@ -1,36 +1,48 @@
-"""The search: make each conversion that can help (its own check of fidelity and its speed
-against the source, timed in alternation), repair a failing one once, tune the session of
-the best, pick the answer and write the folder to ship.
+"""The search: make each conversion that can help, check its fidelity, time it against the
+source in alternation, repair a failing one once, measure the best few precisely, tune the
+session of the best, pick the answer and write the folder to ship.
 
-Screening is quick (a short speed check per candidate) so the budget reaches every kind;
-what is left goes to tuning the best candidate's session, whose winner tune itself
-measures again, alone, against the user's settings. No work starts once the budget is
-spent, and work still running past it is stopped (app.core.optimize.budget)."""
+The budget is spent where it tells: every candidate is made and checked first, several at
+once within the memory budget (each conversion is a process of its own); then each is
+screened, alone on the cores, by a short speed check, so the budget reaches every kind; the
+best few are then measured again together for a share of the budget until their intervals
+are narrow (app.core.optimize.finalists); what is left goes to tuning the best candidate's
+session, whose winner tune itself measures again, fresh, against the user's settings. No
+work starts once the budget is spent, and work still running past it is stopped
+(app.core.optimize.budget). Without a data folder the candidates are judged on realistic
+samples where the inputs allow (app.core.optimize.samples)."""
 
 from __future__ import annotations
 
 import tempfile
+from concurrent.futures import ThreadPoolExecutor
 from dataclasses import replace
 from pathlib import Path
 
 from app.core.convert.jobs import CONVERT, DETECT_TRANSFORMER, ConvertParams
 from app.core.convert.options import kind_info
+from app.core.convert.speed import not_measured
 from app.core.drift.jobs import REPAIR, RepairParams
 from app.core.drift.repair import KEEP_OPTION
 from app.core.jobs.errors import JobCancelled, JobFailed, UserError
 from app.core.model.jobs import ModelPath
-from app.core.optimize import candidates
+from app.core.optimize import candidates, finalists
 from app.core.optimize.budget import Budget
 from app.core.optimize.confirm import confirm_best
 from app.core.optimize.params import OptimizeParams
 from app.core.optimize.reuse import Reuse
 from app.core.store.recording import ALSO
 from app.core.optimize.rows import choose, explain, failed_row, made_row, source_row
+from app.core.optimize.samples import label_inputs
 from app.core.runner.process import run_child
 from app.core.tune.jobs import TUNE, TuneParams
 
 #: the share of the budget kept for tuning the best candidate's session
 TUNE_SHARE = 0.35
+#: the share of the budget kept for measuring the finalists precisely
+FINAL_SHARE = 0.2
+#: of what is left when tuning starts, the budget tune is given (its processes' starts and ends take the rest)
+TUNE_OWN = 0.8
 #: below this many seconds tune cannot race and measure its winner again: it is not started
 TUNE_MIN_S = 15.0
 #: what making and checking one candidate costs besides its speed check (processes started), first guess
@@ -49,33 +61,99 @@ class Search:
         self.tune: dict = {"skipped": True, "why": "not reached"}
         self.reuse = Reuse(params, source)     # candidates measured before, kept in the history
         self.run_tune = TUNE        # how tune runs: here, or spread over a cluster (app.core.optimize.spread)
+        self.finals: dict = {"skipped": True, "why": "not reached"}
         tune_s = params.budget_seconds * TUNE_SHARE
-        self.reserve = tune_s if params.tune and tune_s >= TUNE_MIN_S else 0.0
-        self.costs: list[float] = []
+        self.tune_reserve = tune_s if params.tune and tune_s >= TUNE_MIN_S else 0.0
+        self.reserve = self.tune_reserve + params.budget_seconds * FINAL_SHARE
+        self.parallel = 1
 
     def _add(self, row: dict) -> None:
         self.rows.append(row)
         self.budget.ctx.data("candidate", row)
 
     def screen(self, plan: list[tuple[str, str]]) -> None:
+        """Make and check every kind to make (several at once), then time those that passed
+        against the source, together (app.core.optimize.finalists.screen_together); a row
+        is added for each kind, in the plan's order."""
         to_make = [kind for kind, why in plan if not why]
         speed_s = min(self.params.screen_seconds,
                       max(0.2, 0.3 * (self.params.budget_seconds - self.reserve) / max(1, len(to_make))))
+        made = self.make_all(to_make, speed_s)
+        checked = {kind: report for kind, report in made.items() if "status" not in report
+                   and report["check"] == "passed"}
+        speeds = self.time_all(checked, speed_s / 2)
         for kind, why in plan:
             self.budget.ctx.check_cancel()
             if why:
                 self._add(failed_row(kind, "skipped", why))
-                continue
-            guess = max(self.costs) if self.costs else speed_s + MAKE_GUESS_S
-            if self.budget.ran_out or self.budget.left() - self.reserve < min(guess, MAKE_GUESS_S if not self.costs
-                                                                              else guess):
-                self._add(failed_row(kind, "skipped", "the budget was spent before it could be made"))
-                continue
-            started = self.budget.elapsed()
-            self._add(self.make(kind, speed_s))
-            self.costs.append(self.budget.elapsed() - started)
+            elif "status" in made[kind]:
+                self._add(made[kind])
+            elif kind in checked and isinstance(speeds.get(kind), str):
+                self._add(failed_row(kind, "skipped", speeds[kind]))
+            else:
+                self._add(self.row(kind, made[kind], speeds.get(kind)))
 
-    def make(self, kind: str, speed_s: float) -> dict:
+    def time_all(self, checked: dict[str, dict], each_s: float) -> dict[str, dict | str]:
+        """kind -> its speed block, or why it was not timed: in groups as large as the memory
+        budget holds, each group with the source, while the budget (less tune's share) lasts."""
+        from app.core.jobs.memory import budget_bytes
+
+        memory = self.budget.ctx.memory_budget or budget_bytes()
+        group = max(1, candidates.parallel_members(self.source.stat().st_size, memory) - 1)
+        kinds, speeds = list(checked), {}
+        for start in range(0, len(kinds), group):
+            chunk = kinds[start:start + group]
+            room = self.budget.left() - self.tune_reserve - (len(chunk) + 1) * finalists.START_GUESS_S
+            while chunk and room < (len(chunk) + 1) * each_s:
+                speeds[chunk.pop()] = "the budget was spent before its speed could be measured"
+                room = self.budget.left() - self.tune_reserve - (len(chunk) + 1) * finalists.START_GUESS_S
+            if not chunk or self.budget.ran_out:
+                speeds.update({k: "the budget was spent before its speed could be measured" for k in chunk})
+                continue
+            self.budget.expect((len(chunk) + 1) * (finalists.START_GUESS_S + 3 * each_s) + self.reserve)
+            try:
+                with self.budget.sub(f"timing {', '.join(chunk)} against the source") as sub:
+                    speeds.update(finalists.screen_together({k: checked[k] for k in chunk}, self.config, each_s, sub))
+            except JobCancelled:
+                if self.budget.ctx.cancelled:
+                    raise
+                speeds.update({k: "the budget was spent while its speed was measured" for k in chunk})
+            except (UserError, JobFailed) as exc:
+                speeds.update({k: not_measured(f"the speed check could not run: {exc.message}") for k in chunk})
+        return speeds
+
+    def row(self, kind: str, report: dict, speed: dict | None) -> dict:
+        convert = report.pop("convert")
+        if speed is not None:
+            report["speed"] = speed
+        self.reports.append(report)
+        self.made[kind] = report["output"]
+        row = made_row(kind, report)
+        if "calibration" in convert.options and self.split:      # the half is scratch: name the user's folder
+            row["options"]["calibration"] = f"{self.split['name']} (the calibration half)"
+        self.reuse.hold(kind, convert.options, row, report)
+        return row
+
+    def make_all(self, kinds: list[str], speed_s: float) -> dict[str, dict]:
+        """kind -> its conversion's report, or the row of one that could not be made."""
+        from app.core.jobs.memory import budget_bytes
+        import psutil
+
+        memory = self.budget.ctx.memory_budget or budget_bytes()
+        cores = psutil.cpu_count(logical=False) or psutil.cpu_count() or 1
+        self.parallel = candidates.parallel_makes(self.source.stat().st_size, memory, cores, len(kinds))
+        rounds = -(-len(kinds) // self.parallel)
+        self.budget.expect(rounds * MAKE_GUESS_S + len(kinds) * (speed_s + MAKE_GUESS_S) + self.reserve)
+        with ThreadPoolExecutor(max_workers=self.parallel) as pool:
+            futures = {kind: pool.submit(self.make, kind) for kind in kinds}
+            return {kind: future.result() for kind, future in futures.items()}
+
+    def make(self, kind: str) -> dict:
+        if self.budget.ctx.cancelled:
+            return failed_row(kind, "skipped", "the search was stopped before it was made")
+        # the finalists' share is not held back: a candidate made and screened is worth more
+        if self.budget.ran_out or self.budget.left() - self.tune_reserve < MAKE_GUESS_S + 2 * finalists.START_GUESS_S:
+            return failed_row(kind, "skipped", "the budget was spent before it could be made")
         output = self.scratch / f"{kind}{kind_info(kind).suffix}"
         options = candidates.kind_options(kind, self.config)
         if kind == "int8-static" and self.split:
@@ -85,39 +163,56 @@ class Search:
             row, report, self.made[kind] = reused
             self.reports.append(report)
             return row
-        convert = ConvertParams(kind=kind, input=str(self.source), output=str(output), force=True, options=options, tolerance=dict(self.params.tolerance),
-                                session=self.config, speed_s=speed_s)
+        convert = ConvertParams(kind=kind, input=str(self.source), output=str(output), force=True, options=options,
+                                tolerance=dict(self.params.tolerance), session=self.config, speed_s=0)
         try:
-            with self.budget.sub(f"{kind}: making, checking and timing it") as sub:
+            with self.budget.sub(f"{kind}: making and checking it", share=self.parallel) as sub:
                 report = CONVERT(convert, sub)
             if report["check"] == "failed" and kind in KEEP_OPTION:
                 report = self._repair(convert, report)
         except JobCancelled:
             if self.budget.ctx.cancelled:
-                raise
+                return failed_row(kind, "skipped", "the search was stopped while it was being made")
             return failed_row(kind, "skipped", "the budget was spent while it was being made")
         except UserError as exc:
             return failed_row(kind, "refused", exc.message)
         except JobFailed as exc:
             return failed_row(kind, "refused", f"the conversion failed: {exc.message}")
-        self.reports.append(report)
-        self.made[kind] = report["output"]
-        row = made_row(kind, report)
-        if "calibration" in options and self.split:      # the half is scratch: name the user's folder
-            row["options"]["calibration"] = f"{self.params.data} (the calibration half)"
-        self.reuse.hold(kind, options, row, report)
-        return row
+        report["convert"] = convert
+        return report
+
+    def measure_finalists(self) -> None:
+        """The screening's best few, measured again together within FINAL_SHARE (with what
+        screening left over, less tune's share)."""
+        self.budget.ctx.check_cancel()
+        picked = finalists.pick(self.rows)
+        left, least = self.budget.left(), finalists.least_seconds(len(picked) + 1)
+        keep = self.tune_reserve                # tune's share, unless tuning could not start anyway
+        if picked and left - keep < least:
+            keep = TUNE_MIN_S if left - TUNE_MIN_S >= least else 0.0
+        seconds = left - keep
+        self.budget.expect(seconds + keep)
+        try:
+            with self.budget.sub(f"measuring the best {len(picked)} precisely against the source") as sub:
+                self.finals = finalists.measure_finalists(picked, self.made, self.config, seconds, sub)
+        except JobCancelled:
+            if self.budget.ctx.cancelled:
+                raise
+            self.finals = {"skipped": False, "kinds": [r["kind"] for r in picked],
+                           "why": "the budget was spent while they were measured: the rounds so far count"}
+        except (UserError, JobFailed) as exc:
+            self.finals = {"skipped": True, "why": f"the finalists could not be measured again: {exc.message}"}
 
     def _repair(self, convert: ConvertParams, report: dict) -> dict:
         """The repair loop once, with what is left of the screening budget; the failed report
         when there is too little left for a step."""
         left = self.budget.left() - self.reserve
-        step = max(self.costs) if self.costs else MAKE_GUESS_S
+        step = 2 * MAKE_GUESS_S
         if left < 2 * step:
             report["repair_skipped"] = "too little of the budget was left to repair it"
             return report
         repair = RepairParams(convert=replace(convert, force=True), max_steps=REPAIR_STEPS, max_seconds=max(1.0, left - step))
-        with self.budget.sub(f"{convert.kind}: repairing it") as sub:
+        with self.budget.sub(f"{convert.kind}: repairing it", share=self.parallel) as sub:
             return REPAIR(repair, sub)
 
     def tune_best(self, best: dict) -> None:
@@ -131,7 +226,7 @@ class Search:
                                                  f"{TUNE_MIN_S:.0f} s at least"}
             return
         tune = TuneParams(path=self.made[best["kind"]], session=self.config,
-                          limits={"providers": self.config.provider_names()}, budget_seconds=max(1.0, 0.35 * left),
+                          limits={"providers": self.config.provider_names()}, budget_seconds=max(1.0, TUNE_OWN * left),
                           finalists=1, confirm_seconds=min(2.0, max(0.5, 0.08 * left)))
         try:
             with self.budget.sub(f"tuning the session of {best['kind']}") as sub:
@@ -157,20 +252,47 @@ def _inputs(reports: list[dict]) -> list[dict]:
     return []
 
 
-def _data(params: OptimizeParams, split: dict | None) -> dict:
+def _data(params: OptimizeParams, split: dict | None, samples: dict | None) -> dict:
     if not split:
-        return {"folder": None, "judged_on": "generated inputs (each input's row says where its values came from)"}
-    return {"folder": str(Path(params.data).expanduser().absolute()), "samples": split["samples"],
-            "calibrate_samples": split["calibrate_samples"], "check_samples": split["check_samples"],
-            "note": split["note"], "judged_on": f"your data: {split['check_samples']} held-out samples"}
+        why = samples.get("why", "") if samples else ""
+        return {"folder": None, "judged": "synthetic values", "note": why,
+                "judged_on": "synthetic values (each input's row says where its values came from)"}
+    halves = {"samples": split["samples"], "calibrate_samples": split["calibrate_samples"],
+              "check_samples": split["check_samples"], "note": split["note"]}
+    if samples:
+        made = "; ".join(f"{name}: {text}" for name, text in samples["described"].items())
+        return {"folder": None, "judged": "samples", **halves,
+                "judged_on": f"samples: {split['check_samples']} held-out samples made for the inputs ({made})"}
+    return {"folder": str(Path(params.data).expanduser().absolute()), "judged": "your data", **halves,
+            "judged_on": f"your data: {split['check_samples']} held-out samples"}
+
+
+def _samples(source: Path, params: OptimizeParams, scratch: Path, ctx) -> dict | None:
+    """Samples by modality when no data folder was given (app.core.optimize.samples), from
+    the inputs the probe found the model runs on; {"why"} when none could be made."""
+    from app.core.optimize.samples import write_samples
+    from app.core.session.jobs import PROBE_INPUTS, ModelSession
+
+    try:
+        probe = run_child(PROBE_INPUTS, ModelSession(str(source), params.session), ctx)
+    except (UserError, JobFailed) as exc:
+        return {"why": f"no samples: the inputs could not be found ({exc.message})"}
+    made = write_samples(probe["inputs"], scratch / "samples", seed=params.session.inputs.seed,
+                         guessed=tuple(probe["guessed"]), model_name=source.stem)
+    if made and not probe["worked"] and not made["shapes"]:
+        return {"why": f"no samples: the model did not run on the inputs found ({probe['message']})"}
+    if not made:
+        return {"why": "no input looks like an image, text, token ids or audio: no samples were made"}
+    params.session.inputs.shapes.update(made["shapes"])     # a text line's size, where it was only guessed
+    return made
 
 
 def _user_session(params: OptimizeParams, split: dict | None, session: dict | None = None) -> dict:
     """A session to show and ship (the user's, or tune's): its data folder is the user's,
     not the held-out half, which goes with the scratch folder."""
     session = params.session.to_dict() if session is None else session
-    if split and isinstance(session.get("inputs"), dict):
-        session["inputs"]["data"] = str(Path(params.data).expanduser().absolute())
+    if split and isinstance(session.get("inputs"), dict):   # samples stay with the scratch folder
+        session["inputs"]["data"] = str(Path(params.data).expanduser().absolute()) if params.data else ""
     return session
 
 
@@ -192,20 +314,26 @@ def optimize(params: OptimizeParams, ctx, place=None) -> dict:
     from app.core.session.data_folder import read_folder
     from app.core.session.machine_cpu import cpu_description
 
+    budget = Budget(params.budget_seconds, ctx)         # the budget counts from the start
     source = Path(admit(params.model, onnx_only="optimize converts .onnx models").path)
     if not params.data and params.session.inputs.data:    # the Session tab's data folder: split it too
         params.data = params.session.inputs.data
     if params.data:
         read_folder(Path(params.data).expanduser())        # a bad folder is refused before anything is made
     folder = prepare_folder(Path(params.out_dir).expanduser(), params.force, source, params.keep_candidates)
-    budget = Budget(params.budget_seconds, ctx)
-    budget.label = "reading the model"
+    budget.label = "reading the model" + ("" if params.data else " and making samples for its inputs")
     budget.progress()
-    shape = run_child(DETECT_TRANSFORMER, ModelPath(str(source)), ctx)
-    plan = candidates.plan(params.kinds, params.session, shape, cpu_description()[1])
     partial = False
-    with tempfile.TemporaryDirectory(prefix="ortune-optimize-") as scratch:
-        split = split_data(Path(params.data).expanduser().absolute(), Path(scratch)) if params.data else None
+    with tempfile.TemporaryDirectory(prefix="ortune-optimize-") as scratch, ThreadPoolExecutor(2) as pool:
+        # two processes at once: the model's layout, and the inputs it runs on for the samples
+        shape = pool.submit(run_child, DETECT_TRANSFORMER, ModelPath(str(source)), ctx)
+        samples = None if params.data else pool.submit(_samples, source, params, Path(scratch), ctx).result()
+        plan = candidates.plan(params.kinds, params.session, shape.result(), cpu_description()[1])
+        split = None
+        if params.data:
+            split = split_data(Path(params.data).expanduser().absolute(), Path(scratch)) | {"name": params.data}
+        elif "folder" in samples:
+            split = split_data(samples["folder"], Path(scratch)) | {"name": "the samples"}
         if split:
             params.session.inputs.data = split["check"]
         search = Search(params, source, Path(scratch), budget, split)
@@ -213,21 +341,27 @@ def optimize(params: OptimizeParams, ctx, place=None) -> dict:
             search.run_tune = place.run_tune
         try:
             place.screen(search, plan) if place is not None else search.screen(plan)
-            # a winner is measured again here only: over a cluster each ratio is formed on one worker
+            if place is None:       # over a cluster each ratio is formed on one worker: not measured again here
+                search.measure_finalists()
             search.tune_best(confirm_best(search, params.latency_limit_ms) if place is None
                              else choose(search.rows, params.latency_limit_ms))
         except JobCancelled:
             partial = True
         best = choose(search.rows, params.latency_limit_ms)
         explain(search.rows, best, params.latency_limit_ms)
+        data = _data(params, split, samples)
+        for row in search.rows[1:]:
+            if row["fidelity"] is not None:
+                row["judged_on"] = data["judged"]
         if "session" in search.tune:
             _user_session(params, split, search.tune["session"])
         result = {"model": str(source), "out_dir": str(folder), "objective": params.objective,
                   "objective_note": "throughput is judged as one stream's runs per second (1 / median latency)"
                                     if params.objective == "throughput" else "",
                   "latency_limit_ms": params.latency_limit_ms, "candidates": search.rows,
-                  "tune": search.tune, "inputs": _inputs(search.reports),
-                  "data": _data(params, split),
+                  "tune": search.tune, "finalists": search.finals,
+                  "inputs": label_inputs(_inputs(search.reports), samples if split else None),
+                  "data": data, "parallel_makes": search.parallel,
                   "session": _user_session(params, split), "budget_seconds": params.budget_seconds,
                   "partial": partial,
                   # this machine (a remote target names itself here, as elsewhere), or the cluster

@@ -9,9 +9,10 @@ A finalist is offered only when that re-measurement finds it faster (the whole 9
 interval of its speedup beyond the practical band); otherwise `best` is the user's own
 settings, with a sentence saying what was measured and why nothing is offered.
 
-When several finalists were measured, the fastest of them leans high: it won partly by
-luck. So the winner is measured once more against the user's settings, fresh, and that
-figure, not the one it was picked on, is the claim (`confirm`).
+The winner leans high on the figure it was picked on: it won partly by luck (the winner's
+curse), even as the one finalist, since it is offered only when that figure came out faster.
+So the winner is measured once more against the user's settings, in fresh processes, and
+that figure, not the one it was picked on, is the claim (`confirm`).
 """
 
 from __future__ import annotations
@@ -39,10 +40,12 @@ def finalists(trials: list[dict], count: int) -> list[int]:
 
 
 def remeasure(path: str, base: SessionConfig, chosen: list[dict], seconds: float, ctx: JobContext,
-              on_event: OnEvent | None = None) -> Alternation:
+              on_event: OnEvent | None = None, extend_s: float = 0.0) -> Alternation:
     """The user's settings (member 0) and each chosen trial's session, each in its own
-    process on the same feeds, timed in alternation for about `seconds` each."""
+    process on the same feeds, timed in alternation for about `seconds` each; with
+    `extend_s`, for up to that long more while an interval is wide (app.core.tune.narrow)."""
     from app.core.bench.jobs import MEMBER, MemberParams
+    from app.core.tune.narrow import alternate_until_narrow
 
     settings = RunSettings(duration_s=seconds)
     sessions = [(DEFAULT_LABEL, base.to_dict())] + [(t["label"], t["session"]) for t in chosen]
@@ -50,6 +53,8 @@ def remeasure(path: str, base: SessionConfig, chosen: list[dict], seconds: float
         members = [MemberParams(path=path, session=SessionConfig.from_dict(session), run=settings, variant=label,
                                 reference_dir=folder, is_reference=index == 0)
                    for index, (label, session) in enumerate(sessions)]
+        if extend_s > 0:
+            return alternate_until_narrow(MEMBER, members, settings, ctx, extend_s, on_event=on_event)
         return alternate(MEMBER, members, settings, ctx, on_event)
 
 

@@ -49,7 +49,9 @@ def race_job(params: TuneParams, ctx) -> dict:
 
 
 #: of a time budget, the race has this share; measuring its best again alone, the rest
-RACE_SHARE = 0.6
+RACE_SHARE = 0.45
+#: of a time budget, this share is kept for narrowing the claim (the winner's fresh confirmation)
+CLAIM_SHARE = 0.2
 #: the shortest a member of the re-measurement is timed, however little budget is left
 LEAST_EACH_S = 0.1
 
@@ -75,7 +77,8 @@ def tune_job(params: TuneParams, ctx) -> dict:
     """Runs in the calling process (it only starts children): the race in a child, then
     its finalists and the user's settings, each in a child of its own, in alternation
     (app.core.tune.confirm). A time budget covers all of it: the race has RACE_SHARE of
-    it, and what is left sets how many finalists are measured again and for how long."""
+    it, CLAIM_SHARE is kept for the winner's confirmation, and what is left between them sets
+    how many finalists are measured again and for how long."""
     import dataclasses
     import time
 
@@ -101,16 +104,20 @@ def tune_job(params: TuneParams, ctx) -> dict:
     race = run_child(RACE, race_params, ctx, on_race_event)
     # a member's start: the race's own (a process, a session, feeds, warm-up) stands for it
     start_s = max(0.0, time.monotonic() - started - race["seconds"]) + race.get("setup_seconds", 0.0)
-    left = None if budget is None else budget - (time.monotonic() - started)
+    left = None if budget is None else budget * (1 - CLAIM_SHARE) - (time.monotonic() - started)
     count, each = after_race(left, params.finalists, params.confirm_seconds, start_s)
     chosen, alternation = finalists(race["trials"], count), None
     if not race["cancelled"]:
         ctx.progress(0.9, f"measuring the best {len(chosen)} again, each alone in its own process")
         alternation = remeasure(params.path, params.session, [race["trials"][i] for i in chosen], each, ctx)
     result = judge(race, params.session, chosen, alternation)
-    if result["clearly_faster"] and sum(t["remeasured"] for t in result["trials"]) > 1:
+    # The winner is the one its re-measurement found faster: that figure leans high (it was
+    # picked on it, and the more finalists the more so), so the claim is a fresh one.
+    if result["clearly_faster"]:
         ctx.progress(0.97, f"measuring {result['best']['label']} against your settings once more, fresh")
-        fresh = remeasure(params.path, params.session, [result["best"]], each, ctx)
+        # the claim is one figure: it gets more rounds while its interval is wide, within the budget
+        room = 3 * each if budget is None else budget - (time.monotonic() - started) - 2 * (each + start_s)
+        fresh = remeasure(params.path, params.session, [result["best"]], each, ctx, extend_s=room)
         result = confirm(result, summarize(fresh)[1], fresh.reports[1], fresh.reports[0])
     if budget is not None:       # the race spoke of its own share as "the budget"
         share = race_params.budget_seconds

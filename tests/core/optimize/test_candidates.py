@@ -29,3 +29,29 @@ def test_the_plan_names_every_kind_and_the_narrowed_ones():
     rows = dict(plan(["ort"], CPU, MATMUL, set()))
     assert list(rows) == list(ORDER) and rows["ort"] == ""
     assert all("not asked for" in why for kind, why in rows.items() if kind != "ort")
+
+
+def test_candidates_are_made_in_parallel_within_the_memory_budget():
+    from app.core.optimize.candidates import parallel_makes
+
+    mib = 1 << 20
+    assert parallel_makes(10 * mib, 16_000 * mib, 4, 6) == 4          # the cores bound it
+    assert parallel_makes(500 * mib, 5_000 * mib, 8, 6) == 2          # the memory bounds it: 2.4 GB each
+    assert parallel_makes(10 * mib, 16_000 * mib, 8, 3) == 3          # no more than there are to make
+    assert parallel_makes(4_000 * mib, 1_000 * mib, 8, 6) == 1        # too big for two: one at a time
+
+
+def test_the_eta_never_passes_the_budget_and_the_bar_never_goes_back():
+    from app.core.jobs.protocol import JobContext
+    from app.core.optimize.budget import Budget
+
+    shown = []
+    budget = Budget(100.0, JobContext(lambda kind, payload: shown.append(payload)))
+    assert 99.0 < budget.eta() <= 100.0
+    budget.expect(10.0)
+    assert budget.eta() <= 10.0
+    budget.progress()
+    budget.expect(500.0)                      # more work planned than the budget holds
+    assert budget.eta() <= 100.0
+    budget.progress()
+    assert shown[1]["fraction"] >= shown[0]["fraction"] and "s left" in shown[1]["message"]

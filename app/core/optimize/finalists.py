@@ -1,0 +1,123 @@
+"""The candidates timed against the source: all at once in one brief alternation (the
+screening: one process per candidate and one for the source, not two per candidate), then
+precise intervals for the finalists only. Screening times every candidate briefly, so
+its intervals are wide and its best leans high (it was picked for coming out fastest);
+the best few are then measured again together, in alternation against the source (each
+in a fresh process of its own, app.core.tune.narrow), for the share of the budget kept for
+them, with rounds going on while an interval is wide. Their rows take those figures (the
+screening's stay beside them), so the answer rests on the precise measurement, not on the
+one it was picked on. Cancelled, the whole rounds measured so far still count."""
+
+from __future__ import annotations
+
+import tempfile
+from app.core.bench.alternate import MIN_ROUNDS, Alternation, summarize
+from app.core.bench.bench import RunSettings
+from app.core.jobs.errors import JobCancelled
+from app.core.optimize.rows import speed_reason
+from app.core.session.config import SessionConfig
+
+#: how many of the screened candidates are measured precisely
+COUNT = 3
+#: what starting one member costs (a process, a session, warm-up), first guess in seconds
+START_GUESS_S = 2.0
+
+
+def screen_together(reports: dict[str, dict], config: SessionConfig, seconds: float, ctx) -> dict[str, dict]:
+    """kind -> the speed block (app.core.convert.speed's fields) of each report in `reports`
+    (checked candidates, kind -> conversion report), all timed in one alternation with the
+    source (each for about `seconds`)."""
+    from app.core.bench.alternate import alternate
+    from app.core.bench.jobs import MEMBER, MemberParams
+    from app.core.convert.speed import EXTEND, SPEED_ROUNDS, slower_hint
+
+    kinds = list(reports)
+    source = next(iter(reports.values()))["input"]
+    settings = RunSettings(duration_s=max(seconds, 0.001))
+    with tempfile.TemporaryDirectory(prefix="ortune-screen-") as folder:
+        members = [MemberParams(path=path, session=config.checked(), run=settings, variant=kind, record=False,
+                                reference_dir=folder, is_reference=index == 0)
+                   for index, (kind, path) in enumerate([("source", source)]
+                                                        + [(k, reports[k]["output"]) for k in kinds])]
+        alternation = alternate(MEMBER, members, settings, ctx, min_rounds=SPEED_ROUNDS, extend_s=EXTEND * seconds)
+    source_report = alternation.reports[0]
+    speeds = {}
+    for kind, row, report in zip(kinds, summarize(alternation)[1:], alternation.reports[1:]):
+        speed = {"ratio": row["speedup"], "ratio_ci": row["speedup_ci"], "verdict": row["verdict"],
+                 "conclusive": row["conclusive"], "source_p50_ms": source_report["latency_ms"]["p50"],
+                 "variant_p50_ms": report["latency_ms"]["p50"], "rounds": row["rounds"],
+                 "providers": report["providers"], "inputs": source_report["inputs"],
+                 "feeds": "made for the source", "measured_with": f"{len(kinds)} candidate(s) at once"}
+        hint = slower_hint(kind, report["providers"], reports[kind]["options"]) if row["verdict"] == "slower" else ""
+        speeds[kind] = speed | ({"why": hint} if hint else {})
+    return speeds
+
+
+def pick(rows: list[dict], count: int = COUNT) -> list[dict]:
+    """The screening's best `count` that passed their check and were not slower than the source."""
+    usable = [r for r in rows if r["kind"] != "source" and r["status"] == "passed" and r["speedup"] is not None
+              and r["verdict"] != "slower"]
+    return sorted(usable, key=lambda r: -r["speedup"])[:count]
+
+
+def least_seconds(members: int) -> float:
+    """The fewest seconds `members` members (the source among them) can be measured in."""
+    return members * (START_GUESS_S + 0.5)
+
+
+def plan_time(seconds: float, members: int) -> tuple[float, float]:
+    """(each member's time, the seconds more the rounds may go on) within `seconds` for
+    `members` members (the source among them); (0, 0) when they do not fit."""
+    room = seconds - members * START_GUESS_S
+    if seconds <= least_seconds(members):
+        return 0.0, 0.0
+    each = 0.6 * room / members
+    return each, 0.4 * room
+
+
+def _update(rows: list[dict], alternation: Alternation, partial: bool) -> None:
+    if partial and alternation.rounds < MIN_ROUNDS:      # too few rounds to say more than the screening did
+        for row in rows:
+            row["reason"] += f" (its measurement as a finalist was stopped after {alternation.rounds} rounds)"
+        return
+    from app.core.tune.narrow import thinned
+
+    summary = summarize(thinned(alternation))       # the p50s below come from every run
+    reports = alternation.reports or [alternation.figures(i) for i in range(len(alternation.blocks))]
+    source_ms = reports[0]["latency_ms"]["p50"]
+    for row, line, report in zip(rows, summary[1:], reports[1:]):
+        row["screening"] = {k: row[k] for k in ("speedup", "speedup_ci", "verdict")}
+        speed = {"ratio": line["speedup"], "ratio_ci": line["speedup_ci"], "verdict": line["verdict"]}
+        row.update(speedup=line["speedup"], speedup_ci=list(line["speedup_ci"]), verdict=line["verdict"],
+                   latency_ms=report["latency_ms"]["p50"], source_latency_ms=source_ms,
+                   reason=speed_reason(speed) + f" — measured precisely as a finalist, {line['rounds']} rounds"
+                   + (" (stopped early)" if partial else ""), finalist=True)
+
+
+def measure_finalists(rows: list[dict], made: dict[str, str], config: SessionConfig, seconds: float, ctx) -> dict:
+    """Measure `rows` (the finalists) against the source in `made` within about `seconds`;
+    their rows are updated in place. Returns what was done, for the result."""
+    from app.core.bench.jobs import MEMBER, MemberParams
+    from app.core.tune.narrow import alternate_until_narrow
+
+    if not rows:
+        return {"skipped": True, "why": "no candidate passed its check without being slower"}
+    each, extend = plan_time(seconds, len(rows) + 1)
+    if each <= 0:
+        return {"skipped": True, "why": f"{max(0.0, seconds):.0f} s of the budget were left: too few to measure "
+                                        "the finalists precisely; their screening figures stand"}
+    settings = RunSettings(duration_s=each)
+    kept: list[Alternation] = []
+    with tempfile.TemporaryDirectory(prefix="ortune-finalists-") as folder:
+        members = [MemberParams(path=made[kind], session=config.checked(), run=settings, variant=kind, record=False,
+                                reference_dir=folder, is_reference=index == 0)
+                   for index, kind in enumerate(["source"] + [r["kind"] for r in rows])]
+        try:
+            alternation = alternate_until_narrow(MEMBER, members, settings, ctx, extend, on_partial=kept.append)
+        except JobCancelled:
+            if kept:
+                _update(rows, kept[0], partial=True)
+            raise
+    _update(rows, alternation, partial=False)
+    return {"skipped": False, "kinds": [r["kind"] for r in rows], "each_s": each, "extend_s": extend,
+            "rounds": alternation.rounds, "alternation": alternation.describe()}

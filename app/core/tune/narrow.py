@@ -1,0 +1,86 @@
+"""Measuring in alternation until the answer is precise: rounds go on past the time asked
+while any member's 95 % interval reaches further than ±`width` from its speedup, up to
+`extend_s` seconds more. A claim is a single figure, so it is only as good as that
+figure's interval: "×1.30 [1.05–1.60]" is no promise of ×1.30, "×1.30 [1.27–1.33]" is.
+
+Built on the comparison's own pieces (app.core.bench.alternate: its members, rounds and
+summary), with only the stopping rule changed."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from typing import Callable
+
+from app.core.bench.alternate import (MIN_ROUNDS, Alternation, BlockPlan, Ensemble, OnEvent, plan_blocks, run_rounds,
+                                      summarize)
+from app.core.bench.bench import RunSettings
+from app.core.jobs.entry import Job
+from app.core.jobs.errors import JobCancelled
+from app.core.jobs.params import Params
+from app.core.jobs.protocol import JobContext
+
+#: a claim's interval reaches at most this far either side of it, when time allows
+CLAIM_WIDTH = 0.03
+#: the runs per block the narrowness check looks at
+THIN = 50
+
+
+def narrow(row: dict, width: float = CLAIM_WIDTH) -> bool:
+    """Whether a summarized row's interval lies within ±`width` of its speedup."""
+    low, high = row["speedup_ci"]
+    speedup = row["speedup"]
+    return low >= speedup / (1.0 + width) and high <= speedup * (1.0 + width)
+
+
+def thinned(result: Alternation, runs: int = THIN) -> Alternation:
+    """The blocks of `result` thinned to about `runs` runs each (every k-th, in order): the
+    bootstrap's cost grows with every run kept, the medians' interval barely moves."""
+    return Alternation(result.plan, result.reports, [[b[::max(1, len(b) // runs)] for b in blocks]
+                                                     for blocks in result.blocks], result.walls)
+
+
+@dataclass
+class NarrowPlan(BlockPlan):
+    width: float = CLAIM_WIDTH
+    result: Alternation | None = field(default=None, repr=False, compare=False)
+    checked: int = 0              # the rounds at the last look at the intervals
+
+    def done(self, rounds: int, elapsed_s: float, answered: Callable[[], bool] | None = None) -> bool:
+        if rounds < self.min_rounds or elapsed_s < self.budget_s:
+            return False
+        if elapsed_s >= self.budget_s + self.extend_s or self.result is None:
+            return True
+        # the bootstrap grows with the rounds: look again only once a quarter more have run,
+        # on blocks thinned to THIN runs each (the interval of medians barely moves)
+        if rounds < self.checked * 1.25:
+            return False
+        self.checked = rounds
+        return all(narrow(row, self.width) for row in summarize(thinned(self.result))[1:])
+
+    def to_dict(self) -> dict:
+        return super().to_dict() | {"width": self.width,
+                                    "stopping_rule": f"rounds go on while an interval reaches past ±{self.width:.0%} "
+                                                     "of its speedup, for at most extend_s more seconds"}
+
+
+def alternate_until_narrow(job: Job, members: list[Params], settings: RunSettings, ctx: JobContext,
+                           extend_s: float, width: float = CLAIM_WIDTH, on_event: OnEvent | None = None,
+                           on_partial: Callable[[Alternation], None] | None = None,
+                           min_rounds: int = MIN_ROUNDS) -> Alternation:
+    """As app.core.bench.alternate.alternate (member 0 the reference; a cancel hands the
+    whole rounds so far to `on_partial`), with rounds that go on, for up to `extend_s`
+    seconds past `settings.duration_s` per member, until every interval is narrow."""
+    with Ensemble(job, ctx, on_event) as ensemble:
+        run_ms = [ensemble.start(index, params) for index, params in enumerate(members)]
+        base = plan_blocks(settings, max(run_ms), len(members), min_rounds)
+        result = Alternation(base, [], [[] for _ in members], [[] for _ in members])
+        result.plan = NarrowPlan(base.block_runs, budget_s=base.budget_s, min_rounds=base.min_rounds,
+                                 extend_s=max(0.0, extend_s), width=width, result=result)
+        try:
+            run_rounds(ensemble, list(range(len(members))), result.plan, result)
+        except JobCancelled:
+            if on_partial is not None and result.whole_rounds().rounds:
+                on_partial(result.whole_rounds())
+            raise
+        result.reports = [ensemble.stop(index) for index in range(len(members))]
+        return result

@@ -1,0 +1,59 @@
+import shutil
+
+import pytest
+
+from app.core.jobs.errors import JobCancelled
+from app.core.jobs.protocol import JobContext
+from app.core.optimize.finalists import measure_finalists, pick, plan_time
+from app.core.session.config import SessionConfig
+from tests import models
+
+
+def _row(kind, speedup, verdict="faster", status="passed"):
+    return {"kind": kind, "status": status, "speedup": speedup, "speedup_ci": [speedup * 0.8, speedup * 1.2],
+            "verdict": verdict}
+
+
+def test_the_finalists_are_the_fastest_that_passed_and_were_not_slower():
+    rows = [_row("source", 1.0, "reference"), _row("a", 1.5), _row("b", 0.7, "slower"), _row("c", 2.0, status="failed-check"),
+            _row("d", 1.01, "no-difference"), _row("e", 1.2)]
+    assert [r["kind"] for r in pick(rows, 2)] == ["a", "e"]
+    assert [r["kind"] for r in pick(rows, 5)] == ["a", "e", "d"]
+
+
+def test_the_finalists_time_fits_their_share_or_they_are_not_measured():
+    each, extend = plan_time(30.0, 3)
+    assert each > 0 and 3 * (each + 2.0) + extend <= 30.0 + 1e-9
+    assert plan_time(5.0, 4) == (0.0, 0.0)
+
+
+def test_a_cancel_keeps_the_rounds_the_finalists_were_measured(tmp_path):
+    source = models.save(models.mlp(width=16, depth=1), tmp_path / "mlp.onnx")
+    copy = tmp_path / "copy.onnx"
+    shutil.copyfile(source, copy)
+    row = _row("optimize", 1.3)
+    ctx = JobContext()
+
+    def emit(kind, payload):
+        if kind == "progress" and payload["message"].startswith("round 12"):   # past MIN_ROUNDS
+            ctx.cancel()
+
+    ctx._emit = emit
+    with pytest.raises(JobCancelled):
+        measure_finalists([row], {"source": str(source), "optimize": str(copy)},
+                          SessionConfig(intra_op_num_threads=1), 600.0, ctx)
+    assert row["screening"]["speedup"] == 1.3 and row["finalist"] is True
+    assert "stopped early" in row["reason"] and row["speedup"] != 1.3
+    assert row["speedup_ci"][0] <= row["speedup"] <= row["speedup_ci"][1]
+
+
+def test_a_finalist_run_stopped_before_it_had_enough_rounds_leaves_the_screening_figures():
+    import numpy as np
+
+    from app.core.bench.alternate import Alternation
+    from app.core.optimize.finalists import _update
+
+    row = _row("optimize", 1.3) | {"reason": "faster than the source"}
+    blocks = [[np.full(5, 10.0)] * 3, [np.full(5, 20.0)] * 3]
+    _update([row], Alternation(None, [], blocks, [[0.1] * 3] * 2), partial=True)
+    assert row["speedup"] == 1.3 and "stopped after 3 rounds" in row["reason"] and "screening" not in row

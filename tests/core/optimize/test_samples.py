@@ -1,0 +1,73 @@
+import numpy as np
+
+from app.core.optimize.samples import label_inputs, modalities, photos, speech, write_samples
+from app.core.session.data_folder import image_batch, read_folder, sample_arrays
+
+
+def _row(name, dtype, shape, values="random normal, seed 0"):
+    return {"name": name, "dtype": dtype, "shape": shape, "values": values, "source": "default", "reason": "r"}
+
+
+PHOTO = [_row("images", "float32", [1, 3, 64, 64])]
+TEXT_LINE = [_row("x", "float32", [1, 3, 48, 320])]
+TOKENS = [_row("input_ids", "int64", [1, 16], "random ids below 30,522"), _row("attention_mask", "int64", [1, 16],
+                                                                              "ones (a mask)")]
+AUDIO = [_row("input", "float32", [1, 512]), _row("sr", "int64", [], "16000 Hz")]
+
+
+def test_each_modality_is_recognised_from_the_inputs():
+    assert modalities(PHOTO) == {"images": "photo"}
+    assert modalities(TEXT_LINE) == {"x": "text-line"}
+    assert modalities(TOKENS) == {"input_ids": "tokens"}
+    assert modalities(AUDIO) == {"input": "speech"}
+    assert modalities([_row("bytes", "int32", [1, 64], "random ids below 1,000")]) == {"bytes": "bytes"}
+    assert modalities([_row("features", "float32", [1, 10])]) == {}
+
+
+def test_a_text_reader_whose_size_was_guessed_gets_text_lines_at_a_text_lines_size(tmp_path):
+    guessed = ("x[2]", "x[3]")
+    assert modalities(PHOTO, guessed, "resnet50") == {"images": "photo"}
+    assert modalities(PHOTO, guessed, "ppocr_mobile_cls_infer") == {"images": "text-line"}
+    assert modalities(PHOTO, guessed, "ch_PP-OCRv4_det_infer") == {"images": "photo"}   # a detector takes pages
+    assert modalities(PHOTO, ("batch",), "ppocr_rec") == {"images": "photo"}           # its size was given
+    made = write_samples(PHOTO, tmp_path / "s", guessed=guessed, model_name="ppocr_mobile_cls_infer")
+    assert made["shapes"] == {"images": [1, 3, 48, 192]}
+
+
+def test_photo_samples_are_real_photos_a_data_folder_reads(tmp_path):
+    assert len(photos()) >= 4
+    made = write_samples(PHOTO, tmp_path / "s", count=6)
+    folder = read_folder(made["folder"])
+    assert folder.images and len(folder.samples) == 6
+    batch, _ = image_batch(folder, 0, [1, 3, 64, 64], "unit", "NCHW")
+    assert batch.shape == (1, 3, 64, 64) and 0.05 < batch.std() < 0.5     # a picture, not a flat page
+
+
+def test_text_lines_are_drawn_dark_on_light(tmp_path):
+    folder = read_folder(write_samples(TEXT_LINE, tmp_path / "s")["folder"])
+    line, _ = image_batch(folder, 0, [1, 3, 48, 320], "unit", "NCHW")
+    assert np.median(line) > 0.7 and line.min() < 0.35           # mostly paper, some ink
+
+
+def test_token_ids_keep_below_the_vocabulary_and_their_mask_comes_along(tmp_path):
+    folder = read_folder(write_samples(TOKENS, tmp_path / "s")["folder"])
+    arrays = sample_arrays(folder, 0, ["input_ids", "attention_mask"])
+    ids = arrays["input_ids"]
+    assert ids.shape == (1, 16) and ids.dtype == np.int64 and ids.max() < 30522
+    assert ids[0, 0] == 101 and ids[0, -1] == 102                # [CLS] … [SEP] in a BERT-sized vocabulary
+    assert (arrays["attention_mask"] == 1).all()
+
+
+def test_speech_is_loud_in_syllables_and_quiet_between():
+    wave = speech(np.random.default_rng(0), 16000)
+    assert wave.dtype == np.float32 and 0.4 < np.abs(wave).max() <= 0.55
+    frames = np.abs(wave[: 16000 // 400 * 400].reshape(-1, 400)).mean(axis=1)    # 25 ms frames
+    assert frames.max() > 10 * frames.min()
+
+
+def test_the_inputs_fed_by_samples_say_so():
+    samples = {"kinds": {"input": "speech"}, "described": {"input": "sample: speech-like sound"}}
+    rows = label_inputs(AUDIO, samples)
+    assert rows[0]["source"] == "sample" and rows[0]["values"] == "sample" and "speech" in rows[0]["reason"]
+    assert rows[1] == AUDIO[1]
+    assert label_inputs(AUDIO, None) == AUDIO

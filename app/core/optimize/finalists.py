@@ -54,9 +54,10 @@ def screen_together(reports: dict[str, dict], config: SessionConfig, seconds: fl
 
 
 def pick(rows: list[dict], count: int = COUNT) -> list[dict]:
-    """The screening's best `count` that passed their check and were not slower than the source."""
+    """The screening's best `count` that passed their check and were not slower than the source;
+    a candidate reused with its figures from an earlier search's finalists is not measured again."""
     usable = [r for r in rows if r["kind"] != "source" and r["status"] == "passed" and r["speedup"] is not None
-              and r["verdict"] != "slower"]
+              and r["verdict"] != "slower" and not (r.get("reused") and r.get("finalist"))]
     return sorted(usable, key=lambda r: -r["speedup"])[:count]
 
 

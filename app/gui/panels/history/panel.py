@@ -186,7 +186,8 @@ class HistoryPanel(Panel):
         self.summary.setHtml(summary_html(entry))
         self.raw_text.setPlainText(json.dumps(tidy_floats({k: v for k, v in report.items() if k != "warmup_ms"}),
                                               indent=2))
-        if entry["kind"] in OPENED_IN_THEIR_TAB:
+        if entry["kind"] in OPENED_IN_THEIR_TAB:     # here its summary, there the whole result
+            self.details.setCurrentWidget(self.summary)
             self.context.show_result(entry["kind"], report)
             return
         self.chart.set_samples(entry["warmup_ms"], entry["samples_ms"], report.get("concurrency", 1),

@@ -97,7 +97,7 @@ def measure_speed(source: str, variant: str, config: SessionConfig, seconds: flo
     row = summarize(alternation)[1]
     source_report, variant_report = alternation.reports
     return {"ratio": row["speedup"], "ratio_ci": row["speedup_ci"], "verdict": row["verdict"],
-            "conclusive": row["conclusive"],
+            "conclusive": row["conclusive"], "measure": row["measure"],     # cpu: each run's own CPU time
             "source_p50_ms": source_report["latency_ms"]["p50"],
             "variant_p50_ms": variant_report["latency_ms"]["p50"], "rounds": row["rounds"],
             "providers": variant_report["providers"], "inputs": source_report["inputs"],

@@ -338,12 +338,22 @@ def alternate(job: Job, members: list[Params], settings: RunSettings, ctx: JobCo
     Cancelling `ctx` cancels every member and raises JobCancelled, after handing the whole
     rounds measured so far, if any, to `on_partial`; a member's failure ends the others
     and is raised."""
+    return run_alternation(job, members, ctx, on_event, on_partial,
+                           lambda run_ms, _result: plan_blocks(settings, run_ms, len(members), min_rounds, extend_s))
+
+
+def run_alternation(job: Job, members: list[Params], ctx: JobContext, on_event: OnEvent | None,
+                    on_partial: Callable[[Alternation], None] | None,
+                    make_plan: Callable[[float, Alternation], BlockPlan]) -> Alternation:
+    """Start every member, plan the blocks with `make_plan(slowest run's ms, the result being
+    gathered)` and run rounds to the plan's end; a cancel hands the whole rounds so far to
+    `on_partial` and is raised."""
     with Ensemble(job, ctx, on_event) as ensemble:
         run_ms = [ensemble.start(index, params) for index, params in enumerate(members)]
-        plan = plan_blocks(settings, max(run_ms), len(members), min_rounds, extend_s)
-        result = Alternation(plan, [], [[] for _ in members], [[] for _ in members], [[] for _ in members])
+        result = Alternation(None, [], [[] for _ in members], [[] for _ in members], [[] for _ in members])
+        result.plan = make_plan(max(run_ms), result)
         try:
-            run_rounds(ensemble, list(range(len(members))), plan, result)
+            run_rounds(ensemble, list(range(len(members))), result.plan, result)
         except JobCancelled:
             if on_partial is not None and result.whole_rounds().rounds:
                 on_partial(result.whole_rounds())

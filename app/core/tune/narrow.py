@@ -11,11 +11,10 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 from typing import Callable
 
-from app.core.bench.alternate import (MIN_ROUNDS, Alternation, BlockPlan, Ensemble, OnEvent, plan_blocks, run_rounds,
+from app.core.bench.alternate import (MIN_ROUNDS, Alternation, BlockPlan, OnEvent, plan_blocks, run_alternation,
                                       summarize)
 from app.core.bench.bench import RunSettings
 from app.core.jobs.entry import Job
-from app.core.jobs.errors import JobCancelled
 from app.core.jobs.params import Params
 from app.core.jobs.protocol import JobContext
 
@@ -70,17 +69,9 @@ def alternate_until_narrow(job: Job, members: list[Params], settings: RunSetting
     """As app.core.bench.alternate.alternate (member 0 the reference; a cancel hands the
     whole rounds so far to `on_partial`), with rounds that go on, for up to `extend_s`
     seconds past `settings.duration_s` per member, until every interval is narrow."""
-    with Ensemble(job, ctx, on_event) as ensemble:
-        run_ms = [ensemble.start(index, params) for index, params in enumerate(members)]
-        base = plan_blocks(settings, max(run_ms), len(members), min_rounds)
-        result = Alternation(base, [], [[] for _ in members], [[] for _ in members])
-        result.plan = NarrowPlan(base.block_runs, budget_s=base.budget_s, min_rounds=base.min_rounds,
-                                 extend_s=max(0.0, extend_s), width=width, result=result)
-        try:
-            run_rounds(ensemble, list(range(len(members))), result.plan, result)
-        except JobCancelled:
-            if on_partial is not None and result.whole_rounds().rounds:
-                on_partial(result.whole_rounds())
-            raise
-        result.reports = [ensemble.stop(index) for index in range(len(members))]
-        return result
+    def narrowing(run_ms: float, result: Alternation) -> NarrowPlan:
+        base = plan_blocks(settings, run_ms, len(members), min_rounds)
+        return NarrowPlan(base.block_runs, budget_s=base.budget_s, min_rounds=base.min_rounds,
+                          extend_s=max(0.0, extend_s), width=width, result=result)
+
+    return run_alternation(job, members, ctx, on_event, on_partial, narrowing)

@@ -25,9 +25,20 @@ def fetch(handle, remote: str, local: Path, force: bool) -> dict[str, str]:
     if answer.get("folder"):
         return _fetch_folder(handle, remote, listing, local, force)
     with Staging(local) as staging:
-        current = None
         for item in listing:
             check_replaceable(local.parent / _local_name(item["name"], Path(remote).name, local.name), force)
+        _receive(handle, lambda sent: staging.folder / _local_name(Path(sent).name, Path(remote).name, local.name))
+        staging.commit(force)
+    there = remote.rsplit("/", 1)[0]
+    return {f"{there}/{item['name']}": str(local.parent / _local_name(item["name"], Path(remote).name, local.name))
+            for item in listing}
+
+
+def _receive(handle, path_for) -> None:
+    """Write the files the worker streams (a "file" message naming each, its "chunk"s, then
+    "end") to `path_for(the name it sent)`; an "error" message is the one line raised."""
+    current = None
+    try:
         while True:
             message = handle._read()
             if "error" in message:
@@ -35,18 +46,14 @@ def fetch(handle, remote: str, local: Path, force: bool) -> dict[str, str]:
             if "file" in message:
                 if current is not None:
                     current.close()
-                name = _local_name(Path(str(message["file"])).name, Path(remote).name, local.name)
-                current = open(staging.folder / name, "wb")
+                current = open(path_for(str(message["file"])), "wb")
             elif "chunk" in message and current is not None:
                 current.write(base64.b64decode(message["chunk"]))
             elif "end" in message:
                 break
+    finally:
         if current is not None:
             current.close()
-        staging.commit(force)
-    there = remote.rsplit("/", 1)[0]
-    return {f"{there}/{item['name']}": str(local.parent / _local_name(item["name"], Path(remote).name, local.name))
-            for item in listing}
 
 
 def _local_name(name: str, remote_main: str, local_main: str) -> str:
@@ -69,34 +76,20 @@ def _fetch_folder(handle, remote: str, listing: list[dict], local: Path, force: 
     for name in names:
         check_replaceable(_inside(local, name), force)
     staging = Path(tempfile.mkdtemp(prefix=f".{local.name}.{os.getpid()}.", suffix=".partial", dir=local.parent))
-    current = None
+    def place(name: str) -> Path:
+        if name not in names:
+            raise UserError("target-copy", f"the target sent a file it had not listed: {name!r}")
+        path = _inside(staging, name)
+        path.parent.mkdir(parents=True, exist_ok=True)
+        return path
+
     try:
-        while True:
-            message = handle._read()
-            if "error" in message:
-                raise UserError("target-copy", f"the output could not be copied back: {message['error']['message']}")
-            if "file" in message:
-                if current is not None:
-                    current.close()
-                name = str(message["file"])
-                if name not in names:
-                    raise UserError("target-copy", f"the target sent a file it had not listed: {name!r}")
-                path = _inside(staging, name)
-                path.parent.mkdir(parents=True, exist_ok=True)
-                current = open(path, "wb")
-            elif "chunk" in message and current is not None:
-                current.write(base64.b64decode(message["chunk"]))
-            elif "end" in message:
-                break
-        if current is not None:
-            current.close()
+        _receive(handle, place)
         for name in names:
             final = _inside(local, name)
             final.parent.mkdir(parents=True, exist_ok=True)
             check_replaceable(final, force)
             os.replace(staging / name, final)
     finally:
-        if current is not None:
-            current.close()
         shutil.rmtree(staging, ignore_errors=True)
     return {remote: str(local)} | {f"{remote}/{name}": str(local / name) for name in names}

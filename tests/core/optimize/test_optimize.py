@@ -29,7 +29,7 @@ def shipped(tmp_path_factory):
     model = models.save(models.mlp(width=32, depth=2), folder / f"{NAMED.replace('/', '_')}.onnx")
     events = []
     result = _run(model, folder / "ship", lambda kind, payload: events.append((kind, payload)),
-                  kinds=["optimize", "fp16", "transformers"], budget_seconds=60)
+                  kinds=["optimize", "fp16", "transformers"], budget_seconds=30)
     return result, folder / "ship", events
 
 

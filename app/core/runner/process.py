@@ -4,9 +4,14 @@ Why a child: a native crash or an out-of-memory in ORT or a converter kills the
 child, not the window; each model's GPU memory is freed when its process ends; the
 measuring process does not share a GIL with the GUI; and cancel always works.
 
-How: the window spawns a fresh interpreter for each job. The command line, which has
-no other thread and has loaded none of the heavy libraries when its job starts, forks
-instead on Linux (see fork_is_safe): that saves starting and importing a second time.
+How: on Linux a job's child is forked from a fork server, a clean process started once
+(by the window or the command line) that has imported numpy, onnx and ONNX Runtime and
+never runs a session, so a child starts in milliseconds instead of the second or more that
+starting an interpreter and importing them again costs; the child takes the environment and
+working folder of the process that starts it, not the server's. The command line, which has
+no other thread and has loaded none of the heavy libraries when its job starts, forks itself
+instead (see fork_is_safe). Elsewhere (Windows, macOS, a frozen build) each child is a fresh
+interpreter.
 Either way the child ends with os._exit once its outcome is sent, skipping the teardown
 that would free a large model object by object.
 
@@ -26,7 +31,6 @@ so that message can name them.
 from __future__ import annotations
 
 import contextlib
-import multiprocessing as mp
 import os
 import queue
 import signal
@@ -42,16 +46,13 @@ from app.core.jobs.memory import budget_bytes, over_budget_message, rss_bytes
 from app.core.jobs.protocol import JobContext, Waitable
 from app.core.jobs.stdio import relay_ort_warnings
 from app.core.runner.failure import describe_exit, error_info
+from app.core.runner.child_start import context, fork_is_safe, leave_fork_server, start_method  # noqa: F401
 from app.core.runner.lifeline import die_with_parent
 from app.core.store import leftovers
 
 #: seconds a child gets to stop by itself after a cancel before it is ended
 CANCEL_GRACE_S = 3.0
 _START_LOCK = threading.Lock()
-#: libraries that start native threads of their own (invisible to threading): a process
-#: that has loaded one must not fork
-_THREADED_LIBRARIES = ("onnxruntime", "numpy", "PySide6", "torch")
-
 Event = tuple  # (kind, payload)
 
 
@@ -63,8 +64,17 @@ def _run_in_context(job: Job, params, ctx: JobContext) -> tuple:
 
 
 def _child_main(job: Job, params, events_conn, control_conn, parent_pid: int, parent_ends=(),
-                memory_budget=None) -> None:
-    die_with_parent(parent_pid)
+                memory_budget=None, starter=None) -> None:
+    """`starter`: (environment, working folder) of the process that started the job, for a
+    child forked from the fork server, which has the server's own."""
+    die_with_parent(parent_pid, through_server=starter is not None)
+    if starter is not None:
+        leave_fork_server()
+        environment, folder = starter
+        os.environ.clear()
+        os.environ.update(environment)
+        with contextlib.suppress(OSError):
+            os.chdir(folder)
     if hasattr(signal, "SIGTERM"):
         signal.signal(signal.SIGTERM, signal.SIG_DFL)   # a forked child keeps the command's handler
     for conn in parent_ends:  # a forked child holds copies of the parent's ends too
@@ -106,14 +116,6 @@ def _child_main(job: Job, params, events_conn, control_conn, parent_pid: int, pa
         except (AttributeError, OSError, ValueError):
             pass
     os._exit(0)
-
-
-def fork_is_safe() -> bool:
-    """Forking copies one thread only: safe on Linux in a process that runs no other
-    thread and has loaded no library that keeps threads of its own (the command line
-    before its job, not the window). Elsewhere a child is spawned."""
-    return (sys.platform.startswith("linux") and threading.active_count() == 1
-            and not any(name in sys.modules for name in _THREADED_LIBRARIES))
 
 
 @contextlib.contextmanager
@@ -208,15 +210,16 @@ class JobHandle(Waitable):
             self._finish(error=exc)
             return self
         if self.isolate:
-            forking = self.fork and fork_is_safe()
-            ctx = mp.get_context("fork" if forking else "spawn")
+            method = start_method(self.fork)
+            ctx = context(method)
             events_recv, events_send = ctx.Pipe(duplex=False)
             control_recv, control_send = ctx.Pipe(duplex=False)
-            parent_ends = (events_recv, control_send) if forking else ()
+            parent_ends = (events_recv, control_send) if method == "fork" else ()
+            starter = (dict(os.environ), os.getcwd()) if method == "forkserver" else None
             self._process = ctx.Process(
                 target=_child_main,
                 args=(self.job, self.params, events_send, control_recv, os.getpid(), parent_ends,
-                      self.memory_budget),
+                      self.memory_budget, starter),
                 name=f"ortune-job {self.job.name}", daemon=True)
             with _START_LOCK, _main_module_hidden():
                 self._process.start()

@@ -17,7 +17,8 @@ so none always goes first. `summarize` turns the blocks into speedups with inter
 verdicts (see app.core.bench.stats).
 
 All members stay alive, and hold their models in memory, until the comparison ends
-(`alternate`); `Ensemble` and `run_rounds` let a caller start and stop members between
+(`alternate`), or, run in several sets of fresh processes (app.core.bench.pairs), until
+their set's rounds end; `Ensemble` and `run_rounds` let a caller start and stop members between
 rounds instead (a sweep's groups, app.core.bench.sweep).
 """
 
@@ -349,8 +350,10 @@ def summarize(result: Alternation, reference: int = 0, band: float = PRACTICAL_B
     their reports print them: stats.median_ratio), its 95 % bootstrap interval over rounds,
     the verdict, whether that answers (stats.conclusive) and the rounds. Only the rounds
     where no member waited for a core count (Alternation.judged); when too few are left, the
-    row is flagged `too_busy`, not conclusive, and says why. The reference's own row is
-    speedup 1, interval [1, 1], verdict "reference"."""
+    row is flagged `too_busy`, not conclusive, and says why. When the rounds ran in more than
+    one set of processes, the interval is the pair-level one (pairs.pairs_ratio) and the row
+    has each set's speedup (`pair_speedups`). The reference's own row is speedup 1,
+    interval [1, 1], verdict "reference"."""
     kept, too_busy = result.judged()
     rows = []
     for index, blocks in enumerate(result.blocks):

@@ -12,7 +12,8 @@ burning a core in spells (`--spell` seconds on, as many off) all the while:
     burner running is reported beside it (`independent_busy`).
 
 Comparisons run through the compare job (app.core.bench.jobs.COMPARE) with `--duration`
-seconds per model, so each spans several spells. Prints one JSON object.
+seconds per model, shared by its first pairs of fresh processes (more while an interval cannot
+answer, up to compare's --max-seconds), so each spans several spells. Prints one JSON object.
 
     python benchmarks/compare_truth.py [--identical 20] [--double 10] [--duration 2]
         [--width 512] [--depth 3] [--batch 16] [--threads 1] [--spell 3]
@@ -22,9 +23,9 @@ from __future__ import annotations
 
 import argparse
 import json
+import os
 import signal
 import statistics
-import subprocess
 import sys
 import tempfile
 import time
@@ -33,15 +34,7 @@ from pathlib import Path
 ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT))
 
-BURNER = """
-import time
-while True:
-    end = time.monotonic() + {spell}
-    while time.monotonic() < end:
-        pass
-    time.sleep({spell})
-"""
-
+from benchmarks.burner import burning  # noqa: E402
 
 def independent_ratio(model: Path, double: Path, threads: int, batch: int, width: int, block: int, rounds: int) -> float:
     """The speedup of `double` over `model` (reference median / double median), measured
@@ -101,9 +94,11 @@ def main() -> None:
     copy = folder / "copy.onnx"
     copy.write_bytes(model.read_bytes())
     double = models.save(models.mlp(width=args.width, depth=2 * args.depth), folder / "double.onnx")
-    burner = subprocess.Popen([sys.executable, "-c", BURNER.format(spell=args.spell)])
-    try:
-        identical = [compare([model, copy], args)["models"][1] for _ in range(args.identical)]
+    with burning(args.spell) as burner:
+        loads = [os.getloadavg()[0]]
+        identical_results = [compare([model, copy], args) for _ in range(args.identical)]
+        identical = [result["models"][1] for result in identical_results]
+        loads.append(os.getloadavg()[0])
         doubled = []
         for _ in range(args.double):
             result = compare([model, double], args)
@@ -116,13 +111,10 @@ def main() -> None:
                 truth = independent_ratio(*loop)
             finally:
                 burner.send_signal(signal.SIGCONT)
-            doubled.append({"speedup": row["speedup"], "speedup_ci": row["speedup_ci"], "verdict": row["verdict"],
+            doubled.append({"pairs": plan.get("pairs_run"), "speedup": row["speedup"], "speedup_ci": row["speedup_ci"], "verdict": row["verdict"],
                             "rounds": row["rounds"], "rounds_judged": row.get("rounds_judged"),
                             "too_busy": bool(row.get("too_busy")), "block_runs": plan["block_runs"],
                             "independent": truth, "independent_busy": busy, "off_by": row["speedup"] / truth - 1})
-    finally:
-        burner.kill()
-        burner.wait()
 
     def rounded(values):
         return [round(v, 4) for v in values]
@@ -138,7 +130,8 @@ def main() -> None:
                       "target": ">= 19 of 20",
                       "speedups": rounded(r["speedup"] for r in identical),
                       "intervals": [rounded(r["speedup_ci"]) for r in identical],
-                      "rounds": [r["rounds"] for r in identical]},
+                      "rounds": [r["rounds"] for r in identical],
+                      "pairs": [result["alternation"].get("pairs_run") for result in identical_results]},
         "double": {"comparisons": len(doubled),
                    "slower": sum(r["verdict"] == "slower" for r in doubled),
                    "within_10_percent_of_quiet": sum(abs(r["off_by"]) <= 0.10 for r in doubled),
@@ -150,7 +143,9 @@ def main() -> None:
                    "off_by": rounded(r["off_by"] for r in doubled),
                    "intervals": [rounded(r["speedup_ci"]) for r in doubled],
                    "rounds": [r["rounds"] for r in doubled], "rounds_judged": [r["rounds_judged"] for r in doubled],
-                   "block_runs": [r["block_runs"] for r in doubled]},
+                   "block_runs": [r["block_runs"] for r in doubled], "pairs": [r["pairs"] for r in doubled]},
+        "load_1min": {"start": round(loads[0], 1), "after_identical": round(loads[1], 1),
+                      "end": round(os.getloadavg()[0], 1)},
         "seconds": round(time.monotonic() - started, 1),
     }, indent=2))
 

@@ -11,18 +11,19 @@ in spells (`--spell` seconds on, as many off) all the while:
     weight feeds.
 
 Gates run through the gate job (app.core.gate.jobs.GATE) with `--duration` seconds per model
-for the first stretch and at most `--max-seconds` of timed rounds. Prints one JSON object.
+shared by the first `--pairs` pairs of fresh processes, and more pairs while undecided, as long
+as one fits in `--max-seconds` (starts included). Each gate notes the 1-minute load average
+when it ended. Prints one JSON object.
 
-    python benchmarks/gate_truth.py [--identical 20] [--ten 10] [--two 10] [--duration 1]
-        [--max-seconds 20] [--width 256] [--depth 50] [--batch 16] [--threads 1] [--spell 3]
+    python benchmarks/gate_truth.py [--identical 20] [--ten 10] [--two 10] [--duration 2] [--pairs 4]
+        [--max-seconds 60] [--width 256] [--depth 50] [--batch 16] [--threads 1] [--spell 3]
 """
 
 from __future__ import annotations
 
 import argparse
 import json
-import signal
-import subprocess
+import os
 import sys
 import tempfile
 import time
@@ -32,7 +33,7 @@ from pathlib import Path
 ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT))
 
-from benchmarks.compare_truth import BURNER  # noqa: E402
+from benchmarks.burner import burning  # noqa: E402
 
 PERTURBED_LAYER = 1
 
@@ -44,7 +45,7 @@ def gate(new: Path, old: Path, args) -> dict:
     session = {"intra_op_num_threads": args.threads, "inputs": {"dims": {"batch": args.batch}}}
     return run_job(GATE, {"new": str(new), "old": str(old), "new_session": session, "old_session": session,
                           "run": {"warmup": 10, "duration_s": args.duration}, "max_slowdown": 0.05,
-                          "max_seconds": args.max_seconds, "record": False})
+                          "max_seconds": args.max_seconds, "pairs": args.pairs, "record": False})
 
 
 def speed(result: dict) -> dict:
@@ -53,7 +54,9 @@ def speed(result: dict) -> dict:
     return {"verdict": criterion["verdict"], "gate": result["verdict"], "slowdown": round(figures["slowdown"], 4),
             "interval": [round(v, 4) for v in figures["slowdown_ci"]], "rounds": figures["rounds"],
             "rounds_judged": figures.get("rounds_judged"), "too_busy": figures.get("too_busy"),
-            "seconds": round(figures["seconds"], 1)}
+            "seconds": round(figures["seconds"], 1), "pairs": figures.get("pairs"),
+            "pair_slowdowns": [round(1 / s - 1, 4) for s in figures.get("pair_speedups") or []],
+            "load_1min": round(os.getloadavg()[0], 1)}
 
 
 def with_side_work(model_path: Path, layers: int, width: int, target: Path) -> Path:
@@ -107,8 +110,10 @@ def main() -> None:
     parser.add_argument("--identical", type=int, default=20)
     parser.add_argument("--ten", type=int, default=10)
     parser.add_argument("--two", type=int, default=10)
-    parser.add_argument("--duration", type=float, default=1.0, help="seconds per model of the first stretch")
-    parser.add_argument("--max-seconds", type=float, default=20.0)
+    parser.add_argument("--duration", type=float, default=2.0,
+                        help="seconds per model of the first pairs together (the gate's default)")
+    parser.add_argument("--max-seconds", type=float, default=60.0, help="the gate's default")
+    parser.add_argument("--pairs", type=int, default=4, help="pairs of fresh processes first (the gate's default)")
     parser.add_argument("--width", type=int, default=256)
     parser.add_argument("--depth", type=int, default=50)
     parser.add_argument("--batch", type=int, default=16)
@@ -126,23 +131,19 @@ def main() -> None:
     ten = with_side_work(model, round(args.depth * 0.10), args.width, folder / "ten.onnx")
     two = with_side_work(model, round(args.depth * 0.02), args.width, folder / "two.onnx")
     wrong = perturbed(model, folder / "perturbed.onnx")
-    burner = subprocess.Popen([sys.executable, "-c", BURNER.format(spell=args.spell)])
-    signal.signal(signal.SIGTERM, lambda *_: sys.exit(1))      # so the burner is ended with us
-    try:
+    with burning(args.spell):
         identical = series("identical", args.identical, copy, model, args, "pass")
         slower_ten = series("10 % more work", args.ten, ten, model, args, "regression")
         slower_two = series("2 % more work", args.two, two, model, args, "pass")
         outputs = gate(wrong, model, args)
-    finally:
-        burner.kill()
-        burner.wait()
     check = next(c for c in outputs["criteria"] if c["name"] == "outputs")
     first = check["figures"].get("first_drift") or {}
     print(json.dumps({
         "model": {"width": args.width, "depth": args.depth, "batch": args.batch, "threads": args.threads,
                   "ten_extra_layers": round(args.depth * 0.10), "two_extra_layers": round(args.depth * 0.02)},
         "burner": {"spell_s": args.spell, "cores": 1},
-        "first_stretch_s_per_model": args.duration, "max_seconds": args.max_seconds, "max_slowdown": 0.05,
+        "first_stretch_s_per_model": args.duration, "max_seconds": args.max_seconds, "pairs": args.pairs,
+        "max_slowdown": 0.05,
         "identical": identical, "ten_percent_more_work": slower_ten, "two_percent_more_work": slower_two,
         "perturbed_weight": {"weight": f"w{PERTURBED_LAYER}", "expected_node": f"matmul{PERTURBED_LAYER}",
                              "outputs_verdict": check["verdict"], "gate": outputs["verdict"],

@@ -102,7 +102,8 @@ def paced_member(params, ctx):
     """A comparison member without a model: every run "takes" `value` ms. It notes when
     it started and stopped and when each block started and ended (a clock all processes
     share), and the runs asked of each block, and leaves its pid in the folder `path`,
-    when given."""
+    when given. A list of values is one per process started with it, in turn (the ones
+    started so far are counted in `path` under the name `module`), the last for any after."""
     from array import array
     from pathlib import Path
 
@@ -111,15 +112,20 @@ def paced_member(params, ctx):
     alive_from = time.monotonic_ns()
     if params.path:
         (Path(params.path) / f"{os.getpid()}.pid").write_text("")
-    ctx.data(READY, {"run_ms": params.value})
+    value = params.value
+    if isinstance(value, list):
+        started = len(list(Path(params.path).glob(f"{params.module}.*.started")))
+        (Path(params.path) / f"{params.module}.{os.getpid()}.started").write_text("")
+        value = value[min(started, len(value) - 1)]
+    ctx.data(READY, {"run_ms": value})
     spans, runs = [], []
     while "block" in (command := ctx.receive(timeout=30)):
         start = time.monotonic_ns()
         time.sleep(0.002)
         spans.append((start, time.monotonic_ns()))
         runs.append(command["block"])
-        ctx.data(BLOCK, {"ns": array("q", [int(params.value * 1e6)] * command["block"]).tobytes(),
-                         "wall_s": params.value * command["block"] / 1000})
+        ctx.data(BLOCK, {"ns": array("q", [int(value * 1e6)] * command["block"]).tobytes(),
+                         "wall_s": value * command["block"] / 1000})
     return {"spans": spans, "runs": runs, "alive": (alive_from, time.monotonic_ns())}
 
 

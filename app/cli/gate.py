@@ -11,7 +11,8 @@ from pathlib import Path
 from app.cli.common import (add_json_flag, check_output_file, format_table, output, render_inputs, run_job_cli,
                             write_output_file)
 from app.cli.convert import add_tolerance_arguments, tolerance_from_args
-from app.cli.session_args import add_run_arguments, add_session_arguments, run_settings_from_args, session_config_from_args
+from app.cli.session_args import (add_run_arguments, add_session_arguments, run_settings_from_args, session_config_from_args,
+                              whole_number)
 from app.core.jobs.errors import UserError
 
 ORDER = 33
@@ -84,7 +85,7 @@ def params_from_args(args) -> dict:
         run["duration_s"] = FIRST_STRETCH_S
     return {"new": str(new.model), "old": str(old.model), "new_session": new_session, "old_session": old_session,
             "run": run, "max_slowdown": _percent(args.max_slowdown, "--max-slowdown"),
-            "max_seconds": _number(args.max_seconds, "--max-seconds"),
+            "max_seconds": _number(args.max_seconds, "--max-seconds"), "pairs": whole_number(args.pairs, "--pairs", 1),
             "max_accuracy_drop": _percent(args.max_accuracy_drop, "--max-accuracy-drop"),
             "max_memory_growth": _percent(args.max_memory_growth, "--max-memory-growth"),
             "tolerance": tolerance_from_args(args), "output_tolerance": output_tolerances(args.tolerance),
@@ -100,7 +101,8 @@ def render(result: dict) -> str:
     lines = [f"gate: {new['label']} against {old['label']}: {result['verdict'].upper()} (exit code "
              f"{exit_code(result['verdict'])})", format_table(["criterion", "verdict", "figures"], rows), "",
              f"{result['slowdown_definition']}; a regression only when the whole 95 % interval lies beyond "
-             "--max-slowdown; an interval across it is measured longer, up to --max-seconds, then undecided"]
+             "--max-slowdown; each pair of fresh processes gives one ratio and the interval comes from their spread; an "
+             "interval across the limit gets more pairs while one fits in --max-seconds, then undecided"]
     for key in ("new", "old"):
         sha = result[key].get("sha256")
         lines.append(f"{key}: {result[key]['path']}" + (f" (sha256 {sha[:12]}…)" if sha else ""))
@@ -151,7 +153,8 @@ def register(subparsers) -> None:
         "gate", help="CI gate: fail when NEW is slower, less accurate or bigger in memory than OLD",
         description="Measure NEW and OLD in alternation, each in a process of its own, on this machine (or "
                     "--target) in one run, and judge: speed (a regression only when the whole 95 %% interval of "
-                    "the slowdown lies beyond --max-slowdown; too wide to decide: measured longer, up to "
+                    "the slowdown lies beyond --max-slowdown; measured in --pairs pairs of fresh processes, the "
+                    "interval from the spread between pairs; too wide to decide: more pairs while one fits in "
                     "--max-seconds, then undecided), outputs (per-output tolerances as a conversion's check; the "
                     "first drifting node named), accuracy on --data labels, peak memory. When other processes "
                     "take the cores in most rounds, the machine was too busy to tell: undecided. Exit codes: "
@@ -164,7 +167,11 @@ def register(subparsers) -> None:
     limits = parser.add_argument_group("limits")
     limits.add_argument("--max-slowdown", metavar="PERCENT", default="5", help="slowdown that fails (default 5)")
     limits.add_argument("--max-seconds", metavar="S", default="60",
-                        help="longest time the timed rounds may take, both models together (default 60)")
+                        help="longest time the measuring may take, both models and their starts together; more "
+                             "pairs start only while one more fits (default 60)")
+    limits.add_argument("--pairs", metavar="N", default="4",
+                        help="pairs of fresh processes (one per model, taking turns) to measure in first; the "
+                             "interval comes from the spread between the pairs (default 4)")
     limits.add_argument("--max-accuracy-drop", metavar="POINTS", default="1",
                         help="drop in label accuracy on --data, in percentage points, that fails (default 1)")
     limits.add_argument("--max-memory-growth", metavar="PERCENT", default="10",

@@ -28,7 +28,7 @@ def add_model(window, path, summary=None, select=True):
     return model
 
 
-def wait_for_job(qtbot, job, timeout=60000):
+def wait_for_job(qtbot, job, timeout=180000):   # a comparison runs several pairs of processes
     qtbot.waitUntil(lambda: job.state not in ("running", "cancelling"), timeout=timeout)
     qtbot.waitUntil(lambda: not job.thread.isRunning(), timeout=timeout)
 

@@ -6,7 +6,7 @@ CPU clock drops, a neighbour starts a build), and the difference lands in the ra
 Timed in short blocks taking turns, both meet the same spells, so the ratio of their
 medians over all blocks holds what differs between them, not what slowed both alike.
 
-The child side (`serve_blocks`, called by a member job after it has made its session and
+The child side (app.core.bench.serve.serve_blocks, called by a member job after it has made its session and
 feeds) warms up, says it is ready with a rough time per run, then waits for commands:
 {"block": n} times n runs (shared by K threads for a concurrency of K) and answers with
 their samples and the block's wall time, {"stop": true} ends it.
@@ -17,33 +17,32 @@ so none always goes first. `summarize` turns the blocks into speedups with inter
 verdicts (see app.core.bench.stats).
 
 All members stay alive, and hold their models in memory, until the comparison ends
-(`alternate`); `Ensemble` and `run_rounds` let a caller start and stop members between
+(`alternate`), or, run in several sets of fresh processes (app.core.bench.pairs), until
+their set's rounds end; `Ensemble` and `run_rounds` let a caller start and stop members between
 rounds instead (a sweep's groups, app.core.bench.sweep).
 """
 
 from __future__ import annotations
 
-import gc
 import math
 import time
-from array import array
 from dataclasses import dataclass, field
 from typing import Callable
 
 import numpy as np
 
-from app.core.bench.bench import Measurement, Prepared, RunSettings, make_run
-from app.core.bench.noise import TOO_BUSY, BlockLoad, clean_rounds, single_threaded, trimmed
+from app.core.bench.bench import RunSettings
+from app.core.bench.noise import TOO_BUSY, clean_rounds, trimmed
 from app.core.bench.noise import summary as load_summary
 from app.core.bench.stats import (BOOTSTRAP_RESAMPLES, PRACTICAL_BAND, conclusive, latency_stats, median_ratio,
                                   speed_verdict, throughput_per_s)
-from app.core.bench.timing import time_loop
+from app.core.bench.pairs import Pairs, pairs_ratio
+from app.core.bench.serve import BLOCK, READY
 from app.core.jobs.entry import Job
 from app.core.jobs.errors import JobCancelled, JobFailed
 from app.core.jobs.params import Params
 from app.core.jobs.protocol import JobContext
 
-READY, BLOCK = "ready", "block"      # the data a member sends: it is warm; a block's samples
 BLOCK_S = 0.1                        # a block lasts about this long for the slowest member
 MIN_BLOCK_RUNS = 5                   # a median of fewer runs is too easily one outlier
 MIN_ROUNDS = 10                      # fewer ratios give no useful interval
@@ -111,51 +110,6 @@ def round_order(members: int, round_index: int) -> list[int]:
     return list(range(shift, members)) + list(range(shift))
 
 
-# the child's side ----------------------------------------------------------------
-def serve_blocks(prepared: Prepared, config, settings: RunSettings, ctx: JobContext) -> Measurement:
-    """Warm up, say READY, then time the blocks the parent asks for until it says stop.
-
-    READY carries the rough time per run and the process's peak resident memory so far.
-    Returns every block's samples as one Measurement (wall time: the blocks' sum)."""
-    import onnxruntime as ort
-
-    from app.core.session.machine import peak_rss_bytes
-
-    run_options = ort.RunOptions()
-    remove_hook = ctx.on_cancel(lambda: setattr(run_options, "terminate", True))
-    runs = [make_run(prepared.session, prepared.feeds, run_options, config.io_binding, prepared.device_id(config))
-            for _ in range(settings.concurrency)]
-
-    def cancelled() -> bool:
-        return ctx.cancelled
-
-    samples, wall_s = array("q"), 0.0
-    gc_was_enabled = gc.isenabled()
-    # As timeit does: a collector pause is the harness's cost, not the model's. Off for the
-    # whole service, not collected per block: a full collection in a process holding ORT and
-    # numpy takes about 10 ms, a pause that would lengthen every round.
-    gc.collect()
-    gc.disable()
-    try:
-        warm = time_loop(runs[0], settings.warmup, cancelled=cancelled).samples_ns
-        run_ns = float(np.median(warm)) if len(warm) else float(prepared.first_ns)
-        ctx.data(READY, {"run_ms": run_ns / 1e6, "rss_bytes": peak_rss_bytes()})
-        cpu = single_threaded(prepared.session, config, settings)
-        while "block" in (command := ctx.receive()):
-            load = BlockLoad()
-            timing = time_loop(runs[0] if cpu else runs, command["block"], cancelled=cancelled, cpu=cpu)
-            figures = load.finish(command["block"], timing.wall_s)
-            samples.extend(timing.samples_ns)
-            wall_s += timing.wall_s
-            ctx.data(BLOCK, {"ns": timing.samples_ns.tobytes(), "wall_s": timing.wall_s, "load": figures,
-                             "cpu_ns": timing.cpu_ns.tobytes() if cpu else None})
-    finally:
-        if gc_was_enabled:
-            gc.enable()
-        remove_hook()
-    return Measurement(warm, samples, wall_s, settings.concurrency)
-
-
 # the parent's side ---------------------------------------------------------------
 @dataclass
 class Alternation:
@@ -166,6 +120,7 @@ class Alternation:
     blocks: list[list[np.ndarray]] = field(default_factory=list)
     walls: list[list[float]] = field(default_factory=list)
     loads: list[list[dict]] = field(default_factory=list)
+    pairs: list[int] = field(default_factory=list)     # per round, the set of processes it ran in (pairs.Pairs)
 
     def __post_init__(self):
         if len(self.loads) < len(self.blocks):
@@ -179,7 +134,8 @@ class Alternation:
         """Only the rounds every member finished (a cancel can stop one in the middle of a round)."""
         rounds = min((len(blocks) for blocks in self.blocks), default=0)
         return Alternation(self.plan, [], [blocks[:rounds] for blocks in self.blocks],
-                           [walls[:rounds] for walls in self.walls], [loads[:rounds] for loads in self.loads])
+                           [walls[:rounds] for walls in self.walls], [loads[:rounds] for loads in self.loads],
+                           self.pairs[:rounds])
 
     def judged(self, min_rounds: int = MIN_ROUNDS) -> tuple[np.ndarray, bool]:
         """(the rounds the speedups are judged on, whether the machine was too busy to tell): noise.clean_rounds;
@@ -213,12 +169,18 @@ class Alternation:
         return {"latency_ms": latency_stats(samples), "iterations": int(samples.size),
                 "throughput_per_s": throughput_per_s(samples, wall_s=sum(self.walls[position]))}
 
-    def describe(self, band: float = PRACTICAL_BAND) -> dict:
+    def pair_of_rounds(self, kept: np.ndarray) -> list[int] | None:
+        """The set of processes each of the rounds `kept` ran in, when they ran in more than one."""
+        labels = [self.pairs[i] for i in kept] if len(self.pairs) >= self.rounds else []
+        return labels if len(set(labels)) > 1 else None
+
+    def describe(self, band: float = PRACTICAL_BAND, pairs: Pairs | None = None) -> dict:
         """How it was measured and judged, for a result to say."""
         kept, too_busy = self.judged()
         loads = load_summary(self.loads, kept, too_busy) if self.loads and all(self.loads) else None
         return self.plan.to_dict() | {
-            "rounds_run": self.rounds, "load": loads, "confidence": 0.95, "bootstrap_resamples": BOOTSTRAP_RESAMPLES,
+            "rounds_run": self.rounds, "load": loads, "pairs_run": len(set(self.pairs)) or 1,
+            **({"pairs": pairs.to_dict()} if pairs is not None else {}), "confidence": 0.95, "bootstrap_resamples": BOOTSTRAP_RESAMPLES,
             "practical_band": band,
             "verdict_rule": f"faster or slower only when the whole 95 % interval lies beyond ±{band:.0%} around 1; "
                             "otherwise no-difference"}
@@ -300,18 +262,20 @@ class Ensemble:
 
 
 def run_rounds(ensemble: Ensemble, members: list[int], plan: BlockPlan, result: Alternation,
-               block_runs: Callable[[int], int] | None = None) -> None:
-    """Rounds as `plan` asks, in each one block of every member of `members` (ensemble
-    indices), one at a time, in round_order; the blocks go to `result` under the position
-    of each member in `members`. `block_runs(index)` is a member's block size (default:
+               block_runs: Callable[[int], int] | None = None, pair: int = 0) -> None:
+    """Rounds as `plan` asks (counted from the rounds `result` has already), in each one
+    block of every member of `members` (ensemble indices), one at a time, in round_order;
+    the blocks go to `result` under the position of each member in `members`, each round
+    noted as run in set `pair`. `block_runs(index)` is a member's block size (default:
     the plan's)."""
     ctx = ensemble.ctx
-    started = time.monotonic()
+    started, first = time.monotonic(), len(result.blocks[0])
 
     def answered() -> bool:
         return all(row["conclusive"] for row in summarize(result)[1:])
 
-    while not plan.done(len(result.blocks[0]), time.monotonic() - started, answered if plan.extend_s else None):
+    while not plan.done(len(result.blocks[0]) - first, time.monotonic() - started,
+                        answered if plan.extend_s else None):
         ctx.check_cancel()
         for position in round_order(len(members), len(result.blocks[0])):
             index = members[position]
@@ -319,47 +283,66 @@ def run_rounds(ensemble: Ensemble, members: list[int], plan: BlockPlan, result: 
             result.blocks[position].append(samples)
             result.walls[position].append(wall_s)
             result.loads[position].append(load)
-        rounds = len(result.blocks[0])
+        result.pairs.append(pair)
+        rounds = len(result.blocks[0]) - first
         elapsed = time.monotonic() - started
         fraction = rounds / plan.rounds if plan.rounds else min(elapsed / plan.budget_s, rounds / plan.min_rounds)
         more = plan.budget_s is not None and elapsed > plan.budget_s and rounds >= plan.min_rounds
-        ctx.progress(min(fraction, 1.0), f"round {rounds} of {plan.rounds or 'as many as fit'}"
+        ctx.progress(min(fraction, 1.0), (f"pair {pair + 1}, " if pair else "")
+                     + f"round {rounds} of {plan.rounds or 'as many as fit'}"
                                          + (", more rounds to narrow the interval" if more else ""))
 
 
 def alternate(job: Job, members: list[Params], settings: RunSettings, ctx: JobContext,
               on_event: OnEvent | None = None,
               on_partial: Callable[[Alternation], None] | None = None, *,
-              min_rounds: int = MIN_ROUNDS, extend_s: float = 0.0) -> Alternation:
+              min_rounds: int = MIN_ROUNDS, extend_s: float = 0.0, pairs: Pairs | None = None) -> Alternation:
     """Run `job` (one that calls serve_blocks) once per entry of `members`, the first being
     the reference, and measure them in alternation as `settings` asks (see plan_blocks,
-    which takes `min_rounds` and `extend_s`).
+    which takes `min_rounds` and `extend_s`); with `pairs`, that many times in fresh
+    processes, `settings` being each set's (app.core.bench.pairs).
 
     Cancelling `ctx` cancels every member and raises JobCancelled, after handing the whole
     rounds measured so far, if any, to `on_partial`; a member's failure ends the others
     and is raised."""
     return run_alternation(job, members, ctx, on_event, on_partial,
-                           lambda run_ms, _result: plan_blocks(settings, run_ms, len(members), min_rounds, extend_s))
+                           lambda run_ms, _result: plan_blocks(settings, run_ms, len(members), min_rounds, extend_s),
+                           pairs)
 
 
 def run_alternation(job: Job, members: list[Params], ctx: JobContext, on_event: OnEvent | None,
                     on_partial: Callable[[Alternation], None] | None,
-                    make_plan: Callable[[float, Alternation], BlockPlan]) -> Alternation:
+                    make_plan: Callable[[float, Alternation], BlockPlan], pairs: Pairs | None = None) -> Alternation:
     """Start every member, plan the blocks with `make_plan(slowest run's ms, the result being
-    gathered)` and run rounds to the plan's end; a cancel hands the whole rounds so far to
-    `on_partial` and is raised."""
-    with Ensemble(job, ctx, on_event) as ensemble:
-        run_ms = [ensemble.start(index, params) for index, params in enumerate(members)]
-        result = Alternation(None, [], [[] for _ in members], [[] for _ in members], [[] for _ in members])
-        result.plan = make_plan(max(run_ms), result)
-        try:
-            run_rounds(ensemble, list(range(len(members))), result.plan, result)
-        except JobCancelled:
-            if on_partial is not None and result.whole_rounds().rounds:
-                on_partial(result.whole_rounds())
-            raise
-        result.reports = [ensemble.stop(index) for index in range(len(members))]
-        return result
+    gathered)` and run rounds to the plan's end; with `pairs`, again in fresh processes, the
+    same plan each time, as long as pairs.again says (each member's report is then its
+    first process's, with the figures of all its blocks). A cancel hands the whole rounds
+    so far to `on_partial` and is raised."""
+    pairs = pairs or Pairs()
+    result = Alternation(None, [], [[] for _ in members], [[] for _ in members], [[] for _ in members])
+    started, reports = time.monotonic(), []
+    while not reports or pairs.again(result, len(reports), time.monotonic() - started):
+        with Ensemble(job, ctx, on_event) as ensemble:
+            run_ms = [ensemble.start(index, params) for index, params in enumerate(members)]
+            result.plan = result.plan or make_plan(max(run_ms), result)
+            try:
+                run_rounds(ensemble, list(range(len(members))), result.plan, result, pair=len(reports))
+            except JobCancelled:
+                if on_partial is not None and result.whole_rounds().rounds:
+                    on_partial(result.whole_rounds())
+                raise
+            reports.append([ensemble.stop(index) for index in range(len(members))])
+    result.reports = reports[0] if len(reports) == 1 else [
+        _merged([own[position] for own in reports], result.figures(position)) for position in range(len(members))]
+    return result
+
+
+def _merged(reports: list[dict], figures: dict) -> dict:
+    """One member's report over several processes: the first's, with the figures of all the
+    blocks, the highest peak memory and how many processes it ran in."""
+    peaks = [report.get("peak_rss_bytes") for report in reports if report.get("peak_rss_bytes")]
+    return reports[0] | figures | {"peak_rss_bytes": max(peaks) if peaks else reports[0].get("peak_rss_bytes"),
+                                   "processes": len(reports)}
 
 
 def summarize(result: Alternation, reference: int = 0, band: float = PRACTICAL_BAND, seed: int = 0) -> list[dict]:
@@ -367,8 +350,10 @@ def summarize(result: Alternation, reference: int = 0, band: float = PRACTICAL_B
     their reports print them: stats.median_ratio), its 95 % bootstrap interval over rounds,
     the verdict, whether that answers (stats.conclusive) and the rounds. Only the rounds
     where no member waited for a core count (Alternation.judged); when too few are left, the
-    row is flagged `too_busy`, not conclusive, and says why. The reference's own row is
-    speedup 1, interval [1, 1], verdict "reference"."""
+    row is flagged `too_busy`, not conclusive, and says why. When the rounds ran in more than
+    one set of processes, the interval is the pair-level one (pairs.pairs_ratio) and the row
+    has each set's speedup (`pair_speedups`). The reference's own row is speedup 1,
+    interval [1, 1], verdict "reference"."""
     kept, too_busy = result.judged()
     rows = []
     for index, blocks in enumerate(result.blocks):
@@ -376,8 +361,15 @@ def summarize(result: Alternation, reference: int = 0, band: float = PRACTICAL_B
             rows.append({"speedup": 1.0, "speedup_ci": [1.0, 1.0], "verdict": "reference", "conclusive": True,
                          "rounds": len(blocks)})
             continue
-        speedup, low, high = median_ratio(result.lower_part(reference, kept), result.lower_part(index, kept),
-                                          seed=seed)
+        labels = result.pair_of_rounds(kept)
+        own = {}
+        if labels is None:
+            speedup, low, high = median_ratio(result.lower_part(reference, kept), result.lower_part(index, kept),
+                                              seed=seed)
+        else:
+            speedup, low, high, each = pairs_ratio(result.lower_part(reference, kept), result.lower_part(index, kept),
+                                                   labels, seed=seed)
+            own = {"pair_speedups": each}
         verdict = speed_verdict(low, high, band)
         row = {"speedup": speedup, "speedup_ci": [low, high], "verdict": verdict,
                "conclusive": conclusive(low, high, verdict) and not too_busy, "rounds": len(blocks),
@@ -385,5 +377,5 @@ def summarize(result: Alternation, reference: int = 0, band: float = PRACTICAL_B
         if too_busy:
             row["note"] = TOO_BUSY
         row["measure"] = "cpu" if result.on_cpu() else "wall"
-        rows.append(row)
+        rows.append(row | own)
     return rows

@@ -79,6 +79,7 @@ def compare_row(report: dict, alternation: dict) -> dict:
             "verdict": alternation["verdict"], "rounds": alternation["rounds"], "iterations": report["iterations"],
             "too_busy": alternation.get("too_busy", False), "measure": alternation.get("measure", "wall"),
             **({"note": alternation["note"]} if alternation.get("note") else {}),
+            **({"pair_speedups": alternation["pair_speedups"]} if alternation.get("pair_speedups") else {}),
             "session_create_ms": report["session_create_ms"], "first_run_ms": report["first_run_ms"],
             "peak_rss_bytes": report["peak_rss_bytes"], "gpu_memory_bytes": report["gpu_memory_bytes"],
             "providers": report["providers"], "inputs": report["inputs"], "fidelity": report.get("fidelity"),

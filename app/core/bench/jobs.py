@@ -11,7 +11,9 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Callable
 
-from app.core.bench.alternate import SPEEDUP_DEFINITION, alternate, serve_blocks, summarize
+from app.core.bench.alternate import SPEEDUP_DEFINITION, alternate, summarize
+from app.core.bench.pairs import Pairs, per_pair
+from app.core.bench.serve import serve_blocks
 from app.core.bench.bench import RunSettings, bench_report, benchmark, prepare
 from app.core.bench.compare import (FEEDS_FILE, OUTPUTS_FILE, PLAN_FILE, compare_row, output_fidelity, partial_row,
                                    shared_inputs)
@@ -43,12 +45,17 @@ class MemberParams(BenchParams):
     output_tolerance: dict[str, dict[str, float]] = setting(factory=dict)   # per output name, over `tolerance`
 
 
+COMPARE_PAIRS = 4
+
+
 @dataclass
 class CompareParams(Params):
     models: list[dict[str, str]]                            # [{path, label}], the first is the reference
     session: SessionConfig = setting(factory=SessionConfig)
-    run: RunSettings = setting(factory=RunSettings)
+    run: RunSettings = setting(factory=RunSettings)         # shared among the first pairs
     record: bool = True
+    pairs: int = setting(COMPARE_PAIRS, minimum=1, maximum=1000, flag="--pairs")   # sets of fresh processes, first
+    max_seconds: float = setting(60.0, minimum=1, flag="--max-seconds")   # more sets while unanswered, up to
 
     def validate(self) -> None:
         if len(self.models) < 2:
@@ -158,7 +165,9 @@ def member_events(ctx: JobContext, labels: list[str], planned: dict | None = Non
 def compare_job(params: CompareParams, ctx: JobContext) -> dict:
     """Runs in the calling process (it only starts children): each model in a child of its
     own, all kept alive and timed in alternation, one block at a time, so no two run at
-    once and a slow spell of the machine falls on all of them (see app.core.bench.alternate)."""
+    once and a slow spell of the machine falls on all of them (see app.core.bench.alternate);
+    in `pairs` sets of fresh processes, and more while an interval cannot answer yet, as
+    long as another fits in max_seconds (app.core.bench.pairs)."""
     models, config, settings = params.models, params.session, params.run
     labels = [model.get("label") or Path(model["path"]).name for model in models]
     planned: dict = {}
@@ -175,7 +184,10 @@ def compare_job(params: CompareParams, ctx: JobContext) -> dict:
         members = [MemberParams(path=model["path"], session=config.checked(),
                                 run=settings, variant=label, reference_dir=folder, is_reference=index == 0)
                    for index, (model, label) in enumerate(zip(models, labels))]
-        alternation = alternate(MEMBER, members, settings, ctx, member_events(ctx, labels, planned), keep_partial)
+        pairs = Pairs(params.pairs, params.max_seconds,
+                      lambda result: all(row["conclusive"] for row in summarize(result)[1:]))
+        alternation = alternate(MEMBER, members, per_pair(settings, params.pairs), ctx,
+                                member_events(ctx, labels, planned), keep_partial, pairs=pairs)
     reports = alternation.reports
     baseline = reports[0]
     result = {
@@ -183,7 +195,7 @@ def compare_job(params: CompareParams, ctx: JobContext) -> dict:
         "models": [compare_row(report, row) for report, row in zip(reports, summarize(alternation))],
         "inputs": baseline["inputs"],
         "speedup_definition": SPEEDUP_DEFINITION,
-        "alternation": alternation.describe(),
+        "alternation": alternation.describe(pairs=pairs),
         "session": config.to_dict(),
         "run": settings.to_dict(),
         "ort_version": baseline["ort_version"],

@@ -1,6 +1,7 @@
 """The gate job: the old and the new model each in a process of its own, kept alive and timed
-in alternation (the old one is the reference that makes the inputs), for a first stretch,
-then longer while the slowdown's interval is too wide to judge, up to max_seconds; then
+in alternation (the old one is the reference that makes the inputs), in several pairs of
+fresh processes (app.core.bench.pairs), then in more pairs while the slowdown's interval is
+too wide to judge, as long as another fits in max_seconds; then
 the outputs, the accuracy on --data and the peak memory, and where the outputs disagree
 the drift job on the pair to name the first drifting node."""
 
@@ -9,9 +10,10 @@ from __future__ import annotations
 import tempfile
 import time
 
-from app.core.bench.alternate import SPEEDUP_DEFINITION, Alternation, BlockPlan, Ensemble, plan_blocks, run_rounds, summarize
+from app.core.bench.alternate import SPEEDUP_DEFINITION, Alternation, alternate, summarize
 from app.core.bench.compare import compare_row
 from app.core.bench.jobs import MEMBER, MemberParams, member_events
+from app.core.bench.pairs import Pairs, per_pair
 from app.core.gate.judge import (SLOWDOWN_DEFINITION, UNDECIDED, accuracy_criterion, memory_criterion, overall,
                                  output_criterion, speed_criterion, speed_decision, slowdown)
 from app.core.gate.params import GateParams
@@ -20,43 +22,37 @@ from app.core.jobs.errors import JobCancelled
 from app.core.jobs.results import GateResult
 from app.core.session.config import SessionConfig
 
-MIN_STRETCH_S = 1.0        # a longer run adds at least this much (both models together)
-
-
 def _undecided(result: Alternation, limit: float) -> bool:
     row = summarize(result)[1]
     _, low, high = slowdown(row["speedup"], row["speedup_ci"])
     return row.get("too_busy", False) or speed_decision(low, high, limit) == UNDECIDED
 
 
-def measure(params: GateParams, ctx, labels: list[str], folder: str) -> tuple[Alternation, float]:
-    """Rounds of both members until the slowdown can be judged or max_seconds are spent;
-    (what was measured, the seconds the timed rounds took)."""
+def measure(params: GateParams, ctx, labels: list[str], folder: str) -> tuple[Alternation, float, Pairs]:
+    """Both members in `params.pairs` pairs of fresh processes, then more pairs while the
+    slowdown cannot be judged, as long as another fits in max_seconds (app.core.bench.pairs);
+    (what was measured, the seconds it took, starts included, the pairs' rule)."""
     members = [MemberParams(path=path, session=SessionConfig.from_dict(config.to_dict()), run=params.run,
                             variant=label, reference_dir=folder, is_reference=index == 0,
                             tolerance=params.tolerance, output_tolerance=params.output_tolerance)
                for index, (path, config, label) in enumerate(((params.old, params.old_session, labels[0]),
                                                               (params.new, params.new_session, labels[1])))]
-    with Ensemble(MEMBER, ctx, member_events(ctx, labels)) as ensemble:
-        run_ms = [ensemble.start(index, member) for index, member in enumerate(members)]
-        plan = plan_blocks(params.run, max(run_ms), len(members))
-        result = Alternation(plan, [], [[], []], [[], []])
-        started = time.monotonic()
-        run_rounds(ensemble, [0, 1], plan, result)
-        while _undecided(result, params.max_slowdown):
-            elapsed = time.monotonic() - started
-            left = params.max_seconds - elapsed
-            if left <= 0:
-                break
-            why = ("the machine is too busy (a model's process waited for a core in most rounds)"
-                   if summarize(result)[1].get("too_busy") else "the slowdown's interval reaches across the limit")
-            ctx.log(f"{why} after {result.rounds} rounds: measuring on ({left:.0f} s left of --max-seconds)")
-            # each stretch as long as all before it (the interval narrows as 1/sqrt(rounds))
-            stretch = BlockPlan(plan.block_runs, budget_s=min(left, max(elapsed, MIN_STRETCH_S)))
-            run_rounds(ensemble, [0, 1], stretch, result)
-        seconds = time.monotonic() - started
-        result.reports = [ensemble.stop(index) for index in range(len(members))]
-    return result, seconds
+    started = time.monotonic()
+
+    def answered(result: Alternation) -> bool:
+        if not _undecided(result, params.max_slowdown):
+            return True
+        why = ("the machine is too busy (a model's process waited for a core in most rounds)"
+               if summarize(result)[1].get("too_busy") else "the slowdown's interval reaches across the limit")
+        left = params.max_seconds - (time.monotonic() - started)
+        ctx.log(f"{why} after {len(set(result.pairs))} pairs: measuring on in a fresh pair ({left:.0f} s left "
+                "of --max-seconds)")
+        return False
+
+    pairs = Pairs(params.pairs, params.max_seconds, answered)
+    result = alternate(MEMBER, members, per_pair(params.run, params.pairs), ctx, member_events(ctx, labels),
+                       pairs=pairs)
+    return result, time.monotonic() - started, pairs
 
 
 def first_drift(params: GateParams, ctx) -> tuple[dict | None, str | None]:
@@ -89,7 +85,7 @@ def gate_job(params: GateParams, ctx) -> dict:
     new_label, old_label = params.labels()
     labels = [old_label, new_label]
     with tempfile.TemporaryDirectory(prefix="ortune-gate-") as folder:
-        measured, seconds = measure(params, ctx, labels, folder)
+        measured, seconds, pairs = measure(params, ctx, labels, folder)
     old, new = measured.reports
     rows = [compare_row(report, row) for report, row in zip(measured.reports, summarize(measured))]
     drift, drift_error = (None, None)
@@ -107,7 +103,7 @@ def gate_job(params: GateParams, ctx) -> dict:
         "slowdown_definition": SLOWDOWN_DEFINITION, "drift": drift,
         # what a comparison reports, so the window's Compare tab shows a gate as it shows a comparison
         "baseline": old_label, "models": rows, "inputs": old["inputs"], "speedup_definition": SPEEDUP_DEFINITION,
-        "alternation": measured.describe(), "session": params.new_session.to_dict(), "run": params.run.to_dict(),
+        "alternation": measured.describe(pairs=pairs), "session": params.new_session.to_dict(), "run": params.run.to_dict(),
         "limits": {"max_slowdown": params.max_slowdown, "max_seconds": params.max_seconds,
                    "max_accuracy_drop": params.max_accuracy_drop, "max_memory_growth": params.max_memory_growth},
         "ort_version": new["ort_version"], "machine": new["machine"], "providers": new["providers"],

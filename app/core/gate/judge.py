@@ -7,8 +7,10 @@ block medians round by round (app.core.bench.alternate) with its 95 % bootstrap 
   the interval; it cannot push a model that is not slower past the limit);
 - "pass" when the whole interval lies at or below the limit, which is where a byte-identical
   copy lands ("no-difference": two processes of one file differ by a percent or two);
-- otherwise the interval reaches across the limit: too wide to decide. The gate measures on
-  until it can decide or --max-seconds are spent, and then says "undecided".
+- otherwise the interval reaches across the limit: too wide to decide. The gate measures on,
+  in more pairs of fresh processes, while one more fits in --max-seconds, then says "undecided".
+Measured in several pairs of processes, the interval is pair-level (app.core.bench.pairs): two
+processes of one file can differ by several percent for as long as they live.
 """
 
 from __future__ import annotations
@@ -20,7 +22,8 @@ SEVERITY = {PASS: 0, SKIPPED: 0, UNDECIDED: 1, REGRESSION: 2}
 EXIT_CODES = {PASS: 0, REGRESSION: 5, UNDECIDED: 6}      # 2 (bad input) comes from the command line's rules
 SLOWDOWN_DEFINITION = ("slowdown = new p50 / old p50 - 1, each p50 over the runs of its blocks; in each round both "
                        "run one block, in turn, the order swapped every round; rounds where a model's process waited "
-                       "for a core are set aside, and the interval resamples runs of consecutive rounds")
+                       "for a core are set aside; the run is several pairs of fresh processes, and the interval is a "
+                       "t-interval over the pairs' ratios, never narrower than each pair's own rounds allow")
 
 
 def slowdown(speedup: float, interval: list[float]) -> tuple[float, float, float]:
@@ -52,6 +55,7 @@ def speed_criterion(alternation_row: dict, limit: float, rounds: int, seconds: f
                     old_p50_ms: float, new_p50_ms: float) -> dict:
     value, low, high = slowdown(alternation_row["speedup"], alternation_row["speedup_ci"])
     too_busy = bool(alternation_row.get("too_busy"))
+    pairs = len(alternation_row.get("pair_speedups") or [None])
     verdict = UNDECIDED if too_busy else speed_decision(low, high, limit)
     half = (high - low) / 2 if math.isfinite(high - low) else math.inf
     summary = (f"slowdown {_percent(value)} [{_percent(low)}, {_percent(high)}] (95 % interval), limit "
@@ -60,12 +64,14 @@ def speed_criterion(alternation_row: dict, limit: float, rounds: int, seconds: f
         summary += (f"; the machine was too busy to tell: in most of {rounds} rounds ({seconds:.1f} s, --max-seconds "
                     f"{cap_s:g}) a model's process waited for a core; run on a quieter machine")
     elif verdict == UNDECIDED:
-        summary += (f"; the interval reaches across the limit after {rounds} rounds and {seconds:.1f} s "
+        summary += (f"; the interval reaches across the limit after {pairs} pair(s) of processes, {rounds} rounds "
+                    f"and {seconds:.1f} s "
                     f"(--max-seconds {cap_s:g}): run longer or on a quieter machine")
     return {"name": "speed", "verdict": verdict, "summary": summary, "limit": limit,
             "figures": {"slowdown": value, "slowdown_ci": [low, high], "precision": half,
                         "speedup": alternation_row["speedup"], "speedup_ci": alternation_row["speedup_ci"],
-                        "compare_verdict": alternation_row["verdict"], "rounds": rounds, "seconds": seconds,
+                        "compare_verdict": alternation_row["verdict"], "rounds": rounds, "seconds": seconds, "pairs": pairs,
+                        "pair_speedups": alternation_row.get("pair_speedups"),
                         "rounds_judged": alternation_row.get("rounds_judged", rounds), "too_busy": too_busy,
                         "measure": alternation_row.get("measure", "wall"),
                         "old_p50_ms": old_p50_ms, "new_p50_ms": new_p50_ms}}

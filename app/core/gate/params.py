@@ -1,5 +1,5 @@
 """What a gate takes: the two sides (a model, or a folder `optimize` shipped), each with its
-session, the measurement's start and cap, and the limits each criterion is judged by."""
+session, the measurement's start, pairs and cap, and the limits each criterion is judged by."""
 
 from __future__ import annotations
 
@@ -52,7 +52,8 @@ class GateParams(Params):
     new_label: str = ""
     old_label: str = ""
     max_slowdown: float = setting(0.05, minimum=0, flag="--max-slowdown")
-    max_seconds: float = setting(60.0, minimum=1, flag="--max-seconds")      # timed rounds, at most, in all
+    max_seconds: float = setting(60.0, minimum=1, flag="--max-seconds")      # measuring, starts included, at most
+    pairs: int = setting(4, minimum=1, maximum=1000, flag="--pairs")         # fresh process pairs to start with
     tolerance: dict[str, float] = setting(factory=dict)     # atol, rtol, min_cosine (missing: the default)
     output_tolerance: dict[str, dict[str, float]] = setting(factory=dict)   # per output name, over `tolerance`
     max_accuracy_drop: float = setting(0.01, minimum=0, flag="--max-accuracy-drop")

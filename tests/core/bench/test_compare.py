@@ -37,7 +37,7 @@ def test_compare_two_variants(tmp_path):
 
     progress = []
     result = run(COMPARE, {"models": [{"path": str(first), "label": "fp32"}, {"path": str(second), "label": "fp16"}],
-                           "run": {"warmup": 2, "iterations": 100}},
+                           "run": {"warmup": 2, "iterations": 100}, "pairs": 2, "max_seconds": 1},
                  on_event=lambda kind, payload: progress.append(payload) if kind == "progress" else None)
     reference, variant = result["models"]
     assert [reference["label"], variant["label"]] == ["fp32", "fp16"]
@@ -47,8 +47,9 @@ def test_compare_two_variants(tmp_path):
     assert low <= variant["speedup"] <= high
     assert variant["verdict"] in ("faster", "slower", "no-difference")
     alternation = result["alternation"]
-    assert variant["rounds"] == reference["rounds"] == alternation["rounds_run"] == 10
-    assert variant["iterations"] == reference["iterations"] == 10 * alternation["block_runs"] == 100
+    # two pairs of fresh processes, 50 runs each (the fewest rounds of the smallest blocks), no third in 1 s
+    assert variant["rounds"] == reference["rounds"] == alternation["rounds_run"] == 20 and alternation["pairs_run"] == 2
+    assert variant["iterations"] == reference["iterations"] == 20 * alternation["block_runs"] == 100
     assert "reference p50 / model p50" in result["speedup_definition"]
     assert variant["size_bytes"] < reference["size_bytes"]
     # the fp16 model reads the reference's generated feeds from a file: not the user's file

@@ -62,3 +62,23 @@ def test_a_machine_too_busy_to_tell_leaves_speed_undecided_even_with_a_clear_int
     assert criterion["verdict"] == judge.UNDECIDED and "too busy" in criterion["summary"]
     assert criterion["figures"]["too_busy"] is True
     assert judge.exit_code(judge.overall([criterion])) == 6
+
+
+def test_a_run_whose_one_pair_of_processes_is_ten_percent_off_is_no_regression():
+    """Rounds from four pairs of fresh processes, the new model's first process 10 % slow (an
+    offset of that process, not of the model): not a regression, and the summary says how
+    many pairs it could not decide in."""
+    import numpy as np
+
+    from app.core.bench.alternate import Alternation, BlockPlan, summarize
+
+    rng = np.random.default_rng(3)
+    old = [1.0 + 0.002 * rng.standard_normal(8) for _ in range(40)]
+    new = [(1.10 if index < 10 else 1.0) * (1.0 + 0.002 * rng.standard_normal(8)) for index in range(40)]
+    pairs = [index // 10 for index in range(40)]
+    row = summarize(Alternation(BlockPlan(8, rounds=10), [], [old, new], [[0.01] * 40] * 2, [], pairs))[1]
+    criterion = judge.speed_criterion(row, 0.05, rounds=40, seconds=30.0, cap_s=60, old_p50_ms=1.0, new_p50_ms=1.0)
+    assert criterion["verdict"] == judge.UNDECIDED
+    assert "after 4 pair(s) of processes" in criterion["summary"] and criterion["figures"]["pairs"] == 4
+    alone = summarize(Alternation(BlockPlan(8, rounds=10), [], [old[:10], new[:10]], [[0.01] * 10] * 2))[1]
+    assert judge.speed_criterion(alone, 0.05, 10, 5.0, 60, 1.0, 1.1)["verdict"] == judge.REGRESSION   # one pair alone

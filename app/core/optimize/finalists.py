@@ -14,19 +14,25 @@ import tempfile
 from app.core.bench.alternate import MIN_ROUNDS, Alternation, summarize
 from app.core.bench.bench import RunSettings
 from app.core.jobs.errors import JobCancelled
+from app.core.optimize.budget import START_GUESS_S
 from app.core.optimize.rows import speed_reason
 from app.core.session.config import SessionConfig
 
 #: how many of the screened candidates are measured precisely
 COUNT = 3
-#: what starting one member costs (a process, a session, warm-up), first guess in seconds
-START_GUESS_S = 2.0
 
 
-def screen_together(reports: dict[str, dict], config: SessionConfig, seconds: float, ctx) -> dict[str, dict]:
-    """kind -> the speed block (app.core.convert.speed's fields) of each report in `reports`
+def blocks_seconds(alternation: Alternation) -> float:
+    """The seconds an alternation's members spent timing blocks (the rest of its wall time
+    went to starting and stopping them)."""
+    return float(sum(sum(walls) for walls in alternation.walls))
+
+
+def screen_together(reports: dict[str, dict], config: SessionConfig, seconds: float,
+                    ctx) -> tuple[dict[str, dict], float]:
+    """(kind -> the speed block (app.core.convert.speed's fields) of each report in `reports`
     (checked candidates, kind -> conversion report), all timed in one alternation with the
-    source (each for about `seconds`)."""
+    source (each for about `seconds`); the seconds the blocks took, the rest being starts)."""
     from app.core.bench.alternate import alternate
     from app.core.bench.jobs import MEMBER, MemberParams
     from app.core.convert.speed import EXTEND, SPEED_ROUNDS, slower_hint
@@ -50,7 +56,7 @@ def screen_together(reports: dict[str, dict], config: SessionConfig, seconds: fl
                  "feeds": "made for the source", "measured_with": f"{len(kinds)} candidate(s) at once"}
         hint = slower_hint(kind, report["providers"], reports[kind]["options"]) if row["verdict"] == "slower" else ""
         speeds[kind] = speed | ({"why": hint} if hint else {})
-    return speeds
+    return speeds, blocks_seconds(alternation)
 
 
 def pick(rows: list[dict], count: int = COUNT) -> list[dict]:
@@ -61,16 +67,17 @@ def pick(rows: list[dict], count: int = COUNT) -> list[dict]:
     return sorted(usable, key=lambda r: -r["speedup"])[:count]
 
 
-def least_seconds(members: int) -> float:
+def least_seconds(members: int, start_s: float = START_GUESS_S) -> float:
     """The fewest seconds `members` members (the source among them) can be measured in."""
-    return members * (START_GUESS_S + 0.5)
+    return members * (start_s + 0.5)
 
 
-def plan_time(seconds: float, members: int) -> tuple[float, float]:
+def plan_time(seconds: float, members: int, start_s: float = START_GUESS_S) -> tuple[float, float]:
     """(each member's time, the seconds more the rounds may go on) within `seconds` for
-    `members` members (the source among them); (0, 0) when they do not fit."""
-    room = seconds - members * START_GUESS_S
-    if seconds <= least_seconds(members):
+    `members` members (the source among them), each start costing `start_s`; (0, 0) when
+    they do not fit."""
+    room = seconds - members * start_s
+    if seconds <= least_seconds(members, start_s):
         return 0.0, 0.0
     each = 0.6 * room / members
     return each, 0.4 * room
@@ -95,7 +102,8 @@ def _update(rows: list[dict], alternation: Alternation, partial: bool) -> None:
                    + (" (stopped early)" if partial else ""), finalist=True)
 
 
-def measure_finalists(rows: list[dict], made: dict[str, str], config: SessionConfig, seconds: float, ctx) -> dict:
+def measure_finalists(rows: list[dict], made: dict[str, str], config: SessionConfig, seconds: float, ctx,
+                      start_s: float = START_GUESS_S) -> dict:
     """Measure `rows` (the finalists) against the source in `made` within about `seconds`;
     their rows are updated in place. Returns what was done, for the result."""
     from app.core.bench.jobs import MEMBER, MemberParams
@@ -103,7 +111,7 @@ def measure_finalists(rows: list[dict], made: dict[str, str], config: SessionCon
 
     if not rows:
         return {"skipped": True, "why": "no candidate passed its check without being slower"}
-    each, extend = plan_time(seconds, len(rows) + 1)
+    each, extend = plan_time(seconds, len(rows) + 1, start_s)
     if each <= 0:
         return {"skipped": True, "why": f"{max(0.0, seconds):.0f} s of the budget were left: too few to measure "
                                         "the finalists precisely; their screening figures stand"}
@@ -121,4 +129,5 @@ def measure_finalists(rows: list[dict], made: dict[str, str], config: SessionCon
             raise
     _update(rows, alternation, partial=False)
     return {"skipped": False, "kinds": [r["kind"] for r in rows], "each_s": each, "extend_s": extend,
-            "rounds": alternation.rounds, "alternation": alternation.describe()}
+            "rounds": alternation.rounds, "alternation": alternation.describe(),
+            "blocks_s": blocks_seconds(alternation)}

@@ -62,7 +62,8 @@ def side_by_side(name: str, folder: Path, args) -> dict:
     file, flags = MODELS[name]
     with tempfile.TemporaryDirectory(prefix="optimize-by-hand-") as scratch:
         scratch = Path(scratch)
-        source, result, wall, errors = run_optimize(name, folder, scratch, args.budget_seconds)
+        # --fresh: the candidates an earlier run kept in the history would make its time no match for the hand's
+        source, result, wall, errors = run_optimize(name, folder, scratch, args.budget_seconds, ("--fresh",))
         if result is None:
             return {"name": name, "ran": False, "error": errors}
         (scratch / "hand").mkdir()

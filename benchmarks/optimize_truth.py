@@ -92,13 +92,14 @@ def answers_again(members: list[tuple[str, dict]], seconds: float, repeats: int)
     return later, [statistics.median(rows[index]["speedup"] for rows in later) for index in range(len(members) - 1)]
 
 
-def run_optimize(name: str, folder: Path, out: Path, budget_seconds: float) -> tuple[str, dict | None, float, str]:
-    """`ortune optimize` on MODELS[name] in a fresh process, shipping into out/name: (the
-    source's path, its JSON or None, wall seconds, its stderr tail)."""
+def run_optimize(name: str, folder: Path, out: Path, budget_seconds: float,
+                 more: tuple[str, ...] = ()) -> tuple[str, dict | None, float, str]:
+    """`ortune optimize` on MODELS[name] in a fresh process, shipping into out/name, with the
+    flags `more`: (the source's path, its JSON or None, wall seconds, its stderr tail)."""
     file, flags = MODELS[name]
     source = str(folder / file)
     result, wall, errors = ortune(["optimize", source, "-o", str(out / name), "--force",
-                                   "--budget-seconds", str(budget_seconds), *flags])
+                                   "--budget-seconds", str(budget_seconds), *flags, *more])
     return source, result, wall, errors
 
 

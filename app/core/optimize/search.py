@@ -113,8 +113,8 @@ class Search:
             try:
                 started = self.budget.elapsed()
                 with self.budget.sub(f"timing {', '.join(chunk)} against the source") as sub:
-                    timed, blocks_s = finalists.screen_together({k: checked[k] for k in chunk}, self.config,
-                                                                each_s, sub)
+                    timed, blocks_s = finalists.screen_together({k: checked[k] for k in chunk}, self.config, each_s,
+                                                                sub, lambda: self.budget.left() - self.tune_floor)
                 speeds.update(timed)
                 self.budget.note_alternation(started, blocks_s, len(chunk) + 1)
             except JobCancelled:

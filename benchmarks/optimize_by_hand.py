@@ -16,7 +16,6 @@ from __future__ import annotations
 
 import argparse
 import json
-import statistics
 import sys
 import tempfile
 import time
@@ -24,7 +23,7 @@ from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 
-from optimize_truth import MODELS, alternation, ortune  # noqa: E402
+from optimize_truth import MODELS, answers_again, ortune, run_optimize  # noqa: E402
 
 from app.core.convert.options import KINDS, kind_info  # noqa: E402
 from app.core.drift.repair import KEEP_OPTION  # noqa: E402
@@ -61,11 +60,10 @@ def by_hand(source: str, flags: list[str], folder: Path, tune_seconds: float) ->
 
 def side_by_side(name: str, folder: Path, args) -> dict:
     file, flags = MODELS[name]
-    source = str(folder / file)
     with tempfile.TemporaryDirectory(prefix="optimize-by-hand-") as scratch:
         scratch = Path(scratch)
-        result, wall, errors = ortune(["optimize", source, "-o", str(scratch / "ship"), "--force",
-                                       "--budget-seconds", str(args.budget_seconds), *flags])
+        # --fresh: the candidates an earlier run kept in the history would make its time no match for the hand's
+        source, result, wall, errors = run_optimize(name, folder, scratch, args.budget_seconds, ("--fresh",))
         if result is None:
             return {"name": name, "ran": False, "error": errors}
         (scratch / "hand").mkdir()
@@ -73,9 +71,7 @@ def side_by_side(name: str, folder: Path, args) -> dict:
         choice = result["choice"]
         members = [(source, result["session"]), (choice["model"], choice["settings"]),
                    (hand["path"], hand["settings"] or result["session"])]
-        later = [alternation(members, args.duration) for _ in range(args.repeats)]
-    optimizer = statistics.median(r[0]["speedup"] for r in later)
-    manual = statistics.median(r[1]["speedup"] for r in later)
+        later, (optimizer, manual) = answers_again(members, args.duration, args.repeats)
     share = optimizer / manual
     return {"name": name, "model": file, "ran": True,
             "optimizer": {"kind": choice["kind"], "tuned": choice["tuned"], "claimed": choice["speedup"],

@@ -18,7 +18,6 @@ import argparse
 import contextlib
 import json
 import logging
-import statistics
 import sys
 import tempfile
 import time
@@ -26,7 +25,7 @@ from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 
-from optimize_truth import MODELS, alternation, held_out, ortune  # noqa: E402
+from optimize_truth import MODELS, answers_again, held_out, run_optimize  # noqa: E402
 
 from app.core.convert.options import default_tolerance  # noqa: E402
 
@@ -95,25 +94,22 @@ def run_olive(source: str, inputs: list[dict], folder: Path) -> dict:
 
 
 def side_by_side(name: str, folder: Path, args) -> dict:
-    file, flags = MODELS[name]
-    source = str(folder / file)
+    file = MODELS[name][0]
     with tempfile.TemporaryDirectory(prefix="optimize-olive-") as scratch:
         scratch = Path(scratch)
-        result, wall, errors = ortune(["optimize", source, "-o", str(scratch / "ship"), "--force",
-                                       "--budget-seconds", str(args.budget_seconds), *flags])
+        source, result, wall, errors = run_optimize(name, folder, scratch, args.budget_seconds)
         if result is None:
             return {"name": name, "ran": False, "error": errors}
         user, choice = result["session"], result["choice"]
         olive = run_olive(source, result["inputs"], scratch / "olive")
         olive_session = {**user, **olive["settings"]}
         members = [(source, user), (choice["model"], choice["settings"]), (olive["model"], olive_session)]
-        later = [alternation(members, args.duration) for _ in range(args.repeats)]
+        later, medians = answers_again(members, args.duration, args.repeats)
         tolerance = default_tolerance("int8-dynamic", {})
         fidelity = {"ortune": held_out(source, choice["model"], choice["settings"],
                                        (choice.get("fidelity") or {}).get("tolerance")),
                     "olive": held_out(source, olive["model"], olive_session, tolerance)}
-    speed = {tool: round(statistics.median(r[index]["speedup"] for r in later), 4)
-             for index, tool in enumerate(("ortune", "olive"))}
+    speed = {tool: round(median, 4) for tool, median in zip(("ortune", "olive"), medians)}
     return {"name": name, "model": file, "ran": True,
             "ortune": {"kind": choice["kind"], "tuned": choice["tuned"], "claimed": choice["speedup"],
                        "claimed_ci": choice["speedup_ci"], "wall_seconds": round(wall, 1),

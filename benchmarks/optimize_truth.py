@@ -84,10 +84,29 @@ def alternation(pairs: list[tuple[str, dict]], seconds: float) -> list[dict]:
             for index, row in enumerate(summarize(measured)) if index > 0]
 
 
+def answers_again(members: list[tuple[str, dict]], seconds: float, repeats: int) -> tuple[list, list[float]]:
+    """The answers (model, settings) after the source (`members[0]`) measured against it in one
+    alternation, `repeats` times, each in fresh processes: (every alternation's rows, each
+    answer's median speedup over them). The one re-measurement every optimize benchmark uses."""
+    later = [alternation(members, seconds) for _ in range(repeats)]
+    return later, [statistics.median(rows[index]["speedup"] for rows in later) for index in range(len(members) - 1)]
+
+
+def run_optimize(name: str, folder: Path, out: Path, budget_seconds: float,
+                 more: tuple[str, ...] = ()) -> tuple[str, dict | None, float, str]:
+    """`ortune optimize` on MODELS[name] in a fresh process, shipping into out/name, with the
+    flags `more`: (the source's path, its JSON or None, wall seconds, its stderr tail)."""
+    file, flags = MODELS[name]
+    source = str(folder / file)
+    result, wall, errors = ortune(["optimize", source, "-o", str(out / name), "--force",
+                                   "--budget-seconds", str(budget_seconds), *flags, *more])
+    return source, result, wall, errors
+
+
 def remeasure(source: str, user: dict, chosen: str, settings: dict, claim: float, seconds: float,
               repeats: int) -> dict:
-    later = [alternation([(source, user), (chosen, settings)], seconds)[0] for _ in range(repeats)]
-    median = statistics.median(r["speedup"] for r in later)
+    runs, (median,) = answers_again([(source, user), (chosen, settings)], seconds, repeats)
+    later = [rows[0] for rows in runs]
     distance = abs(claim / median - 1.0)
     return {"claim": round(claim, 4), "later": later, "later_median": round(median, 4),
             "claim_distance": round(distance, 4), "within_goal": distance <= CLAIM_GOAL,
@@ -116,11 +135,9 @@ def summary_of(result: dict) -> list[dict]:
 
 
 def truth(name: str, folder: Path, out: Path, args) -> dict:
-    file, flags = MODELS[name]
-    source = str(folder / file)
+    file = MODELS[name][0]
     load = os.getloadavg()[0]
-    result, wall, errors = ortune(["optimize", source, "-o", str(out / name), "--force",
-                                   "--budget-seconds", str(args.budget_seconds), *flags])
+    source, result, wall, errors = run_optimize(name, folder, out, args.budget_seconds)
     row = {"name": name, "model": file, "budget_seconds": args.budget_seconds, "wall_seconds": round(wall, 1),
            "within_budget": wall <= args.budget_seconds * BUDGET_GOAL, "load_before": round(load, 2)}
     if result is None:

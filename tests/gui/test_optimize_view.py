@@ -45,3 +45,10 @@ def test_the_answer_says_what_tuning_found(window):
     panel._finished(result(choice()))
     assert "Answer: keep the source and your settings" in panel.answer.text()
     assert "Tuning: skipped — tuning was turned off" in panel.answer.text()
+
+
+def test_a_budget_too_small_to_measure_anything_says_so_in_the_tab(window):
+    panel = _panel(window)
+    why = "the 30 s budget was too small to measure any candidate (ort skipped for time): raise the budget to about 60 s"
+    panel._finished(result(dict(choice(), unmeasured=why)))
+    assert why in panel.answer.text() and "nothing measured was faster" not in panel.answer.text()

@@ -55,7 +55,8 @@ def confirm_best(search, limit: float | None) -> dict:
             best["confirmed"] = True
             _unless_too_busy(best)
             continue
-        if search.budget.left() - search.reserve < 3 * seconds:
+        # two fresh processes and up to three times their time, besides tuning's share
+        if search.budget.left() - search.tune_reserve < 2 * search.budget.start_s + 3 * seconds:
             best["reason"] += "; there was no time left to measure it again"
             return best
         folder = search.scratch / f"confirm-{best['kind']}"

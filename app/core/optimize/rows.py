@@ -118,8 +118,10 @@ def explain(rows: list[dict], best: dict, limit: float | None) -> None:
             row["reason"] += f", but less than {best['kind']}"
 
 
-def answer(best: dict, tune: dict, model: Path, preset: Path, user_session: dict) -> dict:
-    """The choice block: the chosen candidate in the folder, with the session settings to run it."""
+def answer(best: dict, tune: dict, model: Path, preset: Path, user_session: dict, unmeasured: str = "") -> dict:
+    """The choice block: the chosen candidate in the folder, with the session settings to run it.
+    `unmeasured`: why no candidate was measured at all (app.core.optimize.plan.nothing_measured),
+    which the answer says instead of "nothing measured was faster"."""
     tuned = not tune.get("skipped") and tune.get("clearly_faster") and tune.get("kind") == best["kind"]
     if tuned and too_busy(tune["speedup_ci"]):         # a claim of ×1.6 to ×11.6 later measured ×1.3 and ×5.3
         tune["not_taken"] = (f"the tuned settings are not taken: the machine was too busy to tell (their interval "
@@ -140,6 +142,8 @@ def answer(best: dict, tune: dict, model: Path, preset: Path, user_session: dict
         choice.update(speedup=tune["speedup"], speedup_ci=tune["speedup_ci"], verdict=tune["verdict"],
                       note="no variant was faster and faithful: keep the source, with the tuned settings, which ran "
                            f"×{tune['speedup']:.2f} your settings")
+    elif unmeasured:
+        choice.update(note=f"keep the source and your settings: {unmeasured}", unmeasured=unmeasured)
     else:
         choice["note"] = "nothing measured was faster than the source and faithful: keep the source and your settings"
     return choice
@@ -161,6 +165,8 @@ def answer_text(choice: dict) -> str:
     if choice["kind"] == "source" and choice["tuned"]:
         return (f"keep the source, with the tuned settings: {_figures(choice['speedup'], choice['speedup_ci'])} your "
                 f"settings' speed ({choice['verdict']}); no variant was faster and faithful")
+    if choice["kind"] == "source" and choice.get("unmeasured"):
+        return f"keep the source and your settings, as nothing was measured: {choice['unmeasured']}"
     if choice["kind"] == "source":
         return "keep the source and your settings: nothing measured was faster than the source and faithful"
     figures = _figures(choice["speedup"], choice["speedup_ci"])

@@ -28,6 +28,7 @@ from app.core.jobs.errors import JobCancelled, JobFailed, UserError
 from app.core.model.jobs import ModelPath
 from app.core.optimize import candidates, finalists
 from app.core.optimize.budget import Budget
+from app.core.optimize.plan import TUNE_OWN, least_to_measure, nothing_measured, tune_keep, tune_least, tune_needs
 from app.core.optimize.confirm import confirm_best
 from app.core.optimize.params import OptimizeParams
 from app.core.optimize.reuse import Reuse
@@ -37,16 +38,8 @@ from app.core.optimize.samples import label_inputs
 from app.core.runner.process import run_child
 from app.core.tune.jobs import TUNE, TuneParams
 
-#: the share of the budget kept for tuning the best candidate's session
-TUNE_SHARE = 0.35
 #: the share of the budget kept for measuring the finalists precisely
 FINAL_SHARE = 0.2
-#: of what is left when tuning starts, the budget tune is given (its processes' starts and ends take the rest)
-TUNE_OWN = 0.8
-#: below this many seconds tune cannot race and measure its winner again: it is not started
-TUNE_MIN_S = 15.0
-#: what making and checking one candidate costs besides its speed check (processes started), first guess
-MAKE_GUESS_S = 4.0
 REPAIR_STEPS = 3
 
 
@@ -62,10 +55,14 @@ class Search:
         self.reuse = Reuse(params, source)     # candidates measured before, kept in the history
         self.run_tune = TUNE        # how tune runs: here, or spread over a cluster (app.core.optimize.spread)
         self.finals: dict = {"skipped": True, "why": "not reached"}
-        tune_s = params.budget_seconds * TUNE_SHARE
-        self.tune_reserve = tune_s if params.tune and tune_s >= TUNE_MIN_S else 0.0
-        self.reserve = self.tune_reserve + params.budget_seconds * FINAL_SHARE
         self.parallel = 1
+        self.fixed_s = 0.0          # the least the work besides tuning needs to measure anything (screen)
+
+    # the seconds kept for tuning at what a process start is seen to cost now (app.core.optimize.plan);
+    # the least of it making and screening leave it; and what the screening leaves (tuning's, the finalists')
+    tune_reserve = property(lambda self: tune_keep(self.params.budget_seconds, self.budget.start_s) * self.params.tune)
+    tune_floor = property(lambda self: tune_least(self.params.budget_seconds, self.budget.start_s) * self.params.tune)
+    reserve = property(lambda self: self.tune_reserve + self.params.budget_seconds * FINAL_SHARE)
 
     def _add(self, row: dict) -> None:
         self.rows.append(row)
@@ -78,7 +75,11 @@ class Search:
         to_make = [kind for kind, why in plan if not why]
         speed_s = min(self.params.screen_seconds,
                       max(0.2, 0.3 * (self.params.budget_seconds - self.reserve) / max(1, len(to_make))))
+        read_s = self.budget.elapsed()
         made = self.make_all(to_make, speed_s)
+        # what measuring anything needs: this reading, the rounds of making, two timed against the source
+        self.fixed_s = (read_s + -(-len(to_make) // self.parallel) * self.budget.make_cost.value
+                        + 3 * (self.budget.start_s + speed_s) + self.budget.finish)
         checked = {kind: report for kind, report in made.items() if "status" not in report
                    and report["check"] == "passed"}
         speeds = self.time_all(checked, speed_s / 2)
@@ -103,17 +104,19 @@ class Search:
         kinds, speeds = list(checked), {}
         for start in range(0, len(kinds), group):
             chunk = kinds[start:start + group]
-            room = self.budget.left() - self.tune_reserve - (len(chunk) + 1) * finalists.START_GUESS_S
-            while chunk and room < (len(chunk) + 1) * each_s:
+            while chunk and self.budget.left() - self.tune_floor < (len(chunk) + 1) * (each_s + self.budget.start_s):
                 speeds[chunk.pop()] = "the budget was spent before its speed could be measured"
-                room = self.budget.left() - self.tune_reserve - (len(chunk) + 1) * finalists.START_GUESS_S
             if not chunk or self.budget.ran_out:
                 speeds.update({k: "the budget was spent before its speed could be measured" for k in chunk})
                 continue
-            self.budget.expect((len(chunk) + 1) * (finalists.START_GUESS_S + 3 * each_s) + self.reserve)
+            self.budget.expect((len(chunk) + 1) * (self.budget.start_s + 3 * each_s) + self.reserve)
             try:
+                started = self.budget.elapsed()
                 with self.budget.sub(f"timing {', '.join(chunk)} against the source") as sub:
-                    speeds.update(finalists.screen_together({k: checked[k] for k in chunk}, self.config, each_s, sub))
+                    timed, blocks_s = finalists.screen_together({k: checked[k] for k in chunk}, self.config, each_s,
+                                                                sub, lambda: self.budget.left() - self.tune_floor)
+                speeds.update(timed)
+                self.budget.note_alternation(started, blocks_s, len(chunk) + 1)
             except JobCancelled:
                 if self.budget.ctx.cancelled:
                     raise
@@ -143,7 +146,8 @@ class Search:
         cores = psutil.cpu_count(logical=False) or psutil.cpu_count() or 1
         self.parallel = candidates.parallel_makes(self.source.stat().st_size, memory, cores, len(kinds))
         rounds = -(-len(kinds) // self.parallel)
-        self.budget.expect(rounds * MAKE_GUESS_S + len(kinds) * (speed_s + MAKE_GUESS_S) + self.reserve)
+        make_s, start_s = self.budget.make_cost.value, self.budget.start_s
+        self.budget.expect(rounds * make_s + (len(kinds) + 1) * (speed_s + start_s) + self.reserve)
         with ThreadPoolExecutor(max_workers=self.parallel) as pool:
             futures = {kind: pool.submit(self.make, kind) for kind in kinds}
             return {kind: future.result() for kind, future in futures.items()}
@@ -152,7 +156,8 @@ class Search:
         if self.budget.ctx.cancelled:
             return failed_row(kind, "skipped", "the search was stopped before it was made")
         # the finalists' share is not held back: a candidate made and screened is worth more
-        if self.budget.ran_out or self.budget.left() - self.tune_reserve < MAKE_GUESS_S + 2 * finalists.START_GUESS_S:
+        if self.budget.ran_out or self.budget.left() - self.tune_floor < self.budget.make_cost.value \
+                + 2 * self.budget.start_s:
             return failed_row(kind, "skipped", "the budget was spent before it could be made")
         output = self.scratch / f"{kind}{kind_info(kind).suffix}"
         options = candidates.kind_options(kind, self.config)
@@ -166,8 +171,10 @@ class Search:
         convert = ConvertParams(kind=kind, input=str(self.source), output=str(output), force=True, options=options,
                                 tolerance=dict(self.params.tolerance), session=self.config, speed_s=0)
         try:
+            started = self.budget.elapsed()
             with self.budget.sub(f"{kind}: making and checking it", share=self.parallel) as sub:
                 report = CONVERT(convert, sub)
+            self.budget.make_cost.note(self.budget.elapsed() - started)
             if report["check"] == "failed" and kind in KEEP_OPTION:
                 report = self._repair(convert, report)
         except JobCancelled:
@@ -186,15 +193,18 @@ class Search:
         screening left over, less tune's share)."""
         self.budget.ctx.check_cancel()
         picked = finalists.pick(self.rows)
-        left, least = self.budget.left(), finalists.least_seconds(len(picked) + 1)
-        keep = self.tune_reserve                # tune's share, unless tuning could not start anyway
-        if picked and left - keep < least:
-            keep = TUNE_MIN_S if left - TUNE_MIN_S >= least else 0.0
-        seconds = left - keep
-        self.budget.expect(seconds + keep)
+        start_s = self.budget.start_s
+        # tune's share is kept: a tuned session is worth more than a narrower interval
+        seconds = self.budget.left() - self.tune_reserve
+        while len(picked) > 1 and seconds < finalists.least_seconds(len(picked) + 1, start_s):
+            picked.pop()                        # fewer finalists, rather than none
+        self.budget.expect(max(0.0, seconds) + self.tune_reserve)
         try:
+            started = self.budget.elapsed()
             with self.budget.sub(f"measuring the best {len(picked)} precisely against the source") as sub:
-                self.finals = finalists.measure_finalists(picked, self.made, self.config, seconds, sub)
+                self.finals = finalists.measure_finalists(picked, self.made, self.config, seconds, sub, start_s)
+            if "blocks_s" in self.finals:
+                self.budget.note_alternation(started, self.finals["blocks_s"], len(picked) + 1)
         except JobCancelled:
             if self.budget.ctx.cancelled:
                 raise
@@ -207,7 +217,7 @@ class Search:
         """The repair loop once, with what is left of the screening budget; the failed report
         when there is too little left for a step."""
         left = self.budget.left() - self.reserve
-        step = 2 * MAKE_GUESS_S
+        step = 2 * self.budget.make_cost.value
         if left < 2 * step:
             report["repair_skipped"] = "too little of the budget was left to repair it"
             return report
@@ -221,13 +231,18 @@ class Search:
         if not self.params.tune:
             self.tune = {"skipped": True, "why": "tuning was turned off"}
             return
-        if left < TUNE_MIN_S:
+        least = tune_needs(self.budget.start_s)
+        if left < least:
+            need = self.params.budget_seconds + least - left
             self.tune = {"skipped": True, "why": f"{max(0.0, left):.0f} s of the budget were left; tuning needs "
-                                                 f"{TUNE_MIN_S:.0f} s at least"}
+                                                 f"{least:.0f} s at least here, where starting one measured "
+                                                 f"process takes {self.budget.start_s:.1f} s (a budget of about "
+                                                 f"{10 * -(-need // 10):.0f} s leaves it that)"}
             return
         tune = TuneParams(path=self.made[best["kind"]], session=self.config,
                           limits={"providers": self.config.provider_names()}, budget_seconds=max(1.0, TUNE_OWN * left),
-                          finalists=1, confirm_seconds=min(2.0, max(0.5, 0.08 * left)))
+                          finalists=1, confirm_seconds=min(2.0, max(0.5, 0.08 * left)), start_s=self.budget.start_s)
+        self.budget.expect(TUNE_OWN * left)
         try:
             with self.budget.sub(f"tuning the session of {best['kind']}") as sub:
                 result = self.run_tune(tune, sub)
@@ -349,6 +364,7 @@ def optimize(params: OptimizeParams, ctx, place=None) -> dict:
             partial = True
         best = choose(search.rows, params.latency_limit_ms)
         explain(search.rows, best, params.latency_limit_ms)
+        least = least_to_measure(search.fixed_s, budget.start_s)
         data = _data(params, split, samples)
         for row in search.rows[1:]:
             if row["fidelity"] is not None:
@@ -363,7 +379,7 @@ def optimize(params: OptimizeParams, ctx, place=None) -> dict:
                   "inputs": label_inputs(_inputs(search.reports), samples if split else None),
                   "data": data, "parallel_makes": search.parallel,
                   "session": _user_session(params, split), "budget_seconds": params.budget_seconds,
-                  "partial": partial,
+                  "partial": partial, "unmeasured": nothing_measured(search.rows, params.budget_seconds, least),
                   # this machine (a remote target names itself here, as elsewhere), or the cluster
                   "target": place.target() if place is not None else None,
                   "machine": place.machine() if place is not None else _machine(params.session)}

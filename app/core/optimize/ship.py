@@ -85,7 +85,8 @@ def ship(result: dict, best: dict, chosen: str, folder: Path, force: bool, sourc
     chosen_path = Path(chosen)
     folder.mkdir(exist_ok=True)
     target = folder / f"{MODEL_STEM}{'.ort' if chosen_path.suffix == '.ort' else '.onnx'}"
-    choice = answer(best, result["tune"], target, folder / "preset.json", result["session"])
+    choice = answer(best, result["tune"], target, folder / "preset.json", result["session"],
+                    result.get("unmeasured", ""))
     result["choice"] = choice
     result["elapsed_seconds"] = elapsed()
     result["files"] = [str(target)] + [str(folder / name) for name in COMPANIONS]

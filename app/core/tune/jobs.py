@@ -30,6 +30,7 @@ class TuneParams(Params):
     finalists: int = setting(2, minimum=1, flag="--finalists")                    # re-measured alone
     confirm_seconds: float = setting(2.0, minimum=0.05, flag="--confirm-seconds")   # each, at least 10 rounds
     share: list[int] = setting(factory=lambda: [0, 1])          # [i, n]: race every n-th setting from the i-th
+    start_s: float = 3.0        # the first guess of one measured process's start (the caller may know better)
 
     def validate(self) -> None:
         from app.core.tune.space import SearchLimits
@@ -48,37 +49,12 @@ def race_job(params: TuneParams, ctx) -> dict:
     return Race(params, ctx).run()
 
 
-#: of a time budget, the race has this share; measuring its best again alone, the rest
-RACE_SHARE = 0.45
-#: of a time budget, this share is kept for narrowing the claim (the winner's fresh confirmation)
-CLAIM_SHARE = 0.2
-#: the shortest a member of the re-measurement is timed, however little budget is left
-LEAST_EACH_S = 0.1
-
-
-def after_race(left_s: float | None, finalists: int, each_s: float, start_s: float) -> tuple[int, float]:
-    """How many finalists to measure again and for how long each, so that what follows the
-    race fits in `left_s` (None: no budget). Each member costs its start (`start_s`: a process,
-    a session, warm-up) and its time; more than one finalist needs a fresh last pass of the
-    winner and the user's settings (confirm)."""
-    if left_s is None:
-        return finalists, each_s
-    for count in range(finalists, 0, -1):
-        members = count + 1 + (2 if count > 1 else 0)
-        room = left_s / members - start_s
-        if room >= each_s or (count == 1 and room >= LEAST_EACH_S):
-            return count, min(each_s, room)
-        if room >= max(LEAST_EACH_S, each_s / 2):
-            return count, room
-    return 1, LEAST_EACH_S
-
-
 def tune_job(params: TuneParams, ctx) -> dict:
     """Runs in the calling process (it only starts children): the race in a child, then
     its finalists and the user's settings, each in a child of its own, in alternation
-    (app.core.tune.confirm). A time budget covers all of it: the race has RACE_SHARE of
-    it, CLAIM_SHARE is kept for the winner's confirmation, and what is left between them sets
-    how many finalists are measured again and for how long."""
+    (app.core.tune.confirm). A time budget covers all of it (app.core.tune.plan): the race has
+    what is left once its start and the re-measurement after it are planned at their cost, and
+    after the race the re-measurement is planned again on what is really left."""
     import dataclasses
     import time
 
@@ -86,35 +62,50 @@ def tune_job(params: TuneParams, ctx) -> dict:
     from app.core.bench.alternate import summarize
     from app.core.model.intake import admit
     from app.core.tune.confirm import confirm, finalists, judge, remeasure
+    from app.core.tune.plan import post_race, race_seconds
 
     started = time.monotonic()
     budget = params.budget_seconds
     params = dataclasses.replace(params, path=str(admit(params.path).path))
-    race_params = params if budget is None else dataclasses.replace(params, budget_seconds=budget * RACE_SHARE)
+    race_params = params if budget is None else dataclasses.replace(
+        params, budget_seconds=race_seconds(budget, params.start_s, params.finalists, params.confirm_seconds))
+
+    # the bar's share for the race: its start and its time, of the whole budget
+    race_part = 0.9 if budget is None else min(0.9, (params.start_s + race_params.budget_seconds) / budget)
 
     def on_race_event(kind: str, payload: dict) -> None:
         if kind == "data":
             ctx.data(payload["kind"], payload["payload"])
         elif kind == "progress":
             fraction = payload.get("fraction")
-            ctx.progress(None if fraction is None else 0.9 * fraction, payload.get("message", ""))
+            ctx.progress(None if fraction is None else race_part * fraction, payload.get("message", ""))
         elif kind == "log":
             ctx.log(payload["message"], payload.get("level", "info"))
 
     race = run_child(RACE, race_params, ctx, on_race_event)
     # a member's start: the race's own (a process, a session, feeds, warm-up) stands for it
     start_s = max(0.0, time.monotonic() - started - race["seconds"]) + race.get("setup_seconds", 0.0)
-    left = None if budget is None else budget * (1 - CLAIM_SHARE) - (time.monotonic() - started)
-    count, each = after_race(left, params.finalists, params.confirm_seconds, start_s)
+    left = None if budget is None else budget - (time.monotonic() - started)
+    plan = post_race(left, params.finalists, params.confirm_seconds, start_s, race["default_ms"])
+    count, each = plan.count, plan.each
     chosen, alternation = finalists(race["trials"], count), None
     if not race["cancelled"]:
-        ctx.progress(0.9, f"measuring the best {len(chosen)} again, each alone in its own process")
+        ctx.progress(0.9 if budget is None else min(0.9, (time.monotonic() - started) / budget),
+                     f"measuring the best {len(chosen)} again, each alone in its own process")
         alternation = remeasure(params.path, params.session, [race["trials"][i] for i in chosen], each, ctx)
     result = judge(race, params.session, chosen, alternation)
+    result["plan"] = {"race_s": race_params.budget_seconds, "finalists": count, "each_s": each, "start_s": start_s}
     # The winner is the one its re-measurement found faster: that figure leans high (it was
-    # picked on it, and the more finalists the more so), so the claim is a fresh one.
+    # picked on it, and the more finalists the more so), so the claim is a fresh one. When
+    # none was clearly faster, the closest above ×1 has the time kept for that fresh, longer
+    # measurement instead: its interval may have been too wide only for want of rounds.
+    closest = _closest(result) if budget is not None and not race["cancelled"] else None
+    if closest is not None and budget - (time.monotonic() - started) >= 2 * (each + start_s):
+        result = result | {"best": closest, "speedup": closest["speedup"], "speedup_ci": closest["speedup_ci"],
+                           "clearly_faster": True}
     if result["clearly_faster"]:
-        ctx.progress(0.97, f"measuring {result['best']['label']} against your settings once more, fresh")
+        ctx.progress(0.97 if budget is None else min(0.97, (time.monotonic() - started) / budget),
+                     f"measuring {result['best']['label']} against your settings once more, fresh")
         # the claim is one figure: it gets more rounds while its interval is wide, within the budget
         room = 3 * each if budget is None else budget - (time.monotonic() - started) - 2 * (each + start_s)
         fresh = remeasure(params.path, params.session, [result["best"]], each, ctx, extend_s=room)
@@ -126,6 +117,18 @@ def tune_job(params: TuneParams, ctx) -> dict:
         result["stop_reason"] = (reason + f" The race had {share:.0f} s of the {budget:g} s budget; measuring its "
                                  f"best {len(chosen)} again alone ({each:.1f} s each) had the rest.")
     return result | {"seconds": time.monotonic() - started}
+
+
+def _closest(result: dict) -> dict | None:
+    """The re-measured finalist closest to being faster (above ×1, not slower) when none was
+    clearly faster; None otherwise."""
+    if result["clearly_faster"]:
+        return None
+    near = [t for t in result["trials"] if t["remeasured"] and t["speedup"] > 1.0 and t["verdict"] != "slower"]
+    if not near:
+        return None
+    top = max(near, key=lambda t: t["speedup"])
+    return dict(top, latency_ms=top["remeasured_ms"], race_latency_ms=top["latency_ms"])
 
 
 def _tune_facts(params: TuneParams, result: dict) -> dict:

@@ -163,9 +163,17 @@ class Race:
         self.setup_seconds = self.elapsed()
 
     def over_budget(self) -> bool:
+        """Whether the race's budget is spent. Its time counts from the end of its setup (its
+        sessions and feeds: a start its caller planned apart), and it is not spent before one
+        setting was measured: a race stopped with none had nothing to offer but an error."""
+        if not any(c.ratios for c in self.contenders) and any(c.alive for c in self.contenders):
+            return False
         if self.params.budget_trials is not None and self.trials >= self.params.budget_trials:
             return True
-        return self.params.budget_seconds is not None and self.elapsed() >= self.params.budget_seconds
+        return self.params.budget_seconds is not None and self.racing() >= self.params.budget_seconds
+
+    def racing(self) -> float:
+        return self.elapsed() - self.setup_seconds
 
     def measure(self, contender: Contender) -> None:
         if self.over_budget():
@@ -252,7 +260,7 @@ class Race:
         if self.params.budget_trials:
             fraction = min(1.0, self.trials / int(self.params.budget_trials))
         elif self.params.budget_seconds:
-            fraction = min(1.0, self.elapsed() / float(self.params.budget_seconds))
+            fraction = min(1.0, max(0.0, self.racing()) / float(self.params.budget_seconds))
         alive = sum(c.alive for c in self.contenders)
         self.ctx.progress(fraction, f"round {self.rounds + 1}: {alive} left after {self.trials} trials")
         ranked = sorted(self.contenders, key=lambda c: (not c.alive, c.score))

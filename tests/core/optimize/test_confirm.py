@@ -15,6 +15,7 @@ class _Budget:
     def __init__(self, left):
         self._left = left
         self.ctx = SimpleNamespace(cancelled=False)
+        self.start_s = 1.0
 
     def left(self):
         return self._left
@@ -32,7 +33,7 @@ def _search(tmp_path, speedups, left=100.0):
         rows.append({**row(kind, "passed", speedup, 1.0), "verdict": "faster",
                      "speedup_ci": [speedup - 0.1, speedup + 0.1]})
     return SimpleNamespace(params=SimpleNamespace(budget_seconds=100.0, screen_seconds=0.5), rows=rows,
-                           budget=_Budget(left), reserve=0.0, scratch=tmp_path, source=model,
+                           budget=_Budget(left), reserve=0.0, tune_reserve=0.0, scratch=tmp_path, source=model,
                            made={k: str(tmp_path / f"{k}.onnx") for k in speedups}, config=None)
 
 

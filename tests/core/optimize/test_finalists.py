@@ -57,3 +57,19 @@ def test_a_finalist_run_stopped_before_it_had_enough_rounds_leaves_the_screening
     blocks = [[np.full(5, 10.0)] * 3, [np.full(5, 20.0)] * 3]
     _update([row], Alternation(None, [], blocks, [[0.1] * 3] * 2), partial=True)
     assert row["speedup"] == 1.3 and "stopped after 3 rounds" in row["reason"] and "screening" not in row
+
+
+def test_an_alternation_is_fitted_to_the_time_left_with_fewer_rounds():
+    """30 rounds of a 100 ms detector and three variants are a minute whatever the budget
+    said: the least rounds shrink to what fits (never below LEAST_ROUNDS)."""
+    from app.core.bench.alternate import BlockPlan
+    from app.core.optimize.finalists import LEAST_ROUNDS, fit_plan, fitted_rounds
+
+    assert fitted_rounds(30, 60.0, 1.0) == 30, "room for all it wants"
+    assert fitted_rounds(30, 10.0, 2.0) == 5
+    assert fitted_rounds(30, 1.0, 2.0) == LEAST_ROUNDS
+    plan = fit_plan(BlockPlan(5, budget_s=8.0, min_rounds=30, extend_s=16.0), 100.0, 4, 12.0)
+    assert (plan.min_rounds, plan.budget_s, plan.block_runs) == (6, 8.0, 5)     # 2 s a round: 6 fit in 12 s
+    assert plan.extend_s == 0.0, "no extension past what is left"
+    roomy = fit_plan(BlockPlan(5, budget_s=8.0, min_rounds=10, extend_s=16.0), 10.0, 4, 30.0)
+    assert (roomy.min_rounds, roomy.extend_s) == (10, 16.0)

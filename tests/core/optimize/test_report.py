@@ -79,3 +79,9 @@ def test_tuned_settings_measured_too_loosely_to_tell_are_not_shipped():
     choice = answer(source_row(model), tune, model, model, {"intra_op_num_threads": 0})
     assert not choice["tuned"] and choice["settings"] == {"intra_op_num_threads": 0}
     assert "too busy to tell" in tune_text(tune) and "×1.64–×11.61" in tune_text(tune)
+
+
+def test_a_budget_too_small_to_measure_anything_says_so_in_the_report():
+    why = "the 30 s budget was too small to measure any candidate (ort skipped for time): raise the budget to about 60 s"
+    page = report_html(_result(dict(_choice(), unmeasured=why)))
+    assert "raise the budget to about 60 s" in page and "nothing measured was faster" not in page

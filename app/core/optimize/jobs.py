@@ -18,9 +18,15 @@ def _optimize_facts(params: OptimizeParams, result: dict) -> dict:
             "session": choice.get("settings") or result.get("session") or params.session.to_dict()}
 
 
-def _spread_optimize(job: Job, params: OptimizeParams, address: str, tasks: int | None = None) -> dict:
+def _spread_optimize(job: Job, params: OptimizeParams, address: str, tasks: int | None = None, ctx=None) -> dict:
     from app.core.optimize.spread import spread_optimize
-    return spread_optimize(job, params, address, tasks)
+    return spread_optimize(job, params, address, tasks, ctx)
+
+
+def data_folders(given: dict) -> dict:
+    """The data folder, with the files of it that travel to a target or a cluster's workers."""
+    from app.core.session.data_files import folder_files
+    return {"data": folder_files(given["data"])} if given.get("data") else {}
 
 
 def _arrived(result: dict) -> None:
@@ -29,8 +35,8 @@ def _arrived(result: dict) -> None:
 
 
 # it only starts children: each conversion (which starts its own), the repair loop and tune. On a
-# target the whole search runs there and its folder comes back; over a cluster its candidates are
-# spread over the workers (app.core.optimize.spread)
+# target the whole search runs there (its data folder sent along) and its folder comes back; over a
+# cluster its candidates are spread over the workers (app.core.optimize.spread)
 OPTIMIZE = Job("optimize", optimize_job, OptimizeParams, child=False, runs=ANYWHERE, outputs=("out_dir",),
                measures=True, records=Records("optimize", _optimize_facts), spread=_spread_optimize,
-               arrived=_arrived)
+               arrived=_arrived, folders=data_folders)

@@ -331,9 +331,10 @@ def optimize(params: OptimizeParams, ctx, place=None) -> dict:
         plan = candidates.plan(params.kinds, params.session, shape.result(), cpu_description()[1])
         split = None
         if params.data:
-            split = split_data(Path(params.data).expanduser().absolute(), Path(scratch)) | {"name": params.data}
+            folder = Path(params.data).expanduser().absolute()
+            split = split_data(folder, Path(scratch)) | {"name": params.data, "folder": str(folder)}
         elif "folder" in samples:
-            split = split_data(samples["folder"], Path(scratch)) | {"name": "the samples"}
+            split = split_data(samples["folder"], Path(scratch)) | {"name": "the samples", "folder": str(samples["folder"])}
         if split:
             params.session.inputs.data = split["check"]
         search = Search(params, source, Path(scratch), budget, split)
@@ -363,7 +364,7 @@ def optimize(params: OptimizeParams, ctx, place=None) -> dict:
                   "inputs": label_inputs(_inputs(search.reports), samples if split else None),
                   "data": data, "parallel_makes": search.parallel,
                   "session": _user_session(params, split), "budget_seconds": params.budget_seconds,
-                  "partial": partial,
+                  "partial": partial, "status": "cancelled" if ctx.cancelled else "complete",
                   # this machine (a remote target names itself here, as elsewhere), or the cluster
                   "target": place.target() if place is not None else None,
                   "machine": place.machine() if place is not None else _machine(params.session)}

@@ -331,8 +331,8 @@ def optimize(params: OptimizeParams, ctx, place=None) -> dict:
         plan = candidates.plan(params.kinds, params.session, shape.result(), cpu_description()[1])
         split = None
         if params.data:
-            folder = Path(params.data).expanduser().absolute()
-            split = split_data(folder, Path(scratch)) | {"name": params.data, "folder": str(folder)}
+            user_folder = Path(params.data).expanduser().absolute()
+            split = split_data(user_folder, Path(scratch)) | {"name": params.data, "folder": str(user_folder)}
         elif "folder" in samples:
             split = split_data(samples["folder"], Path(scratch)) | {"name": "the samples", "folder": str(samples["folder"])}
         if split:

@@ -139,7 +139,7 @@ class ClusterPlace:
         else:
             self.cluster = {"address": self.address, "workers": [{k: v for k, v in n.items() if k != "answer"}
                                                                  for n in nodes],
-                            "measured_on": "nothing: every candidate was reused from the history"}
+                            "measured_on": "no worker this time: every candidate was reused from the history"}
         search.rows[1:] = merge(plan, answers, ctx.cancelled)
         if ctx.cancelled:
             raise JobCancelled()

@@ -23,10 +23,9 @@ def _spread_optimize(job: Job, params: OptimizeParams, address: str, tasks: int 
     return spread_optimize(job, params, address, tasks, ctx)
 
 
-def data_folders(given: dict) -> dict:
-    """The data folder, with the files of it that travel to a target or a cluster's workers."""
-    from app.core.session.data_files import folder_files
-    return {"data": folder_files(given["data"])} if given.get("data") else {}
+def _data_folders(given: dict) -> dict:
+    from app.core.optimize.spread import data_folders
+    return data_folders(given)
 
 
 def _arrived(result: dict) -> None:
@@ -39,4 +38,4 @@ def _arrived(result: dict) -> None:
 # cluster its candidates are spread over the workers (app.core.optimize.spread)
 OPTIMIZE = Job("optimize", optimize_job, OptimizeParams, child=False, runs=ANYWHERE, outputs=("out_dir",),
                measures=True, records=Records("optimize", _optimize_facts), spread=_spread_optimize,
-               arrived=_arrived, folders=data_folders)
+               arrived=_arrived, folders=_data_folders)

@@ -18,7 +18,6 @@ from pathlib import Path
 
 from app.core.jobs.entry import LOCAL_ONLY, Job
 from app.core.jobs.errors import JobCancelled, UserError
-from app.core.optimize.jobs import data_folders
 from app.core.optimize.params import OptimizeParams
 from app.core.optimize.rows import failed_row
 
@@ -91,6 +90,12 @@ def part_job(params: OptimizeParams, ctx) -> dict:
                 files[kind] = [(name, local.read_bytes()) for name, local, _ in found.files]
     return {"rows": search.rows[1:], "files": files, "reports": search.reuse.handed, "inputs": _inputs(search.reports),
             "machine": _machine(params.session), "cancelled": ctx.cancelled}
+
+
+def data_folders(given: dict) -> dict:
+    """The data folder, with the files of it that travel to a target or a cluster's workers."""
+    from app.core.session.data_files import folder_files
+    return {"data": folder_files(given["data"])} if given.get("data") else {}
 
 
 OPTIMIZE_PART = Job("optimize-part", part_job, OptimizeParams, child=False, runs=LOCAL_ONLY,   # a Ray task's share

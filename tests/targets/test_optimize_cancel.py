@@ -75,7 +75,7 @@ def test_sigterm_cancels_a_cluster_search_and_writes_the_partial_result(ray_clus
         if process.poll() is None:
             process.kill()
     assert process.returncode == 3, stderr
-    assert "cancelled" in stderr and len(stderr.strip().splitlines()) == 1
+    assert stderr.strip().splitlines()[-1] == "ortune: cancelled"   # after Ray's own note that SIGTERM came
     result = json.loads((out / "optimize.json").read_text())
     assert result["partial"] is True and result["status"] == "cancelled"
     made = [r for r in result["candidates"] if r["kind"] in KINDS and r["speedup"] is not None]

@@ -188,7 +188,7 @@ def run_spread(address: str, job: Job, parts: list[dict], ctx=None, on_answer: C
     Returns each task's answer ({part, node, host, result}) in order, and the cluster's
     description. `on_answer(answer)`: each answer as it comes. Once `ctx` (a JobContext) is
     cancelled the outstanding tasks are stopped; the answers that came are returned, and the
-    description says `cancelled` with how many tasks were stopped (with `partial`; without,
+    description says `cancelled` with how many tasks it stopped (with `partial`; without,
     JobCancelled is raised)."""
     ray = connect(address)
     nodes = workers(ray)
@@ -205,7 +205,7 @@ def run_spread(address: str, job: Job, parts: list[dict], ctx=None, on_answer: C
     try:
         while pending:
             if stop_by is None and ctx is not None and ctx.cancelled:
-                stop_by = time.monotonic() + STOP_GRACE_S
+                stop_by, stopped = time.monotonic() + STOP_GRACE_S, len(pending)
                 for ref in pending:
                     ray.cancel(ref, force=False)
             ready, pending = ray.wait(pending, num_returns=1, timeout=POLL_S)
@@ -227,7 +227,7 @@ def run_spread(address: str, job: Job, parts: list[dict], ctx=None, on_answer: C
     if stop_by is not None:
         if not partial:
             raise JobCancelled()
-        described |= {"cancelled": True, "tasks_stopped": len(parts) - len(came)}
+        described |= {"cancelled": True, "tasks_stopped": stopped}
     return came, described
 
 

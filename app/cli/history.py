@@ -35,6 +35,13 @@ def run(args) -> int:
     from app.core.store.history import History
 
     history = History()
+    if args.delete:
+        for entry_id in args.delete:
+            history.get(entry_id)           # one that is not there is named before any is deleted
+        removed = [str(folder) for entry_id in args.delete for folder in history.delete(entry_id)]
+        return output(args, {"deleted": args.delete, "removed_copies": removed, "history_warnings": history.warnings},
+                      lambda result: f"deleted {len(result['deleted'])} result(s)"
+                                     + (f" and {len(removed)} kept candidate model(s)" if removed else ""))
     if args.show is not None:
         import importlib
 
@@ -56,5 +63,7 @@ def register(subparsers) -> None:
     parser.add_argument("--kind", choices=list(KINDS), help="only this kind of result")
     parser.add_argument("--limit", type=int, default=50, metavar="N", help="at most N results (default 50)")
     parser.add_argument("--show", type=int, metavar="ID", help="print one stored result in full")
+    parser.add_argument("--delete", type=int, nargs="+", metavar="ID",
+                        help="delete these stored results (with the candidate model optimize kept for each)")
     add_json_flag(parser)
     parser.set_defaults(handler=run)

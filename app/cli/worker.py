@@ -38,6 +38,7 @@ class Worker:
         self.upload: dict | None = None
         self.scratch: list[Path] = []             # folders the job writes its outputs in, removed at the end
         self.home: str | None = None              # the folder the worker started in, while the job runs in scratch
+        self.temp: tuple = (None, None)           # the temporary folder it had then (tempfile's, TMPDIR)
 
     def write(self, message: dict) -> None:
         from app.core.targets import channel
@@ -175,7 +176,11 @@ class Worker:
             return
         job, params = entries[message["job"]], message.get("params")
         self.home = os.getcwd()
-        os.chdir(self.new_scratch())          # a relative name the job writes (an engine cache) lands in scratch
+        folder = self.new_scratch()
+        os.chdir(folder)                      # a relative name the job writes (an engine cache) lands in scratch
+        import tempfile                       # and so do its temporary files, its children's too
+        self.temp = (tempfile.tempdir, os.environ.get("TMPDIR"))
+        os.environ["TMPDIR"] = tempfile.tempdir = str(folder)
         check_request(job, params, cache_dir(), self.scratch)
         # as a run started on this machine: its result is kept in this machine's history too
         self.handle = start(job, params, memory_limit=message.get("memory_limit")).start()
@@ -236,7 +241,13 @@ class Worker:
             self.handle.cancel()
             self.job_thread.join(30)
         if self.home is not None:
+            import tempfile
             os.chdir(self.home)
+            tempfile.tempdir = self.temp[0]
+            if self.temp[1] is None:
+                os.environ.pop("TMPDIR", None)
+            else:
+                os.environ["TMPDIR"] = self.temp[1]
         for folder in self.scratch:
             shutil.rmtree(folder, ignore_errors=True)
 

@@ -73,3 +73,21 @@ def test_a_damaged_history_is_one_line_for_the_listing(ortune, tmp_path, monkeyp
     monkeypatch.setenv("ORTUNE_DATA_DIR", str(data))
     done = ortune("history")
     assert done.code == 0 and "was damaged" in done.stderr and done.stderr.count("\n") == 1
+
+
+def test_history_delete_removes_the_entries_and_their_kept_copies(ortune, folder, own_history):
+    from app.core.store import kept
+    from app.core.store.history import History
+
+    history = History()
+    identity = history.model_identity(folder / "mlp.onnx")
+    copy = kept.root() / "k1"
+    copy.mkdir(parents=True)
+    (copy / "c.onnx").write_bytes(b"x")
+    entry = history.record("convert", {"output": str(copy / "c.onnx"), "model": identity}, facts={"model": identity})
+    missing = ortune("history", "--delete", entry, entry + 99)
+    assert missing.code == 2 and "no stored result" in missing.stderr and copy.exists(), "checked before any goes"
+    done = ortune("history", "--delete", entry, "--json")
+    assert done.code == 0, done.stderr
+    assert done.json()["removed_copies"] == [str(copy)] and not copy.exists()
+    assert [r["id"] for r in _listed(ortune)] == []

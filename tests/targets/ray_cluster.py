@@ -20,6 +20,9 @@ class Cluster:
     def __init__(self, folder: Path):
         self.port = free_port()
         self.address = f"127.0.0.1:{self.port}"
+        # A token file in ~/.ray (left by any Ray session of this user) turns token authentication on for
+        # the head but not for the clients: this throwaway cluster and its drivers here run without it
+        os.environ.setdefault("RAY_AUTH_MODE", "disabled")
         env = dict(os.environ, PYTHONPATH=str(ROOT), RAY_USAGE_STATS_ENABLED="0")
         # Under `coverage run` every Python process inheriting this would write a data file: each
         # Ray worker and each `ray status` poll. The jobs' own children are what is measured.

@@ -300,14 +300,16 @@ def _sweep_facts(params: SweepParams, result: dict) -> dict | None:
             "p50_ms": latency.get("p50"), "p99_ms": latency.get("p99"), "throughput_per_s": best.get("throughput_per_s")}
 
 
-def _spread_compare(job: Job, params: CompareParams, address: str, tasks: int | None = None) -> dict:
+def _spread_compare(job: Job, params: CompareParams, address: str, tasks: int | None = None,
+                    ctx=None) -> dict:
     from app.core.bench.spread import spread_compare
-    return spread_compare(job, params, address, tasks)
+    return spread_compare(job, params, address, tasks, ctx)
 
 
-def _spread_sweep(job: Job, params: SweepParams, address: str, tasks: int | None = None) -> dict:
+def _spread_sweep(job: Job, params: SweepParams, address: str, tasks: int | None = None,
+                  ctx=None) -> dict:
     from app.core.bench.spread import spread_sweep
-    return spread_sweep(job, params, address, tasks)
+    return spread_sweep(job, params, address, tasks, ctx)
 
 
 BENCH = Job("bench", bench_job, BenchParams, result=BenchResult, runs=ON_TARGET, records=Records("bench", _bench_facts),

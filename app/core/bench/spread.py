@@ -26,7 +26,7 @@ def _chunks(items: list, count: int) -> list[list]:
     return [items[i::count] for i in range(count)]
 
 
-def spread_sweep(job: Job, params, address: str, tasks: int | None = None) -> dict:
+def spread_sweep(job: Job, params, address: str, tasks: int | None = None, ctx=None) -> dict:
     """`job`: the sweep's entry; `params`: its SweepParams."""
     from app.core.targets.cluster import connect, workers
 
@@ -38,7 +38,7 @@ def spread_sweep(job: Job, params, address: str, tasks: int | None = None) -> di
         part = params.to_dict() | {"record": False}
         part["dim_values" if by_dim else "concurrency_values"] = [first, *chunk]
         parts.append(part)
-    answers, cluster = run_spread(address, job, parts)
+    answers, cluster = run_spread(address, job, parts, ctx)
     key = "dim_value" if by_dim else "concurrency"
     cells, shares = [], []
     for index, answer in enumerate(answers):
@@ -74,14 +74,14 @@ def _margin(answers: list[dict], best: dict | None, second: dict | None) -> dict
     return None
 
 
-def spread_compare(job: Job, params, address: str, tasks: int | None = None) -> dict:
+def spread_compare(job: Job, params, address: str, tasks: int | None = None, ctx=None) -> dict:
     """`job`: the comparison's entry; `params`: its CompareParams."""
     from app.core.targets.cluster import connect, workers
 
     reference, rest = params.models[0], list(params.models[1:])
     parts = [params.to_dict() | {"record": False, "models": [reference, *chunk]}
              for chunk in _chunks(rest, tasks or len(workers(connect(address))))]
-    answers, cluster = run_spread(address, job, parts)
+    answers, cluster = run_spread(address, job, parts, ctx)
     rows, shares = [], []
     for index, answer in enumerate(answers):
         mine = [dict(row, measured_on=_where(answer))

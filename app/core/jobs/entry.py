@@ -47,6 +47,10 @@ class Job(Generic[P]):
     # where its first output goes here when none is named, default_output(params as a dict); run on a
     # target, it is written in the job's scratch folder there and brought back to that place
     default_output: Callable[[dict], str] | None = None
+    # folders(params as a dict) -> {field: [(name in the folder, local file)]}: the folders it reads (a data
+    # folder), each with the files of it that go along when it runs on a target or a cluster's workers,
+    # where the field names the copy
+    folders: Callable[[dict], dict[str, list]] | None = None
     text: tuple[str, ...] = ()                 # parameter fields, at any depth, naming things for people (labels):
                                                # never a path, so never uploaded, swapped or confined as one
     measures: bool = False                     # it runs a model and times or checks it

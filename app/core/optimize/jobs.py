@@ -18,9 +18,14 @@ def _optimize_facts(params: OptimizeParams, result: dict) -> dict:
             "session": choice.get("settings") or result.get("session") or params.session.to_dict()}
 
 
-def _spread_optimize(job: Job, params: OptimizeParams, address: str, tasks: int | None = None) -> dict:
+def _spread_optimize(job: Job, params: OptimizeParams, address: str, tasks: int | None = None, ctx=None) -> dict:
     from app.core.optimize.spread import spread_optimize
-    return spread_optimize(job, params, address, tasks)
+    return spread_optimize(job, params, address, tasks, ctx)
+
+
+def _data_folders(given: dict) -> dict:
+    from app.core.optimize.spread import data_folders
+    return data_folders(given)
 
 
 def _arrived(result: dict) -> None:
@@ -29,8 +34,8 @@ def _arrived(result: dict) -> None:
 
 
 # it only starts children: each conversion (which starts its own), the repair loop and tune. On a
-# target the whole search runs there and its folder comes back; over a cluster its candidates are
-# spread over the workers (app.core.optimize.spread)
+# target the whole search runs there (its data folder sent along) and its folder comes back; over a
+# cluster its candidates are spread over the workers (app.core.optimize.spread)
 OPTIMIZE = Job("optimize", optimize_job, OptimizeParams, child=False, runs=ANYWHERE, outputs=("out_dir",),
                measures=True, records=Records("optimize", _optimize_facts), spread=_spread_optimize,
-               arrived=_arrived)
+               arrived=_arrived, folders=_data_folders)

@@ -6,7 +6,9 @@ settings, timing length, tolerance, data (and input files, by size and time), ON
 machine, takes that candidate's row and
 model instead of making and measuring it again, and says so in the row. `fresh` (the
 command line's --fresh) reuses none. A changed setting or model changes the key, so it is
-measured anew."""
+measured anew. A candidate made on a cluster's worker is kept here too, keyed by that
+worker's machine and ONNX Runtime (`where`), so the same cluster search reuses it. The
+copies are bounded and go with their entries (app.core.store.kept)."""
 
 from __future__ import annotations
 
@@ -18,7 +20,6 @@ import time
 from pathlib import Path
 
 
-FOLDER = "optimize-candidates"      # under the data folder: one sub-folder per candidate key
 _KIND = "convert"                   # the history kind a candidate is kept under: it is a conversion
 
 
@@ -31,15 +32,23 @@ def _folder_identity(folder: str) -> list:
                   for p in root.rglob("*") if p.is_file()) if root.is_dir() else [str(root)]
 
 
+def machine_key() -> dict:
+    """The machine and ONNX Runtime in a candidate's key: this one's (run on a cluster's
+    worker, that worker's)."""
+    import onnxruntime
+
+    from app.core.session.machine_cpu import cpu_description
+    return {"onnxruntime": onnxruntime.__version__, "machine": [platform.node(), cpu_description()[0]]}
+
+
 def _date(created: float) -> str:
     return time.strftime("%Y-%m-%d %H:%M", time.localtime(created))
 
 
 class Reuse:
     def __init__(self, params, source: Path):
-        import onnxruntime
-
-        from app.core.session.machine_cpu import cpu_description
+        """`keeps`: copy each candidate made for the history (a search spread over a cluster
+        keeps them where it was started: its parts only hand them over, in `handed`)."""
         from app.core.store.history import History
         from app.core.targets.upload import local_files
 
@@ -56,21 +65,23 @@ class Reuse:
             session["inputs"] = {k: v for k, v in session["inputs"].items() if k != "data"}
         files = [[path, Path(path).stat().st_size, Path(path).stat().st_mtime_ns] for path in local_files(session)]
         self.base = {"model_sha256": sha, "session": session, "files": files, "tolerance": params.tolerance,
-                     "screen_seconds": params.screen_seconds,
-                     "data": _folder_identity(params.data), "onnxruntime": onnxruntime.__version__,
-                     "machine": [platform.node(), cpu_description()[0]]}
+                     "screen_seconds": params.screen_seconds, "data": _folder_identity(params.data)} | machine_key()
         self.session = params.session.to_dict()
+        self.keeps = True
+        self.handed: dict[str, dict] = {}      # kind -> its report, when this search does not keep them
 
-    def key(self, kind: str, options: dict) -> str:
+    def key(self, kind: str, options: dict, where: dict | None = None) -> str:
+        """`where`: the machine and ONNX Runtime it was made and measured on, when not this
+        one (a cluster's worker: {"machine", "onnxruntime"})."""
         options = {k: v for k, v in options.items() if k != "calibration"}    # a scratch half: the data stands for it
-        text = json.dumps(self.base | {"kind": kind, "options": options}, sort_keys=True, default=str)
+        text = json.dumps(self.base | (where or {}) | {"kind": kind, "options": options}, sort_keys=True, default=str)
         return hashlib.sha256(text.encode()).hexdigest()
 
-    def find(self, kind: str, options: dict) -> tuple[dict, dict, str] | None:
+    def find(self, kind: str, options: dict, where: dict | None = None) -> tuple[dict, dict, str] | None:
         """The stored (row, report, model file) of this candidate made before, or None."""
         if self.fresh or self.base["model_sha256"] is None:
             return None
-        key = self.key(kind, options)
+        key = self.key(kind, options, where)
         try:
             entries = self.history.entries(kind=_KIND)
         except Exception:       # an unusable store reuses nothing; the search measures anew
@@ -84,23 +95,29 @@ class Reuse:
                 continue
             row = dict(kept["row"], reused={"history_id": entry["id"], "created": entry["created"]})
             row["reason"] = f"{row['reason']} — reused from {_date(entry['created'])} (same model, inputs, settings " \
-                            f"and ONNX Runtime on this machine; --fresh measures it anew)"
+                            f"and ONNX Runtime on {'that worker' if where else 'this machine'}; --fresh measures it anew)"
             return row, report, report["output"]
         return None
 
-    def hold(self, kind: str, options: dict, row: dict, report: dict) -> None:
-        """Keep the candidate: its model copied under the data folder now, its report for the
-        history once the search's result is kept (`to_keep`)."""
-        from app.core.store.paths import data_dir
+    def hold(self, kind: str, options: dict, row: dict, report: dict, where: dict | None = None) -> None:
+        """Keep the candidate: its model copied under the data folder now (the copies kept
+        within their bounds), its report for the history once the search's result is kept
+        (`to_keep`)."""
+        from app.core.store import kept
         from app.core.targets.upload import bundle
 
-        key = self.key(kind, options)
-        folder = data_dir() / FOLDER / key
+        if not self.keeps:
+            self.handed[kind] = report
+            return
+        key = self.key(kind, options, where)
+        folder = kept.root() / key
         try:
             folder.mkdir(parents=True, exist_ok=True)
             made = bundle(Path(report["output"]))
             for name, local, _ in made.files:
                 shutil.copyfile(local, folder / name)
+            kept.note(folder, self.base["model_sha256"])
+            self._bound(folder)
         except OSError as exc:
             self.warnings.append(f"the candidate {kind} could not be kept for reuse ({exc.strerror or exc})")
             return
@@ -109,6 +126,14 @@ class Reuse:
         facts = {"model": str(self.source), "variant": f"optimize: {kind} → {made.main.name}",
                  "p50_ms": row.get("latency_ms"), "session": self.session}
         self.pending.append({"kind": _KIND, "facts": facts, "report": stored, "candidate": kind})
+
+    def _bound(self, folder: Path) -> None:
+        from app.core.store import kept
+        try:
+            named = self.history.outputs()
+        except Exception:       # an unusable store: no copy counts as unnamed
+            named = None
+        kept.bound(named, keep=folder)
 
     def to_keep(self, rows: list[dict]) -> list[dict]:
         """What the history recorder (app.core.store.recording) keeps of the candidates made:

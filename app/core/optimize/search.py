@@ -346,9 +346,10 @@ def optimize(params: OptimizeParams, ctx, place=None) -> dict:
         plan = candidates.plan(params.kinds, params.session, shape.result(), cpu_description()[1])
         split = None
         if params.data:
-            split = split_data(Path(params.data).expanduser().absolute(), Path(scratch)) | {"name": params.data}
+            user_folder = Path(params.data).expanduser().absolute()
+            split = split_data(user_folder, Path(scratch)) | {"name": params.data, "folder": str(user_folder)}
         elif "folder" in samples:
-            split = split_data(samples["folder"], Path(scratch)) | {"name": "the samples"}
+            split = split_data(samples["folder"], Path(scratch)) | {"name": "the samples", "folder": str(samples["folder"])}
         if split:
             params.session.inputs.data = split["check"]
         search = Search(params, source, Path(scratch), budget, split)
@@ -380,6 +381,7 @@ def optimize(params: OptimizeParams, ctx, place=None) -> dict:
                   "data": data, "parallel_makes": search.parallel,
                   "session": _user_session(params, split), "budget_seconds": params.budget_seconds,
                   "partial": partial, "unmeasured": nothing_measured(search.rows, params.budget_seconds, least),
+                  "status": "cancelled" if ctx.cancelled else "complete",
                   # this machine (a remote target names itself here, as elsewhere), or the cluster
                   "target": place.target() if place is not None else None,
                   "machine": place.machine() if place is not None else _machine(params.session)}

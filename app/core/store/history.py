@@ -225,8 +225,23 @@ class History:
             " VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)", row).lastrowid),
             needed=sum(len(value) for value in row if isinstance(value, (str, bytes))))
 
-    def delete(self, entry_id: int) -> None:
+    def delete(self, entry_id: int) -> list[Path]:
+        """Delete one entry, and the model copy the history kept for it (app.core.store.kept)
+        unless another entry names it. Returns the copies removed."""
+        from app.core.store import kept
+
+        output = self._use(lambda db: db.execute("SELECT json_extract(report_json, '$.output') FROM results "
+                                                 "WHERE id = ?", (entry_id,)).fetchone())
         self._use(lambda db: db.execute("DELETE FROM results WHERE id = ?", (entry_id,)))
+        folder = kept.folder_of(output[0]) if output and isinstance(output[0], str) else None
+        if folder is None or any(kept.folder_of(path) == folder for path in self.outputs()):
+            return []
+        return [folder] if kept.remove(folder) else []
+
+    def outputs(self) -> set[str]:
+        """Every output file the entries name (a conversion's, a kept candidate's)."""
+        return self._use(lambda db: {row[0] for row in db.execute(
+            "SELECT json_extract(report_json, '$.output') FROM results WHERE kind = 'convert'") if row[0]})
 
     # reading ------------------------------------------------------------------
     def entries(self, model: str | None = None, kind: str | None = None, limit: int = 500) -> list[dict]:

@@ -3,24 +3,34 @@
 would run here, and returns a result of the same form.
 
 Measuring is only valid one task to a machine at a time, so every task asks for all the
-CPUs of the smallest worker: two tasks never share a node's cores. The files a job names
-travel through Ray's object store and are kept on each node in a cache keyed by content
-hash. Which node measured what is in each task's answer, and the workers that measured
-a result are named in it (`cluster.measured_on`, what the history shows)."""
+CPUs of the smallest worker: two tasks never share a node's cores. The tasks are dealt to
+the workers in a fixed order (by host, then node), so the same work goes to the same worker
+again. The files a job names, and the folders its entry says it reads, travel through
+Ray's object store and are kept on each node in a cache keyed by content hash. Which node
+measured what is in each task's answer, and the workers that measured a result are named
+in it (`cluster.measured_on`, what the history shows). Cancelling stops the outstanding
+tasks: a running one is interrupted, its job cancelled there, and what it had measured
+comes back; one not started is dropped."""
 
 from __future__ import annotations
 
+import logging
 import os
 import shutil
 import socket
 import tempfile
+import time
 from pathlib import Path
-from typing import Any
+from typing import Any, Callable
 
 import app
 from app.core.jobs.entry import Job
-from app.core.jobs.errors import JobFailed, UserError
-from app.core.targets.upload import bundle, local_files, replaced
+from app.core.jobs.errors import JobCancelled, JobFailed, UserError
+from app.core.targets.upload import bundle, folder_bundle, local_files, replaced
+
+#: how long interrupted tasks have to hand back what they measured before they are ended
+STOP_GRACE_S = 30.0
+POLL_S = 0.2
 
 
 def connect(address: str):
@@ -33,12 +43,19 @@ def connect(address: str):
         _reachable(address)
         os.environ.setdefault("RAY_USAGE_STATS_ENABLED", "0")
         os.environ.setdefault("RAY_IGNORE_UNHANDLED_ERRORS", "1")     # failures are reported here, once
+        # attached from a thread of its own (app.core.targets.start), Ray leaves this command's SIGTERM
+        # handling alone, and would say so on stderr
+        quiet = logging.getLogger("ray._private.worker")
+        level = quiet.level
+        quiet.setLevel(logging.ERROR)
         try:
             ray.init(address=address, logging_level="ERROR", log_to_driver=False, configure_logging=False)
         except Exception as exc:      # Ray raises ConnectionError, RuntimeError, ValueError … by cause
             raise UserError("cluster-unreachable", f"the Ray cluster at {address} cannot be reached: "
                                                    f"{str(exc).splitlines()[0] if str(exc) else type(exc).__name__}") \
                 from None
+        finally:
+            quiet.setLevel(level)
     return ray
 
 
@@ -70,18 +87,47 @@ def _reachable(address: str, timeout_s: float = 4.0) -> None:
 
 
 def workers(ray) -> list[dict]:
-    """The live nodes with their CPUs."""
-    return [{"node": n["NodeID"][:12], "host": n.get("NodeManagerHostname", ""), "cpus": n["Resources"].get("CPU", 0)}
-            for n in ray.nodes() if n.get("Alive") and n["Resources"].get("CPU", 0) >= 1]
+    """The live nodes with their CPUs, in the order work is dealt to them (by host, then node)."""
+    nodes = [{"node": n["NodeID"][:12], "host": n.get("NodeManagerHostname", ""), "cpus": n["Resources"].get("CPU", 0),
+              "id": n["NodeID"]} for n in ray.nodes() if n.get("Alive") and n["Resources"].get("CPU", 0) >= 1]
+    return sorted(nodes, key=lambda n: (n["host"], n["id"]))
+
+
+def _on(node: dict):
+    from ray.util.scheduling_strategies import NodeAffinitySchedulingStrategy
+    return NodeAffinitySchedulingStrategy(node["id"], soft=False)
+
+
+def _probe(func: Callable[[], Any]) -> Any:
+    return func()
+
+
+def on_each_worker(address: str, func: Callable[[], Any], timeout_s: float = 120.0) -> list[dict]:
+    """func() run once on every worker, holding no CPU (what each worker is, before work is
+    dealt to it): the workers in dealing order, each with its answer."""
+    ray = connect(address)
+    nodes = workers(ray)
+    if not nodes:
+        raise UserError("cluster-empty", f"the Ray cluster at {address} has no worker with a CPU")
+    remote = ray.remote(_probe)
+    try:
+        answers = ray.get([remote.options(num_cpus=0, max_retries=0, scheduling_strategy=_on(n)).remote(func)
+                           for n in nodes], timeout=timeout_s)
+    except Exception as exc:       # a lost node, a timeout, a worker that cannot load ORTune
+        raise UserError("cluster-lost", f"the workers of the Ray cluster at {address} did not answer: "
+                                        f"{(str(exc).splitlines() or [type(exc).__name__])[0]}") from None
+    return [dict(node, answer=answer) for node, answer in zip(nodes, answers)]
 
 
 def _task(job: Job, params: dict, files: dict) -> dict:
-    """On the worker: write what it lacks of the files, run the job, say where it ran."""
-    from app.core.runner.process import run_job
+    """On the worker: write what it lacks of the files, run the job, say where it ran.
+    Interrupted (ray.cancel), it cancels the job and hands back what the job returns then."""
+    from app.core.runner.process import JobHandle
 
     cache = Path(tempfile.gettempdir()) / f"ortune-cluster-{os.getuid() if hasattr(os, 'getuid') else 0}"
     paths = {}
-    for local, (sha, name, contents) in files.items():
+    folders = {}
+    for local, (sha, name, contents, folder_sent) in files.items():
         folder = cache / sha
         if not (folder / name).is_file():
             staging = cache / f".{sha}.partial-{os.getpid()}"
@@ -97,36 +143,104 @@ def _task(job: Job, params: dict, files: dict) -> dict:
                         (folder / rel).parent.mkdir(parents=True, exist_ok=True)
                         os.replace(staging / rel, folder / rel)
                 shutil.rmtree(staging, ignore_errors=True)
-        paths[local] = str(folder / name)
+        paths[local] = str(folder) if folder_sent else str(folder / name)
+        if folder_sent:
+            folders[str(folder)] = local
     import ray
     where = {"version": app.__version__, "node": ray.get_runtime_context().get_node_id()[:12],
              "host": socket.gethostname()}
+    handle = JobHandle(job, replaced(params, paths, job.text)).start()
     try:
-        result = run_job(job, replaced(params, paths, job.text))
-    except (UserError, JobFailed) as exc:    # as a dict: Ray cannot rebuild these exceptions on the caller
-        return where | {"error": dict(exc.to_dict(), user=isinstance(exc, UserError))}
-    return where | {"result": replaced(result, {v: k for k, v in paths.items()}, job.text)}
+        for _ in handle.events():
+            pass
+    except KeyboardInterrupt:               # ray.cancel: the job stops there, and says what it measured
+        handle.cancel()
+        for _ in handle.events():
+            pass
+    if isinstance(handle.error, (UserError, JobFailed, JobCancelled)):   # as a dict: Ray cannot rebuild them
+        return where | {"error": dict(handle.error.to_dict(), user=isinstance(handle.error, UserError))}
+    if handle.error is not None:
+        raise handle.error
+    return where | {"result": replaced(handle.result, {v: k for k, v in paths.items()}, job.text, folders)}
 
 
-def run_spread(address: str, job: Job, parts: list[dict]) -> tuple[list[dict], dict]:
-    """Run `job` once per parameter dict in `parts`, as Ray tasks one to a node at a time.
-    Returns each task's answer ({node, host, result}) in order, and the cluster's description."""
-    ray = connect(address)
-    nodes = workers(ray)
-    if not nodes:
-        raise UserError("cluster-empty", f"the Ray cluster at {address} has no worker with a CPU")
-    cpus = min(n["cpus"] for n in nodes)
+def _shipped(job: Job, parts: list[dict], scratch: Path) -> dict:
+    """local path -> (sha, main name, {name: bytes}, whether it is a folder) for every file
+    and folder the parts name."""
     shipped: dict[str, tuple] = {}
     for params in parts:
         for path in local_files(params, job.text):
             if path not in shipped:
                 found = bundle(Path(path))
-                shipped[path] = (found.sha, found.main.name, {n: p.read_bytes() for n, p, _ in found.files})
-    files = ray.put(shipped)
-    remote = ray.remote(_task).options(num_cpus=cpus, scheduling_strategy="SPREAD", max_retries=0)
+                shipped[path] = (found.sha, found.main.name, {n: p.read_bytes() for n, p, _ in found.files}, False)
+        for key, files in (job.folders(params) if job.folders is not None else {}).items():
+            if str(params[key]) not in shipped:
+                found = folder_bundle(files, scratch / str(len(shipped)))
+                shipped[str(params[key])] = (found.sha, found.main.name,
+                                             {n: p.read_bytes() for n, p, _ in found.files}, True)
+    return shipped
+
+
+def run_spread(address: str, job: Job, parts: list[dict], ctx=None, on_answer: Callable[[dict], None] | None = None,
+               places: list[int] | None = None, partial: bool = False) -> tuple[list[dict], dict]:
+    """Run `job` once per parameter dict in `parts`, as Ray tasks one to a node at a time,
+    part i on worker `places[i]` (default i, round the workers in dealing order).
+    Returns each task's answer ({part, node, host, result}) in order, and the cluster's
+    description. `on_answer(answer)`: each answer as it comes. Once `ctx` (a JobContext) is
+    cancelled the outstanding tasks are stopped; the answers that came are returned, and the
+    description says `cancelled` with how many tasks it stopped (with `partial`; without,
+    JobCancelled is raised)."""
+    ray = connect(address)
+    nodes = workers(ray)
+    if not nodes:
+        raise UserError("cluster-empty", f"the Ray cluster at {address} has no worker with a CPU")
+    cpus = min(n["cpus"] for n in nodes)
+    with tempfile.TemporaryDirectory(prefix="ortune-send-") as scratch:
+        files = ray.put(_shipped(job, parts, Path(scratch)))
+    remote = ray.remote(_task)
+    places = places or list(range(len(parts)))
+    refs = {remote.options(num_cpus=cpus, max_retries=0, scheduling_strategy=_on(nodes[places[index] % len(nodes)]))
+            .remote(job, params, files): index for index, params in enumerate(parts)}
+    answers, pending, stop_by = {}, list(refs), None
     try:
-        answers = ray.get([remote.remote(job, params, files) for params in parts])
+        while pending:
+            if stop_by is None and ctx is not None and ctx.cancelled:
+                stop_by, stopped = time.monotonic() + STOP_GRACE_S, len(pending)
+                for ref in pending:
+                    ray.cancel(ref, force=False)
+            ready, pending = ray.wait(pending, num_returns=1, timeout=POLL_S)
+            for ref in ready:
+                answer = _answer(ray, ref, address, stopping=stop_by is not None)
+                if answer is not None:
+                    answers[refs[ref]] = answer = dict(answer, part=refs[ref])
+                    if on_answer is not None:
+                        on_answer(answer)
+            if stop_by is not None and time.monotonic() > stop_by:
+                break
+    finally:
+        for ref in pending:         # a failure, or tasks that did not stop in time: ended, not left running
+            ray.cancel(ref, force=True)
+    came = [answers[index] for index in sorted(answers)]
+    measured = dict.fromkeys(f"{a['host']} ({a['node']})" for a in came)
+    described = {"address": address, "workers": nodes, "cpus_per_task": cpus,
+                 "measured_on": f"Ray worker{'s' if len(measured) > 1 else ''} {', '.join(measured)}"}
+    if stop_by is not None:
+        if not partial:
+            raise JobCancelled()
+        described |= {"cancelled": True, "tasks_stopped": stopped}
+    return came, described
+
+
+def _answer(ray, ref, address: str, stopping: bool) -> dict | None:
+    """A task's answer; None for one stopped before it answered (while `stopping`); its
+    failure raised as the one line it is."""
+    from app.core.jobs.errors import error_from_dict
+
+    try:
+        answer = ray.get(ref)
     except Exception as exc:   # a task's own failure arrives wrapped in Ray's error
+        if stopping and type(exc).__name__ in ("TaskCancelledError", "WorkerCrashedError"):
+            return None
         cause = getattr(exc, "cause", None) or exc
         if isinstance(cause, (UserError, JobFailed)):
             raise cause from None
@@ -137,13 +251,12 @@ def run_spread(address: str, job: Job, parts: list[dict]) -> tuple[list[dict], d
         if type(cause).__module__.startswith("ray"):     # a worker or node died, an object was lost: the cluster's
             raise UserError("cluster-lost", f"a task on the Ray cluster at {address} was lost: {first}") from None
         raise JobFailed("cluster-task", f"a task on the Ray cluster failed: {first}") from None
-    for answer in answers:
-        if "error" in answer and answer["version"] == app.__version__:
-            from app.core.jobs.errors import error_from_dict
-            raise error_from_dict(answer["error"])
-        if answer["version"] != app.__version__:
-            raise UserError("target-version", f"a Ray worker ({answer['host']}) runs ORTune {answer['version']}, "
-                                              f"this is {app.__version__}: install the same version on every node")
-    measured = dict.fromkeys(f"{a['host']} ({a['node']})" for a in answers)
-    return answers, {"address": address, "workers": nodes, "cpus_per_task": cpus,
-                     "measured_on": f"Ray worker{'s' if len(measured) > 1 else ''} {', '.join(measured)}"}
+    if answer["version"] != app.__version__:
+        raise UserError("target-version", f"a Ray worker ({answer['host']}) runs ORTune {answer['version']}, "
+                                          f"this is {app.__version__}: install the same version on every node")
+    if "error" in answer:
+        error = error_from_dict(answer["error"])
+        if stopping and isinstance(error, JobCancelled):
+            return None
+        raise error
+    return answer

@@ -18,6 +18,7 @@ import base64
 import json
 import queue
 import subprocess
+import tempfile
 import threading
 import time
 from pathlib import Path
@@ -33,7 +34,7 @@ from app.core.targets import channel
 from app.core.targets.ssh import SSH_FAILED, explain_ssh_failure, ssh_command
 from app.core.targets.store import Target
 from app.core.targets.download import fetch
-from app.core.targets.upload import bundle, local_files, replaced
+from app.core.targets.upload import Bundle, bundle, folder_bundle, local_files, replaced
 
 HELLO_TIMEOUT_S = 40.0
 HELLO_LINE_BYTES = 1 << 20        # a hello is small: a longer first line is not one
@@ -85,6 +86,8 @@ class RemoteHandle:
         self._cancel_at: float | None = None
         self._job_sent = False
         self._paths: dict[str, str] = {}        # local file -> the target's copy
+        self._folders: dict[str, str] = {}      # local folder -> the target's copy
+        self._to_send: dict[str, list] = {}     # field -> the files of the folder it names (Job.folders)
         try:
             if not job.on_target:
                 raise UserError("bad-option", f"{job.name} runs on this machine only, not on a target")
@@ -95,6 +98,7 @@ class RemoteHandle:
                 # left unnamed, it would stay on the target: made in scratch there (removed when
                 # the job ends) and brought back to where it would go here
                 self.outputs[job.outputs[0]] = job.default_output(given)
+            self._to_send = job.folders(given) if job.folders is not None else {}   # refused here, in one line
         except OSError as exc:
             self._finish(error=UserError("not-writable", f"cannot make the folder for the job's output here "
                                                          f"({exc.strerror or exc})"))
@@ -141,7 +145,11 @@ class RemoteHandle:
         # an output is written there and brought back, never sent: an existing file at its path is not an input
         self._paths = self._upload(local_files({k: v for k, v in params.items() if k not in self.outputs},
                                                self.job.text))
-        params = replaced(params, self._paths, self.job.text)
+        with tempfile.TemporaryDirectory(prefix="ortune-send-") as scratch:
+            for key, files in self._to_send.items():
+                there = self._put(folder_bundle(files, Path(scratch) / key))
+                self._folders[str(params[key])] = there.rsplit("/", 1)[0]
+        params = replaced(params, self._paths | self._folders, self.job.text)
         if self.outputs:
             self._send({"scratch": True})
             folder = self._expect("scratch")["scratch"]
@@ -169,8 +177,9 @@ class RemoteHandle:
         brought = dict(self._fetched)
         for remote, local in self._fetched.items():
             brought |= fetch(self, remote, Path(local), self.force)       # with the files beside it
-        result = replaced(result, {remote: local for local, remote in self._paths.items()} | brought,
-                          self.job.text)
+        folders = {remote: local for local, remote in self._folders.items()}
+        result = replaced(result, {remote: local for local, remote in self._paths.items()} | brought | folders,
+                          self.job.text, folders)
         if isinstance(result, dict):
             result["target"] = describe_target(self.target, self.hello or {})
         if self.job.arrived is not None:
@@ -180,32 +189,32 @@ class RemoteHandle:
     def _upload(self, paths: list[str]) -> dict[str, str]:
         """Copy each file (with what it needs beside it) unless the target has it; the
         target's path of each."""
-        remote = {}
-        for index, path in enumerate(paths):
-            if self._cancel_at is not None:
-                raise JobCancelled()
-            found = bundle(Path(path))
-            self._send({"have": found.sha, "name": found.main.name})
-            answer = self._expect("have")
-            if not answer.get("path"):
-                self._send({"put": {"sha": found.sha, "name": found.main.name,
-                                    "files": [{"name": n, "sha": s} for n, _, s in found.files]}})
-                sent, total = 0, max(found.size, 1)
-                for name, local, _ in found.files:
-                    self._send({"file": name})
-                    with open(local, "rb") as handle:
-                        for block in iter(lambda: handle.read(channel.CHUNK_BYTES), b""):
-                            if self._cancel_at is not None:
-                                raise JobCancelled()
-                            self._send({"chunk": base64.b64encode(block).decode("ascii")})
-                            sent += len(block)
-                            self._queue.put(("event", "progress", {
-                                "fraction": sent / total, "message": f"copying {found.main.name} to "
-                                                                     f"{self.target.name}: {sent / total:.0%}"}))
-                self._send({"end": True})
-                answer = self._expect("stored")
-            remote[path] = answer["path"]
-        return remote
+        return {path: self._put(bundle(Path(path))) for path in paths}
+
+    def _put(self, found: Bundle) -> str:
+        """Copy one bundle unless the target has it; the target's path of its main file."""
+        if self._cancel_at is not None:
+            raise JobCancelled()
+        self._send({"have": found.sha, "name": found.main.name})
+        answer = self._expect("have")
+        if not answer.get("path"):
+            self._send({"put": {"sha": found.sha, "name": found.main.name,
+                                "files": [{"name": n, "sha": s} for n, _, s in found.files]}})
+            sent, total = 0, max(found.size, 1)
+            for name, local, _ in found.files:
+                self._send({"file": name})
+                with open(local, "rb") as handle:
+                    for block in iter(lambda: handle.read(channel.CHUNK_BYTES), b""):
+                        if self._cancel_at is not None:
+                            raise JobCancelled()
+                        self._send({"chunk": base64.b64encode(block).decode("ascii")})
+                        sent += len(block)
+                        self._queue.put(("event", "progress", {
+                            "fraction": sent / total, "message": f"copying {found.main.name} to "
+                                                                 f"{self.target.name}: {sent / total:.0%}"}))
+            self._send({"end": True})
+            answer = self._expect("stored")
+        return answer["path"]
 
     def _fetched_as(self, remote: str, local: str) -> str:
         self._fetched[remote] = local

@@ -9,6 +9,8 @@ cancel, send, wait, result, error, done, pid."""
 
 from __future__ import annotations
 
+import queue
+import threading
 import time
 from dataclasses import dataclass
 from typing import Any, Callable, Iterator
@@ -140,38 +142,60 @@ class _Refused:
 
 
 class _Spread:
-    """The entry's `spread` over a Ray cluster, run in the caller's thread when its events
-    are read (Ray attaches a process once, from the thread that reads them)."""
+    """The entry's `spread` over a Ray cluster, run in a thread of its own from start();
+    its events (the spread's context's) are read from it, and cancel cancels that context:
+    the spread stops its outstanding tasks and returns what was measured."""
 
     def __init__(self, entry: Job, params, address: str, tasks: int | None):
+        from app.core.jobs.protocol import JobContext
+
         self.entry, self.address, self.tasks = entry, address, tasks
         self.result: Any = None
         self.error: Exception | None = None
         self.done, self.pid = False, None
+        self._events: queue.Queue = queue.Queue()
+        self._thread: threading.Thread | None = None
+        self.ctx = JobContext(lambda kind, payload: self._events.put((kind, payload)))
         try:
             self.params = entry.make_params(params)
         except UserError as exc:
             self.params, self.error, self.done = None, exc, True
 
     def start(self) -> "_Spread":
+        if not self.done and self._thread is None:
+            self._events.put(("progress", {"fraction": None, "message": f"spread over the Ray cluster at "
+                                                                        f"{self.address}", "time": time.time()}))
+            self._thread = threading.Thread(target=self._run, name=f"ortune-spread {self.entry.name}", daemon=True)
+            self._thread.start()
         return self
+
+    def _run(self) -> None:
+        try:
+            self.result = self.entry.spread(self.entry, self.params, self.address, self.tasks, self.ctx)
+        except (UserError, JobCancelled, JobFailed) as exc:
+            self.error = exc
+        except Exception as exc:     # every failure is a message, as a child's is
+            self.error = JobFailed("internal", f"{type(exc).__name__}: {exc}")
+        finally:
+            self._events.put(None)
 
     def cancel(self) -> None:
         if not self.done:
-            self.error, self.done = JobCancelled(), True
+            self.ctx.cancel()
 
     def send(self, message: Any) -> None:
         pass
 
     def events(self, poll_s: float = 0.05) -> Iterator[tuple[str, dict]]:
-        if self.done:
-            return
-        yield "progress", {"fraction": None, "message": f"spread over the Ray cluster at {self.address}",
-                           "time": time.time()}
-        try:
-            self.result = self.entry.spread(self.entry, self.params, self.address, self.tasks)
-        except (UserError, JobCancelled, JobFailed) as exc:
-            self.error = exc
-        except Exception as exc:     # every failure is a message, as a child's is
-            self.error = JobFailed("internal", f"{type(exc).__name__}: {exc}")
-        self.done = True
+        """Read again after an interruption (Ctrl+C), it goes on where it was."""
+        while not self.done:
+            if self._thread is None:
+                self.start()
+            try:
+                item = self._events.get(timeout=poll_s)
+            except queue.Empty:
+                continue
+            if item is None:
+                self.done = True
+            else:
+                yield item

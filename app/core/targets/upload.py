@@ -1,15 +1,19 @@
 """What a job needs copied to a target: the local files its parameters name (a model with
-its external-data files, an input array), grouped and keyed by content hash so each is
-copied once, however often it is used."""
+its external-data files, an input array), and the folders its entry says it reads (a data
+folder, Job.folders), grouped and keyed by content hash so each is copied once, however
+often it is used."""
 
 from __future__ import annotations
 
 import hashlib
+import json
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
 MODEL_ENDINGS = (".onnx", ".ort")
+#: a folder's bundle: the list of its files, its main file (the far side names the folder by it)
+FOLDER_MAIN = "ortune-folder.json"
 
 
 @dataclass
@@ -71,6 +75,18 @@ def bundle(path: Path) -> Bundle:
     return Bundle(path, files, content_key([(name, sha) for name, _, sha in files]))
 
 
+def folder_bundle(files: list[tuple[str, Path]], scratch: Path) -> Bundle:
+    """A folder's files (name in it, local file) as one bundle, sent and cached as a model
+    with its data files is: its main file, the list of them, is written in `scratch`; the
+    far side's folder is the one that main file lands in."""
+    listed = [(name, path, file_sha(path)) for name, path in files]
+    scratch.mkdir(parents=True, exist_ok=True)
+    main = scratch / FOLDER_MAIN
+    main.write_text(json.dumps([[name, sha] for name, _, sha in listed]), encoding="utf-8")
+    entries = [(FOLDER_MAIN, main, file_sha(main))] + listed
+    return Bundle(main, entries, content_key([(name, sha) for name, _, sha in entries]))
+
+
 def local_files(value: Any, text: tuple[str, ...] = (), found: list[str] | None = None) -> list[str]:
     """Every string in a job's parameters (as a dict) that names an existing local file,
     but those under the keys in `text` (labels: never paths, see Job.text)."""
@@ -91,13 +107,18 @@ def local_files(value: Any, text: tuple[str, ...] = (), found: list[str] | None 
     return found
 
 
-def replaced(value: Any, paths: dict[str, str], text: tuple[str, ...] = ()) -> Any:
+def replaced(value: Any, paths: dict[str, str], text: tuple[str, ...] = (),
+             folders: dict[str, str] | None = None) -> Any:
     """The parameters with each local path in `paths` swapped for the target's copy (but
-    under the keys in `text`)."""
+    under the keys in `text`); `folders`: folders sent, whose path is also swapped where a
+    string holds it (a file in it, a line naming it)."""
     if isinstance(value, dict):
-        return {key: item if key in text else replaced(item, paths, text) for key, item in value.items()}
+        return {key: item if key in text else replaced(item, paths, text, folders) for key, item in value.items()}
     if isinstance(value, list):
-        return [replaced(item, paths, text) for item in value]
+        return [replaced(item, paths, text, folders) for item in value]
     if isinstance(value, str) and value in paths:
         return paths[value]
+    if isinstance(value, str):
+        for there, here in (folders or {}).items():
+            value = value.replace(there, here)
     return value

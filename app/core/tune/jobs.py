@@ -140,9 +140,10 @@ def _tune_facts(params: TuneParams, result: dict) -> dict:
             "p50_ms": best.get("latency_ms"), "session": best.get("session") or params.session.to_dict()}
 
 
-def _spread_tune(job: Job, params: TuneParams, address: str, tasks: int | None = None) -> dict:
+def _spread_tune(job: Job, params: TuneParams, address: str, tasks: int | None = None,
+                 ctx=None) -> dict:
     from app.core.tune.spread import spread_tune
-    return spread_tune(job, params, address, tasks)
+    return spread_tune(job, params, address, tasks, ctx)
 
 
 RACE = Job("tune-race", race_job, TuneParams, runs=LOCAL_ONLY)

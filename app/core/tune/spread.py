@@ -19,11 +19,11 @@ NOTE = ("each task raced its share of the settings against its own copy of yours
         "its finalists and its winner alone there; speedups are never formed across workers")
 
 
-def spread_tune(job: Job, params, address: str, tasks: int | None = None) -> dict:
+def spread_tune(job: Job, params, address: str, tasks: int | None = None, ctx=None) -> dict:
     """`job`: the tuning entry; `params`: its TuneParams."""
     count = max(1, tasks or len(workers(connect(address))))
     parts = [params.to_dict() | {"share": [index, count]} for index in range(count)]
-    answers, cluster = run_spread(address, job, parts)
+    answers, cluster = run_spread(address, job, parts, ctx)
     shares = []
     for answer in answers:
         where = {"node": answer["node"], "host": answer["host"]}

@@ -47,3 +47,66 @@ def test_the_same_search_reuses_its_candidates_and_a_change_measures_anew(tmp_pa
     assert _found(model, tmp_path / "d", screen_seconds=0.5) is None, "a changed timing length is measured anew"
     other = models.save(models.mlp(width=24, depth=2), tmp_path / "other.onnx")
     assert _found(other, tmp_path / "e") is None, "another model is measured anew"
+
+
+def test_deleting_a_candidates_entry_removes_its_copy_and_the_search_measures_it_anew(tmp_path, monkeypatch):
+    from app.core.store import kept
+
+    monkeypatch.setenv("ORTUNE_DATA_DIR", str(tmp_path / "data"))
+    model = models.save(models.mlp(width=20, depth=1), tmp_path / "deleted.onnx")
+    first = _run(model, tmp_path / "a")["optimize"]
+    copy = kept.folder_of(History().get(first["history_id"])["report"]["output"])
+    assert copy is not None and copy.parent == kept.root() and (copy / kept.NOTE).is_file()
+    assert History().delete(first["history_id"]) == [copy] and not copy.exists()
+    assert "reused" not in _run(model, tmp_path / "b")["optimize"], "its copy went with it: made anew"
+
+
+def _copy(name: str, model: str, created: float, size: int = 10):
+    from app.core.store import kept
+    import json
+
+    folder = kept.root() / name
+    folder.mkdir(parents=True)
+    (folder / "m.onnx").write_bytes(b"x" * size)
+    (folder / kept.NOTE).write_text(json.dumps({"model_sha256": model, "created": created}))
+    return folder
+
+
+def test_the_copies_are_bounded_per_model_and_in_all_and_orphans_go(tmp_path, monkeypatch):
+    from app.core.store import kept
+
+    monkeypatch.setenv("ORTUNE_DATA_DIR", str(tmp_path / "data"))
+    monkeypatch.setattr(kept, "KEEP_PER_MODEL", 2)
+    now = 1_000_000.0
+    a = [_copy(f"a{i}", "A", now - i) for i in range(4)]          # a0 newest
+    b = [_copy(f"b{i}", "B", now - 10 - i, size=100) for i in range(2)]
+    outside = tmp_path / "elsewhere"
+    outside.mkdir()
+    named = {str(f / "m.onnx") for f in a + b} | {str(outside / "m.onnx")}
+    gone = kept.bound(named, keep=a[3], now=now)
+    assert sorted(p.name for p in gone) == ["a2"], "the newest two of A, and the one just made, stay"
+    monkeypatch.setattr(kept, "CAP_BYTES", 150)
+    assert [p.name for p in kept.bound(named, now=now)] == ["a3", "b1"], "the oldest go first past the cap"
+    orphan = _copy("o", "C", now - kept.ORPHAN_AGE_S - 1)
+    young = _copy("y", "C", now - 5)
+    assert kept.bound(named, now=now) == [orphan] and young.exists(), "an unnamed copy goes once it is old"
+    assert outside.exists()
+
+
+def test_nothing_outside_the_historys_folder_is_removed(tmp_path, monkeypatch):
+    from app.core.store import kept
+
+    monkeypatch.setenv("ORTUNE_DATA_DIR", str(tmp_path / "data"))
+    victim = tmp_path / "mine" / "model.onnx"
+    victim.parent.mkdir()
+    victim.write_bytes(b"precious")
+    kept.root().mkdir(parents=True)
+    (kept.root() / "link").symlink_to(victim.parent, target_is_directory=True)
+    model = models.save(models.tiny_add(), tmp_path / "add.onnx")
+    history = History()
+    identity = history.model_identity(model)
+    ids = [history.record("convert", {"output": path, "model": identity}, facts={"model": identity})
+           for path in (str(victim), str(kept.root() / "link" / "model.onnx"), str(kept.root()))]
+    assert [history.delete(i) for i in ids] == [[], [], []]
+    assert victim.read_bytes() == b"precious" and (kept.root() / "link").is_symlink()
+    assert not kept.remove(victim.parent) and not kept.remove(kept.root())

@@ -28,3 +28,10 @@ def test_merge_keeps_the_plans_order_and_names_each_rows_worker():
 def test_merge_says_when_a_worker_left_a_kind_out():
     rows = merge([("optimize", "")], [{"node": "a", "host": "h", "result": {"rows": []}}])
     assert rows[0]["status"] == "skipped" and "no worker" in rows[0]["reason"]
+
+
+def test_merge_says_which_kinds_a_cancel_left_unmeasured():
+    answers = [{"node": "a", "host": "h", "result": {"rows": [_row("optimize")]}}]
+    rows = merge([("optimize", ""), ("ort", "")], answers, cancelled=True)
+    assert rows[0]["status"] == "passed" and rows[0]["measured_on"] == {"node": "a", "host": "h"}
+    assert rows[1]["status"] == "skipped" and "cancelled before a worker measured it" in rows[1]["reason"]

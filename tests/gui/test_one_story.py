@@ -48,3 +48,53 @@ def test_a_long_conversion_summary_is_readable_whole_with_convert_in_view_at_102
     last = card.summary_area.verticalScrollBar()
     last.setValue(last.maximum())                 # what is below the card's fold is one scroll away, inside it
     qtbot.waitUntil(lambda: wholly_in_view(panel.run_button), timeout=5000)
+
+
+def cell(table, row: int, header: str) -> str:
+    return table.model().index(row, table.headers.index(header)).data()
+
+
+def test_a_max_abs_diff_reads_the_same_on_convert_and_drift(qtbot):
+    # Convert wrote 0.004326 where Drift wrote 0.00433 for the same output
+    from app.gui.panels.convert.parts import ResultCard
+    from app.gui.panels.drift.views import TENSOR_HEADERS, number_table
+
+    card = ResultCard()
+    qtbot.addWidget(card)
+    card.show_report(long_report())
+    drift = number_table(TENSOR_HEADERS)
+    qtbot.addWidget(drift)
+    row = {header: "" for header in TENSOR_HEADERS}
+    row.update({"Max abs": 0.0043258667, "Cosine": 0.99999})
+    drift.set_rows([[row[h] for h in TENSOR_HEADERS]])
+    assert cell(card.table, 0, "Max abs diff") == cell(drift, 0, "Max abs") == "0.00433"
+    assert cell(card.table, 0, "Cosine") == cell(drift, 0, "Cosine") == "0.99999"
+
+
+def tune_result() -> dict:
+    trial = {"label": "threads 2", "latency_ms": 23.5, "ci_ms": [22.0, 25.0], "blocks": 4, "alive": True,
+             "remeasured": True, "speedup": 0.599, "speedup_ci": [0.55, 0.651], "remeasured_ms": 29.94,
+             "verdict": "slower"}
+    return {"cancelled": False, "inputs": [], "best": {**trial, "session": {}}, "clearly_faster": True,
+            "default": {"latency_ms": 17.9, "race_latency_ms": 17.9}, "trials": [trial], "trials_used": 4,
+            "space_size": 6, "seconds": 30.0, "stop_reason": "", "speedup": 0.599, "speedup_ci": [0.55, 0.651],
+            "verdict": "slower", "note": ""}
+
+
+def test_a_tuned_speedup_reads_the_same_in_the_summary_and_the_table(qtbot, window, tmp_path):
+    # the table said 0.599 where the summary said ×0.60
+    open_and_wait(qtbot, window, models.save(models.mlp(), tmp_path / "mlp.onnx"))
+    panel = tab(window, "Tune")
+    panel._running = (str(tmp_path / "mlp.onnx"), "mlp.onnx", 0.0)
+    panel._finished(tune_result())
+    assert "×0.60 (95 % interval 0.55–0.65" in panel.summary.text()
+    assert cell(panel.table, 0, "Alone ×") == "×0.60"
+    assert (cell(panel.table, 0, "Alone 95% low"), cell(panel.table, 0, "Alone 95% high")) == ("0.55", "0.65")
+
+
+def test_times_on_a_chart_keep_three_digits_in_the_unit_each_reads_best_in():
+    # one chart wrote "56.900 ms" beside a value in µs with two decimals
+    from app.gui.widgets.chart_base import value_texts
+
+    assert value_texts([56.9, 0.6], durations=True) == ["56.9 ms", "600 µs"]      # main: "56.900 ms", "0.600 ms"
+    assert value_texts([56.9, 1.34863], durations=True) == ["56.9 ms", "1.35 ms"]

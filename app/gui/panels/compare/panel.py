@@ -12,6 +12,7 @@ from PySide6.QtCore import Qt
 from PySide6.QtWidgets import QFileDialog, QLabel, QPushButton
 
 from app.core.bench.compare import COMPARE_HEADERS, compare_table
+from app.core.units import cosine_text, diff_text, ratio_text
 from app.gui.shell.panel import OneJobView, Panel, start_and_cancel
 from app.gui.widgets.plain_text import plain
 from app.gui.widgets.captioned import CaptionedResults, settings_beside
@@ -53,6 +54,7 @@ class ComparePanel(OneJobView, Panel):
         self.status.setWordWrap(True)
         self.table = DataTable(COMPARE_HEADERS)
         self.table.key_columns = ("Verdict",)      # long model names give up width first
+        self.table.column_formats = {"Speedup": ratio_text, "max |Δ|": diff_text, "Cosine": cosine_text}
         self.speedup_chart = BarChart("Speedup", horizontal=False, placeholder="No comparison yet.")
         self.speedup_whiskers = None
         self.latency_chart = GroupedBarChart("Latency", placeholder="No comparison yet.")

@@ -98,3 +98,25 @@ def test_times_on_a_chart_keep_three_digits_in_the_unit_each_reads_best_in():
 
     assert value_texts([56.9, 0.6], durations=True) == ["56.9 ms", "600 µs"]      # main: "56.900 ms", "0.600 ms"
     assert value_texts([56.9, 1.34863], durations=True) == ["56.9 ms", "1.35 ms"]
+
+
+def test_generated_inputs_carry_the_same_word_on_every_tab(qtbot, window, tmp_path):
+    # History and Compare called them "guessed", Convert "(default)", Drift "(generated)"
+    from app.gui.panels.history.panel import inputs_cell
+    from app.gui.widgets.run_caption import inputs_text
+
+    rows = long_report()["fidelity"]["inputs"]
+    said = "x 1×3×224×224 (generated)"
+    card = convert_tab_with(qtbot, window, tmp_path, long_report()).card
+    compare = tab(window, "Compare")
+    compare.caption.show_run(str(tmp_path / "mlp.onnx"), "mlp.onnx vs mlp.fp16.onnx", rows)
+    drift = tab(window, "Drift")
+    drift._set_pair({"source": str(tmp_path / "mlp.onnx"), "variant": str(tmp_path / "v.onnx"), "conversion": None})
+    drift.result = {"inputs": rows}
+    drift._show_inputs()
+    texts = {"Convert": card.verdict.text(), "Compare": compare.caption.text(), "Drift": drift.inputs_label.text(),
+             "History": inputs_cell(rows)}
+    assert {tab_: said in text for tab_, text in texts.items()} == dict.fromkeys(texts, True), texts
+    assert not any("guess" in text for text in texts.values()), texts
+    assert inputs_text([{**rows[0], "source": "sample", "values": "sample"}]) == "x 1×3×224×224 (sample)"
+    assert inputs_text([{**rows[0], "source": "file"}]) == "x 1×3×224×224 (your file)"

@@ -16,6 +16,7 @@ from app.core.convert.speed import speed_sentence
 from app.core.convert.weights import share_text
 from app.core.session.outputs import REL_FLOOR
 from app.core.units import cosine_text, diff_text, human_bytes, ratio_text
+from app.gui.widgets.run_caption import inputs_text
 from app.gui.widgets.theme import verdict_color
 
 #: under the fidelity table: what "Max rel diff" leaves out, and why it can exceed rel and still pass
@@ -250,8 +251,7 @@ class ResultCard(QGroupBox):
                                  "Set the inputs in the Session tab to check it.")
             self.table.set_rows([])
             return
-        dims = ", ".join(f"{i['name']} {'×'.join(map(str, i['shape'])) or 'scalar'} ({i['source']})"
-                         for i in fidelity.get("inputs", [])) or "none needed"
+        dims = inputs_text(fidelity.get("inputs")) or "none needed"
         tolerance = fidelity["tolerance"]
         colour = verdict_color(bool(fidelity["passed"]))
         why = failed_check_text(fidelity)

@@ -138,8 +138,7 @@ class DriftPanel(Panel):
     def _show_inputs(self) -> None:
         """The inputs of the result shown, else those the source's plan last chose, each with
         where its values come from; before any plan, the sizes the Session tab sets."""
-        from app.core.session.inputs import origin_word
-        from app.gui.widgets.run_caption import shape_text
+        from app.gui.widgets.run_caption import inputs_text
 
         if self.pair is None:
             self.inputs_label.setText("")
@@ -148,8 +147,7 @@ class DriftPanel(Panel):
         rows = (self.result.get("inputs") if ran else None) or self.context.last_plan(self.pair["source"])
         if rows:
             lead = "Ran on the source's inputs" if ran else "Runs on the source's inputs (as its plan last chose them)"
-            self.inputs_label.setText(f"{lead}: " + ", ".join(
-                f"{row['name']} {shape_text(row.get('shape'))} ({origin_word(row)})" for row in rows))
+            self.inputs_label.setText(f"{lead}: {inputs_text(rows)}")
             return
         config = self.context.session.config_for(self.pair["source"]) if not self.context.session.problems() else None
         given = config.inputs.dims | {k: "×".join(map(str, v)) for k, v in config.inputs.shapes.items()} if config else {}

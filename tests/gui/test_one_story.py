@@ -120,3 +120,46 @@ def test_generated_inputs_carry_the_same_word_on_every_tab(qtbot, window, tmp_pa
     assert not any("guess" in text for text in texts.values()), texts
     assert inputs_text([{**rows[0], "source": "sample", "values": "sample"}]) == "x 1×3×224×224 (sample)"
     assert inputs_text([{**rows[0], "source": "file"}]) == "x 1×3×224×224 (your file)"
+
+
+def drift_result(tmp_path, drifted: bool) -> dict:
+    row = {"index": 0, "name": "y", "node": "n0", "op_type": "Relu", "max_abs_diff": 0.5 if drifted else 1e-4,
+           "max_rel_diff": 0.1, "cosine": 0.9 if drifted else 0.999999, "sqnr_db": 40.0, "sqnr_loss_db": 0.1,
+           "nonfinite": 0, "source_nonfinite": 0, "source_range": [0.0, 1.0], "variant_range": [0.0, 1.0],
+           "fp16_fraction": 0.001, "passed": not drifted, "problem": "cosine below" if drifted else ""}
+    first = {"index": 0, "tensor": "y", "node": "n0", "op_type": "Relu", "sqnr_db": 40.0, "problem": "cosine below"}
+    return {"source": str(tmp_path / "mlp.onnx"), "variant": str(tmp_path / "v.onnx"), "variant_precision": "float16",
+            "remade_as": {"kind": "fp16", "options": {}}, "tensors": [row], "inputs": [],
+            "tolerance": {"atol": 0.01, "rtol": 0.01, "min_cosine": 0.999}, "compared": 1, "source_tensors": 1,
+            "first_drift": first if drifted else None, "first_nonfinite": None}
+
+
+def test_repair_automatically_is_off_with_its_reason_when_nothing_drifted(qtbot, window, tmp_path):
+    drift = tab(window, "Drift")
+    drift._set_pair({"source": str(tmp_path / "mlp.onnx"), "variant": str(tmp_path / "v.onnx"), "conversion": None})
+    drift.show_result(drift_result(tmp_path, drifted=False))
+    assert not drift.auto_button.isEnabled()
+    assert "Nothing to repair" in drift.auto_button.toolTip() and "Nothing to repair" in drift.repair_note.text()
+    drift.show_result(drift_result(tmp_path, drifted=True))
+    assert drift.auto_button.isEnabled() and drift.repair_note.text() == ""
+
+
+def test_comparisons_speedup_labels_sit_clear_of_their_whiskers(qtbot, window):
+    # the bar's value was written where its interval line runs (0.299 across the int8 whisker)
+    from tests.gui.test_table_exports import _row
+
+    window.resize(1600, 1000)
+    panel = tab(window, "Compare")
+    result = {"baseline": "det.onnx", "models": [_row("det.onnx", 1.0, "reference", [1.0, 1.0]),
+                                                 _row("det.int8.onnx", 0.299, "slower", [0.253, 0.354]),
+                                                 _row("det.fp16.onnx", 0.949, "no-difference", [0.769, 1.17])],
+              "inputs": [], "created": 0.0}
+    panel.show_result(result)
+    chart = panel.speedup_chart
+    chart.stack.setCurrentWidget(chart.canvas)
+    qtbot.waitUntil(lambda: chart.plot.isVisible() and chart.plot.height() > 100, timeout=5000)
+    assert [text.toPlainText() for text in chart.texts] == ["×1.00", "×0.30", "×0.95"]
+    assert panel.speedup_whiskers is not None
+    for text, row in zip(chart.texts[1:], result["models"][1:]):
+        label = text.mapRectToView(text.boundingRect())         # the label's extent in the plot's figures
+        assert min(label.top(), label.bottom()) >= row["speedup_ci"][1] - 1e-9, (label, row["speedup_ci"])

@@ -165,7 +165,7 @@ class BarChart(ChartBase):
 
     def __init__(self, title: str = "", horizontal: bool = True, parent: QWidget | None = None,
                  durations: bool = False, placeholder: str | None = None, show_values: bool = True,
-                 decimals: int | None = None):
+                 decimals: int | None = None, value_format=None):
         from app.gui.widgets.axes import CategoryAxis, DurationAxis
 
         self.category_axis = CategoryAxis("left" if horizontal else "bottom")
@@ -176,6 +176,7 @@ class BarChart(ChartBase):
         super().__init__(title, parent, placeholder, axes)
         self.horizontal, self.durations, self.show_values = horizontal, durations, show_values
         self.decimals = decimals           # of every value written on a bar (None: by their sizes)
+        self.value_format = value_format   # writes a bar's value (an app.core.units function), else value_texts
         self.plot.showGrid(x=horizontal, y=not horizontal, alpha=0.25)
         self.plot.setMouseEnabled(x=not horizontal, y=horizontal)
         self.plot.setMenuEnabled(True)
@@ -225,7 +226,9 @@ class BarChart(ChartBase):
         """Each bar's value beyond its end; a long horizontal bar has it inside its end, where
         there is room for it."""
         longest = max(abs(v) for v in self.values) or 1.0
-        for position, (value, written) in enumerate(zip(self.values, value_texts(self.values, self.durations, self.decimals))):
+        written_values = ([self.value_format(v) for v in self.values] if self.value_format
+                          else value_texts(self.values, self.durations, self.decimals))
+        for position, (value, written) in enumerate(zip(self.values, written_values)):
             inside = self.horizontal and abs(value) > 0.6 * longest
             if self.horizontal:
                 anchor = (1 if (value >= 0) == inside else 0, 0.5)
@@ -237,6 +240,18 @@ class BarChart(ChartBase):
             text.setPos(*((value, position) if self.horizontal else (position, value)))
             self.plot.addItem(text)
             self.texts.append(text)
+
+    def raise_values(self, tops: Sequence[float]) -> None:
+        """Write each bar's value beyond `tops` (its whisker's end) instead of its own end, so no
+        line runs through it (a vertical chart's values go above; a horizontal one's past the end)."""
+        for position, (text, value, top) in enumerate(zip(self.texts, self.values, tops)):
+            end = max(value, top) if value >= 0 else min(value, top)
+            if self.horizontal:
+                text.setAnchor((0, 0.5) if value >= 0 else (1, 0.5))
+                text.setColor(self.colors["foreground"])
+                text.setPos(end, position)
+            else:
+                text.setPos(position, end)
 
     def fit(self, low: float | None = None, high: float | None = None) -> None:
         """Every bar in view from zero, with room for the values (and for `low`..`high`, e.g. whiskers)."""

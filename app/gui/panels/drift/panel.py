@@ -20,6 +20,10 @@ from app.gui.shell.panel import Panel
 
 FIRST_DRIFT, FIRST_NONFINITE = QColor(240, 173, 78, 120), QColor(217, 83, 79, 120)
 AUTO_STEPS = 8
+AUTO_TIP = (f"Repeat: convert, find where the drift starts, keep that node; until the outputs pass or {AUTO_STEPS} "
+            "conversions are made. Each step's accuracy and speed against the source are listed below.")
+NOTHING_DRIFTED = ("Nothing to repair: every tensor is within the tolerance and none turned NaN or Inf, so the "
+                   "variant passes as it is.")
 
 
 class DriftPanel(Panel):
@@ -65,14 +69,15 @@ class DriftPanel(Panel):
                                     "left out of quantization (int8), then show its accuracy and speed.")
         self.keep_button.clicked.connect(self.keep_selected)
         self.auto_button = QPushButton("Repair automatically")
-        self.auto_button.setToolTip(f"Repeat: convert, find where the drift starts, keep that node; until the "
-                                    f"outputs pass or {AUTO_STEPS} conversions are made. Each step's accuracy and "
-                                    "speed against the source are listed below.")
+        self.auto_button.setToolTip(AUTO_TIP)
         self.auto_button.clicked.connect(lambda: self.repair())
+        self.repair_note = QLabel()          # why the repair is off, where it is
+        self.repair_note.setWordWrap(True)
+        self.repair_note.setEnabled(False)   # read as a note: the muted text colour
         repair_row = QHBoxLayout()
         repair_row.addWidget(self.keep_button)
         repair_row.addWidget(self.auto_button)
-        repair_row.addStretch(1)
+        repair_row.addWidget(self.repair_note, 1)
         self.steps = number_table(STEP_HEADERS)
         self.outcome = QLabel()
         self.outcome.setWordWrap(True)
@@ -160,8 +165,12 @@ class DriftPanel(Panel):
         self.find_button.setEnabled(idle and pair)
         self.cancel_button.setEnabled(not idle)
         repairable = idle and self.result is not None and self.result.get("remade_as") is not None
+        passed = self.result is not None and self.result["first_drift"] is None \
+            and self.result["first_nonfinite"] is None
         self.keep_button.setEnabled(repairable and self.table.currentIndex().isValid())
-        self.auto_button.setEnabled(repairable)
+        self.auto_button.setEnabled(repairable and not passed)
+        self.auto_button.setToolTip(NOTHING_DRIFTED if passed else AUTO_TIP)
+        self.repair_note.setText(NOTHING_DRIFTED if passed else "")
 
     # finding the drift ---------------------------------------------------------
     def _session(self):

@@ -198,7 +198,7 @@ def render_inputs(inputs: list[dict]) -> list[str]:
     lines = ["inputs:", format_table(["input", "dtype", "shape", "from", "why"], rows)]
     guessed = [i["name"] for i in inputs if i["source"] == "default"]
     if guessed:
-        lines.append(f"note: the shape of {', '.join(guessed)} was guessed; set it with --dim NAME=N or "
+        lines.append(f"note: the shape of {', '.join(guessed)} was chosen by default; set it with --dim NAME=N or "
                      "--shape INPUT=D1,D2 if the model is used with other sizes")
     return lines
 

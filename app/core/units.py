@@ -68,6 +68,35 @@ def duration_text(ms: float | None, digits: int = 3, trim: bool = True) -> str:
     return f"{significant(ms / factor, digits, trim)} {name}"
 
 
+def ratio_text(ratio: float | None) -> str:
+    """A ratio (a speedup, a variant's speed against its source) as every panel writes it: "×0.60"."""
+    return "–" if ratio is None or not math.isfinite(ratio) else f"×{ratio:.2f}"
+
+
+def interval_text(interval) -> str:
+    """A ratio's 95 % interval, to the ratio's two decimals: "0.55–0.65" ("" without one)."""
+    if not interval or interval[0] is None or interval[1] is None:
+        return ""
+    return f"{interval[0]:.2f}–{interval[1]:.2f}"
+
+
+def ratio_with_interval(ratio: float | None, interval) -> str:
+    """"×0.60 [0.55–0.65]": a ratio with its interval, where it has one."""
+    bounds = interval_text(interval)
+    return ratio_text(ratio) + (f" [{bounds}]" if bounds else "")
+
+
+def diff_text(value: float | None) -> str:
+    """A difference between two outputs (max abs, max rel) to three significant digits: "0.00433",
+    "2.09e-07" (never 0.000000 for a tiny one)."""
+    return "–" if value is None else f"{value:.3g}"
+
+
+def cosine_text(value: float | None) -> str:
+    """A cosine similarity to six digits: 0.999987 is not 1."""
+    return "–" if value is None else f"{value:.6g}"
+
+
 def shared_decimals(values, digits: int = 3, most: int = 4) -> int:
     """One number of decimals for a whole column: enough for its smallest non-zero value to
     keep `digits` significant digits, at most `most`."""

@@ -121,9 +121,9 @@ def test_compare_selected_models(qtbot, window, tmp_path):
     assert panel.result is not None, window.last_error
     assert [row[0] for row in panel.table.rows] == ["a.onnx", "b.onnx"]
     reference, other = panel.result["models"]
-    assert panel.table.rows[0][1:4] == [1.0, "1.000 – 1.000", "reference"]
+    assert panel.table.rows[0][1:4] == [1.0, "1.00–1.00", "reference"]
     low, high = other["speedup_ci"]
-    assert panel.table.rows[1][1:4] == [other["speedup"], f"{low:.3f} – {high:.3f}", other["verdict"]]
+    assert panel.table.rows[1][1:4] == [other["speedup"], f"{low:.2f}–{high:.2f}", other["verdict"]]
     assert panel.speedup_chart.values == [1.0, other["speedup"]]
     whiskers = panel.speedup_whiskers.opts
     assert list(whiskers["bottom"]) == [pytest.approx(other["speedup"] - low)]
@@ -169,10 +169,10 @@ def test_sweep_view_shows_the_grid_and_the_best_cell(window):
     assert panel.sweep.table.headers[0] == "batch" and panel.sweep.table.headers[-4:-1] == [
         "vs first", "95 % interval", "verdict"]
     assert [row[-1] for row in panel.sweep.table.rows] == [False, False, True, False]
-    assert panel.sweep.table.rows[3][-4:-1] == ["4×", "[3.5, 4.5]", "faster"]
+    assert panel.sweep.table.rows[3][-4:-1] == ["×4.00", "3.50–4.50", "faster"]
     assert panel.sweep.heat.rows[-1] == [4, 2, 400.0]
     assert "300.0 batch items/s at batch=4, concurrency 1" in panel.sweep.status.text()
-    assert "runner-up: 1.67× [1.5, 1.8], a measurable lead" in panel.sweep.status.text()
+    assert "runner-up: ×1.67 [1.50–1.80], a measurable lead" in panel.sweep.status.text()
     panel.sweep.show_result({"dim": "batch", "cells": cells, "best": cells[2], "latency_limit_ms": 5.0,
                              "limit_percentile": "p99", "best_vs_runner_up": margin | {"measurable": False}})
     assert "not a measurable lead" in panel.sweep.status.text()

@@ -43,8 +43,8 @@ def test_a_comparison_is_titled_and_greyed_once_another_model_is_chosen(qtbot, w
     assert panel.caption.state == "running" and "Measuring <b>a.onnx vs b.onnx</b>" in panel.caption.text()
     wait_for_job(qtbot, window.jobs.jobs[-1])
     text = panel.caption.text()
-    assert panel.caption.current and "<b>a.onnx vs b.onnx</b> · x 1×64 · 20" in text
-    assert "inputs guessed: check them" in text
+    assert panel.caption.current and "<b>a.onnx vs b.onnx</b> · x 1×64 (generated) · 20" in text
+    assert "sizes chosen by default: check them" in text
     rounds = panel.result["alternation"]["rounds_run"]
     assert ("Speedup = reference p50 / model p50, the reference being a.onnx (above 1: faster than it), as the "
             f"median over {rounds} rounds") in text
@@ -71,7 +71,7 @@ def test_a_new_comparison_greys_the_last_one_until_it_has_figures(qtbot, window,
 
 def test_a_cancelled_comparison_shows_its_rounds_as_partial(qtbot, window, tmp_path):
     panel, _, _ = compare_panel(qtbot, window, tmp_path)
-    cancel_at_round_three(qtbot, window, panel, "Measuring <b>a.onnx vs b.onnx on x 1×64</b>")
+    cancel_at_round_three(qtbot, window, panel, "Measuring <b>a.onnx vs b.onnx on x 1×64 (generated)</b>")
     rounds = panel.partial["alternation"]["rounds_run"]
     assert rounds >= 3 and panel.result is panel.partial
     assert f"partial — cancelled after {rounds} rounds; not stored" in panel.caption.text()
@@ -89,18 +89,18 @@ def test_a_sweep_is_titled_with_its_grid_and_greyed_when_the_model_changes(qtbot
     assert sweep.caption.state == "running"
     wait_for_job(qtbot, sweep.job or window.jobs.jobs[-1])
     text = sweep.caption.text()
-    assert sweep.caption.current and "<b>mlp.onnx</b> · x 1×64 · 20" in text
+    assert sweep.caption.current and "<b>mlp.onnx</b> · x 1×64 (generated) · 20" in text
     assert "batch = 1, 2 × concurrency 1, each cell in a process of its own" in text
     assert "Ratio = batch items per second of the cell / of the first cell" in text
     assert "Verdict: faster or slower only when the whole 95 % interval" in text
-    assert "inputs guessed" not in text, "the first cell's batch is the sweep's, not a guess"
+    assert "sizes chosen by default" not in text, "the first cell's batch is the sweep's, not a guess"
     add_model(window, models.save(models.tiny_add(), tmp_path / "tiny.onnx"))
     assert sweep.caption.state == "previous" and not sweep.table.isEnabled()
 
 
 def test_a_cancelled_sweep_keeps_its_cells_as_partial(qtbot, window, tmp_path):
     sweep = sweep_view(window, tmp_path)
-    cancel_at_round_three(qtbot, window, sweep, "Measuring <b>mlp.onnx on x 1×64</b>")
+    cancel_at_round_three(qtbot, window, sweep, "Measuring <b>mlp.onnx on x 1×64 (generated)</b>")
     assert [(c["dim_value"], c["partial"]) for c in sweep.cells] == [(1, True), (2, True)]
     assert "partial — cancelled with 2 of 2 cells measured; not stored" in sweep.caption.text()
     assert [row[0] for row in sweep.table.rows] == [1, 2] and sweep.table.rows[0][-2] == "reference"

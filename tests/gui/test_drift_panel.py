@@ -102,7 +102,7 @@ def test_a_steps_speed_has_two_decimals_like_its_interval():
             "problem": "y: all zeros where the source's are not", "first_drift": None, "first_nonfinite": None,
             "speed": {"ratio": 1.00669, "ratio_ci": [0.82, 1.59], "verdict": "no-difference", "conclusive": False}}
     row = step_row(step)
-    assert row[4:7] == ["1.01", "0.82 – 1.59", "could not tell (interval too wide)"]
+    assert row[4:7] == ["×1.01", "0.82–1.59", "could not tell (interval too wide)"]
     assert row[-1] == "y: all zeros where the source's are not"
 
 

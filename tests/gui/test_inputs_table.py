@@ -115,7 +115,7 @@ def test_a_plan_from_any_tab_shows_its_sources_and_flags_guesses(panel, window):
                                                                                                "was refused)"}])
     assert table.item(1, table._column("Source")).text() == "probed: 64 (32 was refused)", "said once"
     window.context.report_inputs(model.path, rows)
-    assert panel.guess_note.isVisibleTo(panel) and "inputs guessed: check them" in panel.guess_note.text()
+    assert panel.guess_note.isVisibleTo(panel) and "sizes chosen by default: check them" in panel.guess_note.text()
     other = open_summary(window, "/other.onnx")
     assert not panel.guess_note.isVisibleTo(panel), "a plan belongs to its model"
     window.model_list.select(model)
@@ -141,7 +141,7 @@ def test_found_inputs_fill_the_table_and_the_state(qtbot, panel, window, monkeyp
     assert "not set" in table.spins[("pixels", 0)].toolTip()
     assert table.row_shape("ids") == [2, 64] and table.item(2, table._column("Source")).text() == \
         "probed: ran with batch 2"
-    assert "These inputs run: ids 2×64, mask 2×64, pixels 2×3×8×8" in panel.probe_status.text()
+    assert "These inputs run: ids 2×64 (probed), mask 2×64 (probed), pixels 2×3×8×8 (probed)" in panel.probe_status.text()
     assert not panel.guess_note.isVisibleTo(panel) and panel.find_button.isEnabled()
 
 

@@ -65,7 +65,7 @@ def test_running_on_the_cpu_shows_one_compact_table_and_what_a_gpu_would_show(qt
                                     "4. Preallocated outputs"]
     assert all(r[1] > 0 and r[2] >= r[1] for r in rows) and rows[0][3:6] == [1.0, "", "reference"]
     for row in rows[1:]:             # every ratio with its interval and verdict, as Compare shows them
-        low, high = (float(part) for part in row[4].split(" – "))
+        low, high = (float(part) for part in row[4].split("–"))
         assert low <= round(row[3], 3) + 1e-3 and row[3] <= high + 1e-3
         assert row[5] in ("faster", "slower", "no-difference")
     assert panel.chart.isHidden() and panel.explanation.isHidden() and not panel.cpu_note.isHidden()
@@ -141,7 +141,7 @@ def test_a_speedup_is_called_a_gain_only_when_its_verdict_says_faster():
 
     unclear = mode("no-difference", 1.14, [0.98, 1.31])
     assert speed_sentence(unclear) == ("No measurable difference from the plain run: ×1.14 (95 % interval "
-                                       "0.980 – 1.310).")
+                                       "0.98–1.31).")
     assert speed_sentence(mode("faster", 1.5, [1.4, 1.6])).startswith("Faster than the plain run: ×1.50")
     assert speed_sentence(mode("slower", 0.5, [0.4, 0.6])).startswith("Slower than the plain run")
     plain = mode("reference", 1.0, [1.0, 1.0])

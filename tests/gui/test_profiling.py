@@ -81,8 +81,8 @@ def test_profile_the_current_model_and_compare_with_a_trace(qtbot, window, tmp_p
     assert panel.profiles[-1][0].startswith("mlp.onnx")
     info = panel.current()
     assert info["runs"] == 3 and "mlp.onnx" in panel.heading.text()
-    assert panel.caption.current and "mlp.onnx</b> · x 1×64 · " in panel.caption.text()
-    assert "inputs guessed: check them" in panel.caption.text(), "batch 1 is a default"
+    assert panel.caption.current and "mlp.onnx</b> · x 1×64 (generated) · " in panel.caption.text()
+    assert "sizes chosen by default: check them" in panel.caption.text(), "batch 1 is a default"
     window.open_model(models.save(models.tiny_add(), tmp_path / "other.onnx"))
     wait_for_model(qtbot, window)
     assert panel.caption.state == "previous" and not panel.views.isEnabled()

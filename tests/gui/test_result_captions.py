@@ -14,9 +14,9 @@ def bench_panel(window):
 
 
 def test_shapes_read_compactly():
-    rows = [{"name": "input_ids", "shape": [1, 128]}, {"name": "attention_mask", "shape": [1, 128]},
+    rows = [{"name": "input_ids", "shape": [1, 128], "source": "file"}, {"name": "attention_mask", "shape": [1, 128]},
             {"name": "sr", "shape": []}]
-    assert inputs_text(rows) == "input_ids 1×128, attention_mask 1×128, sr scalar"
+    assert inputs_text(rows) == "input_ids 1×128 (your file), attention_mask 1×128 (generated), sr scalar (generated)"
 
 
 def test_a_caption_greys_what_it_labels_when_it_is_no_longer_current(qtbot):
@@ -29,10 +29,10 @@ def test_a_caption_greys_what_it_labels_when_it_is_no_longer_current(qtbot):
     qtbot.addWidget(figures)
     caption.follow(figures)
     caption.show_run("/a.onnx", "a.onnx", [{"name": "x", "shape": [1, 4], "source": "user"}], 0.0)
-    assert caption.current and figures.isEnabled() and "inputs guessed" not in caption.text()
+    assert caption.current and figures.isEnabled() and "sizes chosen by default" not in caption.text()
     caption.model_changed(OpenModel("/b.onnx"))
     assert caption.state == "previous" and not figures.isEnabled()
-    assert caption.text().startswith("<span style='color: gray'>previous model: <b>a.onnx</b> · x 1×4 · 1970")
+    assert caption.text().startswith("<span style='color: gray'>previous model: <b>a.onnx</b> · x 1×4 (generated) · 1970")
     caption.model_changed(OpenModel("/a.onnx"))
     assert caption.current and figures.isEnabled()
     caption.running("a.onnx")
@@ -49,8 +49,8 @@ def test_a_benchmark_is_titled_and_greyed_when_the_model_changes(qtbot, window, 
     panel.start()
     wait_for_job(qtbot, panel.job)
     caption = panel.caption.text()
-    assert panel.caption.current and "tiny.onnx</b> · x 1×4 · 20" in caption
-    assert "inputs guessed: check them" in panel.guess_note.text() and panel.guess_note.isVisibleTo(panel)
+    assert panel.caption.current and "tiny.onnx</b> · x 1×4 (generated) · 20" in caption
+    assert "sizes chosen by default: check them" in panel.guess_note.text() and panel.guess_note.isVisibleTo(panel)
     assert "x: batch 1" in panel.guess_note.text()
     assert window.context.last_plan(str(path.resolve())) == panel.report["inputs"]
     add_model(window, models.save(models.mlp(), tmp_path / "mlp.onnx"))
@@ -85,12 +85,12 @@ def test_history_lists_the_inputs_and_a_reopened_result_names_them(qtbot, window
     history = window.panel("History")
     window.tabs.setCurrentWidget(history)
     history.ensure_built()
-    assert history.table.rows[0][history.table.headers.index("Inputs")] == "x 1×4 (guessed)"
+    assert history.table.rows[0][history.table.headers.index("Inputs")] == "x 1×4 (generated)"
     history.table.selectRow(0)
     history.open_selected()
-    assert "on x 1×4" in history.detail_title.text() and "inputs guessed" in history.detail_title.text()
+    assert "on x 1×4" in history.detail_title.text() and "sizes chosen by default" in history.detail_title.text()
     window.context.show_result("bench", history.entry["report"])
-    assert "tiny.onnx</b> · x 1×4 · " in panel.caption.text() and "re-opened from History" in panel.caption.text()
+    assert "tiny.onnx</b> · x 1×4 (generated) · " in panel.caption.text() and "re-opened from History" in panel.caption.text()
 
 
 def test_history_lists_the_inputs_of_comparisons_and_sweeps(window, tmp_path):
@@ -109,4 +109,4 @@ def test_history_lists_the_inputs_of_comparisons_and_sweeps(window, tmp_path):
     headers = history.table.headers
     ours = [row for row in history.table.rows if row[headers.index("Model")] == "listed.onnx"]
     assert [(row[headers.index("Kind")], row[headers.index("Inputs")]) for row in ours] == [
-        ("sweep", "x 2×64"), ("compare", "x 1×64 (guessed)")]   # newest first: the sweep's first cell, the reference
+        ("sweep", "x 2×64 (generated)"), ("compare", "x 1×64 (generated)")]   # newest first: the sweep's first cell, the reference

@@ -47,7 +47,7 @@ def test_tune_panel_races_and_offers_the_remeasured_winner(qtbot, window, tmp_pa
     assert panel.chart.bars.opts["brushes"][panel.chart.labels.index(result["best"]["label"])] == \
         panel.chart.colors["good"]
     assert not panel.table.source.item(1 - min(winner, 1), 0).font().bold()
-    assert panel.caption.current and "foldable.onnx</b> · x 1×64 · " in panel.caption.text()
+    assert panel.caption.current and "foldable.onnx</b> · x 1×64 (generated) · " in panel.caption.text()
     panel.apply_best()
     applied = window.session.config().to_dict()
     best = result["best"]["session"]

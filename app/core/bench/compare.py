@@ -11,6 +11,7 @@ from pathlib import Path
 
 from app.core.bench.accuracy import accuracy_text
 from app.core.jobs.errors import UserError
+from app.core import units
 from app.core.units import human_bytes
 
 FEEDS_FILE = "feeds.npz"
@@ -102,8 +103,8 @@ COMPARE_HEADERS = ["Model", "Speedup", "95 % interval", "Verdict", "p50 ms", "p9
 
 
 def interval_text(interval: list | None) -> str:
-    """A speed-up's 95 % interval as the tables show it: "1.180 – 1.290"."""
-    return f"{interval[0]:.3f} – {interval[1]:.3f}" if interval else "not measured"
+    """A speed-up's 95 % interval as the tables show it, to its speedup's decimals: "1.18–1.29"."""
+    return units.interval_text(interval) or "not measured"
 
 
 def compare_table(result: dict) -> tuple[list[str], list[list]]:

@@ -20,6 +20,7 @@ from app.core.jobs.errors import JobFailed, UserError
 from app.core.jobs.protocol import JobContext, scaled_context
 from app.core.session.config import SessionConfig
 from app.core.session.providers import GPU_PROVIDERS
+from app.core.units import duration_text, interval_text, ratio_text, ratio_with_interval
 
 CPU = "CPUExecutionProvider"
 #: the fewest rounds of a speed check: ten gave intervals such as [0.06, 8.65]
@@ -133,14 +134,14 @@ def speed_sentence(speed: dict) -> str:
     """One line for a person: how fast the variant is against its source, and why when slower."""
     if speed.get("skipped"):
         return f"speed: not measured — {speed['why']}"
-    low, high = speed["ratio_ci"]
-    interval = f"[{low:.2f}–{high:.2f}]" if low is not None and high is not None else "[interval unknown]"
     verdict = {"faster": "faster than the source on this machine",
                "slower": "SLOWER than the source on this machine",
                "no-difference": "no measurable difference from the source on this machine"}[speed["verdict"]]
     if not speed.get("conclusive", True):
         verdict = ("could not tell: the rounds disagree too much for the interval to answer (a busy machine, "
                    "or too short a check: give it more seconds)")
-    line = (f"speed: {speed['ratio']:.2f}× the source {interval} — {verdict} (p50 {speed['source_p50_ms']:.3g} ms → "
-            f"{speed['variant_p50_ms']:.3g} ms, {speed['rounds']} rounds)")
+    figure = ratio_with_interval(speed["ratio"], speed["ratio_ci"]) if interval_text(speed["ratio_ci"]) else \
+        f"{ratio_text(speed['ratio'])} [interval unknown]"
+    line = (f"speed: {figure} the source's speed — {verdict} (p50 {duration_text(speed['source_p50_ms'])} → "
+            f"{duration_text(speed['variant_p50_ms'])}, {speed['rounds']} rounds)")
     return line + (f"; why: {speed['why']}" if speed.get("why") else "")

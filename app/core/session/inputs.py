@@ -212,14 +212,17 @@ def session_inputs(session) -> list[dict]:
 
 
 def origin_word(row: dict) -> str:
-    """Where an input's values came from, in the words a result's label uses: "your data" (a
-    sample of the data folder), "your file", "probed" (sizes or values Find working inputs or
-    a refused first run found) or "generated" (made by the plan, at sizes the row's reason gives)."""
+    """Where an input's values came from, in the words every tab's label uses: "your data" (a
+    sample of the data folder), "your file", "sample" (one made for the model's modality, as
+    Optimize does), "probed" (sizes or values Find working inputs or a refused first run
+    found) or "generated" (made by the plan, at sizes the row's reason gives)."""
     reason, values = row.get("reason") or "", row.get("values") or ""
     if "your data folder" in reason:
         return "your data"
     if row.get("source") == "file":
         return "your file"
+    if row.get("source") == "sample" or values == "sample":
+        return "sample"
     if row.get("source") == "probed" or values.startswith("probed"):
         return "probed"
     return "generated"

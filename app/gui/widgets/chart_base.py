@@ -39,21 +39,19 @@ def top_and_other(labels: Sequence[str], values: Sequence[float], limit: int = T
 
 
 def value_texts(values: Sequence[float], durations: bool, decimals: int | None = None) -> list[str]:
-    """The values written on a chart's bars: of a like size (within ×100), in one unit and one
-    number of decimals, so 12.9 ms stands beside 13.0 ms; spread wider, each in its own
-    unit and to three digits (274 ms beside 224 µs). Counts (whole numbers) are written whole;
+    """The values written on a chart's bars. Durations as every tab writes a time: three
+    significant digits in the unit each reads best in (12.9 ms beside 13.0 ms, 274 ms beside
+    224 µs, never "56.900 ms"). Other figures of a like size (within ×100) to one number of
+    decimals, spread wider to three digits. Counts (whole numbers) are written whole;
     `decimals`: that many for every value (shares of a total)."""
     if not durations and decimals is not None:
         return [f"{v:,.{decimals}f}" for v in values]
     if not durations and all(math.isfinite(v) and v == int(v) for v in values):
         return [f"{int(v):,}" for v in values]
+    if durations:
+        return [duration_text(v, trim=False) for v in values]
     sizes = [abs(v) for v in values if v and math.isfinite(v)]
     alike = bool(sizes) and max(sizes) / min(sizes) < 100
-    if durations and alike:
-        unit, texts = duration_column(values)
-        return [f"{t} {unit}" for t in texts]
-    if durations:
-        return [duration_text(v) for v in values]
     if alike:
         decimals = shared_decimals(values, most=3)
         return [f"{v:,.{decimals}f}" for v in values]
@@ -167,7 +165,7 @@ class BarChart(ChartBase):
 
     def __init__(self, title: str = "", horizontal: bool = True, parent: QWidget | None = None,
                  durations: bool = False, placeholder: str | None = None, show_values: bool = True,
-                 decimals: int | None = None):
+                 decimals: int | None = None, value_format=None):
         from app.gui.widgets.axes import CategoryAxis, DurationAxis
 
         self.category_axis = CategoryAxis("left" if horizontal else "bottom")
@@ -178,6 +176,7 @@ class BarChart(ChartBase):
         super().__init__(title, parent, placeholder, axes)
         self.horizontal, self.durations, self.show_values = horizontal, durations, show_values
         self.decimals = decimals           # of every value written on a bar (None: by their sizes)
+        self.value_format = value_format   # writes a bar's value (an app.core.units function), else value_texts
         self.plot.showGrid(x=horizontal, y=not horizontal, alpha=0.25)
         self.plot.setMouseEnabled(x=not horizontal, y=horizontal)
         self.plot.setMenuEnabled(True)
@@ -227,7 +226,9 @@ class BarChart(ChartBase):
         """Each bar's value beyond its end; a long horizontal bar has it inside its end, where
         there is room for it."""
         longest = max(abs(v) for v in self.values) or 1.0
-        for position, (value, written) in enumerate(zip(self.values, value_texts(self.values, self.durations, self.decimals))):
+        written_values = ([self.value_format(v) for v in self.values] if self.value_format
+                          else value_texts(self.values, self.durations, self.decimals))
+        for position, (value, written) in enumerate(zip(self.values, written_values)):
             inside = self.horizontal and abs(value) > 0.6 * longest
             if self.horizontal:
                 anchor = (1 if (value >= 0) == inside else 0, 0.5)
@@ -239,6 +240,18 @@ class BarChart(ChartBase):
             text.setPos(*((value, position) if self.horizontal else (position, value)))
             self.plot.addItem(text)
             self.texts.append(text)
+
+    def raise_values(self, tops: Sequence[float]) -> None:
+        """Write each bar's value beyond `tops` (its whisker's end) instead of its own end, so no
+        line runs through it (a vertical chart's values go above; a horizontal one's past the end)."""
+        for position, (text, value, top) in enumerate(zip(self.texts, self.values, tops)):
+            end = max(value, top) if value >= 0 else min(value, top)
+            if self.horizontal:
+                text.setAnchor((0, 0.5) if value >= 0 else (1, 0.5))
+                text.setColor(self.colors["foreground"])
+                text.setPos(end, position)
+            else:
+                text.setPos(position, end)
 
     def fit(self, low: float | None = None, high: float | None = None) -> None:
         """Every bar in view from zero, with room for the values (and for `low`..`high`, e.g. whiskers)."""

@@ -13,7 +13,10 @@ from PySide6.QtCore import Qt
 from PySide6.QtGui import QColor
 from PySide6.QtWidgets import QGraphicsColorizeEffect, QLabel, QWidget
 
-GUESSED = "inputs guessed: check them"
+from app.core.session.inputs import origin_word
+
+#: said beside inputs whose sizes nothing in the model or from the user gave (batch 1, 224 pixels …)
+GUESSED = "sizes chosen by default: check them"
 WARN_STYLE = "color: #c0392b;"
 GREY = "#a0a0a0"              # the wash over results that are no longer current
 
@@ -26,8 +29,9 @@ def shape_text(shape) -> str:
 
 
 def inputs_text(inputs) -> str:
-    """The inputs' shapes, compactly: 'input_ids 1×128, attention_mask 1×128'."""
-    return ", ".join(f"{row['name']} {shape_text(row.get('shape'))}" for row in inputs or [])
+    """The inputs' shapes and where their values came from, in the same words on every tab:
+    'input_ids 1×128 (your file), attention_mask 1×128 (generated)'."""
+    return ", ".join(f"{row['name']} {shape_text(row.get('shape'))} ({origin_word(row)})" for row in inputs or [])
 
 
 def guessed(inputs) -> list[str]:

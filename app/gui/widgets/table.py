@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 from itertools import zip_longest
-from typing import Any, Sequence
+from typing import Any, Callable, Sequence
 
 from PySide6.QtCore import QEvent, QSortFilterProxyModel, Qt
 from PySide6.QtGui import QAction, QGuiApplication, QKeySequence, QStandardItem, QStandardItemModel
@@ -52,6 +52,9 @@ class DataTable(QTableView):
         self._column_decimals: list[int] = []
         self._column: int | None = None
         self.fixed_decimals: dict[str, int] = {}   # header -> decimals, for columns that must not vary
+        #: header -> the app.core.units function that writes its numbers (a ratio as ×0.60 …), so a
+        #: figure reads in a table as it does in the sentences of every tab
+        self.column_formats: dict[str, Callable[[float], str]] = {}
         self.key_columns: tuple[str, ...] = ()     # headers kept in view (see _keep_key_columns)
         self._natural_widths: list[int] = []
         self.sortByColumn(-1, Qt.SortOrder.AscendingOrder)   # insertion order until a header is clicked
@@ -134,12 +137,15 @@ class DataTable(QTableView):
         """A cell's text; a fraction takes its column's decimals while set_rows fills the table."""
         if isinstance(value, bool) or value is None:
             return "" if value is None else ("yes" if value else "no")
+        column = self._column
+        header = self.headers[column] if column is not None and column < len(self.headers) else None
+        if isinstance(value, (int, float)) and header in self.column_formats and value == value:
+            return self.column_formats[header](value)
         if isinstance(value, int):
             return f"{value:,}"
         if isinstance(value, float):
             if value != value:
                 return "–"
-            column = self._column
             decimals = self._column_decimals[column] if column is not None and column < len(
                 self._column_decimals) else self.decimals
             return f"{value:,.{decimals}f}"

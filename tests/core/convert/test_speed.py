@@ -108,7 +108,7 @@ def test_the_why_of_a_slower_variant_names_the_known_causes(monkeypatch):
     assert "without the blocked (NCHWc) layout" in slower_hint("ort", cpu, {"target_platform": "any"})
     line = speed_sentence({"ratio": 0.83, "ratio_ci": [0.8, 0.86], "verdict": "slower", "source_p50_ms": 1.0,
                            "variant_p50_ms": 1.2, "rounds": 20, "why": slower_hint("fp16", cpu, {})})
-    assert line.startswith("speed: 0.83× the source [0.80–0.86] — SLOWER than the source on this machine")
+    assert line.startswith("speed: ×0.83 [0.80–0.86] the source's speed — SLOWER than the source on this machine")
     assert line.endswith("float16 pays off on GPUs")
 
 
@@ -116,5 +116,5 @@ def test_an_interval_too_wide_to_answer_says_it_could_not_tell():
     speed = {"ratio": 0.11, "ratio_ci": [0.06, 8.65], "verdict": "no-difference", "conclusive": False,
              "source_p50_ms": 1.74, "variant_p50_ms": 15.76, "rounds": 90}
     line = speed_sentence(speed)
-    assert "could not tell" in line and "no measurable difference" not in line and "0.11×" in line
+    assert "could not tell" in line and "no measurable difference" not in line and "×0.11 [0.06–8.65]" in line
     assert "no measurable difference" in speed_sentence({**speed, "ratio_ci": [0.97, 1.04], "conclusive": True})

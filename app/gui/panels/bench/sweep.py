@@ -16,6 +16,7 @@ from app.gui.shell.panel import OneJobView, start_and_cancel
 from app.gui.widgets.captioned import CaptionedResults, settings_beside
 from app.gui.widgets.run_caption import inputs_text
 from app.core.bench.jobs import SWEEP, SweepParams
+from app.core.units import interval_text, ratio_text, ratio_with_interval
 
 NO_DIM = "(none: concurrency only)"
 
@@ -174,8 +175,7 @@ class SweepView(OneJobView, QWidget):
                     f"{best['items_per_s']:,.1f} {unit} at {where}.")
             margin = result.get("best_vs_runner_up")
             if margin:
-                low, high = margin["ci"]
-                text += (f" Against the runner-up: {margin['ratio']:.3g}× [{low:.3g}, {high:.3g}], "
+                text += (f" Against the runner-up: {ratio_with_interval(margin['ratio'], margin['ci'])}, "
                          + ("a measurable lead." if margin["measurable"]
                             else "not a measurable lead: either could be the best."))
             self.status.setText(text)
@@ -237,8 +237,7 @@ def _ratio_columns(cell: dict) -> list:
     sweep stored before sweeps alternated has none."""
     if "ratio" not in cell:
         return ["–", "–", "–"]
-    low, high = cell["ratio_ci"]
-    return [f"{cell['ratio']:.3g}×", f"[{low:.3g}, {high:.3g}]", cell["verdict"]]
+    return [ratio_text(cell["ratio"]), interval_text(cell["ratio_ci"]) or "–", cell["verdict"]]
 
 
 def _definition(grid: dict) -> str:

@@ -12,6 +12,7 @@ from PySide6.QtCore import Qt
 from PySide6.QtWidgets import QFileDialog, QLabel, QPushButton
 
 from app.core.bench.compare import COMPARE_HEADERS, compare_table
+from app.core.units import cosine_text, diff_text, ratio_text
 from app.gui.shell.panel import OneJobView, Panel, start_and_cancel
 from app.gui.widgets.plain_text import plain
 from app.gui.widgets.captioned import CaptionedResults, settings_beside
@@ -53,7 +54,9 @@ class ComparePanel(OneJobView, Panel):
         self.status.setWordWrap(True)
         self.table = DataTable(COMPARE_HEADERS)
         self.table.key_columns = ("Verdict",)      # long model names give up width first
-        self.speedup_chart = BarChart("Speedup", horizontal=False, placeholder="No comparison yet.")
+        self.table.column_formats = {"Speedup": ratio_text, "max |Δ|": diff_text, "Cosine": cosine_text}
+        self.speedup_chart = BarChart("Speedup", horizontal=False, placeholder="No comparison yet.",
+                                      value_format=ratio_text)
         self.speedup_whiskers = None
         self.latency_chart = GroupedBarChart("Latency", placeholder="No comparison yet.")
         self.throughput_chart = BarChart("Throughput (runs/s)", horizontal=False, placeholder="No comparison yet.")
@@ -183,6 +186,10 @@ class ComparePanel(OneJobView, Panel):
                 x=np.array([i for i, _ in measured], dtype=float), y=speedup, bottom=speedup - low,
                 top=high - speedup, beam=0.2, pen=pg.mkPen(self.speedup_chart.colors["foreground"]))
             self.speedup_chart.plot.addItem(self.speedup_whiskers)
+            tops = [row["speedup"] or 0.0 for row in models]
+            for (index, _), top in zip(measured, high):
+                tops[index] = float(top)
+            self.speedup_chart.raise_values(tops)           # each value above its whisker, not across it
             self.speedup_chart.fit(float(low.min()), float(high.max()))
 
     def export_charts(self, folder: str | None = None) -> list[str]:

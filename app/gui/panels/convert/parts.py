@@ -7,15 +7,16 @@ from html import escape
 
 from PySide6.QtCore import Qt, Signal
 from PySide6.QtGui import QColor
-from PySide6.QtWidgets import (QCheckBox, QComboBox, QFileDialog, QFormLayout, QGroupBox, QHBoxLayout, QLabel,
-                               QLineEdit, QPushButton, QSpinBox, QVBoxLayout, QWidget)
+from PySide6.QtWidgets import (QCheckBox, QComboBox, QFileDialog, QFormLayout, QFrame, QGroupBox, QHBoxLayout,
+                               QLabel, QLineEdit, QPushButton, QScrollArea, QSpinBox, QVBoxLayout, QWidget)
 
 from app.core.convert.fusers import fusers_lines
 from app.core.convert.options import Option
 from app.core.convert.speed import speed_sentence
 from app.core.convert.weights import share_text
 from app.core.session.outputs import REL_FLOOR
-from app.core.units import human_bytes
+from app.core.units import cosine_text, diff_text, human_bytes, ratio_text
+from app.gui.widgets.run_caption import inputs_text
 from app.gui.widgets.theme import verdict_color
 
 #: under the fidelity table: what "Max rel diff" leaves out, and why it can exceed rel and still pass
@@ -145,15 +146,11 @@ def failed_check_text(fidelity: dict) -> str:
 
 
 def fidelity_table():
-    """A DataTable that writes tiny differences as 1.2e-07 rather than 0.000000."""
+    """A DataTable that writes differences and cosines as the Drift tab does (app.core.units):
+    tiny differences as 1.2e-07 rather than 0.000000."""
     from app.gui.widgets.table import DataTable
 
     class FidelityTable(DataTable):
-        def format(self, value) -> str:
-            if isinstance(value, float) and not isinstance(value, bool):
-                return f"{value:.6f}" if 0.001 <= abs(value) < 1000 or value == 0 else f"{value:.3g}"
-            return super().format(value)
-
         def set_rows(self, rows, headers=None) -> None:
             super().set_rows(rows, headers)
             self.source.horizontalHeaderItem(2).setToolTip(REL_NOTE)
@@ -163,13 +160,22 @@ def fidelity_table():
                         self.source.item(row, column).setForeground(QColor(verdict_color(False)))
 
     table = FidelityTable(["Output", "Max abs diff", "Max rel diff", "Cosine", "NaN/Inf", "Result", "Why"])
+    table.column_formats = {"Max abs diff": diff_text, "Max rel diff": diff_text, "Cosine": cosine_text}
     table.set_rows([])
     return table
 
 
+#: the least height of the card's text (its summary, verdict and speed) and of its table, in lines
+TEXT_LINES, TABLE_LINES = 4, 3
+
+
 class ResultCard(QGroupBox):
     """What a conversion made: sizes, time, operator changes, what stayed float32 and why,
-    the fidelity table with its verdict, and the variant's speed against its source."""
+    the fidelity table with its verdict, and the variant's speed against its source.
+
+    The text scrolls inside the card: a detector's fp16 keeps a dozen nodes in float32, and
+    every line of it, at its whole height, would push the tab (and its Convert button) past
+    a 1024×700 screen."""
 
     def __init__(self, parent: QWidget | None = None):
         super().__init__("Result", parent)
@@ -186,12 +192,23 @@ class ResultCard(QGroupBox):
         self.rel_note = QLabel(REL_NOTE)
         self.rel_note.setWordWrap(True)
         self.rel_note.setEnabled(False)        # read as a note: the disabled (muted) text colour
+        text = QWidget()
+        column = QVBoxLayout(text)
+        column.setContentsMargins(0, 0, 0, 0)
+        for label in (self.summary, self.verdict, self.speed, self.rel_note):
+            column.addWidget(label)
+        column.addStretch(1)
+        self.summary_area = QScrollArea()
+        self.summary_area.setFrameShape(QFrame.Shape.NoFrame)
+        self.summary_area.setWidgetResizable(True)
+        self.summary_area.setHorizontalScrollBarPolicy(Qt.ScrollBarPolicy.ScrollBarAlwaysOff)
+        self.summary_area.setWidget(text)
+        lines = self.fontMetrics().lineSpacing()
+        self.summary_area.setMinimumHeight(TEXT_LINES * lines)
+        self.table.setMinimumHeight((TABLE_LINES + 2) * lines)
         layout = QVBoxLayout(self)
-        layout.addWidget(self.summary)
-        layout.addWidget(self.verdict)
-        layout.addWidget(self.speed)
-        layout.addWidget(self.table, 1)
-        layout.addWidget(self.rel_note)
+        layout.addWidget(self.summary_area, 3)
+        layout.addWidget(self.table, 2)
         self.report: dict | None = None
         self.show_report(None)
 
@@ -208,7 +225,7 @@ class ResultCard(QGroupBox):
         ratio = report.get("size_ratio")
         lines = [f"<b>{escape(report['kind'])}</b> → <code>{escape(report['output'])}</code>",
                  f"Size: {human_bytes(report['input_bytes'])} → {human_bytes(report['output_bytes'])}"
-                 + (f" ({ratio:.2f}×)" if ratio else ""),
+                 + (f" ({ratio_text(ratio)})" if ratio else ""),
                  f"Time: {report['seconds']:.2f} s",
                  f"Operators: {escape(report['op_changes']['text'])}"]
         if "fused_operators" in report:
@@ -234,8 +251,7 @@ class ResultCard(QGroupBox):
                                  "Set the inputs in the Session tab to check it.")
             self.table.set_rows([])
             return
-        dims = ", ".join(f"{i['name']} {'×'.join(map(str, i['shape'])) or 'scalar'} ({i['source']})"
-                         for i in fidelity.get("inputs", [])) or "none needed"
+        dims = inputs_text(fidelity.get("inputs")) or "none needed"
         tolerance = fidelity["tolerance"]
         colour = verdict_color(bool(fidelity["passed"]))
         why = failed_check_text(fidelity)
@@ -249,5 +265,5 @@ class ResultCard(QGroupBox):
 
     def show_speed(self, speed: dict) -> None:
         colour = {"faster": verdict_color(True), "slower": verdict_color(False)}.get(speed.get("verdict"), "")
-        text = escape(speed_sentence(speed))
+        text = escape(speed_sentence(speed), quote=False)
         self.speed.setText(f"<b style='color:{colour}'>{text}</b>" if colour else text)

@@ -20,6 +20,10 @@ from app.gui.shell.panel import Panel
 
 FIRST_DRIFT, FIRST_NONFINITE = QColor(240, 173, 78, 120), QColor(217, 83, 79, 120)
 AUTO_STEPS = 8
+AUTO_TIP = (f"Repeat: convert, find where the drift starts, keep that node; until the outputs pass or {AUTO_STEPS} "
+            "conversions are made. Each step's accuracy and speed against the source are listed below.")
+NOTHING_DRIFTED = ("Nothing to repair: every tensor is within the tolerance and none turned NaN or Inf, so the "
+                   "variant passes as it is.")
 
 
 class DriftPanel(Panel):
@@ -65,14 +69,15 @@ class DriftPanel(Panel):
                                     "left out of quantization (int8), then show its accuracy and speed.")
         self.keep_button.clicked.connect(self.keep_selected)
         self.auto_button = QPushButton("Repair automatically")
-        self.auto_button.setToolTip(f"Repeat: convert, find where the drift starts, keep that node; until the "
-                                    f"outputs pass or {AUTO_STEPS} conversions are made. Each step's accuracy and "
-                                    "speed against the source are listed below.")
+        self.auto_button.setToolTip(AUTO_TIP)
         self.auto_button.clicked.connect(lambda: self.repair())
+        self.repair_note = QLabel()          # why the repair is off, where it is
+        self.repair_note.setWordWrap(True)
+        self.repair_note.setEnabled(False)   # read as a note: the muted text colour
         repair_row = QHBoxLayout()
         repair_row.addWidget(self.keep_button)
         repair_row.addWidget(self.auto_button)
-        repair_row.addStretch(1)
+        repair_row.addWidget(self.repair_note, 1)
         self.steps = number_table(STEP_HEADERS)
         self.outcome = QLabel()
         self.outcome.setWordWrap(True)
@@ -138,8 +143,7 @@ class DriftPanel(Panel):
     def _show_inputs(self) -> None:
         """The inputs of the result shown, else those the source's plan last chose, each with
         where its values come from; before any plan, the sizes the Session tab sets."""
-        from app.core.session.inputs import origin_word
-        from app.gui.widgets.run_caption import shape_text
+        from app.gui.widgets.run_caption import inputs_text
 
         if self.pair is None:
             self.inputs_label.setText("")
@@ -148,8 +152,7 @@ class DriftPanel(Panel):
         rows = (self.result.get("inputs") if ran else None) or self.context.last_plan(self.pair["source"])
         if rows:
             lead = "Ran on the source's inputs" if ran else "Runs on the source's inputs (as its plan last chose them)"
-            self.inputs_label.setText(f"{lead}: " + ", ".join(
-                f"{row['name']} {shape_text(row.get('shape'))} ({origin_word(row)})" for row in rows))
+            self.inputs_label.setText(f"{lead}: {inputs_text(rows)}")
             return
         config = self.context.session.config_for(self.pair["source"]) if not self.context.session.problems() else None
         given = config.inputs.dims | {k: "×".join(map(str, v)) for k, v in config.inputs.shapes.items()} if config else {}
@@ -162,8 +165,12 @@ class DriftPanel(Panel):
         self.find_button.setEnabled(idle and pair)
         self.cancel_button.setEnabled(not idle)
         repairable = idle and self.result is not None and self.result.get("remade_as") is not None
+        passed = self.result is not None and self.result["first_drift"] is None \
+            and self.result["first_nonfinite"] is None
         self.keep_button.setEnabled(repairable and self.table.currentIndex().isValid())
-        self.auto_button.setEnabled(repairable)
+        self.auto_button.setEnabled(repairable and not passed)
+        self.auto_button.setToolTip(NOTHING_DRIFTED if passed else AUTO_TIP)
+        self.repair_note.setText(NOTHING_DRIFTED if passed else "")
 
     # finding the drift ---------------------------------------------------------
     def _session(self):

@@ -4,33 +4,30 @@ from __future__ import annotations
 
 from html import escape
 
+from app.core.units import cosine_text, diff_text, interval_text, ratio_text
+
 TENSOR_HEADERS = ["#", "Tensor", "Node", "Op", "Max abs", "Max rel", "Cosine", "SQNR dB", "Lost dB", "NaN/Inf",
                   "Source range", "Variant range", "Of fp16 max", "Within"]
-STEP_HEADERS = ["Step", "Kept (new)", "Cosine", "Max abs", "Speed ×", "95 % interval", "Verdict", "First drift",
+STEP_HEADERS = ["Step", "Kept (new)", "Cosine", "Max abs", "Speed", "95 % interval", "Verdict", "First drift",
                 "Outputs"]
 
 
-def number_format(header: str) -> str:
-    """A drift column's format: a cosine keeps six digits (0.999987 is not 1), decibels one
-    decimal, every other figure (a difference, a fraction) three significant digits."""
+def number_format(header: str):
+    """A drift column's format (app.core.units, as the Convert tab's table): a cosine keeps six
+    digits (0.999987 is not 1), decibels one decimal, every other figure (a difference, a
+    fraction) three significant digits."""
     if header == "Cosine":
-        return ".6g"
-    return ".1f" if header.endswith("dB") else ".3g"
+        return cosine_text
+    return (lambda value: f"{value:.1f}") if header.endswith("dB") else diff_text
 
 
 def number_table(headers: list[str]):
     """A DataTable that shows small and large numbers with the digits that matter."""
     from app.gui.widgets.table import DataTable
 
-    class NumberTable(DataTable):
-        def format(self, value) -> str:
-            if isinstance(value, float) and value == value:
-                column = self._column
-                header = self.headers[column] if column is not None and column < len(self.headers) else ""
-                return format(value, number_format(header))
-            return super().format(value)
-
-    return NumberTable(headers)
+    table = DataTable(headers)
+    table.column_formats = {header: number_format(header) for header in headers if header not in ("#", "Step")}
+    return table
 
 
 def _range(values) -> str:
@@ -49,13 +46,11 @@ def tensor_row(row: dict) -> list:
 
 
 def speed_cells(speed: dict) -> list[str]:
-    """A step's speed, its interval and its verdict, all to two decimals (as the Convert tab)."""
+    """A step's speed, its interval and its verdict, written as every tab writes a ratio."""
     if speed.get("skipped"):
         return ["–", "not measured", speed["why"]]
-    low, high = speed["ratio_ci"]
-    interval = f"{low:.2f} – {high:.2f}" if low is not None and high is not None else "unknown"
     verdict = speed["verdict"] if speed.get("conclusive", True) else "could not tell (interval too wide)"
-    return [f"{speed['ratio']:.2f}", interval, verdict]
+    return [ratio_text(speed["ratio"]), interval_text(speed["ratio_ci"]) or "unknown", verdict]
 
 
 def step_row(step: dict) -> list:

@@ -29,7 +29,7 @@ RUN_AGAIN = {"bench": lambda entry: entry, "compare": lambda entry: entry, "swee
 
 def inputs_cell(inputs: list[dict]) -> str:
     from app.gui.widgets.run_caption import inputs_text
-    return inputs_text(inputs) + (" (guessed)" if any(row.get("source") == "default" for row in inputs) else "")
+    return inputs_text(inputs)
 
 
 class HistoryPanel(Panel):

@@ -6,7 +6,8 @@ from __future__ import annotations
 from html import escape
 
 from app.core.session.settings_text import settings_text
-from app.core.units import duration_column, duration_text, human_bytes, shared_decimals
+from app.core.units import (diff_text, duration_column, duration_text, human_bytes, interval_text, ratio_text,
+                            shared_decimals)
 
 STAT_KEYS = (("p50", "p50"), ("p90", "p90"), ("p95", "p95"), ("p99", "p99"), ("p999", "p99.9"), ("mean", "mean"),
              ("min", "fastest"), ("max", "slowest"), ("std", "std"))
@@ -73,11 +74,11 @@ def _compare(report: dict) -> str:
         columns.append(texts)
     headers += ["runs/s", "speedup", "95 % interval", "verdict", "max |Δ|"]
     columns.append(numbers([m["throughput_per_s"] for m in models]))
-    columns.append([f"×{m['speedup']:.2f}" if m.get("speedup") else "–" for m in models])
-    columns.append([f"{m['speedup_ci'][0]:.2f} – {m['speedup_ci'][1]:.2f}" if m.get("speedup_ci") else "–"
+    columns.append([ratio_text(m.get("speedup")) for m in models])
+    columns.append([interval_text(m.get("speedup_ci")) or "–"
                     for m in models])
     columns.append([m.get("verdict") or "–" for m in models])
-    columns.append([f"{m['fidelity']['max_abs_diff']:.3g}" if m.get("fidelity") else "reference" for m in models])
+    columns.append([diff_text(m['fidelity']['max_abs_diff']) if m.get("fidelity") else "reference" for m in models])
     return facts([("Reference", report.get("baseline", ""))]) + table(headers, columns)
 
 
@@ -91,7 +92,7 @@ def _sweep(report: dict) -> str:
         columns.append(texts)
     headers += [f"{dim} items/s" if dim else "runs/s", "vs first", "verdict", "best"]
     columns.append(numbers([c["items_per_s"] for c in cells]))
-    columns.append([f"×{c['ratio']:.2f}" if "ratio" in c else "–" for c in cells])
+    columns.append([ratio_text(c.get("ratio")) for c in cells])
     columns.append([c.get("verdict", "–") for c in cells])
     columns.append(["◀" if c == best else "" for c in cells])
     limit = report.get("latency_limit_ms")
@@ -102,7 +103,7 @@ def _sweep(report: dict) -> str:
 def _ratio(value, interval=None, verdict=None) -> str:
     if value is None:
         return ""
-    text = f"×{value:.2f}" + (f" (95 % interval {interval[0]:.2f} – {interval[1]:.2f})" if interval else "")
+    text = ratio_text(value) + (f" (95 % interval {interval_text(interval)})" if interval else "")
     return text + (f", {verdict}" if verdict else "")
 
 
@@ -133,7 +134,7 @@ def _convert(report: dict) -> str:
     return facts([("Kind", report.get("kind", "")), ("Source", report.get("input", "")),
                   ("Variant", report.get("output", "")),
                   ("Size", f"{human_bytes(report.get('input_bytes'))} → {human_bytes(report.get('output_bytes'))}"),
-                  ("Check", report.get("check", "") + (f", max |Δ| {worst:.3g}" if worst is not None else "")),
+                  ("Check", report.get("check", "") + (f", max |Δ| {diff_text(worst)}" if worst is not None else "")),
                   ("Speed against the source", f"not measured: {speed.get('why', '')}" if speed.get("skipped")
                    else _ratio(speed.get("ratio"), speed.get("ratio_ci"), speed.get("verdict")))])
 
@@ -152,7 +153,7 @@ def _optimize(report: dict) -> str:
     choice, rows = report.get("choice") or {}, report.get("candidates") or []
     candidates = table(["candidate", "status", "speedup", "verdict", "why"],
                        [[r.get("kind", "") for r in rows], [r.get("status", "") for r in rows],
-                        [f"×{r['speedup']:.2f}" if r.get("speedup") else "–" for r in rows],
+                        [ratio_text(r.get("speedup")) for r in rows],
                         [r.get("verdict") or "–" for r in rows], [r.get("reason") or "" for r in rows]])
     return facts([("Answer", choice.get("kind", "")),
                   ("Speedup", _ratio(choice.get("speedup"), choice.get("speedup_ci"), choice.get("verdict"))),

@@ -14,6 +14,7 @@ from PySide6.QtCore import Qt
 from PySide6.QtWidgets import QComboBox, QHBoxLayout, QLabel, QPushButton, QSpinBox, QSplitter, QTextBrowser
 
 from app.core.bench.compare import interval_text
+from app.core.units import diff_text, ratio_text
 from app.core.units import human_bytes
 from app.gui.shell.panel import Panel
 from app.core.iobinding.jobs import IOBINDING, IOBindingParams
@@ -88,6 +89,7 @@ class IOBindingPanel(Panel):
         self.layout_.addWidget(self.cpu_note)
         self.table = DataTable(COLUMNS)
         self.table.decimals = 3
+        self.table.column_formats = {SPEEDUP_COLUMNS[0]: ratio_text, "Max diff": diff_text}
         self.table.key_columns = ("Verdict",)
         self.chart = BarChart("Median latency (ms)")
         top = QSplitter(Qt.Orientation.Horizontal)
@@ -342,7 +344,7 @@ def speed_sentence(mode: dict) -> str:
     """What the mode's verdict says about its speed: a gain only when it is measurably faster."""
     if mode.get("speedup_ci") is None:
         return "Its speed against the plain run was not measured."
-    figure = f"×{mode['speedup_vs_plain']:.2f} (95 % interval {interval_text(mode['speedup_ci'])})"
+    figure = f"{ratio_text(mode['speedup_vs_plain'])} (95 % interval {interval_text(mode['speedup_ci'])})"
     if mode["verdict"] == "faster":
         return f"Faster than the plain run: {figure}."
     if mode["verdict"] == "slower":

@@ -17,6 +17,7 @@ from app.core.optimize.jobs import OPTIMIZE
 from app.core.optimize.params import OptimizeParams
 from app.core.optimize.report import where_text
 from app.core.optimize.rows import answer_text, judged_text, tune_text
+from app.core.units import ratio_text
 from app.gui.shell.panel import Panel, start_and_cancel
 
 HEADERS = ["Candidate", "Status", "Speedup ×", "95% low", "95% high", "Verdict", "Median ms", "Size (bytes)", "Why"]
@@ -109,6 +110,7 @@ class OptimizePanel(Panel):
         self.table = DataTable(HEADERS)
         self.table.key_columns = ("Verdict",)
         self.table.decimals = 3
+        self.table.column_formats = {"Speedup ×": ratio_text, "95% low": "{:.2f}".format, "95% high": "{:.2f}".format}
         from app.gui.panels.optimize.candidates import CandidateActions
         board = QWidget()
         board_layout = QVBoxLayout(board)

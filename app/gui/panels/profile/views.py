@@ -8,6 +8,7 @@ from PySide6.QtWidgets import (QFormLayout, QHBoxLayout, QLabel, QLineEdit, QSpi
                                QWidget)
 
 from app.core.profile.tables import SHARE, node_table, operator_table, short_provider as _short
+from app.core.units import interval_text, ratio_text
 from app.gui.widgets.chart_base import TOP_BARS, BarChart
 from app.gui.widgets.table import DataTable
 
@@ -269,6 +270,7 @@ class CompareView(QSplitter):
         top_layout.addWidget(self.measure_button)
         top_layout.addWidget(self.summary)
         self.table = DataTable()
+        self.table.column_formats = {"Speedup": ratio_text}
         self.chart = BarChart("Change per run (after − before)", durations=True,
                               placeholder="Load two profiles to compare them.")
         self.addWidget(_vbox(top, self.table))
@@ -300,13 +302,13 @@ class CompareView(QSplitter):
         speedup = total["ratio"]
         text = (f"Node time per run: {result['node_us_per_run']['before'] / 1000:,.3f} ms → "
                 f"{result['node_us_per_run']['after'] / 1000:,.3f} ms"
-                + (f" — <b>{speedup:.2f}×</b> {_interval(total['ci'])} {total['verdict'] or ''}" if speedup else ""))
+                + (f" — <b>{ratio_text(speedup)}</b> {_interval(total['ci'])} {total['verdict'] or ''}" if speedup else ""))
         if result["run_speedup"]:
             text += (f"<br>Whole run (steady mean): {result['run_us']['before'] / 1000:,.3f} ms → "
-                     f"{result['run_us']['after'] / 1000:,.3f} ms ({result['run_speedup']:.2f}×)")
+                     f"{result['run_us']['after'] / 1000:,.3f} ms ({ratio_text(result['run_speedup'])})")
         measured = result.get("measured")
         if measured:
-            text += (f"<br>Timed in alternation: <b>{measured['speedup']:.2f}×</b> "
+            text += (f"<br>Timed in alternation: <b>{ratio_text(measured['speedup'])}</b> "
                      f"{_interval(measured['speedup_ci'])} {measured['verdict']} — "
                      + ("<b>the profile disagrees</b>: trust the timing; the profiler's cost per node distorts "
                         "small operators" if result["disagrees"] else "the profile agrees"))
@@ -328,5 +330,5 @@ class CompareView(QSplitter):
 
 
 def _interval(interval: list | None) -> str:
-    """A 95 % interval as [low, high]; "" without one (too few runs)."""
-    return f"[{interval[0]:.2f}, {interval[1]:.2f}]" if interval else ""
+    """A 95 % interval as [low–high], as every tab writes one; "" without one (too few runs)."""
+    return f"[{interval_text(interval)}]" if interval else ""

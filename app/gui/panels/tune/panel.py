@@ -10,7 +10,7 @@ from PySide6.QtCore import Qt, QTimer
 from PySide6.QtWidgets import (QComboBox, QDoubleSpinBox, QFileDialog, QFormLayout, QGroupBox, QHBoxLayout,
                                QProgressBar, QPushButton, QSpinBox, QSplitter, QVBoxLayout, QWidget)
 
-from app.core.units import duration_text
+from app.core.units import duration_text, interval_text, ratio_text
 from app.gui.shell.panel import Panel, start_and_cancel
 from app.gui.widgets.chart_base import BarChart
 from app.gui.widgets.clipped import WrappedLabel
@@ -96,6 +96,9 @@ class TunePanel(Panel):
 
         self.table = DataTable(HEADERS)
         self.table.decimals = 3
+        # the speedup as the summary writes it (×0.60, not 0.599), its interval to the same decimals
+        self.table.column_formats = {"Alone ×": ratio_text, "Alone 95% low": "{:.2f}".format,
+                                     "Alone 95% high": "{:.2f}".format}
         self.table.setToolTip("Race: in one process beside the other settings (ranks only). Alone: each in its "
                               "own process, speedup over your settings, in alternation, and its median.")
         self.chart = LeaderboardChart()
@@ -215,9 +218,8 @@ class TunePanel(Panel):
         searched = (f"{result['trials_used']} trials over {result['space_size']} settings in "
                     f"{result['seconds']:.0f} s. {result.get('stop_reason', '')}")
         if result["clearly_faster"]:
-            low, high = result["speedup_ci"]
-            headline = (f"<b>Best: {best['label']}</b> — ×{result['speedup']:.2f} "
-                        f"(95 % interval {low:.2f}–{high:.2f}, {result['verdict']}) over your settings, "
+            headline = (f"<b>Best: {best['label']}</b> — {ratio_text(result['speedup'])} "
+                        f"(95 % interval {interval_text(result['speedup_ci'])}, {result['verdict']}) over your settings, "
                         f"each alone in its own process: {duration_text(best['latency_ms'], 4)} vs "
                         f"{duration_text(default['latency_ms'], 4)}.<br>")
         else:

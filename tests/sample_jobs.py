@@ -30,6 +30,13 @@ def echo(params, ctx):
     return {"echo": params.value, "pid": os.getpid()}
 
 
+def where_am_i(params, ctx):
+    import multiprocessing as mp
+
+    return {"env": os.environ.get(params.value), "cwd": os.getcwd(), "method": mp.get_start_method(allow_none=True),
+            "ppid": os.getppid()}
+
+
 def user_error(params, ctx):
     raise UserError("bad-option", "the value is wrong")
 
@@ -168,6 +175,7 @@ def native_log(params, ctx):
 
 
 ECHO = Job("echo", echo, SampleParams, runs=LOCAL_ONLY)
+WHERE_AM_I = Job("where-am-i", where_am_i, SampleParams, runs=LOCAL_ONLY)
 NATIVE_LOG = Job("native-log", native_log, SampleParams, runs=LOCAL_ONLY)
 USER_ERROR = Job("user-error", user_error, SampleParams, runs=LOCAL_ONLY)
 INTERNAL_ERROR = Job("internal-error", internal_error, SampleParams, runs=LOCAL_ONLY)

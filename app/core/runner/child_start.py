@@ -45,9 +45,18 @@ def leave_fork_server() -> None:
 def start_method(fork: bool) -> str:
     if fork and fork_is_safe():
         return "fork"
-    if sys.platform.startswith("linux") and not getattr(sys, "frozen", False):
+    if sys.platform.startswith("linux") and not getattr(sys, "frozen", False) and _socket_fits():
         return "forkserver"
     return "spawn"
+
+
+def _socket_fits() -> bool:
+    """The server listens on a socket under the temporary folder, whose path Linux caps at 107
+    bytes (multiprocessing adds about 35); a job whose temporary folder is deep (a target's
+    scratch) spawns instead."""
+    import tempfile
+
+    return len(os.fsencode(tempfile.gettempdir())) <= 70
 
 
 def context(method: str):

@@ -2,6 +2,7 @@
 
 import csv
 
+from app.core.units import interval_text
 from app.core.bench.compare import COMPARE_HEADERS
 from app.core.profile.tables import NODE_HEADERS, OPERATOR_HEADERS
 from tests import models
@@ -55,5 +56,5 @@ def test_compare_writes_its_table_with_interval_and_verdict(ortune, tmp_path):
     assert [row[0] for row in rows] == ["a.onnx", "b.onnx"]
     other = result["models"][1]
     low, high = other["speedup_ci"]
-    assert rows[1][1:4] == [str(other["speedup"]), f"{low:.3f} – {high:.3f}", other["verdict"]]
+    assert rows[1][1:4] == [str(other["speedup"]), interval_text((low, high)), other["verdict"]]   # as the tab writes it
     assert rows[0][3] == "reference" and rows[0][9] == "reference"

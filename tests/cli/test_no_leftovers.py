@@ -23,12 +23,25 @@ def start(tmp_path, *args):
                             env=dict(os.environ, PYTHONPATH=str(ROOT)))
 
 
+def descendants(command):
+    return psutil.Process(command.pid).children(recursive=True)
+
+
+def _helper(process) -> bool:
+    """multiprocessing's resource tracker or fork server (whose forked children, the jobs,
+    carry its command line too)."""
+    line = " ".join(process.cmdline())
+    if "resource_tracker" in line:
+        return True
+    return "forkserver" in line and "forkserver" not in " ".join(process.parent().cmdline())
+
+
 def job_processes(command, within_s=60.0):
-    """The command's job process(es), once the job runs (multiprocessing's helper aside)."""
+    """The command's job process(es), once the job runs (multiprocessing's helpers, the
+    resource tracker and the fork server, aside)."""
     deadline = time.monotonic() + within_s
     while time.monotonic() < deadline:
-        jobs = [p for p in psutil.Process(command.pid).children(recursive=True)
-                if "resource_tracker" not in " ".join(p.cmdline())]
+        jobs = [p for p in descendants(command) if not _helper(p)]
         if jobs:
             return jobs
         time.sleep(0.1)
@@ -41,6 +54,7 @@ def test_no_orphan_after_the_command_is_killed(tmp_path, how):
     command = start(tmp_path, "bench", source.name, "--duration", "120")
     jobs = job_processes(command)
     assert computing(jobs[0].pid, cpu_s=3.0), "the job never got to measuring"  # past its imports
+    jobs = descendants(command)       # the fork server and every child it made must end too
     command.send_signal(how)
     command.wait(10)
     try:

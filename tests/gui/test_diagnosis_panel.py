@@ -32,7 +32,7 @@ def test_diagnose_panel_lists_findings_with_details(qtbot, window, tmp_path, mon
     assert "symbolic-dims" not in {f["id"] for f in panel.result["findings"]}
     assert "symbolic" not in panel.result["evidence"]["probes"]
     panel.table.selectRow(0)
-    assert panel.caption.current and "shape.onnx</b> · x 1×16 · " in panel.caption.text()
+    assert panel.caption.current and "shape.onnx</b> · x 1×16 (generated) · " in panel.caption.text()
     open_and_wait(qtbot, window, models.save(models.tiny_add(), tmp_path / "other.onnx"))
     assert panel.caption.state == "previous" and "previous model: <b>shape.onnx" in panel.caption.text()
     assert not panel.table.isEnabled(), "another model's findings are greyed"

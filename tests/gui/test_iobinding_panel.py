@@ -77,7 +77,7 @@ def test_running_on_the_cpu_shows_one_compact_table_and_what_a_gpu_would_show(qt
     assert ("No mode is measurably faster" in note) == (not faster), "a gain only where the verdict says faster"
     result = panel.results[window.current_model().path]
     assert result["inputs"][0]["shape"] == [2, 3, 32, 32], "the Session tab's batch ran"
-    assert panel.caption.current and "cnn.onnx</b> · x 2×3×32×32 · " in panel.caption.text()
+    assert panel.caption.current and "cnn.onnx</b> · x 2×3×32×32 (generated) · " in panel.caption.text()
     window.open_model(models.save(models.mlp(), tmp_path / "mlp.onnx"))
     wait_for_model(qtbot, window)
     assert panel.table.rows == [] and panel.cpu_note.isHidden(), "another model's figures are not shown"

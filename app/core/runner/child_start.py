@@ -24,7 +24,7 @@ _PRELOAD = ["numpy", "onnx", "onnxruntime", "app.core.runner.process"]
 def fork_is_safe() -> bool:
     """Forking copies one thread only: safe on Linux in a process that runs no other
     thread and has loaded no library that keeps threads of its own (the command line
-    before its job, not the window). Elsewhere a child is spawned."""
+    before its job, not the window)."""
     return (sys.platform.startswith("linux") and threading.active_count() == 1
             and not any(name in sys.modules for name in _THREADED_LIBRARIES))
 

@@ -16,7 +16,7 @@ _PR_SET_PDEATHSIG = 1
 
 def die_with_parent(parent_pid: int, through_server: bool = False) -> None:
     """Ask the kernel to kill this process when its parent dies; end now if it already has.
-    `through_server`: forked by the fork server (app.core.runner.process), whose death kills
+    `through_server`: forked by the fork server (app.core.runner.child_start), whose death kills
     this process and which ends when the job's starter `parent_pid` does."""
     if not sys.platform.startswith("linux"):
         return

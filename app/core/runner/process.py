@@ -10,7 +10,7 @@ never runs a session, so a child starts in milliseconds instead of the second or
 starting an interpreter and importing them again costs; the child takes the environment and
 working folder of the process that starts it, not the server's. The command line, which has
 no other thread and has loaded none of the heavy libraries when its job starts, forks itself
-instead (see fork_is_safe). Elsewhere (Windows, macOS, a frozen build) each child is a fresh
+instead (see child_start.fork_is_safe). Elsewhere (Windows, macOS, a frozen build) each child is a fresh
 interpreter.
 Either way the child ends with os._exit once its outcome is sent, skipping the teardown
 that would free a large model object by object.
@@ -46,7 +46,7 @@ from app.core.jobs.memory import budget_bytes, over_budget_message, rss_bytes
 from app.core.jobs.protocol import JobContext, Waitable
 from app.core.jobs.stdio import relay_ort_warnings
 from app.core.runner.failure import describe_exit, error_info
-from app.core.runner.child_start import context, fork_is_safe, leave_fork_server, start_method  # noqa: F401
+from app.core.runner.child_start import context, leave_fork_server, start_method
 from app.core.runner.lifeline import die_with_parent
 from app.core.store import leftovers
 
@@ -170,7 +170,7 @@ class JobHandle(Waitable):
         """`params`: the job's Params, or a dict read into them; wrong ones end the job at
         once with the UserError that says why. `isolate`: in a child process (the entry's
         choice unless a test asks otherwise). `fork`: start the child by forking where that
-        is safe (see fork_is_safe), which saves starting a second interpreter.
+        is safe (see child_start.fork_is_safe), which saves starting a second interpreter.
         `memory_limit`: the child's budget ("4G", "75%"; when None, the one its params' session
         asks for, else the settings')."""
         self.job = job

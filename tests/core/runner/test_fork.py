@@ -9,7 +9,7 @@ from pathlib import Path
 
 import pytest
 
-from app.core.runner.process import fork_is_safe
+from app.core.runner.child_start import fork_is_safe
 
 ROOT = Path(__file__).resolve().parents[3]
 linux_only = pytest.mark.skipif(not sys.platform.startswith("linux"), reason="fork is used on Linux only")
@@ -33,7 +33,8 @@ def test_a_process_with_threaded_libraries_does_not_fork():
 def test_a_forked_child_shares_what_the_parent_loaded(fork, shared):
     out = run_script(f"""
 import app.cli.parser
-from app.core.runner.process import JobHandle, fork_is_safe
+from app.core.runner.child_start import fork_is_safe
+from app.core.runner.process import JobHandle
 from tests.sample_jobs import HAS_MODULE
 assert fork_is_safe()
 print(JobHandle(HAS_MODULE, {{"module": "app.cli.parser"}}, fork={fork}).start().wait())

@@ -47,7 +47,7 @@ def test_unavailable_provider_is_refused(ortune, folder, provider, words):
 
 
 def test_compare_and_history(ortune, folder):
-    done = ortune("compare", folder / "mlp.onnx", folder / "other.onnx", "--iterations", "30", "--json")
+    done = ortune("compare", folder / "mlp.onnx", folder / "other.onnx", "--iterations", "30", "--max-seconds", "5", "--json")
     assert done.code == 0, done.stderr
     result = done.json()
     assert [m["label"] for m in result["models"]] == ["mlp.onnx", "other.onnx"]

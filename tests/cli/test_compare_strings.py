@@ -23,7 +23,7 @@ def test_a_fidelity_without_a_cosine_is_written_without_it():
 
 def test_compare_of_a_model_with_string_outputs_prints_its_report(ortune, tmp_path):
     model = _string_identity(tmp_path / "s.onnx")
-    done = ortune("compare", model, model, "--iterations", "10", cwd=tmp_path)
+    done = ortune("compare", model, model, "--iterations", "10", "--max-seconds", "5", cwd=tmp_path)
     assert done.code == 0, done.stderr
     assert "max |Δ| 0" in done.stdout and "internal error" not in done.stderr
 
@@ -33,10 +33,10 @@ def test_compare_says_the_other_models_ran_on_the_references_generated_inputs(or
 
     first = models.save(models.mlp(), tmp_path / "a.onnx")
     second = models.save(models.mlp(seed=1), tmp_path / "b.onnx")
-    done = ortune("compare", first, second, "--iterations", "10", "--json", "--no-history", cwd=tmp_path)
+    done = ortune("compare", first, second, "--iterations", "10", "--max-seconds", "5", "--json", "--no-history", cwd=tmp_path)
     assert done.code == 0, done.stderr
     rows = [row["inputs"][0] for row in done.json()["models"]]
     assert rows[0]["source"] == rows[1]["source"] != "file"
     assert rows[1]["values"] == rows[0]["values"] != "yours" and "your file" not in rows[1]["reason"]
-    text = ortune("compare", first, second, "--iterations", "10", "--no-history", cwd=tmp_path).stdout
+    text = ortune("compare", first, second, "--iterations", "10", "--max-seconds", "5", "--no-history", cwd=tmp_path).stdout
     assert "inputs:" in text and "your file" not in text

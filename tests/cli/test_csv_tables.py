@@ -48,7 +48,7 @@ def test_compare_writes_its_table_with_interval_and_verdict(ortune, tmp_path):
     first = models.save(models.mlp(width=16, depth=1), tmp_path / "a.onnx")
     second = models.save(models.mlp(width=16, depth=2), tmp_path / "b.onnx")
     out = tmp_path / "compare.csv"
-    done = ortune("compare", first, second, "--iterations", "20", "--no-history", "--csv", out, "--json")
+    done = ortune("compare", first, second, "--iterations", "20", "--max-seconds", "5", "--no-history", "--csv", out, "--json")
     assert done.code == 0, done.stderr
     result = done.json()
     header, *rows = read(out)

@@ -36,12 +36,21 @@ def _helper(process) -> bool:
     return "forkserver" in line and "forkserver" not in " ".join(process.parent().cmdline())
 
 
+def _forking(process, command) -> bool:
+    """A child the command has forked but not yet turned into another program: for a moment
+    it carries the command's own line (a fork server starting looks like this)."""
+    return process.cmdline() == psutil.Process(command.pid).cmdline()
+
+
 def job_processes(command, within_s=60.0):
     """The command's job process(es), once the job runs (multiprocessing's helpers, the
     resource tracker and the fork server, aside)."""
     deadline = time.monotonic() + within_s
     while time.monotonic() < deadline:
-        jobs = [p for p in descendants(command) if not _helper(p)]
+        try:
+            jobs = [p for p in descendants(command) if not _helper(p) and not _forking(p, command)]
+        except psutil.NoSuchProcess:
+            jobs = []
         if jobs:
             return jobs
         time.sleep(0.1)

@@ -116,9 +116,15 @@ def test_compare_selected_models(qtbot, window, tmp_path):
     two_models_selected(window, tmp_path)
     panel = tab(window, "Compare")
     panel.run_form.iterations.setValue(30)
+    panel.pairs_form.pairs.setValue(3)
+    panel.pairs_form.max_seconds.setValue(5)
+    started, start = [], panel.jobs.start
+    panel.jobs.start = lambda title, job, params, **kw: started.append(params) or start(title, job, params, **kw)
     panel.start()
+    assert (started[0].pairs, started[0].max_seconds) == (3, 5), "the window's pairs reach the comparison"
     wait_for_job(qtbot, panel.job if panel.job else window.jobs.jobs[-1])
     assert panel.result is not None, window.last_error
+    assert panel.result["alternation"]["pairs_run"] >= 3
     assert [row[0] for row in panel.table.rows] == ["a.onnx", "b.onnx"]
     reference, other = panel.result["models"]
     assert panel.table.rows[0][1:4] == [1.0, "1.00–1.00", "reference"]

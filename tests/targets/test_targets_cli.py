@@ -60,7 +60,7 @@ def test_bench_on_a_target_is_stored_here_naming_it(loop_target, sshd, ortune, t
 def test_compare_on_a_target_forms_its_ratio_there(loop_target, ortune, tmp_path):
     small = models.save(models.mlp(depth=2), tmp_path / "small.onnx")
     big = models.save(models.mlp(depth=8), tmp_path / "big.onnx")
-    done = ortune("compare", small, big, "--target", loop_target, "--duration", "0.5", "--json")
+    done = ortune("compare", small, big, "--target", loop_target, "--duration", "0.5", "--max-seconds", "5", "--json")
     assert done.code == 0, done.stderr
     result = done.json()
     assert result["target"]["name"] == "loop"

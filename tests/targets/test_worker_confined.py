@@ -220,8 +220,8 @@ def test_models_of_one_name_in_two_folders_are_compared_there(loop_target, ortun
     for folder in ("a", "b"):
         (tmp_path / folder).mkdir()
         models.save(models.mlp(), tmp_path / folder / "m.onnx")
-    done = ortune("compare", "a/m.onnx", "b/m.onnx", "--iterations", "20", "--target", loop_target, "--json",
-                  cwd=tmp_path)
+    done = ortune("compare", "a/m.onnx", "b/m.onnx", "--iterations", "20", "--max-seconds", "5",
+                  "--target", loop_target, "--json", cwd=tmp_path)
     assert done.code == 0, done.stderr
     assert [row["label"] for row in done.json()["models"]] == ["a/m.onnx", "b/m.onnx"]
 

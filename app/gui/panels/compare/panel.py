@@ -26,6 +26,7 @@ class ComparePanel(OneJobView, Panel):
     title = "Compare"
 
     def build(self) -> None:
+        from app.gui.widgets.pairs_form import PairsForm
         from app.gui.widgets.run_form import RunSettingsForm
         from app.gui.widgets.charts import GroupedBarChart
         from app.gui.widgets.chart_base import BarChart
@@ -39,6 +40,7 @@ class ComparePanel(OneJobView, Panel):
                            "list is the reference for speedup and fidelity.")
         self.hint.setWordWrap(True)
         self.run_form = RunSettingsForm("Each model")
+        self.pairs_form = PairsForm()
         self.start_button, self.cancel_button, _row = start_and_cancel(
             self.start, lambda: self.job and self.job.cancel(), "Compare selected")
         export_table = QPushButton("Export table as CSV…")
@@ -65,12 +67,12 @@ class ComparePanel(OneJobView, Panel):
         results = CaptionedResults("No comparison yet: the table and the charts will say which models and inputs "
                                    "they measured.", self.table, charts, (250, 350))
         self.caption = results.caption
-        self.layout_.addLayout(settings_beside([self.hint, self.run_form, self.start_button, self.cancel_button,
+        self.layout_.addLayout(settings_beside([self.hint, self.run_form, self.pairs_form, self.start_button, self.cancel_button,
                                                 export_table, export_charts, self.drift_button, self.status],
                                                results))
 
     def remembered(self) -> dict:
-        return self.run_form.remembered()
+        return {**self.run_form.remembered(), **self.pairs_form.remembered()}
 
     def model_changed(self, model) -> None:
         self.caption.model_changed(model)
@@ -108,7 +110,7 @@ class ComparePanel(OneJobView, Panel):
         self.caption.running(_label(models))
         self.job = self.jobs.start(
             f"Compare {', '.join(m['label'] for m in models)}", COMPARE,
-            CompareParams(models=models, session=config, run=self.run_form.settings()),
+            CompareParams(models=models, session=config, run=self.run_form.settings(), **self.pairs_form.values()),
             on_data=self._on_data, on_result=self._on_result, on_error=self._on_error,
             on_progress=lambda _f, message: self.status.setText(message))
 

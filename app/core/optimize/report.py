@@ -8,7 +8,7 @@ from html import escape
 from pathlib import PurePath
 
 from app.core.optimize.rows import answer_text, judged_text, plot_point, tune_text
-from app.core.units import human_bytes
+from app.core.units import cosine_text, human_bytes, ratio_text
 
 _STYLE = """body{font:14px system-ui,sans-serif;margin:2em;max-width:72em;color:#222}
 table{border-collapse:collapse;margin:1em 0}td,th{border:1px solid #ccc;padding:.3em .6em;text-align:left}
@@ -40,7 +40,7 @@ def _cosine(row: dict) -> str:
     if fidelity.get("check") == "reference":
         return "reference"
     cosine = fidelity.get("cosine")
-    return "–" if cosine is None else f"{cosine:.6f}"
+    return cosine_text(cosine)
 
 
 def _labels(points: list[tuple], sx, sy) -> list[tuple[float, float]]:
@@ -81,7 +81,7 @@ def _plot(rows: list[dict]) -> str:
     for (kind, x, y, mark), (lx, ly) in zip(points, _labels(points, sx, sy)):
         colour, radius, _ = _MARKS[mark]
         parts.append(f"<circle cx='{sx(x):.1f}' cy='{sy(y):.1f}' r='{radius}' fill='{colour}'><title>{_e(kind)}: "
-                     f"×{x:.3f}, cosine {y:.6f}</title></circle>"
+                     f"{ratio_text(x)}, cosine {cosine_text(y)}</title></circle>"
                      f"<text x='{lx:.1f}' y='{ly:.1f}' fill='{colour}'>{_e(kind)}</text>")
     key = "".join(f"<span style='color:{colour}'>● {text}</span>" for colour, _, text in _MARKS.values())
     return "".join(parts) + f"</svg><p class='key'>{key}</p>"

@@ -5,6 +5,8 @@ from __future__ import annotations
 
 from pathlib import Path
 
+from app.core.units import cosine_text
+
 STATUSES = ("passed", "failed-check", "refused", "skipped")
 #: a speedup interval wider than this (high over low) says the machine was too busy to tell:
 #: under a load of 20 on two cores one read [1.02, 7.43] for a candidate later measured at ×0.94
@@ -45,7 +47,7 @@ def _fidelity(report: dict) -> dict:
 
 def _where_drifted(report: dict, fidelity: dict) -> str:
     outputs = ", ".join(fidelity["failing_outputs"]) or "its outputs"
-    cosine = f", cosine {fidelity['cosine']:.4g}" if fidelity["cosine"] is not None else ""
+    cosine = f", cosine {cosine_text(fidelity['cosine'])}" if fidelity["cosine"] is not None else ""
     text = f"failed its check: {outputs} outside the tolerance{cosine}"
     repair = report.get("repair")
     if repair:

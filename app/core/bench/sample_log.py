@@ -71,5 +71,7 @@ def read_samples(folder: Path):
             feeds = {name: saved[f"f{i}"] for i, name in enumerate(chunk["feeds"])}
             answers = {name: saved[f"a{i}"] for i, name in enumerate(chunk["answers"])}
         for row in range(chunk["count"]):
-            yield ({name: array[row] for name, array in feeds.items()},
-                   {name: array[row] for name, array in answers.items()})
+            # array[row, ...], not array[row]: a scalar input's row stays a 0-d array (ONNX Runtime
+            # takes no numpy scalar)
+            yield ({name: array[row, ...] for name, array in feeds.items()},
+                   {name: array[row, ...] for name, array in answers.items()})

@@ -45,8 +45,6 @@ def test_from_a_conversion_the_first_drift_is_marked_and_one_click_repairs_it(qt
     assert drift.table.source.item(first, 0).background().style() != Qt.BrushStyle.NoBrush     # marked
     assert drift.table.source.item(0, 0).background().style() == Qt.BrushStyle.NoBrush
     assert drift.selected_node() == "layer2" and drift.keep_button.isEnabled()
-    before = drift.result["first_drift"]
-    assert "inside the repaired model" not in drift.first_drift.text()
     drift.keep_button.click()
     qtbot.waitUntil(lambda: drift.repair_result is not None and drift.job is None and drift.result is not None,
                     timeout=180000)
@@ -57,8 +55,6 @@ def test_from_a_conversion_the_first_drift_is_marked_and_one_click_repairs_it(qt
     assert drift.result["variant"] == drift.repair_result["output"]                # after: the repaired variant
     assert drift.result["tensors"][-1]["name"] == "y" and drift.result["tensors"][-1]["passed"]
     assert window.current_model().extra["conversion"]["options"]["node_block_list"] == ["layer2"]
-    drift.show_result(dict(drift.result, first_drift=before))     # a tensor inside still past the tolerance
-    assert "inside the repaired model: its outputs pass their check" in drift.first_drift.text()
 
 
 def test_compare_opens_the_drift_of_the_selected_model(qtbot, window, monkeypatch):

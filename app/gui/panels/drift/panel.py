@@ -26,12 +26,6 @@ NOTHING_DRIFTED = ("Nothing to repair: every tensor is within the tolerance and 
                    "variant passes as it is.")
 
 
-#: under the first drift of a repaired variant whose outputs pass: a tensor inside may still
-#: differ more than the tolerance, while what reaches the outputs does not
-INSIDE_REPAIRED = ("<br><i>This is inside the repaired model: its outputs pass their check (the repair's "
-                   "verdict), so this tensor's drift fades before it reaches them.</i>")
-
-
 class DriftPanel(Panel):
     title = "Drift"
 
@@ -217,8 +211,7 @@ class DriftPanel(Panel):
             if first is not None:
                 for column in range(len(TENSOR_HEADERS)):
                     self.table.source.item(first["index"], column).setBackground(QBrush(colour))
-        self.first_drift.setText(first_text("First drift", result["first_drift"], FIRST_DRIFT)
-                                 + (INSIDE_REPAIRED if result["first_drift"] and self._repair_passed(result) else ""))
+        self.first_drift.setText(first_text("First drift", result["first_drift"], FIRST_DRIFT))
         self.first_nonfinite.setText(first_text("First NaN/Inf", result["first_nonfinite"], FIRST_NONFINITE))
         first = result["first_drift"] or result["first_nonfinite"]
         if first is not None:
@@ -300,11 +293,6 @@ class DriftPanel(Panel):
             label.setText("")
         self.show_repair(report)
         self.start()        # the table shows the repaired variant's drift
-
-    def _repair_passed(self, result: dict) -> bool:
-        """`result` is the drift of a variant whose repair passed its check."""
-        report = self.repair_result or {}
-        return report.get("output") == result["variant"] and bool(report.get("repair", {}).get("passed"))
 
     def show_repair(self, report: dict) -> None:
         self.repair_result = report

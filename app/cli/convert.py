@@ -16,6 +16,7 @@ from app.core.convert.speed import speed_sentence
 from app.core.convert.weights import share_text
 from app.core.drift.jobs import REPAIR
 from app.core.jobs.errors import UserError
+from app.core.session.inputs import origin_word
 from app.core.units import cosine_text, human_bytes
 
 ORDER = 30
@@ -75,7 +76,7 @@ def _render_conversion(result: dict) -> str:
              {True: "pass", False: "FAIL", None: "not compared"}[o["passed"]] + (f" ({o['problem']})" if o["problem"] else "")]
             for o in fidelity["outputs"]]
     lines.append(format_table(["output", "max abs diff", "max rel diff", "cosine", "NaN/Inf", "result"], rows))
-    lines.append("inputs: " + ", ".join(f"{i['name']} {'×'.join(map(str, i['shape'])) or 'scalar'} ({i['source']})"
+    lines.append("inputs: " + ", ".join(f"{i['name']} {'×'.join(map(str, i['shape'])) or 'scalar'} ({origin_word(i)})"
                                         for i in fidelity.get("inputs", [])))
     lines.append("PASSED" if fidelity["passed"] else "FAILED: the variant's outputs are outside the tolerance "
                                                     "(exit code 4)")

@@ -13,6 +13,7 @@ from typing import Any, Callable
 from app.core.jobs.errors import JobCancelled
 from app.core.jobs.results import json_safe
 from app.core.runner.failure import describe_failure
+from app.core.session.inputs import origin_word
 from app.cli.parser import CommandParser  # noqa: F401  (re-exported)
 from app.core.jobs.entry import Job
 from app.core.targets.start import Where, start
@@ -193,7 +194,7 @@ def render_inputs(inputs: list[dict]) -> list[str]:
     """The inputs a result ran on, as lines: a table, and a warning where they were guessed."""
     if not inputs:
         return []
-    rows = [[i["name"], i["dtype"], "×".join(map(str, i["shape"])) or "scalar", i["source"], i["reason"]]
+    rows = [[i["name"], i["dtype"], "×".join(map(str, i["shape"])) or "scalar", origin_word(i), i["reason"]]
             for i in inputs]
     lines = ["inputs:", format_table(["input", "dtype", "shape", "from", "why"], rows)]
     guessed = [i["name"] for i in inputs if i["source"] == "default"]

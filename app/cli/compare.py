@@ -13,6 +13,7 @@ from app.core.bench.accuracy import accuracy_text
 from app.core.bench.compare import compare_table
 from app.core.bench.jobs import COMPARE, COMPARE_PAIRS
 from app.core.jobs.errors import UserError
+from app.core.units import cosine_text, diff_text
 
 ORDER = 31
 
@@ -28,9 +29,9 @@ def fidelity_text(fidelity: dict | None) -> str:
         return "reference"
     if fidelity["max_abs_diff"] is None:
         return "not comparable"
-    text = f"max |Δ| {fidelity['max_abs_diff']:.3g}"
+    text = f"max |Δ| {diff_text(fidelity['max_abs_diff'])}"
     if fidelity["min_cosine"] is not None:      # outputs that are not numbers (strings) have no cosine
-        text += f", cos {fidelity['min_cosine']:.6f}"
+        text += f", cos {cosine_text(fidelity['min_cosine'])}"
     if fidelity["nonfinite"]:
         text += f", {fidelity['nonfinite']} NaN/inf"
     return text

@@ -16,7 +16,8 @@ from app.core.convert.speed import speed_sentence
 from app.core.convert.weights import share_text
 from app.core.drift.jobs import REPAIR
 from app.core.jobs.errors import UserError
-from app.core.units import human_bytes
+from app.core.session.inputs import origin_word
+from app.core.units import cosine_text, human_bytes
 
 ORDER = 30
 #: exit code of a conversion that made its variant, but whose check failed or could not run
@@ -71,11 +72,11 @@ def _render_conversion(result: dict) -> str:
     lines += ["", f"fidelity: |diff| ≤ {tolerance['atol']:g} + {tolerance['rtol']:g}·|source|, cosine ≥ "
                   f"{tolerance['min_cosine']:g}; dimensions used: {dims}"]
     rows = [[o["name"], _number(o["max_abs_diff"]), _number(o["max_rel_diff"]),
-             "–" if o["cosine"] is None else f"{o['cosine']:.6f}", o["nonfinite"],
+             cosine_text(o["cosine"]), o["nonfinite"],
              {True: "pass", False: "FAIL", None: "not compared"}[o["passed"]] + (f" ({o['problem']})" if o["problem"] else "")]
             for o in fidelity["outputs"]]
     lines.append(format_table(["output", "max abs diff", "max rel diff", "cosine", "NaN/Inf", "result"], rows))
-    lines.append("inputs: " + ", ".join(f"{i['name']} {'×'.join(map(str, i['shape'])) or 'scalar'} ({i['source']})"
+    lines.append("inputs: " + ", ".join(f"{i['name']} {'×'.join(map(str, i['shape'])) or 'scalar'} ({origin_word(i)})"
                                         for i in fidelity.get("inputs", [])))
     lines.append("PASSED" if fidelity["passed"] else "FAILED: the variant's outputs are outside the tolerance "
                                                     "(exit code 4)")

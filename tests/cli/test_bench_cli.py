@@ -117,3 +117,15 @@ def test_a_comparison_stored_before_alternation_still_shows():
     text = render({"baseline": "a", "models": [row | {"label": "a", "speedup": 1.0},
                                                row | {"label": "b", "speedup": 1.5}]})
     assert "1.50× (measured one after the other)" in text and "measured in alternation" not in text
+
+
+def test_the_inputs_table_says_where_inputs_came_from_in_the_windows_words(ortune, folder):
+    """`from` reads "generated" (the captions' word), never the plan's raw "user" / "default"."""
+    from app.core.session.inputs import origin_word
+
+    result = ortune("bench", folder / "mlp.onnx", "--iterations", "5", "--warmup", "1", "--dim", "batch=2")
+    assert result.code == 0, result.stderr
+    table = result.stdout.split("inputs:", 1)[1]
+    row = next(line for line in table.splitlines() if line.startswith("x "))
+    assert row.split()[3] == origin_word({"source": "user"}) == "generated"
+    assert " user " not in row and " default " not in row

@@ -54,6 +54,7 @@ def test_from_a_conversion_the_first_drift_is_marked_and_one_click_repairs_it(qt
     assert "Passed" in drift.outcome.text() and "layer2" in drift.outcome.text()
     assert drift.result["variant"] == drift.repair_result["output"]                # after: the repaired variant
     assert drift.result["tensors"][-1]["name"] == "y" and drift.result["tensors"][-1]["passed"]
+    assert "after the repair" in drift.first_drift.text()          # not the unrepaired variant's past tolerance
     assert window.current_model().extra["conversion"]["options"]["node_block_list"] == ["layer2"]
 
 
@@ -104,6 +105,21 @@ def test_a_steps_speed_has_two_decimals_like_its_interval():
     row = step_row(step)
     assert row[4:7] == ["×1.01", "0.82–1.59", "could not tell (interval too wide)"]
     assert row[-1] == "y: all zeros where the source's are not"
+
+
+def test_after_a_passed_repair_the_first_drift_line_and_the_outcome_tell_one_story():
+    from app.gui.panels.drift.views import repaired_story
+
+    repair = {"output": "v.repaired.onnx", "repair": {"passed": True}}
+    inside = {"tensor": "h", "node": "n", "op_type": "MatMul", "output": False}
+    label, note = repaired_story({"variant": "v.repaired.onnx", "first_drift": inside}, repair)
+    assert "after the repair" in label and "outputs are within tolerance" in label and "inside" in note
+    output = {**inside, "tensor": "y<b>", "output": True}
+    label, note = repaired_story({"variant": "v.repaired.onnx", "first_drift": output}, repair)
+    assert "after the repair" in label and "check passed on the conversion's inputs" in note and "y&lt;b&gt;" in note
+    assert "every tensor within" in repaired_story({"variant": "v.repaired.onnx", "first_drift": None}, repair)[1]
+    assert repaired_story({"variant": "v.onnx", "first_drift": inside}, repair) == ("First drift", "")
+    assert repaired_story({"variant": "v.onnx", "first_drift": inside}, None) == ("First drift", "")
 
 
 def test_drift_runs_on_the_sources_inputs_and_says_where_they_came_from(qtbot, window, tmp_path):

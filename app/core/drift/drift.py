@@ -110,7 +110,8 @@ def compare_tensors(source_model, source_values: dict, variant_values: dict, tol
         row = tensor_row(name, source_values[name], got, judged)
         if judged is inside:
             judge_inside(row, tolerance.min_cosine)
-        row.update(index=len(rows), node=node.name, op_type=node.op_type, sqnr_loss_db=None, quantized=name in after)
+        row.update(index=len(rows), node=node.name, op_type=node.op_type, sqnr_loss_db=None, quantized=name in after,
+                   output=name in outputs)
         if name in after:           # what its consumers see; the value before quantization too
             row["before_qdq_sqnr_db"] = tensor_row(name, source_values[name], variant_values[name], judged)["sqnr_db"]
         if row["sqnr_db"] is not None:

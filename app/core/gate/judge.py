@@ -17,6 +17,8 @@ from __future__ import annotations
 
 import math
 
+from app.core.units import cosine_text, diff_text
+
 PASS, REGRESSION, UNDECIDED, SKIPPED = "pass", "regression", "undecided", "skipped"
 SEVERITY = {PASS: 0, SKIPPED: 0, UNDECIDED: 1, REGRESSION: 2}
 EXIT_CODES = {PASS: 0, REGRESSION: 5, UNDECIDED: 6}      # 2 (bad input) comes from the command line's rules
@@ -95,7 +97,7 @@ def output_criterion(fidelity: dict | None, drift: dict | None, drift_error: str
         summary = f"{len(rows)} output(s) within {limits}; max |Δ| {_number(fidelity['max_abs_diff'])}"
         return {"name": "outputs", "verdict": PASS, "summary": summary, "limit": tolerance, "figures": figures}
     parts = [f"{row['name']}: " + (row.get("problem") or f"max |Δ| {_number(row['max_abs_diff'])}, "
-                                                         f"cosine {_number(row['cosine'])}")
+                                                         f"cosine {cosine_text(row['cosine'])}")
              + (f" (its own {_limits(row['tolerance'])})" if row.get("tolerance") else "") for row in failed]
     summary = f"{len(failed)} of {len(rows)} output(s) outside {limits} ({'; '.join(parts)})"
     if drift is not None and drift.get("first_drift"):
@@ -113,7 +115,7 @@ def _limits(tolerance: dict) -> str:
 
 
 def _number(value) -> str:
-    return "–" if value is None else f"{value:.3g}"
+    return diff_text(value)
 
 
 def accuracy_criterion(old: dict | None, new: dict | None, limit: float) -> dict:

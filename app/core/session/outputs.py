@@ -14,6 +14,7 @@ from dataclasses import asdict, dataclass
 import numpy as np
 
 from app.core.jobs.errors import UserError
+from app.core.units import cosine_text
 
 #: elements smaller than this share of an output's largest magnitude are left out of
 #: the relative difference (they make it explode without meaning anything)
@@ -117,7 +118,7 @@ def compare_values(name: str, expected, got, tolerance: Tolerance) -> dict:
     if not within:
         problems.append(f"differences above {tolerance.atol:g} + {tolerance.rtol:g}·|source|")
     if not cosine_ok:
-        problems.append(f"cosine {row['cosine']:.6f} below {tolerance.min_cosine:g}")
+        problems.append(f"cosine {cosine_text(row['cosine'])} below {tolerance.min_cosine:g}")
     row["passed"] = not problems
     row["problem"] = "; ".join(problems)
     return row

@@ -109,3 +109,13 @@ def test_bad_tolerances_are_refused():
         Tolerance.from_dict({"cosine": 0.9})
     with pytest.raises(UserError, match="must be numbers"):
         Tolerance.from_dict({"atol": "tiny"})
+
+
+def test_the_check_message_writes_its_cosine_as_every_panel_does():
+    """The failed check's message and the Drift panel write one cosine the same way (app.core.units)."""
+    from app.core.units import cosine_text
+    c = 0.0267663
+    row = compare_values("y", np.array([1.0, 0.0]), np.array([c, (1 - c * c) ** 0.5]),
+                         Tolerance(atol=10, rtol=0, min_cosine=0.5))
+    assert cosine_text(row["cosine"]) == "0.0267663"
+    assert "cosine 0.0267663 below 0.5" in row["problem"]

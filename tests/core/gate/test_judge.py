@@ -82,3 +82,13 @@ def test_a_run_whose_one_pair_of_processes_is_ten_percent_off_is_no_regression()
     assert "after 4 pair(s) of processes" in criterion["summary"] and criterion["figures"]["pairs"] == 4
     alone = summarize(Alternation(BlockPlan(8, rounds=10), [], [old[:10], new[:10]], [[0.01] * 10] * 2))[1]
     assert judge.speed_criterion(alone, 0.05, 10, 5.0, 60, 1.0, 1.1)["verdict"] == judge.REGRESSION   # one pair alone
+
+
+def test_the_output_criterion_writes_its_figures_as_every_panel_does():
+    """A failed output without its own message is written with the one formatter (cosine to six digits)."""
+    from app.core.gate.judge import output_criterion
+    row = {"name": "y", "max_abs_diff": 2.0937e-07, "cosine": 0.0267663, "passed": False, "problem": ""}
+    fidelity = {"outputs": [row], "passed": False, "max_abs_diff": 2.0937e-07, "min_cosine": 0.0267663,
+                "tolerance": {"atol": 1e-4, "rtol": 1e-3, "min_cosine": 0.9999}}
+    summary = output_criterion(fidelity, None, None)["summary"]
+    assert "max |Δ| 2.09e-07, cosine 0.0267663" in summary

@@ -15,7 +15,8 @@ from PySide6.QtWidgets import QHBoxLayout, QLabel, QLineEdit, QPushButton, QSpli
 
 from app.core.convert.jobs import SPEED_S, ConvertParams
 from app.core.drift.jobs import DRIFT, REPAIR, DriftParams, RepairParams
-from app.gui.panels.drift.views import STEP_HEADERS, TENSOR_HEADERS, first_text, number_table, step_row, tensor_row
+from app.gui.panels.drift.views import (STEP_HEADERS, TENSOR_HEADERS, first_text, number_table, repaired_story,
+                                        step_row, tensor_row)
 from app.gui.shell.panel import Panel
 
 FIRST_DRIFT, FIRST_NONFINITE = QColor(240, 173, 78, 120), QColor(217, 83, 79, 120)
@@ -211,7 +212,10 @@ class DriftPanel(Panel):
             if first is not None:
                 for column in range(len(TENSOR_HEADERS)):
                     self.table.source.item(first["index"], column).setBackground(QBrush(colour))
-        self.first_drift.setText(first_text("First drift", result["first_drift"], FIRST_DRIFT))
+        label, note = repaired_story(result, self.repair_result)
+        self.first_drift.setText(first_text(label, result["first_drift"], FIRST_DRIFT))
+        if self.repair_result is not None:
+            self.outcome.setText(self._outcome_text(self.repair_result) + note)
         self.first_nonfinite.setText(first_text("First NaN/Inf", result["first_nonfinite"], FIRST_NONFINITE))
         first = result["first_drift"] or result["first_nonfinite"]
         if first is not None:
@@ -298,7 +302,12 @@ class DriftPanel(Panel):
         self.repair_result = report
         repair = report["repair"]
         self.steps.set_rows([step_row(step) for step in repair["steps"]])
+        self.outcome.setText(self._outcome_text(report))
+
+    @staticmethod
+    def _outcome_text(report: dict) -> str:
+        repair = report["repair"]
         colour = "#2e8b3d" if repair["passed"] else "#c0392b"
-        self.outcome.setText(f"<b style='color:{colour}'>{'Passed' if repair['passed'] else 'Not passed'}</b> after "
-                             f"{len(repair['steps'])} step(s), {repair['seconds']:.0f} s — stopped because "
-                             f"{repair['stopped']}. Kept: {', '.join(repair['kept']) or 'nothing'}.")
+        return (f"<b style='color:{colour}'>{'Passed' if repair['passed'] else 'Not passed'}</b> after "
+                f"{len(repair['steps'])} step(s), {repair['seconds']:.0f} s — stopped because "
+                f"{html.escape(repair['stopped'])}. Kept: {html.escape(', '.join(repair['kept']) or 'nothing')}.")

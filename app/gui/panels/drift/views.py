@@ -68,3 +68,21 @@ def first_text(label: str, first: dict | None, colour) -> str:
     return (f"<span style='background:{swatch}'>&nbsp;{label}&nbsp;</span> tensor <b>{escape(first['tensor'])}</b> "
             f"made by node <b>{escape(first['node'] or '(unnamed)')}</b> ({escape(first['op_type'])}){sqnr}"
             f" — {escape(first.get('problem') or '')}")
+
+
+def repaired_story(result: dict, repair: dict | None) -> tuple[str, str]:
+    """(the first-drift line's label, a sentence for the repair's outcome) once the repaired
+    variant's own drift is in, so the two lines tell one story: a repair that passed its check
+    beside a tensor that still drifts says where it drifts and why that is no contradiction."""
+    if repair is None or result["variant"] != repair.get("output"):
+        return "First drift", ""
+    first = result["first_drift"]
+    if first is None:
+        return "First drift after the repair", " Its drift: every tensor within tolerance."
+    if first.get("output") is False and repair["repair"]["passed"]:
+        return ("First drift after the repair (inside the model; its outputs are within tolerance)",
+                " Its outputs are within tolerance; a tensor inside still drifts (below).")
+    if repair["repair"]["passed"]:
+        return ("First drift after the repair", f" The check passed on the conversion's inputs, but on this tab's "
+                                                f"inputs output {escape(first['tensor'])} is still past tolerance.")
+    return "First drift after the repair", ""

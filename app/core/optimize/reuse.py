@@ -45,6 +45,12 @@ def _date(created: float) -> str:
     return time.strftime("%Y-%m-%d %H:%M", time.localtime(created))
 
 
+def _measured(row: dict) -> bool:
+    """A candidate that passed its check but whose speed could not be measured is made again:
+    what stopped its speed check (a fault since fixed, a worker lost) may be gone."""
+    return not (row.get("status") == "passed" and row.get("speedup") is None)
+
+
 class Reuse:
     def __init__(self, params, source: Path):
         """`keeps`: copy each candidate made for the history (a search spread over a cluster
@@ -91,7 +97,7 @@ class Reuse:
                 continue
             report = self.history.get(entry["id"])["report"]
             kept = report.get("optimize_candidate") or {}
-            if kept.get("key") != key or not Path(report.get("output", "")).is_file():
+            if kept.get("key") != key or not Path(report.get("output", "")).is_file() or not _measured(kept["row"]):
                 continue
             row = dict(kept["row"], reused={"history_id": entry["id"], "created": entry["created"]})
             row["reason"] = f"{row['reason']} — reused from {_date(entry['created'])} (same model, inputs, settings " \

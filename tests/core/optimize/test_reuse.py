@@ -26,7 +26,7 @@ def _found(model, out, **given):
     return Reuse(params, model).find("optimize", candidates.kind_options("optimize", params.session))
 
 
-def test_the_same_search_reuses_its_candidates_and_a_change_measures_anew(tmp_path):
+def test_the_same_search_reuses_its_candidates_and_a_change_measures_anew(tmp_path, monkeypatch):
     # a width no other test uses: the history of the test run is shared
     model = models.save(models.mlp(width=24, depth=3), tmp_path / "reused.onnx")
     first = _run(model, tmp_path / "a")["optimize"]
@@ -47,6 +47,15 @@ def test_the_same_search_reuses_its_candidates_and_a_change_measures_anew(tmp_pa
     assert _found(model, tmp_path / "d", screen_seconds=0.5) is None, "a changed timing length is measured anew"
     other = models.save(models.mlp(width=24, depth=2), tmp_path / "other.onnx")
     assert _found(other, tmp_path / "e") is None, "another model is measured anew"
+
+    stored_entry = History.get
+
+    def unmeasured(history, entry_id):
+        entry = stored_entry(history, entry_id)
+        entry["report"]["optimize_candidate"]["row"].update(speedup=None, speedup_ci=None, verdict=None)
+        return entry
+    monkeypatch.setattr(History, "get", unmeasured)
+    assert _found(model, tmp_path / "c") is None, "a candidate whose speed check could not run is measured anew"
 
 
 def test_deleting_a_candidates_entry_removes_its_copy_and_the_search_measures_it_anew(tmp_path, monkeypatch):

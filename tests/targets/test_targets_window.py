@@ -127,3 +127,48 @@ def test_the_optimize_tab_searches_on_the_chosen_target(qtbot, window, loop_targ
     assert f"The target {loop_target}" in panel.answer.text()
     assert (tmp_path / "ship" / "model.onnx").is_file() and (tmp_path / "ship" / "candidates" / "optimize.onnx").is_file()
     window.target_menu.choose(None)
+
+
+def test_a_ray_cluster_chosen_in_the_menu_takes_the_optimize_search_and_bench_stays_here(
+        qtbot, window, ray_cluster, tmp_path, monkeypatch):
+    from PySide6.QtCore import Qt
+    from PySide6.QtWidgets import QInputDialog
+
+    from app.core.session.config import SessionConfig
+    from tests.gui.steps import open_and_wait, tab
+    model = models.save(models.mlp(width=20, depth=1), tmp_path / "spread.onnx")   # a width of its own
+    menu = window.target_menu
+    monkeypatch.setattr(QInputDialog, "getText", lambda *a, **k: (f" {ray_cluster.address} ", True))
+    menu.fill()
+    next(a for a in menu.menu.actions() if a.text() == "Ray cluster…").trigger()
+    assert window.jobs.cluster == ray_cluster.address and window.jobs.target is None
+    assert f"Ray cluster {ray_cluster.address}" in menu.label.text()
+    menu.fill()
+    assert [a.text() for a in menu.menu.actions() if a.isChecked()] == ["Ray cluster…"]
+    open_and_wait(qtbot, window, model)
+    window.session.update(SessionConfig(intra_op_num_threads=1))
+    panel = tab(window, "Optimize")
+    for index in range(panel.kinds.count()):
+        item = panel.kinds.item(index)
+        if item.data(Qt.ItemDataRole.UserRole) not in ("optimize", "ort"):
+            item.setCheckState(Qt.CheckState.Unchecked)
+    panel.budget.setValue(90)
+    panel.screen_seconds.setValue(0.3)
+    panel.tune.setChecked(False)
+    panel.folder.setText(str(tmp_path / "ship"))
+    panel.start()
+    qtbot.waitUntil(lambda: panel.job is None, timeout=240000)
+    assert window.last_error is None and panel.result is not None
+    assert panel.result["target"]["cluster"] and panel.result["target"]["address"] == ray_cluster.address
+    rows = {r["kind"]: r for r in panel.result["candidates"]}
+    assert {rows[kind]["measured_on"]["node"] for kind in ("optimize", "ort")} \
+        == {w["node"] for w in panel.result["target"]["workers"]}, "the two candidates went to the two workers"
+    assert "Ray workers of the cluster" in panel.answer.text() and (tmp_path / "ship" / "preset.json").is_file()
+    bench = _finish(qtbot, window.jobs.start("bench", BENCH, BenchParams(path=str(model), run=RunSettings(iterations=20))))
+    assert "cluster" not in bench and not bench.get("target"), "a job that does not spread runs on this machine"
+    # cancelling the dialog keeps the cluster; choosing this machine ends it
+    monkeypatch.setattr(QInputDialog, "getText", lambda *a, **k: ("", False))
+    menu.ask_cluster()
+    assert window.jobs.cluster == ray_cluster.address
+    next(a for a in menu.menu.actions() if a.text() == "This machine").trigger()
+    assert window.jobs.cluster is None and "this machine" in menu.label.text()

@@ -31,13 +31,14 @@ class JobWorker(QObject):
     errored = Signal(object)           # the exception
     finished = Signal()
 
-    def __init__(self, job, params, target: str | None = None):
-        """`target`: the remote target the window measures on (None: this machine); a job
-        that may not run there runs here (app.core.targets.start, which also keeps its
-        result in the history as its entry says)."""
+    def __init__(self, job, params, target: str | None = None, cluster: str | None = None):
+        """`target`: the remote target the window measures on (None: this machine); `cluster`:
+        the Ray cluster's address the window spreads over instead. A job that may not run
+        there runs here (app.core.targets.start, which also keeps its result in the history
+        as its entry says)."""
         super().__init__()
         from app.core.targets.start import Where, start
-        self.handle = start(job, params, Where.of(target).fitting(job))
+        self.handle = start(job, params, Where.of(target, cluster).fitting(job))
 
     @Slot()
     def run(self) -> None:
@@ -171,6 +172,7 @@ class JobManager(QObject):
         self.jobs: list[Job] = []
         self.keep_finished = keep_finished
         self.target: str | None = None      # the remote target measuring jobs run on; None: this machine
+        self.cluster: str | None = None     # the Ray cluster (its address) the jobs that spread go to
 
     def start(self, title: str, entry: CoreJob[P], params: P | None = None, *,
               on_result: Callable[[Any], None] | None = None,
@@ -179,10 +181,12 @@ class JobManager(QObject):
               on_progress: Callable[[float | None, str], None] | None = None,
               target: str | None = "") -> Job:
         """Run `entry` on `params`, its parameters dataclass (see typed_params). `target`: the remote
-        target to run on ("" for the window's choice, None for this machine)."""
+        target to run on ("" for the window's choice, a target or a cluster; None for this machine)."""
         params = typed_params(entry, params)
         thread = QThread(self)
-        worker = JobWorker(entry, params, self.target if target == "" else target)
+        window_choice = target == ""
+        worker = JobWorker(entry, params, self.target if window_choice else target,
+                           self.cluster if window_choice else None)
         worker.moveToThread(thread)
         job = Job(title=title, entry=entry, worker=worker, thread=thread)
         relay = _JobRelay(self, job, {"on_result": on_result, "on_data": on_data,

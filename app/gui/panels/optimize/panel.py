@@ -166,7 +166,7 @@ class OptimizePanel(Panel):
         if self.model is None or self.job is not None:
             return
         params = self.params()
-        if self.jobs.target:          # the Targets menu's choice: the search runs there, its folder comes back
+        if self.jobs.target or self.jobs.cluster:   # the Targets menu's choice: the search runs there
             from app.core.jobs.errors import UserError
             from app.core.optimize.spread import check_elsewhere
             try:

@@ -46,7 +46,7 @@ def run(args) -> int:
     given = {"model": args.model, "out_dir": args.output, "kinds": kinds, "objective": args.objective,
              "tolerance": tolerance_from_args(args), "session": session_config_from_args(args).to_dict(),
              "force": args.force, "tune": not args.no_tune, "keep_candidates": args.keep_candidates,
-             "fresh": args.fresh}
+             "fresh": args.fresh, "try_expected_slower": args.try_expected_slower}
     for name in ("latency_limit_ms", "budget_seconds", "screen_seconds"):
         if getattr(args, name) is not None:
             given[name] = getattr(args, name)
@@ -82,6 +82,10 @@ def register(subparsers) -> None:
     parser.add_argument("--fresh", action="store_true",
                         help="make and measure every candidate anew, even one measured before with the same model, "
                              "inputs, settings and ONNX Runtime (by default those are reused from the history)")
+    parser.add_argument("--try-expected-slower", action="store_true",
+                        help="also make the kinds this machine is expected to run slower (int8 without VNNI or "
+                             "dot-product instructions, float16 on the CPU provider), to see them measured; by "
+                             "default they are skipped, with the reason")
     add_cluster_argument(parser)
     add_tolerance_arguments(parser.add_argument_group("fidelity check"))
     add_session_arguments(parser)

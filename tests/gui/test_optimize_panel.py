@@ -15,6 +15,10 @@ def test_optimize_tab_fills_the_leaderboard_and_shows_the_answer(qtbot, window, 
         if item.data(Qt.ItemDataRole.UserRole) not in ("optimize", "fp16"):
             item.setCheckState(Qt.CheckState.Unchecked)
     assert panel.chosen_kinds() == ["optimize", "fp16"]
+    assert not panel.params().try_expected_slower, "float16 on the CPU provider is skipped unless asked"
+    panel.try_slower.setChecked(True)
+    assert panel.params().try_expected_slower
+    panel.try_slower.setChecked(False)
     panel.budget.setValue(60)
     panel.screen_seconds.setValue(0.3)
     panel.tune.setChecked(False)

@@ -2,6 +2,7 @@
 ship brought back), or spread over Ray workers, each ratio formed on one worker."""
 
 import json
+from pathlib import Path
 
 import numpy as np
 
@@ -32,9 +33,10 @@ def test_optimize_on_a_target_brings_the_folder_back(loop_target, ortune, tmp_pa
     result = done.json()
     assert result["target"]["name"] == "loop" and result["out_dir"] == str(out)
     _keeps_the_contract(result)
-    assert sorted(p.name for p in out.iterdir()) == ["candidates", "model.onnx", "optimize.json", "preset.json",
-                                                     "report.html", "session.py"]
-    assert result["choice"]["model"] == str(out / "model.onnx") and result["choice"]["preset"] == str(out / "preset.json")
+    model_file = "model.ort" if result["choice"]["kind"] == "ort" else "model.onnx"    # as the ORT format won or not
+    assert sorted(p.name for p in out.iterdir()) == sorted(["candidates", model_file, "optimize.json", "preset.json",
+                                                            "report.html", "session.py"])
+    assert result["choice"]["model"] == str(out / model_file) and result["choice"]["preset"] == str(out / "preset.json")
     shipped = json.loads((out / "optimize.json").read_text())
     assert shipped["target"]["name"] == "loop" and shipped["out_dir"] == str(out), "rewritten as this machine sees it"
     assert "The target loop" in (out / "report.html").read_text()
@@ -49,7 +51,7 @@ def test_optimize_on_a_target_brings_the_folder_back(loop_target, ortune, tmp_pa
     assert reused.code == 0, reused.stderr
     rows = {r["kind"]: r for r in reused.json()["candidates"]}
     assert "reused from" in rows["optimize"]["reason"] and rows["optimize"]["speedup"] == made["optimize"]["speedup"]
-    assert (out / "model.onnx").is_file()
+    assert Path(reused.json()["choice"]["model"]).is_file()
 
 
 def _data(folder, count=6, width=16):
@@ -66,8 +68,9 @@ def _data(folder, count=6, width=16):
 def test_optimize_on_a_target_takes_the_data_folder_along(sshd, loop_target, ortune, tmp_path):
     model = models.save(models.mlp(width=16, depth=1), tmp_path / "searched.onnx")
     data = _data(tmp_path / "data")
+    # made there even on a CPU without VNNI, where int8 is skipped by default
     done = ortune("optimize", model, "-o", tmp_path / "ship", "--data", data, "--kinds", "optimize,int8-static",
-                  "--target", loop_target, *QUICK, timeout=300)
+                  "--try-expected-slower", "--target", loop_target, *QUICK, timeout=300)
     assert done.code == 0, done.stderr
     result = done.json()
     assert result["target"]["name"] == "loop"

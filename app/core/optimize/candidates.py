@@ -46,13 +46,21 @@ def kind_options(kind: str, config: SessionConfig) -> dict:
     return {}
 
 
-def plan(wanted: list[str], config: SessionConfig, shape: dict, cpu_flags: set[str]) -> list[tuple[str, str]]:
-    """Every conversion kind in ORDER with its skip reason ('' for the ones to make)."""
+#: the kinds whose skip is an expectation of this machine's speed, not a kind that cannot be made
+EXPECTED_SLOWER = _INT8 + _HALF
+
+
+def plan(wanted: list[str], config: SessionConfig, shape: dict, cpu_flags: set[str],
+         try_expected_slower: bool = False) -> list[tuple[str, str]]:
+    """Every conversion kind in ORDER with its skip reason ('' for the ones to make).
+    `try_expected_slower`: make the kinds expected to run slower here too, to see them measured."""
     assert set(ORDER) == set(KINDS), "a new conversion kind needs its place in ORDER"
     rows = []
     for kind in ORDER:
         if wanted and kind not in wanted:
             rows.append((kind, "not asked for (the kinds to try were narrowed)"))
+        elif try_expected_slower and kind in EXPECTED_SLOWER:
+            rows.append((kind, ""))
         else:
             rows.append((kind, skip_reason(kind, config, shape, cpu_flags)))
     return rows

@@ -29,6 +29,8 @@ class OptimizeParams(Params):
     tune: bool = True                                         # tune the session of the best candidate
     keep_candidates: bool = setting(False, flag="--keep-candidates")  # every candidate made, in DIR/candidates
     fresh: bool = setting(False, flag="--fresh")              # measure every candidate anew: reuse none from history
+    # also make the kinds this machine is expected to run slower (int8 without VNNI, float16 on the CPU)
+    try_expected_slower: bool = setting(False, flag="--try-expected-slower")
 
     def validate(self) -> None:
         from app.core.convert.options import kind_info

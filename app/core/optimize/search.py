@@ -343,7 +343,8 @@ def optimize(params: OptimizeParams, ctx, place=None) -> dict:
         # two processes at once: the model's layout, and the inputs it runs on for the samples
         shape = pool.submit(run_child, DETECT_TRANSFORMER, ModelPath(str(source)), ctx)
         samples = None if params.data else pool.submit(_samples, source, params, Path(scratch), ctx).result()
-        plan = candidates.plan(params.kinds, params.session, shape.result(), cpu_description()[1])
+        plan = candidates.plan(params.kinds, params.session, shape.result(), cpu_description()[1],
+                               params.try_expected_slower)
         split = None
         if params.data:
             user_folder = Path(params.data).expanduser().absolute()

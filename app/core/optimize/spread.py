@@ -69,7 +69,8 @@ def part_job(params: OptimizeParams, ctx) -> dict:
 
     source = Path(admit(params.model, onnx_only="optimize converts .onnx models").path)
     shape = run_child(DETECT_TRANSFORMER, ModelPath(str(source)), ctx)
-    plan = [item for item in candidates.plan(params.kinds, params.session, shape, cpu_description()[1])
+    plan = [item for item in candidates.plan(params.kinds, params.session, shape, cpu_description()[1],
+                                                params.try_expected_slower)
             if item[0] in params.kinds]
     with tempfile.TemporaryDirectory(prefix="ortune-optimize-part-") as scratch:
         split = None

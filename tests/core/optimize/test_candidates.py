@@ -31,6 +31,17 @@ def test_the_plan_names_every_kind_and_the_narrowed_ones():
     assert all("not asked for" in why for kind, why in rows.items() if kind != "ort")
 
 
+def test_kinds_expected_to_be_slower_are_made_when_asked_and_the_rest_still_skip():
+    no_vnni = {"avx2", "fma"}
+    default = dict(plan([], CPU, {"hidden_size": 0, "num_heads": 0}, no_vnni))
+    assert all(default[kind] for kind in ("int8-dynamic", "int8-static", "fp16", "mixed"))
+    tried = dict(plan([], CPU, {"hidden_size": 0, "num_heads": 0}, no_vnni, try_expected_slower=True))
+    assert all(tried[kind] == "" for kind in ("int8-dynamic", "int8-static", "fp16", "mixed"))
+    assert "MatMul" in tried["int4"] and "attention" in tried["transformers"], "what cannot be made is still skipped"
+    narrowed = dict(plan(["int8-static"], CPU, MATMUL, no_vnni, try_expected_slower=True))
+    assert narrowed["int8-static"] == "" and "not asked for" in narrowed["fp16"]
+
+
 def test_candidates_are_made_in_parallel_within_the_memory_budget():
     from app.core.optimize.candidates import parallel_makes
 

@@ -58,6 +58,9 @@ class OptimizePanel(Panel):
         self.screen_seconds.setToolTip("How long each candidate and the source are timed, in alternation, at most.")
         self.tune = QCheckBox("Tune the best candidate's session")
         self.tune.setChecked(True)
+        self.try_slower = QCheckBox("Also try kinds expected to be slower here")
+        self.try_slower.setToolTip("int8 without VNNI or dot-product instructions, float16 on the CPU provider: "
+                                   "skipped by default, with the reason; checked, they are made and measured too.")
         self.folder = QLineEdit()
         self.folder.setToolTip("The folder to ship: the chosen model, preset.json, session.py, report.html and "
                                "optimize.json are written there.")
@@ -71,6 +74,7 @@ class OptimizePanel(Panel):
         form.addRow("Budget:", self.budget)
         form.addRow("Time each for:", self.screen_seconds)
         form.addRow(self.tune)
+        form.addRow(self.try_slower)
         form.addRow("Ship into:", self.folder)
         form.addRow(self.force)
         form.addRow(self.keep)
@@ -159,7 +163,7 @@ class OptimizePanel(Panel):
                               latency_limit_ms=self.latency_limit.value() or None,
                               budget_seconds=float(self.budget.value()), screen_seconds=self.screen_seconds.value(),
                               tune=self.tune.isChecked(), force=self.force.isChecked(),
-                              keep_candidates=self.keep.isChecked(),
+                              keep_candidates=self.keep.isChecked(), try_expected_slower=self.try_slower.isChecked(),
                               session=self.context.session.config())
 
     def start(self) -> None:

@@ -7,7 +7,9 @@ burning a core in spells (`--spell` seconds on, as many off) all the while:
     doubled), `--double` comparisons: each should say "slower", with a speedup within 10 %
     of the quiet figure: an independent loop measured right after it with the burner
     paused (SIGSTOP): two InferenceSessions in this process, alternating blocks of the same
-    size for the same rounds, the median over rounds of the ratio of the two block medians;
+    size for the same rounds, the median over rounds of the ratio of the two block medians
+    (on wall time, and on the thread's CPU time: `independent_quiet_cpu`, what other programs
+    than the burner leave of it);
     or it says the machine was too busy to tell (`too_busy`). The same loop with the
     burner running is reported beside it (`independent_busy`).
 
@@ -36,10 +38,13 @@ sys.path.insert(0, str(ROOT))
 
 from benchmarks.burner import burning  # noqa: E402
 
-def independent_ratio(model: Path, double: Path, threads: int, batch: int, width: int, block: int, rounds: int) -> float:
+def independent_ratio(model: Path, double: Path, threads: int, batch: int, width: int, block: int,
+                      rounds: int) -> tuple[float, float]:
     """The speedup of `double` over `model` (reference median / double median), measured
     without any of ORTune's code: two sessions here, alternating blocks, order swapped
-    every round."""
+    every round; (on wall time, on this thread's CPU time). The CPU time leaves out the
+    waits for a core that other programs on a shared machine cause even with the burner
+    paused (with one intra-op thread the run's work is all on this thread)."""
     import numpy as np
     import onnxruntime as ort
 
@@ -51,18 +56,20 @@ def independent_ratio(model: Path, double: Path, threads: int, batch: int, width
     for session in sessions:
         for _ in range(5):
             session.run(None, feeds)
-    ratios = []
+    ratios, cpu_ratios = [], []
     for round_index in range(rounds):
-        medians = {}
+        medians, cpu_medians = {}, {}
         for index in ((0, 1) if round_index % 2 == 0 else (1, 0)):
-            run, times = sessions[index].run, []
+            run, times, cpu_times = sessions[index].run, [], []
             for _ in range(block):
-                start = time.perf_counter_ns()
+                start, cpu_start = time.perf_counter_ns(), time.thread_time_ns()
                 run(None, feeds)
                 times.append(time.perf_counter_ns() - start)
-            medians[index] = statistics.median(times)
+                cpu_times.append(time.thread_time_ns() - cpu_start)
+            medians[index], cpu_medians[index] = statistics.median(times), statistics.median(cpu_times)
         ratios.append(medians[0] / medians[1])
-    return statistics.median(ratios)
+        cpu_ratios.append(cpu_medians[0] / cpu_medians[1])
+    return statistics.median(ratios), statistics.median(cpu_ratios)
 
 
 def compare(paths: list[Path], args) -> dict:
@@ -105,16 +112,17 @@ def main() -> None:
             plan = result["alternation"]
             row = result["models"][1]
             loop = (model, double, args.threads, args.batch, args.width, plan["block_runs"], plan["rounds_run"])
-            busy = independent_ratio(*loop)
+            busy, _ = independent_ratio(*loop)
             burner.send_signal(signal.SIGSTOP)
             try:
-                truth = independent_ratio(*loop)
+                truth, truth_cpu = independent_ratio(*loop)
             finally:
                 burner.send_signal(signal.SIGCONT)
             doubled.append({"pairs": plan.get("pairs_run"), "speedup": row["speedup"], "speedup_ci": row["speedup_ci"], "verdict": row["verdict"],
                             "rounds": row["rounds"], "rounds_judged": row.get("rounds_judged"),
                             "too_busy": bool(row.get("too_busy")), "block_runs": plan["block_runs"],
-                            "independent": truth, "independent_busy": busy, "off_by": row["speedup"] / truth - 1})
+                            "independent": truth, "independent_cpu": truth_cpu, "independent_busy": busy,
+                            "off_by": row["speedup"] / truth - 1, "off_by_cpu": row["speedup"] / truth_cpu - 1})
 
     def rounded(values):
         return [round(v, 4) for v in values]
@@ -137,10 +145,13 @@ def main() -> None:
                    "within_10_percent_of_quiet": sum(abs(r["off_by"]) <= 0.10 for r in doubled),
                    "too_busy": sum(r["too_busy"] for r in doubled),
                    "within_10_percent_or_too_busy": sum(abs(r["off_by"]) <= 0.10 or r["too_busy"] for r in doubled),
+                   "within_10_percent_of_quiet_cpu": sum(abs(r["off_by_cpu"]) <= 0.10 for r in doubled),
                    "speedups": rounded(r["speedup"] for r in doubled),
                    "independent_quiet": rounded(r["independent"] for r in doubled),
                    "independent_busy": rounded(r["independent_busy"] for r in doubled),
                    "off_by": rounded(r["off_by"] for r in doubled),
+                   "independent_quiet_cpu": rounded(r["independent_cpu"] for r in doubled),
+                   "off_by_cpu": rounded(r["off_by_cpu"] for r in doubled),
                    "intervals": [rounded(r["speedup_ci"]) for r in doubled],
                    "rounds": [r["rounds"] for r in doubled], "rounds_judged": [r["rounds_judged"] for r in doubled],
                    "block_runs": [r["block_runs"] for r in doubled], "pairs": [r["pairs"] for r in doubled]},

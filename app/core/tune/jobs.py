@@ -30,7 +30,7 @@ class TuneParams(Params):
     finalists: int = setting(2, minimum=1, flag="--finalists")                    # re-measured alone
     confirm_seconds: float = setting(2.0, minimum=0.05, flag="--confirm-seconds")   # each, at least 10 rounds
     share: list[int] = setting(factory=lambda: [0, 1])          # [i, n]: race every n-th setting from the i-th
-    start_s: float = 3.0        # the first guess of one measured process's start (the caller may know better)
+    start_s: float = 1.5        # the first guess of one measured process's start (the caller may know better)
 
     def validate(self) -> None:
         from app.core.tune.space import SearchLimits

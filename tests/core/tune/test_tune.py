@@ -207,9 +207,10 @@ def test_a_time_budget_is_shared_between_the_race_and_the_remeasurement(tmp_path
     result = TUNE({"path": path, "session": {"graph_optimization_level": "disable", "intra_op_num_threads": 1},
                    "candidates": [_candidate(), _candidate(level="extended")], **QUICK, "budget_seconds": 20},
                   JobContext())
+    from app.core.tune.jobs import TuneParams
     from app.core.tune.plan import race_seconds
 
-    share = race_seconds(20, 3.0, 1, 0.1)
+    share = race_seconds(20, TuneParams(path=path).start_s, 1, 0.1)   # planned on the first guess of a start
     assert f"The race had {share:.0f} s of the 20 s budget" in result["stop_reason"]
     assert f"{share:.0f} s budget" not in result["stop_reason"], "the race's share is not called the budget"
     assert result["plan"]["race_s"] == share

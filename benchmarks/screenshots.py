@@ -5,7 +5,10 @@ optimize run and a diagnosis. Each tab is then grabbed at every --sizes window s
 screen once (where the window was placed). Run it under a real X server (Xvfb) for the placement.
 
     DISPLAY=:57 QT_QPA_PLATFORM=xcb python benchmarks/screenshots.py MODEL --out /tmp/shots/x \
-        [--sizes 1024x700,1600x1000] [--quick]
+        [--sizes 1024x700,1600x1000] [--quick] [--dims batch=1,sequence=128]
+
+--dims sets the model's named dimensions in the Session tab before any job runs, as a user
+typing them into the inputs table would (a text model's sequence length, say).
 
 Prints one JSON object: {"files": [...], "steps": {step: seconds or error}}.
 """
@@ -28,6 +31,7 @@ def main() -> int:
     parser.add_argument("--out", required=True)
     parser.add_argument("--sizes", default="1024x700,1600x1000")
     parser.add_argument("--quick", action="store_true", help="short budgets (tune 15 s, optimize 30 s)")
+    parser.add_argument("--dims", default="", help="named dims to set first, e.g. batch=1,sequence=128")
     parser.add_argument("--only-open", action="store_true", help="open the model and grab the screen, no jobs")
     args = parser.parse_args()
     out = Path(args.out)
@@ -92,6 +96,11 @@ def main() -> int:
         jobs_done()
 
     step("open", lambda: opened(args.model))
+    if args.dims:
+        dims = {name.strip(): int(value) for name, value in
+                (part.split("=", 1) for part in args.dims.split(",") if part.strip())}
+        window.context.session.set(**{"inputs.dims": dims})
+        settle(0.5)
     settle(1.0)
     screen("opened")
     if args.only_open:

@@ -98,7 +98,9 @@ class ComparePanel(OneJobView, Panel):
         if len(models) < 2:
             self.context.show_error("Compare", "Select at least two models or variants in the list (Ctrl+click).")
             return
-        config = config or self.context.session_config("Compare")
+        # the reference's inputs (its sizes typed or found), not the current model's: Ctrl+click
+        # makes the last variant clicked current, and a variant never chosen has no sizes of its own
+        config = config or self.context.session_config("Compare", models[0]["path"])
         if config is None:
             return
         if run is not None:

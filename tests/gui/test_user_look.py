@@ -20,3 +20,24 @@ def test_compare_runs_on_the_references_sizes_not_the_last_clicked_variants(qtbo
     panel.jobs.start = lambda title, job, params, **kw: started.append(params)
     panel.start()
     assert started and started[0].session.inputs.dims == {"batch": 4}
+
+
+ANSWER = ("Answer: keep the source and your settings: nothing measured was faster than the source and faithful.\n"
+          "Tuning: skipped — 8 s of the budget were left; tuning needs 16 s at least here, where starting one "
+          "measured process takes 2.5 s (a budget of about 70 s leaves it that)\n"
+          "Judged on samples: 4 held-out samples made for the inputs (images: sample: real photos (public-domain "
+          "and CC0 pictures from scikit-image) and their mirror images, resized to the input) (4 samples "
+          "calibrate, the other 4 check; no candidate is judged on a sample it was calibrated on).\n"
+          "Made and measured on: This machine.\nWritten to /home/user/Documents/ORTune/variants/model-optimized.")
+
+
+def test_optimizes_start_stays_in_view_under_a_long_answer_at_1024_by_700(qtbot, window):
+    # after a search the answer took the column's height and Start scrolled out of sight with the form
+    from tests.gui.test_small_screen import small_window, wholly_in_view
+
+    small_window(qtbot, window)
+    panel = tab(window, "Optimize")
+    panel.answer.setText(ANSWER)
+    panel.ship_button.setEnabled(True)
+    for button in (panel.start_button, panel.cancel_button):
+        qtbot.waitUntil(lambda button=button: wholly_in_view(button), timeout=5000)

@@ -41,3 +41,22 @@ def test_optimizes_start_stays_in_view_under_a_long_answer_at_1024_by_700(qtbot,
     panel.ship_button.setEnabled(True)
     for button in (panel.start_button, panel.cancel_button):
         qtbot.waitUntil(lambda button=button: wholly_in_view(button), timeout=5000)
+
+
+def test_compares_settings_keep_their_height_at_1024_by_700(qtbot, window):
+    # after a comparison the column's text and buttons squeezed "Each model": its boxes were cut
+    # to half their height, "10" and "a number of runs" clipped at the bottom
+    from tests.gui.test_small_screen import small_window
+
+    small_window(qtbot, window)
+    panel = tab(window, "Compare")
+    panel.status.setText("Done: the first model is the reference — stored as result 5")
+    form = panel.run_form
+    boxes = (form.warmup, form.stop_by, form.iterations, form.duration, form.concurrency,
+             panel.pairs_form.pairs, panel.pairs_form.max_seconds)
+
+    def whole():
+        assert form.isVisible() and panel.height() < 520      # laid out in the small window
+        assert all(box.height() >= box.sizeHint().height() for box in boxes), \
+            [(box.height(), box.sizeHint().height()) for box in boxes]
+    qtbot.waitUntil(whole, timeout=5000)

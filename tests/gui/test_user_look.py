@@ -60,3 +60,33 @@ def test_compares_settings_keep_their_height_at_1024_by_700(qtbot, window):
         assert all(box.height() >= box.sizeHint().height() for box in boxes), \
             [(box.height(), box.sizeHint().height()) for box in boxes]
     qtbot.waitUntil(whole, timeout=5000)
+
+
+def test_a_variants_kind_stays_readable_in_a_narrow_model_list(qtbot, tmp_path):
+    # cut in the middle, "nudenet_320n.int8-dynamic.onnx" read "nudenet_…mic.onnx" and the fp16
+    # variant "nudenet_…p16.onnx": which kind each was could not be read at any window size
+    from PySide6.QtWidgets import QStyleOptionViewItem
+
+    from app.gui.shell.model_list import ModelList
+    from app.gui.shell.open_model import OpenModel
+
+    models_list = ModelList()
+    qtbot.addWidget(models_list)
+    models_list.resize(230, 300)
+    models_list.show()
+    source = OpenModel(str(tmp_path / "nudenet_320n.onnx"))
+    variants = {kind: OpenModel(str(tmp_path / f"nudenet_320n.{kind}.onnx"), kind=kind, parent=source)
+                for kind in ("int8-dynamic", "fp16")}
+    for model in (source, *variants.values()):
+        models_list.add(model)
+        models_list.refresh(model)
+    room = models_list.header().sectionSize(0) - 2 * models_list.indentation()
+    metrics = models_list.fontMetrics()
+    shown = {}
+    for kind, model in variants.items():
+        index = models_list.indexFromItem(models_list.item_for(model), 0)
+        option = QStyleOptionViewItem()
+        models_list.itemDelegateForColumn(0).initStyleOption(option, index)
+        shown[kind] = metrics.elidedText(option.text, option.textElideMode, room)
+    assert shown["int8-dynamic"] != "nudenet_320n.int8-dynamic.onnx", "too short a name to need cutting here"
+    assert all(kind in text for kind, text in shown.items()), shown

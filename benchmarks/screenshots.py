@@ -5,7 +5,7 @@ optimize run and a diagnosis. Each tab is then grabbed at every --sizes window s
 screen once (where the window was placed). Run it under a real X server (Xvfb) for the placement.
 
     DISPLAY=:57 QT_QPA_PLATFORM=xcb python benchmarks/screenshots.py MODEL --out /tmp/shots/x \
-        [--sizes 1024x700,1600x1000] [--quick] [--dims batch=1,sequence=128]
+        [--sizes 1024x700,1600x1000] [--quick] [--dims batch=1,sequence=128] [--drift int8-dynamic]
 
 --dims sets the model's named dimensions in the Session tab before any job runs, as a user
 typing them into the inputs table would (a text model's sequence length, say).
@@ -32,6 +32,8 @@ def main() -> int:
     parser.add_argument("--sizes", default="1024x700,1600x1000")
     parser.add_argument("--quick", action="store_true", help="short budgets (tune 15 s, optimize 30 s)")
     parser.add_argument("--dims", default="", help="named dims to set first, e.g. batch=1,sequence=128")
+    parser.add_argument("--drift", default="fp16", choices=("fp16", "int8-dynamic"),
+                        help="the variant whose drift is found (and repaired where it drifts)")
     parser.add_argument("--only-open", action="store_true", help="open the model and grab the screen, no jobs")
     args = parser.parse_args()
     out = Path(args.out)
@@ -117,6 +119,9 @@ def main() -> int:
         wait(lambda: panel.job is None)
 
     def drift() -> None:
+        variant = next(m for m in window.model_list.models() if m.parent is source and m.kind == args.drift)
+        window.model_list.select(variant)      # the Convert tab shows (and drifts) the selected variant's conversion
+        settle(0.3)
         convert_panel = show("Convert")
         convert_panel.show_drift()
         panel = show("Drift")

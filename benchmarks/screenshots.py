@@ -154,6 +154,7 @@ def main() -> int:
     def optimize_budget(panel) -> None:
         panel.budget.setValue(30 if args.quick else 60)
         panel.screen_seconds.setValue(0.5)
+        panel.force.setChecked(True)        # a second pass ships into the first one's folder
 
     step("convert int8-dynamic", lambda: convert("int8-dynamic"))
     step("convert fp16", lambda: convert("fp16"))

@@ -90,3 +90,26 @@ def test_a_variants_kind_stays_readable_in_a_narrow_model_list(qtbot, tmp_path):
         shown[kind] = metrics.elidedText(option.text, option.textElideMode, room)
     assert shown["int8-dynamic"] != "nudenet_320n.int8-dynamic.onnx", "too short a name to need cutting here"
     assert all(kind in text for kind, text in shown.items()), shown
+
+
+def test_a_repair_step_measured_on_a_busy_machine_says_so_not_that_its_interval_was_too_wide():
+    # the steps table read "×0.46 · 0.41–0.53 · could not tell (interval too wide)": the interval was
+    # narrow; the rounds were set aside because other programs took the cores
+    from app.core.drift.repair import _speed
+    from app.gui.panels.drift.views import speed_cells
+
+    measured = {"ratio": 0.46, "ratio_ci": [0.41, 0.53], "verdict": "slower", "conclusive": False, "too_busy": True,
+                "source_p50_ms": 60.0, "variant_p50_ms": 130.0, "rounds": 30}
+    assert speed_cells(_speed({"speed": measured}))[2] == "could not tell (the machine was busy)"
+    wide = {**measured, "ratio_ci": [0.5, 1.4], "verdict": "no-difference", "too_busy": False}
+    assert speed_cells(_speed({"speed": wide}))[2] == "could not tell (interval too wide)"
+    stored_before = {key: value for key, value in measured.items() if key not in ("too_busy", "conclusive")}
+    assert speed_cells(_speed({"speed": stored_before}))[2] == "slower"
+
+
+def test_a_conversions_speed_line_on_a_busy_machine_names_the_busy_machine():
+    from app.core.convert.speed import speed_sentence
+
+    speed = {"ratio": 0.46, "ratio_ci": [0.41, 0.53], "verdict": "slower", "conclusive": False, "too_busy": True,
+             "source_p50_ms": 60.0, "variant_p50_ms": 130.0, "rounds": 30}
+    assert "other programs took the cores" in speed_sentence(speed)

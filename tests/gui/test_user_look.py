@@ -113,3 +113,22 @@ def test_a_conversions_speed_line_on_a_busy_machine_names_the_busy_machine():
     speed = {"ratio": 0.46, "ratio_ci": [0.41, 0.53], "verdict": "slower", "conclusive": False, "too_busy": True,
              "source_p50_ms": 60.0, "variant_p50_ms": 130.0, "rounds": 30}
     assert "other programs took the cores" in speed_sentence(speed)
+
+
+def test_compares_bars_keep_two_int8_variants_apart(window):
+    # the int8-dynamic variant and its repaired copy were both labelled "nudenet_320n.…[int8-dynamic]"
+    panel = window.panel("Compare")
+    panel.ensure_built()
+    names = ["nudenet_320n.onnx", "nudenet_320n.int8-dynamic.onnx [int8-dynamic]",
+             "nudenet_320n.fp16.onnx [fp16]", "nudenet_320n.int8-dynamic.repaired.onnx [int8-dynamic]"]
+    rows = [{"label": name, "path": f"/m/{index}.onnx", "speedup": 1.0 - index / 10, "speedup_ci": [0.8, 1.1],
+             "verdict": "no-difference", "latency_ms": {"p50": 10.0, "p90": 11.0, "p99": 12.0},
+             "throughput_per_s": 100.0, "size_bytes": 10, "fidelity": None, "providers": ["CPUExecutionProvider"]}
+            for index, name in enumerate(names)]
+    rows[0]["verdict"] = "reference"
+    panel.show_result({"baseline": names[0], "models": rows, "inputs": [], "created": 0.0,
+                       "speedup_definition": "Speedup = reference p50 / model p50"})
+    for labels in (panel.speedup_chart.labels, panel.throughput_chart.labels,
+                   [row[1] for row in panel.latency_chart.rows][::3]):
+        assert len(set(labels)) == len(names), labels
+    assert "repaired" in panel.speedup_chart.labels[3]

@@ -132,3 +132,20 @@ def test_compares_bars_keep_two_int8_variants_apart(window):
                    [row[1] for row in panel.latency_chart.rows][::3]):
         assert len(set(labels)) == len(names), labels
     assert "repaired" in panel.speedup_chart.labels[3]
+
+
+def test_a_conversions_result_column_is_in_view_at_1024_by_700(qtbot, window):
+    # the card's table showed Output, Max abs diff and half of Max rel diff; Result was sixth, out of sight
+    from tests.gui.test_conversions import failing_report
+    from tests.gui.test_small_screen import small_window
+
+    small_window(qtbot, window)
+    card = tab(window, "Convert").card
+    card.show_report(failing_report())
+    table = card.table
+    result = table.headers.index("Result")
+
+    def in_view():
+        assert table.isVisible() and table.viewport().width() < 400
+        assert table.columnViewportPosition(result) + table.columnWidth(result) <= table.viewport().width()
+    qtbot.waitUntil(in_view, timeout=5000)

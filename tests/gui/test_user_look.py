@@ -149,3 +149,20 @@ def test_a_conversions_result_column_is_in_view_at_1024_by_700(qtbot, window):
         assert table.isVisible() and table.viewport().width() < 400
         assert table.columnViewportPosition(result) + table.columnWidth(result) <= table.viewport().width()
     qtbot.waitUntil(in_view, timeout=5000)
+
+
+def test_optimizes_names_of_close_points_do_not_run_into_each_other_in_a_narrow_plot(qtbot):
+    # at 1024×700 "transformers" (×0.91) and "optimize" (×0.93) read "transformeptimize"
+    from app.gui.panels.optimize.plot import SpeedFidelityChart
+
+    chart = SpeedFidelityChart()
+    qtbot.addWidget(chart)
+    chart.resize(360, 200)
+    chart.show()
+    passed = {"status": "passed", "fidelity": {"cosine": 1.0}}
+    chart.set_rows([{"kind": "source", "speedup": 1.0, "status": "passed", "chosen": True,
+                     "fidelity": {"check": "reference"}},
+                    {"kind": "transformers", "speedup": 0.91, **passed}, {"kind": "optimize", "speedup": 0.93, **passed},
+                    {"kind": "ort", "speedup": 0.97, **passed}])
+    anchors = {label.toPlainText(): tuple(label.anchor) for label in chart.labels}
+    assert anchors["transformers"] != anchors["optimize"], anchors

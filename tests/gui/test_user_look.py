@@ -166,3 +166,15 @@ def test_optimizes_names_of_close_points_do_not_run_into_each_other_in_a_narrow_
                     {"kind": "ort", "speedup": 0.97, **passed}])
     anchors = {label.toPlainText(): tuple(label.anchor) for label in chart.labels}
     assert anchors["transformers"] != anchors["optimize"], anchors
+
+
+def test_tunes_summary_of_a_single_finalist_reads_as_english():
+    # "of the race's best 1, the closest, …" and "1 trials over 63 settings"
+    from app.core.tune.confirm import nothing_faster, trials_text
+
+    one = [{"label": "1 thread", "speedup": 0.89, "speedup_ci": [0.65, 1.22], "race_speedup": 0.84}]
+    assert "the race's best, 1 thread, ran ×0.89" in nothing_faster(one, cancelled=False)
+    two = one + [{"label": "2 threads", "speedup": 0.7, "speedup_ci": [0.6, 0.8], "race_speedup": 1.1}]
+    assert "of the race's best 2, the closest, 1 thread" in nothing_faster(two, cancelled=False)
+    assert trials_text({"trials_used": 1, "space_size": 63}) == "1 trial over 63 settings"
+    assert trials_text({"trials_used": 3, "space_size": 63}) == "3 trials over 63 settings"

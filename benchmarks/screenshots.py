@@ -188,6 +188,10 @@ def main() -> int:
             path = out / f"{size}-01-Convert-fp16.png"
             window.grab().save(str(path))
             files.append(str(path))
+            drifted = [m for m in window.model_list.models() if m.parent is source and m.kind == args.drift]
+            if drifted:             # the Drift tab follows the variant chosen: back to the one it drifted
+                window.model_list.select(drifted[-1])
+                settle(0.3)
             window.model_list.select(source)
     print(json.dumps({"files": files, "steps": steps}))
     window.jobs.shutdown()

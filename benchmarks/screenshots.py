@@ -5,7 +5,10 @@ optimize run and a diagnosis. Each tab is then grabbed at every --sizes window s
 screen once (where the window was placed). Run it under a real X server (Xvfb) for the placement.
 
     DISPLAY=:57 QT_QPA_PLATFORM=xcb python benchmarks/screenshots.py MODEL --out /tmp/shots/x \
-        [--sizes 1024x700,1600x1000] [--quick]
+        [--sizes 1024x700,1600x1000] [--quick] [--dims batch=1,sequence=128] [--drift int8-dynamic]
+
+--dims sets the model's named dimensions in the Session tab before any job runs, as a user
+typing them into the inputs table would (a text model's sequence length, say).
 
 Prints one JSON object: {"files": [...], "steps": {step: seconds or error}}.
 """
@@ -28,6 +31,9 @@ def main() -> int:
     parser.add_argument("--out", required=True)
     parser.add_argument("--sizes", default="1024x700,1600x1000")
     parser.add_argument("--quick", action="store_true", help="short budgets (tune 15 s, optimize 30 s)")
+    parser.add_argument("--dims", default="", help="named dims to set first, e.g. batch=1,sequence=128")
+    parser.add_argument("--drift", default="fp16", choices=("fp16", "int8-dynamic"),
+                        help="the variant whose drift is found (and repaired where it drifts)")
     parser.add_argument("--only-open", action="store_true", help="open the model and grab the screen, no jobs")
     args = parser.parse_args()
     out = Path(args.out)
@@ -92,6 +98,11 @@ def main() -> int:
         jobs_done()
 
     step("open", lambda: opened(args.model))
+    if args.dims:
+        dims = {name.strip(): int(value) for name, value in
+                (part.split("=", 1) for part in args.dims.split(",") if part.strip())}
+        window.context.session.set(**{"inputs.dims": dims})
+        settle(0.5)
     settle(1.0)
     screen("opened")
     if args.only_open:
@@ -108,6 +119,9 @@ def main() -> int:
         wait(lambda: panel.job is None)
 
     def drift() -> None:
+        variant = next(m for m in window.model_list.models() if m.parent is source and m.kind == args.drift)
+        window.model_list.select(variant)      # the Convert tab shows (and drifts) the selected variant's conversion
+        settle(0.3)
         convert_panel = show("Convert")
         convert_panel.show_drift()
         panel = show("Drift")
@@ -140,13 +154,14 @@ def main() -> int:
     def optimize_budget(panel) -> None:
         panel.budget.setValue(30 if args.quick else 60)
         panel.screen_seconds.setValue(0.5)
+        panel.force.setChecked(True)        # a second pass ships into the first one's folder
 
     step("convert int8-dynamic", lambda: convert("int8-dynamic"))
     step("convert fp16", lambda: convert("fp16"))
-    step("drift", drift)
     step("session find inputs", lambda: run_on_source("Session", "find_inputs"))
     step("benchmark", lambda: run_on_source("Benchmark", "start"))
     step("compare", compare)
+    step("drift", drift)        # after Compare: selecting the variants there makes the last one the Drift tab's
     step("profile", lambda: run_on_source("Profile", "profile_model"))
     step("io binding", lambda: run_on_source("IO Binding", "start"))
     step("tune", lambda: run_on_source("Tune", "start", tune_budget))
@@ -173,6 +188,10 @@ def main() -> int:
             path = out / f"{size}-01-Convert-fp16.png"
             window.grab().save(str(path))
             files.append(str(path))
+            drifted = [m for m in window.model_list.models() if m.parent is source and m.kind == args.drift]
+            if drifted:             # the Drift tab follows the variant chosen: back to the one it drifted
+                window.model_list.select(drifted[-1])
+                settle(0.3)
             window.model_list.select(source)
     print(json.dumps({"files": files, "steps": steps}))
     window.jobs.shutdown()

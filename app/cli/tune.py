@@ -5,6 +5,7 @@ from __future__ import annotations
 from app.cli.common import add_cluster_argument, add_json_flag, format_table, output, render_inputs, run_job_cli
 from app.cli.session_args import add_session_arguments, session_config_from_args, whole_number
 from app.core.session.settings_text import settings_text
+from app.core.tune.confirm import trials_text
 from app.core.tune.jobs import TUNE
 from app.core.units import duration_text
 
@@ -13,7 +14,7 @@ ORDER = 70
 
 def render(result: dict) -> str:
     remeasured = [t for t in result["trials"] if t["remeasured"]]
-    lines = [f"{result['trials_used']} trials over {result['space_size']} settings in "
+    lines = [f"{trials_text(result)} in "
              f"{result['race_seconds']:.0f} s ({result['strategy']}, all in one process)"
              + (" — cancelled" if result["cancelled"] else ""), result.get("stop_reason", "")]
     if remeasured:

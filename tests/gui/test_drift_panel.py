@@ -158,3 +158,22 @@ def test_an_inputs_origin_is_named_truthfully():
     assert origin_word({"source": "probed", "reason": "probed: 64 (32 was refused)", "values": "random"}) == "probed"
     assert origin_word({"source": "user", "reason": "your batch", "values": "random normal, seed 0"}) == "generated"
     assert origin_word({"source": "default", "reason": "batch 1", "values": "probed: zeros (…)"}) == "probed"
+
+
+def test_a_drift_shown_comes_back_when_its_variant_is_chosen_again(qtbot, window, tmp_path):
+    # choosing another variant (in the list, or by Compare's selection) cleared the drift and its
+    # repair, and choosing the first again showed an empty table
+    from app.gui.shell.open_model import OpenModel
+
+    convert = _convert_trap(qtbot, window, tmp_path)
+    drift = window.panel("Drift")
+    convert.drift_button.click()
+    qtbot.waitUntil(lambda: drift.result is not None and drift.job is None, timeout=120000)
+    variant, rows = window.context.model_at(drift.pair["variant"]), list(drift.table.rows)
+    other = OpenModel(str(tmp_path / "trap.other.onnx"), kind="int8-dynamic", parent=variant.parent)
+    window.model_list.add(other)
+    window.model_list.select(other)
+    qtbot.waitUntil(lambda: drift.result is None and not drift.table.rows, timeout=5000)
+    window.model_list.select(variant)
+    qtbot.waitUntil(lambda: drift.result is not None, timeout=5000)
+    assert drift.table.rows == rows and "layer2" in drift.first_drift.text()

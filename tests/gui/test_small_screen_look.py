@@ -70,7 +70,7 @@ def test_the_tune_tabs_apply_button_stays_in_view_under_a_long_summary_at_1024_b
 def test_variants_that_differ_at_the_end_of_their_names_stay_apart_in_the_model_list(qtbot, tmp_path):
     # "bert_torchscript.fp16.onnx [fp16]" and "bert_torchscript.fp16.repaired.onnx [fp16]" were both
     # cut to "bert_torchscript.f…" (and, cut in the middle, both to "bert_torc…nx [fp16]")
-    from app.gui.shell.model_list import ModelList
+    from app.gui.shell.model_list import ModelList, elide_mode
     from app.gui.shell.open_model import OpenModel
 
     models_list = ModelList()
@@ -85,7 +85,7 @@ def test_variants_that_differ_at_the_end_of_their_names_stay_apart_in_the_model_
         models_list.refresh(model)
     room = models_list.header().sectionSize(0) - 2 * models_list.indentation()
     metrics = models_list.fontMetrics()
-    shown = {metrics.elidedText(models_list.item_for(m).text(0), models_list.textElideMode(), room) for m in variants}
+    shown = {metrics.elidedText(models_list.item_for(m).text(0), elide_mode(True), room) for m in variants}
     assert len(shown) == 2, shown
 
 

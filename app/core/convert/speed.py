@@ -99,6 +99,7 @@ def measure_speed(source: str, variant: str, config: SessionConfig, seconds: flo
     source_report, variant_report = alternation.reports
     return {"ratio": row["speedup"], "ratio_ci": row["speedup_ci"], "verdict": row["verdict"],
             "conclusive": row["conclusive"], "measure": row["measure"],     # cpu: each run's own CPU time
+            "too_busy": bool(row.get("too_busy")),      # not conclusive because of other programs, not the interval
             "source_p50_ms": source_report["latency_ms"]["p50"],
             "variant_p50_ms": variant_report["latency_ms"]["p50"], "rounds": row["rounds"],
             "providers": variant_report["providers"], "inputs": source_report["inputs"],
@@ -137,7 +138,9 @@ def speed_sentence(speed: dict) -> str:
     verdict = {"faster": "faster than the source on this machine",
                "slower": "SLOWER than the source on this machine",
                "no-difference": "no measurable difference from the source on this machine"}[speed["verdict"]]
-    if not speed.get("conclusive", True):
+    if speed.get("too_busy"):
+        verdict = "could not tell: other programs took the cores in most rounds (measure again on a quieter machine)"
+    elif not speed.get("conclusive", True):
         verdict = ("could not tell: the rounds disagree too much for the interval to answer (a busy machine, "
                    "or too short a check: give it more seconds)")
     figure = ratio_with_interval(speed["ratio"], speed["ratio_ci"]) if interval_text(speed["ratio_ci"]) else \

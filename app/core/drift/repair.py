@@ -21,7 +21,9 @@ from app.core.model.intake import admit
 
 #: the conversion option that keeps a node out of the lower precision, by kind
 KEEP_OPTION = {"fp16": "node_block_list", "int8-dynamic": "nodes_to_exclude", "int8-static": "nodes_to_exclude"}
-SPEED_FIELDS = ("ratio", "ratio_ci", "verdict", "conclusive", "source_p50_ms", "variant_p50_ms")
+SPEED_FIELDS = ("ratio", "ratio_ci", "verdict", "conclusive", "too_busy", "source_p50_ms", "variant_p50_ms")
+#: what a speed block stored before a field was added reads as
+SPEED_DEFAULTS = {"conclusive": True, "too_busy": False}
 
 
 def keep_option(kind: str) -> str:
@@ -45,7 +47,7 @@ def _speed(report: dict) -> dict:
     speed = report["speed"]
     if speed.get("skipped"):
         return {"skipped": True, "why": speed["why"]}
-    return {key: speed.get(key, True) if key == "conclusive" else speed[key] for key in SPEED_FIELDS}
+    return {key: speed.get(key, SPEED_DEFAULTS[key]) if key in SPEED_DEFAULTS else speed[key] for key in SPEED_FIELDS}
 
 
 def _first(drift: dict, key: str) -> dict | None:

@@ -139,6 +139,14 @@ def nothing_faster(remeasured: list[dict], cancelled: bool) -> str:
         return (f"Nothing measured was clearly faster than your settings: the closest, {top['label']}, ran "
                 f"×{top['speedup']:.2f} ({_interval(top)}) alone, not clearly faster ({claim}; measuring the "
                 "finalists again for longer narrows the interval, a bigger race budget does not). Your settings stay.")
-    return (f"Nothing measured was faster than your settings: of the race's best {len(remeasured)}, the closest, "
+    which = ("the race's best" if len(remeasured) == 1          # not "of the race's best 1, the closest"
+             else f"of the race's best {len(remeasured)}, the closest")
+    return (f"Nothing measured was faster than your settings: {which}, "
             f"{top['label']}, ran ×{top['speedup']:.2f} ({_interval(top)}) alone in its own process ({claim}). "
             "Your settings stay.")
+
+
+def trials_text(result: dict) -> str:
+    """'1 trial over 63 settings' / '3 trials over 63 settings', as the window and the command line say it."""
+    used = result["trials_used"]
+    return f"{used} trial{'' if used == 1 else 's'} over {result['space_size']} settings"

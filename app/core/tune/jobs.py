@@ -114,8 +114,9 @@ def tune_job(params: TuneParams, ctx) -> dict:
         share = race_params.budget_seconds
         reason = (result["stop_reason"].replace(f"The time budget of {share:g} s", "The race's share of the budget")
                   .replace(f"the {share:g} s budget", "the race's share of the budget"))
+        best = "best" if len(chosen) == 1 else f"best {len(chosen)}"      # not "its best 1"
         result["stop_reason"] = (reason + f" The race had {share:.0f} s of the {budget:g} s budget; measuring its "
-                                 f"best {len(chosen)} again alone ({each:.1f} s each) had the rest.")
+                                 f"{best} again alone ({each:.1f} s{' each' if len(chosen) > 1 else ''}) had the rest.")
     return result | {"seconds": time.monotonic() - started}
 
 

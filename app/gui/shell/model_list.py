@@ -9,9 +9,22 @@ from app.gui.shell.open_model import OpenModel
 from app.gui.widgets.plain_text import plain
 
 from PySide6.QtCore import Qt, Signal
-from PySide6.QtWidgets import QAbstractItemView, QHeaderView, QTreeWidget, QTreeWidgetItem
+from PySide6.QtWidgets import QAbstractItemView, QHeaderView, QStyledItemDelegate, QTreeWidget, QTreeWidgetItem
 
 ROLE = Qt.ItemDataRole.UserRole
+
+
+def elide_mode(variant: bool) -> Qt.TextElideMode:
+    """Where a name too long for the list is cut: a source's in its middle, a variant's at its
+    start. A variant's name begins with its source's, shown just above it; its end says what
+    it is ("….int8-dynamic.onnx", where the middle cut left "nudenet_…mic.onnx")."""
+    return Qt.TextElideMode.ElideLeft if variant else Qt.TextElideMode.ElideMiddle
+
+
+class NameDelegate(QStyledItemDelegate):
+    def initStyleOption(self, option, index) -> None:  # noqa: N802  (Qt's naming)
+        super().initStyleOption(option, index)
+        option.textElideMode = elide_mode(index.parent().isValid())
 
 
 def list_text(model: OpenModel) -> str:
@@ -35,8 +48,9 @@ class ModelList(QTreeWidget):
         header.setSectionResizeMode(1, QHeaderView.ResizeMode.ResizeToContents)
         self.setSelectionMode(QAbstractItemView.SelectionMode.ExtendedSelection)
         self.setUniformRowHeights(True)
-        # a name is cut in its middle: variants of one model differ at their ends (".fp16.repaired.onnx")
+        # a name is cut where its start and end both matter (elide_mode): variants differ at their ends
         self.setTextElideMode(Qt.TextElideMode.ElideMiddle)
+        self.setItemDelegateForColumn(0, NameDelegate(self))
         self.currentItemChanged.connect(lambda item, _old: self.current_changed.emit(self.model_of(item)))
 
     @staticmethod

@@ -5,7 +5,7 @@ once they are no longer current. Compare and Sweep are built from it."""
 from __future__ import annotations
 
 from PySide6.QtCore import Qt
-from PySide6.QtWidgets import QHBoxLayout, QLayout, QSplitter, QTabWidget, QVBoxLayout, QWidget
+from PySide6.QtWidgets import QHBoxLayout, QLayout, QScrollArea, QSplitter, QTabWidget, QVBoxLayout, QWidget
 
 from app.gui.widgets.run_caption import RunCaption
 from app.gui.widgets.run_form import SIDE_WIDTH
@@ -34,9 +34,9 @@ class CaptionedResults(QWidget):
 
 def settings_beside(items: list[QWidget | QLayout], results: QWidget) -> QHBoxLayout:
     """The settings column (`items` from the top, at most SIDE_WIDTH wide, so the results get
-    the rest however long a status or file name) beside `results`."""
+    the rest however long a status or file name) beside `results`. A window too short for
+    the column scrolls it: squeezed, its boxes were cut to half their height."""
     side = QWidget()
-    side.setMaximumWidth(SIDE_WIDTH)
     column = QVBoxLayout(side)
     column.setContentsMargins(0, 0, 0, 0)
     for item in items:
@@ -45,7 +45,15 @@ def settings_beside(items: list[QWidget | QLayout], results: QWidget) -> QHBoxLa
         else:
             column.addWidget(item)
     column.addStretch()
+    scroll = QScrollArea()
+    scroll.setWidget(side)
+    scroll.setWidgetResizable(True)
+    scroll.setFrameShape(QScrollArea.Shape.NoFrame)
+    scroll.setHorizontalScrollBarPolicy(Qt.ScrollBarPolicy.ScrollBarAlwaysOff)
+    bar = scroll.verticalScrollBar().sizeHint().width()     # the column keeps its width beside the bar
+    scroll.setMinimumWidth(min(SIDE_WIDTH, side.minimumSizeHint().width()) + bar)
+    scroll.setMaximumWidth(SIDE_WIDTH + bar)
     row = QHBoxLayout()
-    row.addWidget(side)
+    row.addWidget(scroll)
     row.addWidget(results, 1)
     return row

@@ -213,6 +213,7 @@ def test_a_time_budget_is_shared_between_the_race_and_the_remeasurement(tmp_path
     share = race_seconds(20, TuneParams(path=path).start_s, 1, 0.1)   # planned on the first guess of a start
     assert f"The race had {share:.0f} s of the 20 s budget" in result["stop_reason"]
     assert f"{share:.0f} s budget" not in result["stop_reason"], "the race's share is not called the budget"
+    assert "measuring its best again alone" in result["stop_reason"], "one finalist: not 'its best 1'"
     assert result["plan"]["race_s"] == share
 
 

@@ -98,7 +98,9 @@ class ComparePanel(OneJobView, Panel):
         if len(models) < 2:
             self.context.show_error("Compare", "Select at least two models or variants in the list (Ctrl+click).")
             return
-        config = config or self.context.session_config("Compare")
+        # the reference's inputs (its sizes typed or found), not the current model's: Ctrl+click
+        # makes the last variant clicked current, and a variant never chosen has no sizes of its own
+        config = config or self.context.session_config("Compare", models[0]["path"])
         if config is None:
             return
         if run is not None:
@@ -148,11 +150,11 @@ class ComparePanel(OneJobView, Panel):
         headers, rows = compare_table(result)
         self.table.decimals = 4
         self.table.set_rows(rows, headers)
-        labels = [_short(row["label"]) for row in result["models"]]
+        labels = chart_labels([row["label"] for row in result["models"]])
         self._show_speedups(result)
         self.latency_chart.set_groups(["p50", "p90", "p99"],
-                                      [(_short(row["label"]), [row["latency_ms"][k] for k in ("p50", "p90", "p99")])
-                                       for row in result["models"]], "ms")
+                                      [(label, [row["latency_ms"][k] for k in ("p50", "p90", "p99")])
+                                       for label, row in zip(labels, result["models"])], "ms")
         colors = series_colors()
         self.throughput_chart.set_bars(labels, [row["throughput_per_s"] for row in result["models"]], "runs/s",
                                        brushes=[colors[i % len(colors)] for i in range(len(labels))])
@@ -173,7 +175,8 @@ class ComparePanel(OneJobView, Panel):
         import pyqtgraph as pg
 
         models = result["models"]
-        self.speedup_chart.set_bars([_short(row["label"]) for row in models], [row["speedup"] or 0.0 for row in models],
+        self.speedup_chart.set_bars(chart_labels([row["label"] for row in models]),
+                                    [row["speedup"] or 0.0 for row in models],
                                     "speedup")
         # the definition is in the caption above: a long title would widen the chart past its place
         self.speedup_chart.set_title("Speedup (whiskers: 95 % interval)")
@@ -215,6 +218,19 @@ class ComparePanel(OneJobView, Panel):
 def _short(label: str, most: int = CHART_LABEL_CHARS) -> str:
     """A model's label short enough to sit under its bar (the table and the caption have it whole)."""
     return label if len(label) <= most else label[:most // 2 - 1] + "…" + label[-(most // 2):]
+
+
+def chart_labels(labels: list[str], most: int = CHART_LABEL_CHARS) -> list[str]:
+    """Each model's label under its bar, cut in its middle; labels that cut to the same text
+    what follows the start they share instead: "x.int8-dynamic.onnx [int8-dynamic]" and its
+    ".repaired" copy both cut to "nudenet_320n.…[int8-dynamic]", two bars no one could tell apart."""
+    from os.path import commonprefix
+
+    shorts = [_short(label, most) for label in labels]
+    alike = {short: commonprefix([label for label, other in zip(labels, shorts) if other == short])
+             for short in shorts if shorts.count(short) > 1}
+    return [short if short not in alike else "…" + _short(label[len(alike[short]):], most - 1)
+            for short, label in zip(shorts, labels)]
 
 
 def _label(models: list[dict]) -> str:

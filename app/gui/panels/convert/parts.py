@@ -145,6 +145,11 @@ def failed_check_text(fidelity: dict) -> str:
     return "; ".join(failed) or fidelity.get("problem", "") or "outside the tolerance"
 
 
+#: the result next to the output's name: at 1024×700 the card's table shows two columns and a
+#: half, and "Result" sixth was out of sight behind its scroll bar
+FIDELITY_HEADERS = ["Output", "Result", "Max abs diff", "Max rel diff", "Cosine", "NaN/Inf", "Why"]
+
+
 def fidelity_table():
     """A DataTable that writes differences and cosines as the Drift tab does (app.core.units):
     tiny differences as 1.2e-07 rather than 0.000000."""
@@ -153,13 +158,14 @@ def fidelity_table():
     class FidelityTable(DataTable):
         def set_rows(self, rows, headers=None) -> None:
             super().set_rows(rows, headers)
-            self.source.horizontalHeaderItem(2).setToolTip(REL_NOTE)
+            self.source.horizontalHeaderItem(FIDELITY_HEADERS.index("Max rel diff")).setToolTip(REL_NOTE)
+            result, why = FIDELITY_HEADERS.index("Result"), FIDELITY_HEADERS.index("Why")
             for row in range(self.source.rowCount()):      # a failed output in the failure colour
-                if self.source.item(row, 5).text() == _verdict(False):
-                    for column in (5, 6):
+                if self.source.item(row, result).text() == _verdict(False):
+                    for column in (result, why):
                         self.source.item(row, column).setForeground(QColor(verdict_color(False)))
 
-    table = FidelityTable(["Output", "Max abs diff", "Max rel diff", "Cosine", "NaN/Inf", "Result", "Why"])
+    table = FidelityTable(FIDELITY_HEADERS)
     table.column_formats = {"Max abs diff": diff_text, "Max rel diff": diff_text, "Cosine": cosine_text}
     table.set_rows([])
     return table
@@ -259,8 +265,8 @@ class ResultCard(QGroupBox):
                              "</b>" + (f"<span style='color:{colour}'> — {escape(why)}</span>" if why else "")
                              + f"<br>|diff| ≤ {tolerance['atol']:g} + {tolerance['rtol']:g}·|source|, cosine ≥ "
                              f"{tolerance['min_cosine']:g}; inputs: {escape(dims)}")
-        self.table.set_rows([[o["name"], o["max_abs_diff"], o["max_rel_diff"], o["cosine"], o["nonfinite"],
-                              _verdict(o["passed"]), o["problem"]] for o in fidelity["outputs"]])
+        self.table.set_rows([[o["name"], _verdict(o["passed"]), o["max_abs_diff"], o["max_rel_diff"], o["cosine"],
+                              o["nonfinite"], o["problem"]] for o in fidelity["outputs"]])
         self.rel_note.setVisible(bool(fidelity["outputs"]))
 
     def show_speed(self, speed: dict) -> None:

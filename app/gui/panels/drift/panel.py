@@ -27,6 +27,10 @@ NOTHING_DRIFTED = ("Nothing to repair: every tensor is within the tolerance and 
                    "variant passes as it is.")
 
 
+#: the pairs whose drift (and repair) the tab keeps to show again when their variant is chosen again
+SHOWN_PAIRS = 8
+
+
 class DriftPanel(Panel):
     title = "Drift"
 
@@ -35,6 +39,7 @@ class DriftPanel(Panel):
         self.pair: dict | None = None           # {source, variant, conversion (its report, or None)}
         self.result: dict | None = None
         self.repair_result: dict | None = None
+        self._shown: dict[tuple[str, str], tuple[dict, dict | None]] = {}    # (source, variant) -> what it showed
         self.heading = QLabel("Pick a variant in the model list, or press “Where does it drift?” on a conversion "
                               "or a comparison.")
         self.heading.setWordWrap(True)
@@ -132,6 +137,12 @@ class DriftPanel(Panel):
                              f"<b>{html.escape(Path(pair['source']).name)}"
                              "</b>")
         self._show_inputs()
+        shown = self._shown.get((pair["source"], pair["variant"]))
+        if shown is not None and self.job is None and not keep_steps:    # back to a pair already looked into
+            result, repair = shown
+            if repair is not None:
+                self.show_repair(repair)
+            self.show_result(result)
 
     # the inputs both models run on --------------------------------------------------
     def _is_source(self, path: str) -> bool:
@@ -202,6 +213,7 @@ class DriftPanel(Panel):
     def show_result(self, result: dict) -> None:
         self.job = None
         self.result = result
+        self._keep_shown(self.pair, result, self.repair_result)
         for path in (result["source"], result["variant"]):       # the Graph tab's drift overlay draws it
             self.context.publish("drift", path, result)
         self.context.report_inputs(result["source"], result.get("inputs") or [])
@@ -228,6 +240,17 @@ class DriftPanel(Panel):
                             f"{tolerance['rtol']:g}·|source| and cosine ≥ {tolerance['min_cosine']:g}, tensors "
                             "inside by cosine and the SQNR it implies")
         self._refresh()
+
+    def _keep_shown(self, pair: dict | None, result: dict, repair: dict | None) -> None:
+        """Keep what a pair showed, to show it again when its variant is chosen again (choosing
+        another variant, in the list or by Compare's selection, cleared a drift and its repair)."""
+        if pair is None:
+            return
+        key = (pair["source"], pair["variant"])
+        self._shown.pop(key, None)
+        self._shown[key] = (result, repair)
+        while len(self._shown) > SHOWN_PAIRS:
+            self._shown.pop(next(iter(self._shown)))
 
     # repairing -----------------------------------------------------------------
     def selected_node(self) -> str | None:

@@ -49,7 +49,12 @@ def speed_cells(speed: dict) -> list[str]:
     """A step's speed, its interval and its verdict, written as every tab writes a ratio."""
     if speed.get("skipped"):
         return ["–", "not measured", speed["why"]]
-    verdict = speed["verdict"] if speed.get("conclusive", True) else "could not tell (interval too wide)"
+    if speed.get("too_busy"):      # a narrow interval wholly below 1 read "interval too wide" beside it
+        verdict = "could not tell (the machine was busy)"
+    elif not speed.get("conclusive", True):
+        verdict = "could not tell (interval too wide)"
+    else:
+        verdict = speed["verdict"]
     return [ratio_text(speed["ratio"]), interval_text(speed["ratio_ci"]) or "unknown", verdict]
 
 

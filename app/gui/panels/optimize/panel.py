@@ -79,7 +79,6 @@ class OptimizePanel(Panel):
         form.addRow(self.force)
         form.addRow(self.keep)
         self.start_button, self.cancel_button, buttons = start_and_cancel(self.start, self.cancel)
-        form.addRow(buttons)
         self.progress = QProgressBar()
         self.progress.setRange(0, 100)
         self.progress.setVisible(False)
@@ -107,6 +106,7 @@ class OptimizePanel(Panel):
         left_layout = QVBoxLayout(left)
         left_layout.setContentsMargins(0, 0, 0, 0)
         left_layout.addWidget(scroll, 1)
+        left_layout.addLayout(buttons)     # under the scrolled form: a long answer must not push Start out of sight
         for widget in (self.progress, self.answer, self.ship_button):
             left_layout.addWidget(widget)
         scroll.setHorizontalScrollBarPolicy(Qt.ScrollBarPolicy.ScrollBarAlwaysOff)

@@ -12,7 +12,9 @@ from app.gui.widgets.chart_base import ChartBase
 #: mark -> (colour, size, legend text), as report.html draws them
 MARKS = {"chosen": ("#2a8a2a", 12, "chosen"), "passed": ("#3366aa", 9, "passed its check"),
          "failed-check": ("#c0392b", 9, "failed its check")}
-NEAR = 0.15          # points closer than this share of the x range (a name is about as wide) alternate below
+NEAR = 0.15          # points closer than this share of the x range alternate below, at least
+PLOT_PX = 300        # the plot's width to reckon a name's width with, before it is shown
+AXIS_PX = 70         # what the left axis and its label take of the chart's width
 
 
 class SpeedFidelityChart(ChartBase):
@@ -46,15 +48,20 @@ class SpeedFidelityChart(ChartBase):
         xs, ys = [p[1] for p in points] + [1.0], [p[2] for p in points]
         span = (max(xs) - min(xs)) or 0.1
         self.plot.addItem(pg.InfiniteLine(pos=1.0, angle=90, pen=pg.mkPen("#999", style=pg.QtCore.Qt.DashLine)))
+        # a name is as wide as its text, not a fixed share of the range: in a narrow plot
+        # "transformers" at ×0.91 ran into "optimize" at ×0.93
+        shown_range = 1.33 * span
+        px = max(100, self.width() - AXIS_PX) if self.isVisible() else PLOT_PX    # the plot may be hidden yet
+        metrics = self.plot.fontMetrics()
         previous = None
         for kind, x, y, mark in points:
-            below = previous is not None and abs(x - previous[0]) < NEAR * span and abs(y - previous[1]) < 1e-3 \
-                and not previous[2]
+            below = previous is not None and abs(y - previous[1]) < 1e-3 and not previous[2] and \
+                abs(x - previous[0]) < max(NEAR * span, previous[3] / px * shown_range)
             label = pg.TextItem(kind, color=MARKS[mark][0], anchor=(0, 0 if below else 1))
             label.setPos(x, y)
             self.plot.addItem(label)
             self.labels.append(label)
-            previous = (x, y, below)
+            previous = (x, y, below, metrics.horizontalAdvance(kind) + 8)
         low = min(ys)
         margin = max(1e-4, (1.0 - low) * 0.15)
         self.plot.setRange(xRange=(min(xs) - 0.08 * span, max(xs) + 0.25 * span),

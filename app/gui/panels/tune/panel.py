@@ -14,6 +14,7 @@ from app.core.units import duration_text, interval_text, ratio_text
 from app.gui.shell.panel import Panel, start_and_cancel
 from app.gui.widgets.chart_base import BarChart
 from app.gui.widgets.clipped import WrappedLabel
+from app.core.tune.confirm import trials_text
 from app.core.tune.jobs import TUNE, TuneParams
 
 HEADERS = ["Setting (what it changes in yours)", "Race ms", "Race 95 % interval", "Blocks", "Status",
@@ -215,7 +216,7 @@ class TunePanel(Panel):
         best, default = result["best"], result["default"]
         winner = best["label"] if result["clearly_faster"] else None
         self.show_board(result["trials"], default["race_latency_ms"], winner)
-        searched = (f"{result['trials_used']} trials over {result['space_size']} settings in "
+        searched = (f"{trials_text(result)} in "
                     f"{result['seconds']:.0f} s. {result.get('stop_reason', '')}")
         if result["clearly_faster"]:
             headline = (f"<b>Best: {best['label']}</b> — {ratio_text(result['speedup'])} "

@@ -1,0 +1,180 @@
+"""What a look at every tab, as a user would, after real work on an image detector and a
+text model found at 1024×700 and 1600×1000: a button that slid below the fold, a form cut
+short, a warning that said the opposite of another tab."""
+
+from tests import models
+from tests.gui.test_benchmark_panels import add_model
+from tests.gui.steps import tab
+
+
+def test_compare_runs_on_the_references_sizes_not_the_last_clicked_variants(qtbot, window, tmp_path):
+    # the user's sequence=128 was set on the source; Ctrl+clicking its variants made the last
+    # one current, and Compare ran on default sizes, captioned "sizes chosen by default: check them"
+    source = add_model(window, models.save(models.mlp(), tmp_path / "a.onnx"))
+    window.context.session.set(**{"inputs.dims": {"batch": 4}})
+    variant = add_model(window, models.save(models.mlp(seed=3), tmp_path / "b.onnx"), select=False)
+    window.context.select_models([source, variant])
+    qtbot.waitUntil(lambda: window.current_model() is variant, timeout=5000)
+    panel = tab(window, "Compare")
+    started = []
+    panel.jobs.start = lambda title, job, params, **kw: started.append(params)
+    panel.start()
+    assert started and started[0].session.inputs.dims == {"batch": 4}
+
+
+ANSWER = ("Answer: keep the source and your settings: nothing measured was faster than the source and faithful.\n"
+          "Tuning: skipped — 8 s of the budget were left; tuning needs 16 s at least here, where starting one "
+          "measured process takes 2.5 s (a budget of about 70 s leaves it that)\n"
+          "Judged on samples: 4 held-out samples made for the inputs (images: sample: real photos (public-domain "
+          "and CC0 pictures from scikit-image) and their mirror images, resized to the input) (4 samples "
+          "calibrate, the other 4 check; no candidate is judged on a sample it was calibrated on).\n"
+          "Made and measured on: This machine.\nWritten to /home/user/Documents/ORTune/variants/model-optimized.")
+
+
+def test_optimizes_start_stays_in_view_under_a_long_answer_at_1024_by_700(qtbot, window):
+    # after a search the answer took the column's height and Start scrolled out of sight with the form
+    from tests.gui.test_small_screen import small_window, wholly_in_view
+
+    small_window(qtbot, window)
+    panel = tab(window, "Optimize")
+    panel.answer.setText(ANSWER)
+    panel.ship_button.setEnabled(True)
+    for button in (panel.start_button, panel.cancel_button):
+        qtbot.waitUntil(lambda button=button: wholly_in_view(button), timeout=5000)
+
+
+def test_compares_settings_keep_their_height_at_1024_by_700(qtbot, window):
+    # after a comparison the column's text and buttons squeezed "Each model": its boxes were cut
+    # to half their height, "10" and "a number of runs" clipped at the bottom
+    from tests.gui.test_small_screen import small_window
+
+    small_window(qtbot, window)
+    panel = tab(window, "Compare")
+    panel.status.setText("Done: the first model is the reference — stored as result 5")
+    form = panel.run_form
+    boxes = (form.warmup, form.stop_by, form.iterations, form.duration, form.concurrency,
+             panel.pairs_form.pairs, panel.pairs_form.max_seconds)
+
+    def whole():
+        assert form.isVisible() and panel.height() < 520      # laid out in the small window
+        assert all(box.height() >= box.sizeHint().height() for box in boxes), \
+            [(box.height(), box.sizeHint().height()) for box in boxes]
+    qtbot.waitUntil(whole, timeout=5000)
+
+
+def test_a_variants_kind_stays_readable_in_a_narrow_model_list(qtbot, tmp_path):
+    # cut in the middle, "nudenet_320n.int8-dynamic.onnx" read "nudenet_…mic.onnx" and the fp16
+    # variant "nudenet_…p16.onnx": which kind each was could not be read at any window size
+    from PySide6.QtWidgets import QStyleOptionViewItem
+
+    from app.gui.shell.model_list import ModelList
+    from app.gui.shell.open_model import OpenModel
+
+    models_list = ModelList()
+    qtbot.addWidget(models_list)
+    models_list.resize(230, 300)
+    models_list.show()
+    source = OpenModel(str(tmp_path / "nudenet_320n.onnx"))
+    variants = {kind: OpenModel(str(tmp_path / f"nudenet_320n.{kind}.onnx"), kind=kind, parent=source)
+                for kind in ("int8-dynamic", "fp16")}
+    for model in (source, *variants.values()):
+        models_list.add(model)
+        models_list.refresh(model)
+    room = models_list.header().sectionSize(0) - 2 * models_list.indentation()
+    metrics = models_list.fontMetrics()
+    shown = {}
+    for kind, model in variants.items():
+        index = models_list.indexFromItem(models_list.item_for(model), 0)
+        option = QStyleOptionViewItem()
+        models_list.itemDelegateForColumn(0).initStyleOption(option, index)
+        shown[kind] = metrics.elidedText(option.text, option.textElideMode, room)
+    assert shown["int8-dynamic"] != "nudenet_320n.int8-dynamic.onnx", "too short a name to need cutting here"
+    assert all(kind in text for kind, text in shown.items()), shown
+
+
+def test_a_repair_step_measured_on_a_busy_machine_says_so_not_that_its_interval_was_too_wide():
+    # the steps table read "×0.46 · 0.41–0.53 · could not tell (interval too wide)": the interval was
+    # narrow; the rounds were set aside because other programs took the cores
+    from app.core.drift.repair import _speed
+    from app.gui.panels.drift.views import speed_cells
+
+    measured = {"ratio": 0.46, "ratio_ci": [0.41, 0.53], "verdict": "slower", "conclusive": False, "too_busy": True,
+                "source_p50_ms": 60.0, "variant_p50_ms": 130.0, "rounds": 30}
+    assert speed_cells(_speed({"speed": measured}))[2] == "could not tell (the machine was busy)"
+    wide = {**measured, "ratio_ci": [0.5, 1.4], "verdict": "no-difference", "too_busy": False}
+    assert speed_cells(_speed({"speed": wide}))[2] == "could not tell (interval too wide)"
+    stored_before = {key: value for key, value in measured.items() if key not in ("too_busy", "conclusive")}
+    assert speed_cells(_speed({"speed": stored_before}))[2] == "slower"
+
+
+def test_a_conversions_speed_line_on_a_busy_machine_names_the_busy_machine():
+    from app.core.convert.speed import speed_sentence
+
+    speed = {"ratio": 0.46, "ratio_ci": [0.41, 0.53], "verdict": "slower", "conclusive": False, "too_busy": True,
+             "source_p50_ms": 60.0, "variant_p50_ms": 130.0, "rounds": 30}
+    assert "other programs took the cores" in speed_sentence(speed)
+
+
+def test_compares_bars_keep_two_int8_variants_apart(window):
+    # the int8-dynamic variant and its repaired copy were both labelled "nudenet_320n.…[int8-dynamic]"
+    panel = window.panel("Compare")
+    panel.ensure_built()
+    names = ["nudenet_320n.onnx", "nudenet_320n.int8-dynamic.onnx [int8-dynamic]",
+             "nudenet_320n.fp16.onnx [fp16]", "nudenet_320n.int8-dynamic.repaired.onnx [int8-dynamic]"]
+    rows = [{"label": name, "path": f"/m/{index}.onnx", "speedup": 1.0 - index / 10, "speedup_ci": [0.8, 1.1],
+             "verdict": "no-difference", "latency_ms": {"p50": 10.0, "p90": 11.0, "p99": 12.0},
+             "throughput_per_s": 100.0, "size_bytes": 10, "fidelity": None, "providers": ["CPUExecutionProvider"]}
+            for index, name in enumerate(names)]
+    rows[0]["verdict"] = "reference"
+    panel.show_result({"baseline": names[0], "models": rows, "inputs": [], "created": 0.0,
+                       "speedup_definition": "Speedup = reference p50 / model p50"})
+    for labels in (panel.speedup_chart.labels, panel.throughput_chart.labels,
+                   [row[1] for row in panel.latency_chart.rows][::3]):
+        assert len(set(labels)) == len(names), labels
+    assert "repaired" in panel.speedup_chart.labels[3]
+
+
+def test_a_conversions_result_column_is_in_view_at_1024_by_700(qtbot, window):
+    # the card's table showed Output, Max abs diff and half of Max rel diff; Result was sixth, out of sight
+    from tests.gui.test_conversions import failing_report
+    from tests.gui.test_small_screen import small_window
+
+    small_window(qtbot, window)
+    card = tab(window, "Convert").card
+    card.show_report(failing_report())
+    table = card.table
+    result = table.headers.index("Result")
+
+    def in_view():
+        assert table.isVisible() and table.viewport().width() < 400
+        assert table.columnViewportPosition(result) + table.columnWidth(result) <= table.viewport().width()
+    qtbot.waitUntil(in_view, timeout=5000)
+
+
+def test_optimizes_names_of_close_points_do_not_run_into_each_other_in_a_narrow_plot(qtbot):
+    # at 1024×700 "transformers" (×0.91) and "optimize" (×0.93) read "transformeptimize"
+    from app.gui.panels.optimize.plot import SpeedFidelityChart
+
+    chart = SpeedFidelityChart()
+    qtbot.addWidget(chart)
+    chart.resize(360, 200)
+    chart.show()
+    passed = {"status": "passed", "fidelity": {"cosine": 1.0}}
+    chart.set_rows([{"kind": "source", "speedup": 1.0, "status": "passed", "chosen": True,
+                     "fidelity": {"check": "reference"}},
+                    {"kind": "transformers", "speedup": 0.91, **passed}, {"kind": "optimize", "speedup": 0.93, **passed},
+                    {"kind": "ort", "speedup": 0.97, **passed}])
+    anchors = {label.toPlainText(): tuple(label.anchor) for label in chart.labels}
+    assert anchors["transformers"] != anchors["optimize"], anchors
+
+
+def test_tunes_summary_of_a_single_finalist_reads_as_english():
+    # "of the race's best 1, the closest, …" and "1 trials over 63 settings"
+    from app.core.tune.confirm import nothing_faster, trials_text
+
+    one = [{"label": "1 thread", "speedup": 0.89, "speedup_ci": [0.65, 1.22], "race_speedup": 0.84}]
+    assert "the race's best, 1 thread, ran ×0.89" in nothing_faster(one, cancelled=False)
+    two = one + [{"label": "2 threads", "speedup": 0.7, "speedup_ci": [0.6, 0.8], "race_speedup": 1.1}]
+    assert "of the race's best 2, the closest, 1 thread" in nothing_faster(two, cancelled=False)
+    assert trials_text({"trials_used": 1, "space_size": 63}) == "1 trial over 63 settings"
+    assert trials_text({"trials_used": 3, "space_size": 63}) == "3 trials over 63 settings"

@@ -62,7 +62,7 @@ def tune_job(params: TuneParams, ctx) -> dict:
     from app.core.bench.alternate import summarize
     from app.core.model.intake import admit
     from app.core.tune.confirm import confirm, finalists, judge, remeasure
-    from app.core.tune.plan import post_race, race_seconds
+    from app.core.tune.plan import out_of_time, post_race, race_seconds
 
     started = time.monotonic()
     budget = params.budget_seconds
@@ -89,17 +89,24 @@ def tune_job(params: TuneParams, ctx) -> dict:
     plan = post_race(left, params.finalists, params.confirm_seconds, start_s, race["default_ms"])
     count, each = plan.count, plan.each
     chosen, alternation = finalists(race["trials"], count), None
-    if not race["cancelled"]:
+    # measuring alone would run past the budget (+20 %): nothing is offered, and the note says why
+    short = "" if race["cancelled"] else out_of_time(left, budget, start_s, race["default_ms"])
+    if short:
+        chosen = []
+    if not race["cancelled"] and not short:
         ctx.progress(0.9 if budget is None else min(0.9, (time.monotonic() - started) / budget),
                      f"measuring the best {len(chosen)} again, each alone in its own process")
         alternation = remeasure(params.path, params.session, [race["trials"][i] for i in chosen], each, ctx)
     result = judge(race, params.session, chosen, alternation)
-    result["plan"] = {"race_s": race_params.budget_seconds, "finalists": count, "each_s": each, "start_s": start_s}
+    if short:
+        result["note"] = short
+    result["plan"] = {"race_s": race_params.budget_seconds, "finalists": len(chosen), "each_s": each,
+                      "start_s": start_s}
     # The winner is the one its re-measurement found faster: that figure leans high (it was
     # picked on it, and the more finalists the more so), so the claim is a fresh one. When
     # none was clearly faster, the closest above ×1 has the time kept for that fresh, longer
     # measurement instead: its interval may have been too wide only for want of rounds.
-    closest = _closest(result) if budget is not None and not race["cancelled"] else None
+    closest = _closest(result) if budget is not None and not race["cancelled"] and not short else None
     if closest is not None and budget - (time.monotonic() - started) >= 2 * (each + start_s):
         result = result | {"best": closest, "speedup": closest["speedup"], "speedup_ci": closest["speedup_ci"],
                            "clearly_faster": True}
@@ -115,8 +122,9 @@ def tune_job(params: TuneParams, ctx) -> dict:
         reason = (result["stop_reason"].replace(f"The time budget of {share:g} s", "The race's share of the budget")
                   .replace(f"the {share:g} s budget", "the race's share of the budget"))
         best = "best" if len(chosen) == 1 else f"best {len(chosen)}"      # not "its best 1"
-        result["stop_reason"] = (reason + f" The race had {share:.0f} s of the {budget:g} s budget; measuring its "
-                                 f"{best} again alone ({each:.1f} s{' each' if len(chosen) > 1 else ''}) had the rest.")
+        rest = ("no time was left to measure its best alone" if short else
+                f"measuring its {best} again alone ({each:.1f} s{' each' if len(chosen) > 1 else ''}) had the rest")
+        result["stop_reason"] = reason + f" The race had {share:.0f} s of the {budget:g} s budget; {rest}."
     return result | {"seconds": time.monotonic() - started}
 
 

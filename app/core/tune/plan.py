@@ -69,3 +69,24 @@ def race_seconds(budget_s: float, start_s: float, finalists: int, each_s: float)
 def least_budget(start_s: float, run_ms: float | None = None) -> float:
     """The least budget a tune needs: its race's start, the shortest race, one finalist."""
     return start_s + RACE_LEAST_S + Post(1, least_each(run_ms), start_s).seconds()
+
+
+#: how far past its budget a tune may run to measure its best alone at the least (+20 %)
+OVERRUN = 0.2
+
+
+def out_of_time(left_s: float | None, budget_s: float, start_s: float, run_ms: float | None) -> str:
+    """'' when the re-measurement after the race fits what is left of the budget (or 20 % past
+    it); else why nothing can be offered: measuring the race's best alone against the user's
+    settings, at the least, needs two starts and the fewest rounds of runs this long."""
+    if left_s is None:
+        return ""
+    need = 2 * (start_s + least_each(run_ms))
+    if left_s + OVERRUN * budget_s >= need:
+        return ""
+    spent_s = budget_s - left_s
+    runs = f", runs of {run_ms:.3g} ms" if run_ms else ""
+    return (f"Nothing is offered: the race ended with {max(0.0, left_s):.0f} s of the {budget_s:g} s budget left, and "
+            f"measuring its best alone against your settings needs about {need:.0f} s here (two processes "
+            f"starting in {start_s:.1f} s each{runs}); a budget of about {10 * -(-(spent_s + need) // 10):.0f} s "
+            "leaves that. Your settings stay.")

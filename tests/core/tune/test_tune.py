@@ -228,3 +228,25 @@ def test_a_race_whose_setup_outlasts_its_budget_still_measures_a_setting(small_m
     result = race.run()
     assert result["trials"] and result["trials"][0]["blocks"] >= 1
     assert race.setup_seconds > 0 and "The time budget of 0.001 s was spent" in result["stop_reason"]
+
+
+def test_a_budget_too_small_to_measure_the_best_alone_offers_nothing_and_says_what_it_needs(tmp_path):
+    # a race of its least (2 s) is past a 0.5 s budget already: measuring alone would run further past it
+    path = str(models.save(models.foldable(), tmp_path / "foldable.onnx"))
+    result = TUNE({"path": path, "session": {"graph_optimization_level": "disable", "intra_op_num_threads": 1},
+                   "candidates": [_candidate(), _candidate(level="extended")], **QUICK, "budget_seconds": 0.5},
+                  JobContext())
+    assert not result["clearly_faster"] and result["plan"]["finalists"] == 0
+    assert not any(t["remeasured"] for t in result["trials"]), "nothing was measured past the budget"
+    assert result["note"].startswith("Nothing is offered: the race ended with 0 s of the 0.5 s budget left")
+    assert "a budget of about" in result["note"] and "Your settings stay." in result["note"]
+    assert "no time was left to measure its best alone" in result["stop_reason"]
+
+
+def test_what_the_least_remeasurement_needs_against_what_is_left():
+    from app.core.tune.plan import out_of_time
+    assert out_of_time(None, 60.0, 1.0, 100.0) == ""                     # no budget: as long as it takes
+    assert out_of_time(20.0, 30.0, 1.0, 10.0) == ""                      # 2 × (1 + 0.5) s fits in 20 s
+    assert out_of_time(0.0, 15.0, 1.0, 10.0) == ""                       # 3 s fits in the 20 % (3 s) past 15 s
+    why = out_of_time(1.0, 15.0, 1.0, 138.0)                             # BERT's 138 ms runs: 2 × (1 + 6.9) s
+    assert "needs about 16 s here" in why and "runs of 138 ms" in why and "a budget of about 30 s" in why

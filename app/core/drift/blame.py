@@ -48,21 +48,27 @@ def _readers(model, tensor: str) -> list[str]:
     return [node.name for node in model.graph.node if tensor in node.input]
 
 
-def next_to_keep(result: dict, model, kept: list[str]) -> dict | None:
+def next_to_keep(result: dict, model, kept: list[str], changes: frozenset[str] | None = None) -> dict | None:
     """{nodes, tensor, why}: what to keep next for the drift `result` of a variant of
     `model` (its unnamed nodes named as drift names them), given the nodes already `kept`;
-    None when every blamable node is kept already."""
+    None when every blamable node is kept already. `changes`: the operator types the
+    conversion changes (None: all of them): keeping a node it never touches changes nothing,
+    so such a node is not blamed, and the drift is looked for further up."""
     rows = result["tensors"]
     first = [row["index"] for row in (result["first_drift"], result["first_nonfinite"]) if row is not None]
     limit = min(first) if first else len(rows) - 1
     compared = {row["name"] for row in rows}
     suspects = sorted((row for row in rows[:limit + 1] if added_noise(row) > 0), key=added_noise, reverse=True)
+    op_of = {node.name: node.op_type for node in model.graph.node}
+    touched = (lambda name: True) if changes is None else (lambda name: op_of.get(name) in changes)
     for row in suspects:
-        makers = _makers(model, row["name"], compared)
+        makers = [name for name in _makers(model, row["name"], compared) if touched(name)]
+        if not makers:
+            continue
         new = [name for name in makers if name not in kept]
         why = f"its node added the most error up to the first drift ({_share(row)})"
         if not new:
-            new = [name for name in _readers(model, row["name"]) if name not in kept]
+            new = [name for name in _readers(model, row["name"]) if name not in kept and touched(name)]
             why = f"{', '.join(makers)} kept already, yet {row['name']} still arrives changed ({_share(row)})"
         if new:
             return {"nodes": new, "tensor": row["name"], "why": why}

@@ -26,6 +26,18 @@ SPEED_FIELDS = ("ratio", "ratio_ci", "verdict", "conclusive", "too_busy", "sourc
 SPEED_DEFAULTS = {"conclusive": True, "too_busy": False}
 
 
+def changed_ops(kind: str, options: dict) -> frozenset[str] | None:
+    """The operator types a conversion of `kind` with `options` changes (None: every one, as
+    float16 does): ONNX Runtime's quantizer rewrites only the operators of its registry (or
+    the types the user named), less the types left out."""
+    if kind not in ("int8-dynamic", "int8-static"):
+        return None
+    from onnxruntime.quantization.registry import IntegerOpsRegistry, QDQRegistry, QLinearOpsRegistry
+    takes = set(IntegerOpsRegistry) if kind == "int8-dynamic" else set(QLinearOpsRegistry) | set(QDQRegistry)
+    chosen = set(options.get("op_types") or []) or takes
+    return frozenset(chosen - set(options.get("exclude_op_types") or []))
+
+
 def keep_option(kind: str) -> str:
     if kind not in KEEP_OPTION:
         raise UserError("bad-option", f"the repair loop works on {', '.join(KEEP_OPTION)} conversions, not {kind}")
@@ -108,7 +120,7 @@ def repair(params, ctx: JobContext, find_drift: Callable[[str, JobContext], dict
         if time.monotonic() - started >= params.max_seconds:
             stopped = f"{params.max_seconds:g} s spent"
             break
-        choice = next_to_keep(drift, model, kept)
+        choice = next_to_keep(drift, model, kept, changed_ops(base.kind, base.options))
         step["next"] = choice
         if choice is None:
             stopped = "every node the drift points at is kept already"

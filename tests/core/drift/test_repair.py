@@ -115,6 +115,25 @@ def test_blame_goes_to_the_node_that_added_the_most_noise_before_the_first_drift
     assert added_noise(_row(0, "t", None)) == 0
 
 
+def test_a_node_the_conversion_never_changes_is_not_blamed():
+    # int8-dynamic rewrites MatMul, not Relu: the error seen after act1 came through layer1, and
+    # keeping act1 out of int8 would change nothing
+    from app.core.drift.repair import changed_ops
+    model = drift_models.mlp_with_weights([drift_models.np.eye(4)] * 3, "chain")
+    rows = [_row(0, "mm0", 40.0), _row(1, "h0", 40.0, 0.0), _row(2, "mm1", 36.0, 4.0), _row(3, "h1", 20.0, 16.0),
+            _row(4, "mm2", 5.0, 15.0)]
+    result = {"tensors": rows, "first_drift": {"index": 3}, "first_nonfinite": None}
+    assert next_to_keep(result, model, [])["nodes"] == ["act1"], "float16 changes every node: the Relu is blamed"
+    dynamic = changed_ops("int8-dynamic", {})
+    assert "MatMul" in dynamic and "Relu" not in dynamic
+    choice = next_to_keep(result, model, [], dynamic)
+    assert choice["nodes"] == ["layer1"] and choice["tensor"] == "mm1"
+    assert next_to_keep(result, model, ["layer1"], dynamic)["nodes"] == ["layer0"], \
+        "layer1 kept, its reader is a Relu: the next MatMul that added error is"
+    assert changed_ops("fp16", {}) is None
+    assert changed_ops("int8-static", {"op_types": ["MatMul", "Conv"], "exclude_op_types": ["Conv"]}) == {"MatMul"}
+
+
 def test_op_types_can_be_left_out_of_quantization(tmp_path):
     import onnx
 

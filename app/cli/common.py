@@ -177,8 +177,13 @@ def _target_line(result: Any) -> str:
     target = result.get("target") if isinstance(result, dict) else None
     if not target:
         return ""
+    if target.get("cluster"):      # a search spread over Ray workers (a partial one may not know them yet)
+        workers = target.get("workers") or []
+        return (f"spread over the Ray cluster at {target['address']}"
+                + (f" ({len(workers)} worker{'' if len(workers) == 1 else 's'})" if workers else "") + "\n")
     from app.core.session.machine import machine_text
-    return (f"measured on target {target['name']} ({target['address']}, ONNX Runtime {target['ort_version']}): "
+    version = f", ONNX Runtime {target['ort_version']}" if target.get("ort_version") else ""
+    return (f"measured on target {target['name']} ({target['address']}{version}): "
             f"{machine_text(target.get('machine') or {})}\n")
 
 

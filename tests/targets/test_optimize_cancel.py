@@ -35,12 +35,14 @@ def test_cancel_from_another_thread_stops_the_tasks_and_keeps_what_was_measured(
     assert run.error is None, run.error
     result = run.result
     assert result["partial"] is True and result["status"] == "cancelled"
-    assert result["target"]["cancelled"] and result["target"]["tasks_stopped"] >= 1
+    assert result["target"]["cancelled"]
     rows = {r["kind"]: r for r in result["candidates"] if r["kind"] in KINDS}
     assert measured and all(rows[k]["status"] == "passed" and rows[k]["history_id"] for k in measured), \
         "every candidate measured before the cancel is kept, and kept in the history"
     stopped = [k for k, r in rows.items() if "cancelled before a worker measured it" in r["reason"]]
-    assert stopped and not set(stopped) & set(measured)
+    assert not set(stopped) & set(measured)
+    # the waiting task is stopped, unless a quick worker answered it before the cancel arrived
+    assert bool(stopped) == (result["target"]["tasks_stopped"] > 0)
     shipped = json.loads((tmp_path / "ship" / "optimize.json").read_text())
     assert shipped["status"] == "cancelled" and "Partial" in (tmp_path / "ship" / "report.html").read_text()
 

@@ -224,6 +224,8 @@ def run_spread(address: str, job: Job, parts: list[dict], ctx=None, on_answer: C
     measured = dict.fromkeys(f"{a['host']} ({a['node']})" for a in came)
     described = {"address": address, "workers": nodes, "cpus_per_task": cpus,
                  "measured_on": f"Ray worker{'s' if len(measured) > 1 else ''} {', '.join(measured)}"}
+    if stop_by is None and ctx is not None and ctx.cancelled:
+        stop_by, stopped = time.monotonic(), 0     # cancelled once every task had answered: none to stop
     if stop_by is not None:
         if not partial:
             raise JobCancelled()

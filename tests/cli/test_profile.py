@@ -85,8 +85,10 @@ def test_profile_diff(ortune, tmp_path):
 
 
 def test_profile_diff_with_intervals_and_an_alternating_timing(ortune, tmp_path):
-    model = models.save(models.mlp(), tmp_path / "mlp.onnx")
-    bigger = models.save(models.mlp(depth=24), tmp_path / "deep.onnx")
+    # wide layers: each run's time is the layers' work, not ONNX Runtime's per-run overhead, so the
+    # eight times deeper model is slower beyond doubt even in traces a loaded machine recorded
+    model = models.save(models.mlp(width=512), tmp_path / "mlp.onnx")
+    bigger = models.save(models.mlp(width=512, depth=24), tmp_path / "deep.onnx")
     for name, path in (("b", model), ("a", bigger)):
         assert ortune("profile", path, "--runs", "30", "--out", tmp_path / f"{name}.json").code == 0
     done = ortune("profile-diff", tmp_path / "b.json", tmp_path / "a.json", "--measure", "--iterations", "300",

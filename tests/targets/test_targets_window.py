@@ -20,6 +20,20 @@ def _finish(qtbot, job, timeout=120000):
     return job.result
 
 
+def _quick_search(panel, kinds, budget_s, folder):
+    """Start the Optimize tab's search on `kinds` only, short and untuned, shipping into `folder`."""
+    from PySide6.QtCore import Qt
+    for index in range(panel.kinds.count()):
+        item = panel.kinds.item(index)
+        if item.data(Qt.ItemDataRole.UserRole) not in kinds:
+            item.setCheckState(Qt.CheckState.Unchecked)
+    panel.budget.setValue(budget_s)
+    panel.screen_seconds.setValue(0.3)
+    panel.tune.setChecked(False)
+    panel.folder.setText(str(folder))
+    panel.start()
+
+
 def test_the_chosen_target_runs_measuring_jobs_only(qtbot, window, loop_target, tmp_path):
     model = models.save(models.mlp(), tmp_path / "mlp.onnx")
     menu = window.target_menu
@@ -102,8 +116,6 @@ def test_a_conversion_on_the_chosen_target_lands_here(qtbot, window, loop_target
 
 
 def test_the_optimize_tab_searches_on_the_chosen_target(qtbot, window, loop_target, tmp_path):
-    from PySide6.QtCore import Qt
-
     from app.core.session.config import SessionConfig
     path = models.save(models.mlp(width=16, depth=1), tmp_path / "searched.onnx")
     with qtbot.waitSignal(window.model_opened, timeout=60000):
@@ -113,15 +125,7 @@ def test_the_optimize_tab_searches_on_the_chosen_target(qtbot, window, loop_targ
     panel = window.panel("Optimize")
     window.tabs.setCurrentWidget(panel)
     panel.ensure_built()
-    for index in range(panel.kinds.count()):
-        item = panel.kinds.item(index)
-        if item.data(Qt.ItemDataRole.UserRole) != "optimize":
-            item.setCheckState(Qt.CheckState.Unchecked)
-    panel.budget.setValue(60)
-    panel.screen_seconds.setValue(0.3)
-    panel.tune.setChecked(False)
-    panel.folder.setText(str(tmp_path / "ship"))
-    panel.start()
+    _quick_search(panel, ("optimize",), 60, tmp_path / "ship")
     qtbot.waitUntil(lambda: panel.job is None, timeout=180000)
     assert window.last_error is None and panel.result["target"]["name"] == loop_target
     assert f"The target {loop_target}" in panel.answer.text()
@@ -131,7 +135,6 @@ def test_the_optimize_tab_searches_on_the_chosen_target(qtbot, window, loop_targ
 
 def test_a_ray_cluster_chosen_in_the_menu_takes_the_optimize_search_and_bench_stays_here(
         qtbot, window, ray_cluster, tmp_path, monkeypatch):
-    from PySide6.QtCore import Qt
     from PySide6.QtWidgets import QInputDialog
 
     from app.core.session.config import SessionConfig
@@ -148,15 +151,7 @@ def test_a_ray_cluster_chosen_in_the_menu_takes_the_optimize_search_and_bench_st
     open_and_wait(qtbot, window, model)
     window.session.update(SessionConfig(intra_op_num_threads=1))
     panel = tab(window, "Optimize")
-    for index in range(panel.kinds.count()):
-        item = panel.kinds.item(index)
-        if item.data(Qt.ItemDataRole.UserRole) not in ("optimize", "ort"):
-            item.setCheckState(Qt.CheckState.Unchecked)
-    panel.budget.setValue(90)
-    panel.screen_seconds.setValue(0.3)
-    panel.tune.setChecked(False)
-    panel.folder.setText(str(tmp_path / "ship"))
-    panel.start()
+    _quick_search(panel, ("optimize", "ort"), 90, tmp_path / "ship")
     qtbot.waitUntil(lambda: panel.job is None, timeout=240000)
     assert window.last_error is None and panel.result is not None
     assert panel.result["target"]["cluster"] and panel.result["target"]["address"] == ray_cluster.address

@@ -70,21 +70,11 @@ def test_the_tune_tabs_apply_button_stays_in_view_under_a_long_summary_at_1024_b
 def test_variants_that_differ_at_the_end_of_their_names_stay_apart_in_the_model_list(qtbot, tmp_path):
     # "bert_torchscript.fp16.onnx [fp16]" and "bert_torchscript.fp16.repaired.onnx [fp16]" were both
     # cut to "bert_torchscript.f…" (and, cut in the middle, both to "bert_torc…nx [fp16]")
-    from app.gui.shell.model_list import ModelList, elide_mode
-    from app.gui.shell.open_model import OpenModel
-
-    models_list = ModelList()
-    qtbot.addWidget(models_list)
-    models_list.resize(230, 300)
-    models_list.show()
-    source = OpenModel(str(tmp_path / "bert_torchscript.onnx"))
-    variants = [OpenModel(str(tmp_path / name), kind="fp16", parent=source)
-                for name in ("bert_torchscript.fp16.onnx", "bert_torchscript.fp16.repaired.onnx")]
-    for model in (source, *variants):
-        models_list.add(model)
-        models_list.refresh(model)
-    room = models_list.header().sectionSize(0) - 2 * models_list.indentation()
-    metrics = models_list.fontMetrics()
+    from app.gui.shell.model_list import elide_mode
+    from tests.gui.steps import narrow_model_list
+    models_list, variants, room, metrics = narrow_model_list(
+        qtbot, tmp_path / "bert_torchscript.onnx",
+        [(tmp_path / name, "fp16") for name in ("bert_torchscript.fp16.onnx", "bert_torchscript.fp16.repaired.onnx")])
     shown = {metrics.elidedText(models_list.item_for(m).text(0), elide_mode(True), room) for m in variants}
     assert len(shown) == 2, shown
 

@@ -67,21 +67,11 @@ def test_a_variants_kind_stays_readable_in_a_narrow_model_list(qtbot, tmp_path):
     # variant "nudenet_…p16.onnx": which kind each was could not be read at any window size
     from PySide6.QtWidgets import QStyleOptionViewItem
 
-    from app.gui.shell.model_list import ModelList
-    from app.gui.shell.open_model import OpenModel
-
-    models_list = ModelList()
-    qtbot.addWidget(models_list)
-    models_list.resize(230, 300)
-    models_list.show()
-    source = OpenModel(str(tmp_path / "nudenet_320n.onnx"))
-    variants = {kind: OpenModel(str(tmp_path / f"nudenet_320n.{kind}.onnx"), kind=kind, parent=source)
-                for kind in ("int8-dynamic", "fp16")}
-    for model in (source, *variants.values()):
-        models_list.add(model)
-        models_list.refresh(model)
-    room = models_list.header().sectionSize(0) - 2 * models_list.indentation()
-    metrics = models_list.fontMetrics()
+    from tests.gui.steps import narrow_model_list
+    kinds = ("int8-dynamic", "fp16")
+    models_list, made, room, metrics = narrow_model_list(
+        qtbot, tmp_path / "nudenet_320n.onnx", [(tmp_path / f"nudenet_320n.{kind}.onnx", kind) for kind in kinds])
+    variants = dict(zip(kinds, made))
     shown = {}
     for kind, model in variants.items():
         index = models_list.indexFromItem(models_list.item_for(model), 0)

@@ -104,16 +104,20 @@ def _exclusions(work: Work) -> list[str]:
     return list(dict.fromkeys(work.options.get("nodes_to_exclude", []) + work.plan.get("exclude", [])))
 
 
+def quantizer_takes(kind: str) -> set[str]:
+    """Every operator type ONNX Runtime's quantizer rewrites for an int8 `kind` (its registry)."""
+    from onnxruntime.quantization.registry import IntegerOpsRegistry, QDQRegistry, QLinearOpsRegistry
+
+    return set(IntegerOpsRegistry) if kind == "int8-dynamic" else set(QLinearOpsRegistry) | set(QDQRegistry)
+
+
 def _op_types(work: Work) -> list[str] | None:
     """The operator types to quantize: the user's (None: every type the quantizer takes),
     less the types to leave out."""
     chosen, left_out = work.options["op_types"], set(work.options.get("exclude_op_types", []))
     if not left_out:
         return chosen or None
-    from onnxruntime.quantization.registry import IntegerOpsRegistry, QDQRegistry, QLinearOpsRegistry
-
-    takes = set(IntegerOpsRegistry) if work.kind == "int8-dynamic" else set(QLinearOpsRegistry) | set(QDQRegistry)
-    kept = sorted(set(chosen or takes) - left_out)
+    kept = sorted(set(chosen or quantizer_takes(work.kind)) - left_out)
     if not kept:
         raise UserError("bad-option", f"leaving out {', '.join(sorted(left_out))} leaves no operator type to "
                                       "quantize")

@@ -32,9 +32,8 @@ def changed_ops(kind: str, options: dict) -> frozenset[str] | None:
     the types the user named), less the types left out."""
     if kind not in ("int8-dynamic", "int8-static"):
         return None
-    from onnxruntime.quantization.registry import IntegerOpsRegistry, QDQRegistry, QLinearOpsRegistry
-    takes = set(IntegerOpsRegistry) if kind == "int8-dynamic" else set(QLinearOpsRegistry) | set(QDQRegistry)
-    chosen = set(options.get("op_types") or []) or takes
+    from app.core.convert.quantize import quantizer_takes
+    chosen = set(options.get("op_types") or []) or quantizer_takes(kind)
     return frozenset(chosen - set(options.get("exclude_op_types") or []))
 
 

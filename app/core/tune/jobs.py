@@ -88,11 +88,9 @@ def tune_job(params: TuneParams, ctx) -> dict:
     left = None if budget is None else budget - (time.monotonic() - started)
     plan = post_race(left, params.finalists, params.confirm_seconds, start_s, race["default_ms"])
     count, each = plan.count, plan.each
-    chosen, alternation = finalists(race["trials"], count), None
     # measuring alone would run past the budget (+20 %): nothing is offered, and the note says why
     short = "" if race["cancelled"] else out_of_time(left, budget, start_s, race["default_ms"])
-    if short:
-        chosen = []
+    chosen, alternation = ([] if short else finalists(race["trials"], count)), None
     if not race["cancelled"] and not short:
         ctx.progress(0.9 if budget is None else min(0.9, (time.monotonic() - started) / budget),
                      f"measuring the best {len(chosen)} again, each alone in its own process")

@@ -162,6 +162,14 @@ class Alternation:
             return [loads[i]["cpu_ms"] for i in kept]
         return [trimmed(blocks[i], loads[i]) if i < len(loads) else blocks[i] for i in kept]
 
+    def judged_p50_ms(self, position: int) -> float:
+        """Member `position`'s median over the runs summarize judges the speedups on (its CPU
+        times or its trimmed blocks, of the rounds judged kept): the figure a speedup is the
+        ratio of, so a result that prints it beside the speedup agrees with itself."""
+        kept, _ = self.judged()
+        part = self.lower_part(position, kept)
+        return float(np.median(np.concatenate(part))) if part else float("nan")
+
     def figures(self, position: int) -> dict:
         """Latency and throughput of one member's blocks so far: a stopped run's partial figures."""
         blocks = self.blocks[position]

@@ -100,8 +100,8 @@ def measure_speed(source: str, variant: str, config: SessionConfig, seconds: flo
     return {"ratio": row["speedup"], "ratio_ci": row["speedup_ci"], "verdict": row["verdict"],
             "conclusive": row["conclusive"], "measure": row["measure"],     # cpu: each run's own CPU time
             "too_busy": bool(row.get("too_busy")),      # not conclusive because of other programs, not the interval
-            "source_p50_ms": source_report["latency_ms"]["p50"],
-            "variant_p50_ms": variant_report["latency_ms"]["p50"], "rounds": row["rounds"],
+            "source_p50_ms": alternation.judged_p50_ms(0),      # the two medians the ratio is of
+            "variant_p50_ms": alternation.judged_p50_ms(1), "rounds": row["rounds"],
             "providers": variant_report["providers"], "inputs": source_report["inputs"],
             "feeds": "the fidelity check's" if feeds is not None else "made for the source",
             "alternation": alternation.describe()}
@@ -145,6 +145,7 @@ def speed_sentence(speed: dict) -> str:
                    "or too short a check: give it more seconds)")
     figure = ratio_with_interval(speed["ratio"], speed["ratio_ci"]) if interval_text(speed["ratio_ci"]) else \
         f"{ratio_text(speed['ratio'])} [interval unknown]"
-    line = (f"speed: {figure} the source's speed — {verdict} (p50 {duration_text(speed['source_p50_ms'])} → "
+    median = "CPU-time p50" if speed.get("measure") == "cpu" else "p50"
+    line = (f"speed: {figure} the source's speed — {verdict} ({median} {duration_text(speed['source_p50_ms'])} → "
             f"{duration_text(speed['variant_p50_ms'])}, {speed['rounds']} rounds)")
     return line + (f"; why: {speed['why']}" if speed.get("why") else "")

@@ -81,10 +81,11 @@ def screen_together(reports: dict[str, dict], config: SessionConfig, seconds: fl
         alternation = run_alternation(MEMBER, members, ctx, None, None, make_plan)
     source_report = alternation.reports[0]
     speeds = {}
-    for kind, row, report in zip(kinds, summarize(alternation)[1:], alternation.reports[1:]):
+    source_p50 = alternation.judged_p50_ms(0)
+    for position, (kind, row, report) in enumerate(zip(kinds, summarize(alternation)[1:], alternation.reports[1:]), 1):
         speed = {"ratio": row["speedup"], "ratio_ci": row["speedup_ci"], "verdict": row["verdict"],
-                 "conclusive": row["conclusive"], "source_p50_ms": source_report["latency_ms"]["p50"],
-                 "variant_p50_ms": report["latency_ms"]["p50"], "rounds": row["rounds"],
+                 "conclusive": row["conclusive"], "source_p50_ms": source_p50,
+                 "variant_p50_ms": alternation.judged_p50_ms(position), "rounds": row["rounds"],
                  "providers": report["providers"], "inputs": source_report["inputs"],
                  "feeds": "made for the source", "measured_with": f"{len(kinds)} candidate(s) at once"}
         hint = slower_hint(kind, report["providers"], reports[kind]["options"]) if row["verdict"] == "slower" else ""

@@ -35,6 +35,7 @@ from tests import models  # noqa: E402
 SHARED_RESOURCES = ("ray_cluster",)
 
 
+@pytest.hookimpl(tryfirst=True)     # before xdist's own, which reads the groups into the test ids
 def pytest_collection_modifyitems(items):
     """Under pytest-xdist's loadgroup, each test file runs in one worker (its module fixtures
     are made once), and the tests of a shared resource's fixture together in one worker."""
@@ -43,6 +44,15 @@ def pytest_collection_modifyitems(items):
             continue
         shared = next((name for name in SHARED_RESOURCES if name in item.fixturenames), None)
         item.add_marker(pytest.mark.xdist_group(shared or item.nodeid.partition("::")[0]))
+
+
+def pytest_collection_finish(session):
+    """In a loadgroup worker, every test id carries its group (pytest-xdist adds it): a pytest
+    on which that is lost spreads a file's tests and a shared resource's over both workers,
+    each starting its own (a Ray cluster is 20 s), so CI stops here and says why."""
+    if getattr(session.config.option, "loadgroup", False) and session.items and not any("@" in i.nodeid for i in session.items):
+        raise pytest.UsageError("pytest-xdist's --dist loadgroup has no effect with this pytest "
+                                f"({pytest.__version__}): the test extra pins a pytest on which it works")
 
 
 @pytest.fixture

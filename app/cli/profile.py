@@ -104,6 +104,7 @@ def render_diff(info: dict) -> str:
 
 def _measure(args, diff: dict) -> dict:
     """Time the two traces' models in alternation (compare) and hold the profile against it."""
+    from app.cli.compare import positive_seconds
     from app.core.bench.jobs import COMPARE
     from app.core.profile.diff import with_measurement
 
@@ -119,7 +120,8 @@ def _measure(args, diff: dict) -> dict:
     compare = run_job_cli(COMPARE, {"models": [{"path": models["before"], "label": "before"},
                                                {"path": models["after"], "label": "after"}],
                                     "session": session_config_from_args(args).to_dict(),
-                                    "run": run_settings_from_args(args), "record": False},
+                                    "run": run_settings_from_args(args), "record": False,
+                                    "max_seconds": positive_seconds(args.max_seconds)},
                           memory_limit=args.memory_limit, target=args.target)
     return with_measurement(diff, compare)
 
@@ -214,6 +216,9 @@ def register(subparsers) -> None:
     diff.add_argument("--before-model", metavar="MODEL", help="the model TRACE_A came from (default: as ORTune "
                                                                "noted when it recorded the trace)")
     diff.add_argument("--after-model", metavar="MODEL", help="the model TRACE_B came from")
+    diff.add_argument("--max-seconds", metavar="S", default="60",
+                      help="for --measure: while its interval cannot answer, more sets of processes while one fits "
+                           "in this many seconds (default 60, as `ortune compare`)")
     add_run_arguments(diff)
     add_session_arguments(diff)      # for --measure: the session both models are timed with
     add_json_flag(diff)

@@ -4,11 +4,11 @@ from tests import models
 def test_optimize_writes_the_folder_and_prints_the_answer(ortune, tmp_path):
     model = models.save(models.mlp(width=16, depth=1), tmp_path / "mlp.onnx")
     out = tmp_path / "ship"
-    done = ortune("optimize", model, "-o", out, "--kinds", "optimize,fp16", "--no-tune", "--budget-seconds", "60",
+    done = ortune("optimize", model, "-o", out, "--kinds", "optimize,fp16", "--no-tune", "--budget-seconds", "20",
                   "--screen-seconds", "0.3", "--threads", "1", "--json")
     assert done.code == 0, done.stderr
     result = done.json()
-    assert result["choice"]["kind"] in ("source", "optimize") and result["budget_seconds"] == 60
+    assert result["choice"]["kind"] in ("source", "optimize") and result["budget_seconds"] == 20
     assert [row["kind"] for row in result["candidates"]][:2] == ["source", "optimize"]
     assert sorted(p.name for p in out.iterdir()) == ["model.onnx", "optimize.json", "preset.json", "report.html",
                                                      "session.py"]

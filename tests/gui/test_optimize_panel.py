@@ -19,7 +19,7 @@ def test_optimize_tab_fills_the_leaderboard_and_shows_the_answer(qtbot, window, 
     panel.try_slower.setChecked(True)
     assert panel.params().try_expected_slower
     panel.try_slower.setChecked(False)
-    panel.budget.setValue(60)
+    panel.budget.setValue(20)
     panel.screen_seconds.setValue(0.3)
     panel.tune.setChecked(False)
     panel.folder.setText(str(tmp_path / "ship"))
@@ -66,7 +66,7 @@ def test_a_kept_candidate_opens_in_compare_beside_its_source_and_in_drift(qtbot,
         item = panel.kinds.item(index)
         if item.data(Qt.ItemDataRole.UserRole) != "optimize":
             item.setCheckState(Qt.CheckState.Unchecked)
-    panel.budget.setValue(60)
+    panel.budget.setValue(20)
     panel.screen_seconds.setValue(0.3)
     panel.tune.setChecked(False)
     panel.folder.setText(str(tmp_path / "ship"))

@@ -100,7 +100,7 @@ def test_history_lists_the_inputs_of_comparisons_and_sweeps(window, tmp_path):
     path = models.save(models.mlp(), tmp_path / "listed.onnx")
     other = models.save(models.mlp(seed=1), tmp_path / "other.onnx")
     run = {"warmup": 1, "iterations": 20}
-    start_and_wait(COMPARE, {"models": [{"path": str(path)}, {"path": str(other)}], "run": run})
+    start_and_wait(COMPARE, {"models": [{"path": str(path)}, {"path": str(other)}], "run": run, "max_seconds": 2})
     start_and_wait(SWEEP, {"path": str(path), "dim": "batch", "dim_values": [2, 3], "run": run})
     history = window.panel("History")
     window.tabs.setCurrentWidget(history)

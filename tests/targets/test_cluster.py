@@ -34,7 +34,8 @@ def test_a_sweep_of_eight_cells_over_two_workers(ray_cluster, ortune, tmp_path):
 
 def test_a_comparison_over_two_workers(ray_cluster, ortune, tmp_path):
     paths = [models.save(models.mlp(depth=d), tmp_path / f"mlp{d}.onnx") for d in (2, 4, 8)]
-    local, spread = _local_and_spread(ortune, "compare", *paths, "--duration", "0.3", cluster=ray_cluster)
+    local, spread = _local_and_spread(ortune, "compare", *paths, "--duration", "0.3", "--max-seconds", "5",
+                                      cluster=ray_cluster)
     assert [m["path"] for m in spread["models"]] == [m["path"] for m in local["models"]] == list(map(str, paths))
     assert spread["models"][0]["verdict"] == "reference"
     assert all(m["verdict"] in ("faster", "slower", "no-difference") for m in spread["models"][1:])

@@ -9,7 +9,10 @@ import numpy as np
 from app.core.targets.upload import FOLDER_MAIN
 from tests import models
 
-QUICK = ("--no-tune", "--budget-seconds", "60", "--screen-seconds", "0.3", "--threads", "1", "--json")
+# a search on a target ends when its budget does (its finalists are measured for what is left)
+QUICK = ("--no-tune", "--budget-seconds", "40", "--screen-seconds", "0.3", "--threads", "1", "--json")
+# a cluster's tasks each get a part of the budget, which must hold a worker's start
+ON_CLUSTER = ("--no-tune", "--budget-seconds", "60", "--screen-seconds", "0.3", "--threads", "1", "--json")
 
 
 def _keeps_the_contract(result):
@@ -99,7 +102,7 @@ def test_optimize_over_two_ray_workers(ray_cluster, ortune, tmp_path):
     model = models.save(models.mlp(width=16, depth=1), tmp_path / "searched.onnx")
     out = tmp_path / "ship"
     done = ortune("optimize", model, "-o", out, "--kinds", "optimize,ort", "--cluster", ray_cluster.address,
-                  *QUICK, timeout=300)
+                  *ON_CLUSTER, timeout=300)
     assert done.code == 0, done.stderr
     result = done.json()
     _keeps_the_contract(result)
@@ -118,7 +121,7 @@ def test_optimize_over_ray_workers_on_your_data_and_again_reusing_them(ray_clust
     model = models.save(models.mlp(width=18, depth=1), tmp_path / "clustered.onnx")   # a width of its own
     data = _data(tmp_path / "data", width=18)
     first = ortune("optimize", model, "-o", tmp_path / "a", "--data", data, "--kinds", "optimize,ort",
-                   "--cluster", ray_cluster.address, *QUICK, timeout=300)
+                   "--cluster", ray_cluster.address, *ON_CLUSTER, timeout=300)
     assert first.code == 0, first.stderr
     result = first.json()
     assert result["data"]["judged"] == "your data" and result["data"]["folder"] == str(data)
@@ -127,7 +130,7 @@ def test_optimize_over_ray_workers_on_your_data_and_again_reusing_them(ray_clust
         assert rows[kind]["status"] == "passed" and rows[kind]["judged_on"] == "your data"
         assert rows[kind]["history_id"] and "reused" not in rows[kind], "kept here, in this machine's history"
     again = ortune("optimize", model, "-o", tmp_path / "b", "--data", data, "--kinds", "optimize,ort",
-                   "--cluster", ray_cluster.address, *QUICK, timeout=300)
+                   "--cluster", ray_cluster.address, *ON_CLUSTER, timeout=300)
     assert again.code == 0, again.stderr
     reused = {r["kind"]: r for r in again.json()["candidates"]}
     for kind in ("optimize", "ort"):

@@ -125,7 +125,7 @@ def test_the_optimize_tab_searches_on_the_chosen_target(qtbot, window, loop_targ
     panel = window.panel("Optimize")
     window.tabs.setCurrentWidget(panel)
     panel.ensure_built()
-    _quick_search(panel, ("optimize",), 60, tmp_path / "ship")
+    _quick_search(panel, ("optimize",), 40, tmp_path / "ship")
     qtbot.waitUntil(lambda: panel.job is None, timeout=180000)
     assert window.last_error is None and panel.result["target"]["name"] == loop_target
     assert f"The target {loop_target}" in panel.answer.text()

@@ -26,10 +26,10 @@ def test_tune_panel_races_and_offers_the_remeasured_winner(qtbot, window, tmp_pa
     panel = _tune(qtbot, window, path, 8, SessionConfig(graph_optimization_level="disable", intra_op_num_threads=1))
     result = panel.result
     assert result["trials_used"] == 8
-    alone = [row for row in panel.table.rows if row[5] is not None]
-    assert len(alone) == 2 and all(row[9] in ("faster", "slower", "no-difference") for row in alone)
-    assert all(row[8] > 0 for row in alone)                   # the re-measured median, beside the race's
-    assert all(row[2] for row in panel.table.rows), "every row fills the race's interval or says why not"
+    alone = [row for row in panel.table.rows if row[2] is not None]
+    assert len(alone) == 2 and all(row[1] in ("faster", "slower", "no-difference") for row in alone)
+    assert all(row[5] > 0 for row in alone)                   # the re-measured median, beside the race's
+    assert all(row[8] for row in panel.table.rows), "every row fills the race's interval or says why not"
     assert result["clearly_faster"], result["note"]      # optimising folds A @ B: faster beyond doubt
     text = panel.summary.text()
     assert f"Best: {result['best']['label']}" in text and "95 % interval" in text and "faster" in text
@@ -37,9 +37,9 @@ def test_tune_panel_races_and_offers_the_remeasured_winner(qtbot, window, tmp_pa
     assert "optimisation" in result["best"]["label"] and " 1t" not in result["best"]["label"]   # in words
     assert not panel.progress.isVisible()
     winner = next(i for i, row in enumerate(panel.table.rows) if row[0] == result["best"]["label"])
-    assert panel.table.rows[winner][4] == "best"
+    assert panel.table.rows[winner][6] == "best"
     low, high = result["speedup_ci"]
-    assert panel.table.rows[winner][5:9] == [result["speedup"], low, high, result["best"]["latency_ms"]], \
+    assert panel.table.rows[winner][2:6] == [result["speedup"], low, high, result["best"]["latency_ms"]], \
         "the winner's row shows the summary's measurement"
     assert f"×{result['speedup']:.2f} (95 % interval {low:.2f}–{high:.2f}" in text
     assert panel.table.source.item(winner, 0).font().bold()
@@ -76,8 +76,8 @@ def test_tune_panel_says_when_nothing_beat_your_settings(qtbot, window, tmp_path
     panel._finished(result)
     text = panel.summary.text()
     assert "Nothing beat your settings." in text and "Nothing measured was faster" in text
-    assert "best" not in [row[4] for row in panel.table.rows]
-    assert [row[9] for row in panel.table.rows] == ["slower", "slower"]
+    assert "best" not in [row[6] for row in panel.table.rows]
+    assert [row[1] for row in panel.table.rows] == ["slower", "slower"]
     assert not any(panel.table.source.item(i, 0).font().bold() for i in range(2))
     assert panel.caption.current and panel.summary.isEnabled()
     with qtbot.waitSignal(window.model_opened, timeout=60000):

@@ -168,3 +168,63 @@ def test_tunes_summary_of_a_single_finalist_reads_as_english():
     assert "of the race's best 2, the closest, 1 thread" in nothing_faster(two, cancelled=False)
     assert trials_text({"trials_used": 1, "space_size": 63}) == "1 trial over 63 settings"
     assert trials_text({"trials_used": 3, "space_size": 63}) == "3 trials over 63 settings"
+
+
+def test_a_repairs_eight_steps_mostly_show_at_1024_by_700(qtbot, window):
+    # the steps table showed one and a half of eight rows under the tensor table and its labels
+    from tests.gui.test_small_screen import small_window
+
+    small_window(qtbot, window)
+    panel = tab(window, "Drift")
+    step = {"added": ["conv_1"], "cosine": 0.99, "max_abs_diff": 0.1, "passed": False, "check": "failed",
+            "problem": "", "first_drift": None, "first_nonfinite": None,
+            "speed": {"ratio": 0.9, "ratio_ci": [0.85, 0.95], "verdict": "slower", "conclusive": True}}
+    steps = [{**step, "step": index + 1} for index in range(8)]
+    long = "a tensor made by a node with a long name, where the drift starts and the reason it gives, " * 2
+    for label in (panel.heading, panel.inputs_label, panel.first_drift, panel.first_nonfinite, panel.status):
+        label.setText(long)
+    panel.show_repair({"repair": {"steps": steps, "passed": True, "seconds": 60.0, "stopped": "it passed",
+                                  "kept": ["conv_1"]}})
+    table = panel.steps
+
+    def most_rows_show():
+        assert table.isVisible()
+        assert table.viewport().height() >= 4 * table.rowHeight(0), (table.viewport().height(), table.rowHeight(0))
+    qtbot.waitUntil(most_rows_show, timeout=5000)
+
+
+def _in_view(table, header) -> bool:
+    column = table.headers.index(header)
+    return table.isVisible() and table.columnViewportPosition(column) + table.columnWidth(column) \
+        <= table.viewport().width()
+
+
+def test_the_verdicts_and_figures_that_matter_are_in_view_at_1024_by_700(qtbot, window, tmp_path):
+    # at 1024 px Tune's Verdict and Drift's Within, Cosine and Outputs were past the edge
+    from app.gui.panels.drift.views import TENSOR_HEADERS, STEP_HEADERS
+    from tests import models
+    from tests.gui.steps import open_and_wait
+    from tests.gui.test_one_story import tune_result
+    from tests.gui.test_small_screen import small_window
+    from tests.optimize_results import choice, result
+
+    small_window(qtbot, window)
+    open_and_wait(qtbot, window, models.save(models.mlp(), tmp_path / "a_model_with_a_rather_long_name.onnx"))
+    tune = tab(window, "Tune")
+    tune._running = (str(tmp_path / "a_model_with_a_rather_long_name.onnx"), "mlp.onnx", 0.0)
+    long = "threads 2, inter-op 2, execution mode parallel, optimisation level extended, spinning off"
+    finished = tune_result()
+    finished["trials"] = [{**finished["trials"][0], "label": long}]
+    tune._finished(finished)
+    qtbot.waitUntil(lambda: _in_view(tune.table, "Verdict"), timeout=5000)
+    optimize = tab(window, "Optimize")
+    optimize._finished(result(choice()))
+    qtbot.waitUntil(lambda: _in_view(optimize.table, "Verdict"), timeout=5000)
+    drift = tab(window, "Drift")
+    name = "/backbone/stage_3/block_2/conv_depthwise/Conv_output_0"
+    drift.table.set_rows([[1, name, name.replace("_output_0", ""), "Conv", "NO", 0.5, 0.1, 0.99, 20.0, 3.0, 0,
+                           "-1 … 1", "-1 … 1", 0.01]])
+    qtbot.waitUntil(lambda: _in_view(drift.table, "Within") and _in_view(drift.table, "Cosine"), timeout=5000)
+    drift.steps.set_rows([[1, name, "y: outside the tolerance", 0.99, 0.5, "×0.95", "0.90–1.00", "slower", name]])
+    assert len(TENSOR_HEADERS) == len(drift.table.rows[0]) and len(STEP_HEADERS) == len(drift.steps.rows[0])
+    qtbot.waitUntil(lambda: _in_view(drift.steps, "Outputs") and _in_view(drift.steps, "Verdict"), timeout=5000)

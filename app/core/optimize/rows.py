@@ -107,7 +107,13 @@ def choose(rows: list[dict], limit: float | None) -> dict:
 
 
 def explain(rows: list[dict], best: dict, limit: float | None) -> None:
-    """Each measured row's reason, now that the answer is known."""
+    """Each measured row's reason, now that the answer is known; the source's median, from
+    the alternation that measured the chosen candidate (else a finalist's, else the first)."""
+    timed = [r for r in rows[1:] if r.get("source_latency_ms") is not None]
+    beside = best if best in timed else next((r for r in timed if r.get("finalist")), timed[0] if timed else None)
+    if beside is not None and rows[0]["kind"] == "source":
+        rows[0]["latency_ms"] = beside["source_latency_ms"]
+        rows[0]["reason"] += f" (its median as timed beside {beside['kind']})"
     for row in rows:
         row["chosen"] = row is best
         if row["status"] != "passed" or row["kind"] == "source":

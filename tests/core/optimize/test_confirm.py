@@ -92,3 +92,22 @@ def test_an_interval_too_wide_to_tell_is_not_claimed(tmp_path, measured):
     search = _search(tmp_path, {"optimize": 1.5})
     best = confirm.confirm_best(search, None)
     assert best["kind"] == "source" and "too busy to tell" in search.rows[1]["reason"]
+
+
+def test_the_source_row_gets_the_median_it_was_timed_at_beside_the_chosen_candidate(tmp_path):
+    from app.core.optimize.rows import explain
+    (tmp_path / "m.onnx").write_bytes(b"x")
+    rows = [source_row(tmp_path / "m.onnx"),
+             {**row("optimize", "passed", 1.3, 1.0), "verdict": "faster", "source_latency_ms": 2.6, "finalist": True},
+             {**row("ort", "passed", 1.5, 1.0), "verdict": "faster", "source_latency_ms": 3.0, "finalist": True},
+             {**row("fp16", "failed-check", 0.5, 0.2), "latency_ms": None}]
+    assert rows[0]["latency_ms"] is None
+    best = choose(rows, None)
+    explain(rows, best, None)
+    assert best["kind"] == "ort" and rows[0]["latency_ms"] == 3.0 and "beside ort" in rows[0]["reason"]
+    kept = [source_row(tmp_path / "m.onnx"), {**rows[1], "verdict": "slower"}, rows[3]]
+    explain(kept, choose(kept, None), None)        # the source kept: the median a finalist timed it at
+    assert kept[0]["latency_ms"] == 2.6 and "beside optimize" in kept[0]["reason"]
+    alone = [source_row(tmp_path / "m.onnx"), rows[3]]
+    explain(alone, alone[0], None)
+    assert alone[0]["latency_ms"] is None       # timed beside nothing: no figure made up

@@ -15,8 +15,8 @@ from PySide6.QtWidgets import QHBoxLayout, QLabel, QLineEdit, QPushButton, QSpli
 
 from app.core.convert.jobs import SPEED_S, ConvertParams
 from app.core.drift.jobs import DRIFT, REPAIR, DriftParams, RepairParams
-from app.gui.panels.drift.views import (STEP_HEADERS, TENSOR_HEADERS, first_text, number_table, repaired_story,
-                                        step_row, tensor_row)
+from app.gui.panels.drift.views import (STEP_HEADERS, STEP_KEYS, TENSOR_HEADERS, TENSOR_KEYS, first_text,
+                                        number_table, repaired_story, step_row, tensor_row)
 from app.gui.shell.panel import Panel
 
 FIRST_DRIFT, FIRST_NONFINITE = QColor(240, 173, 78, 120), QColor(217, 83, 79, 120)
@@ -68,6 +68,7 @@ class DriftPanel(Panel):
         self.filter = QLineEdit()
         self.filter.setPlaceholderText("Filter tensors, nodes, operators…")
         self.table = number_table(TENSOR_HEADERS)
+        self.table.key_columns = TENSOR_KEYS
         self.filter.textChanged.connect(self.table.set_filter)
         self.table.selectionModel().currentRowChanged.connect(lambda *_: self._refresh())
         self.keep_button = QPushButton("Keep the selected node in float32 and convert again")
@@ -85,6 +86,7 @@ class DriftPanel(Panel):
         repair_row.addWidget(self.auto_button)
         repair_row.addWidget(self.repair_note, 1)
         self.steps = number_table(STEP_HEADERS)
+        self.steps.key_columns = STEP_KEYS
         self.outcome = QLabel()
         self.outcome.setWordWrap(True)
         lower = QWidget()
@@ -93,7 +95,7 @@ class DriftPanel(Panel):
         column.addLayout(repair_row)
         column.addWidget(self.steps, 1)
         column.addWidget(self.outcome)
-        body = QSplitter(Qt.Orientation.Vertical)
+        body = self.body = QSplitter(Qt.Orientation.Vertical)
         body.addWidget(self.table)
         body.addWidget(lower)
         body.setSizes([300, 240])
@@ -298,6 +300,7 @@ class DriftPanel(Panel):
             return
         params = RepairParams(convert=conversion, keep=keep or [], max_steps=steps)
         self.steps.set_rows([])
+        self._room_for_steps()
         self.status.setText("Converting again…")
         self.job = self.jobs.start(f"Repair {Path(self.pair['variant']).name}", REPAIR, params,
                                    on_result=self._repaired, on_error=self._failed,
@@ -321,10 +324,18 @@ class DriftPanel(Panel):
         self.show_repair(report)
         self.start()        # the table shows the repaired variant's drift
 
+    def _room_for_steps(self) -> None:
+        """Give the repair's steps most of the height while they are what the user waits for:
+        on a 1024×700 screen the tensor table's share left room for one and a half rows."""
+        total = sum(self.body.sizes())
+        if total > 0 and self.body.sizes()[1] < 0.6 * total:
+            self.body.setSizes([int(0.4 * total), total - int(0.4 * total)])
+
     def show_repair(self, report: dict) -> None:
         self.repair_result = report
         repair = report["repair"]
         self.steps.set_rows([step_row(step) for step in repair["steps"]])
+        self._room_for_steps()
         self.outcome.setText(self._outcome_text(report))
 
     @staticmethod

@@ -6,10 +6,14 @@ from html import escape
 
 from app.core.units import cosine_text, diff_text, interval_text, ratio_text
 
-TENSOR_HEADERS = ["#", "Tensor", "Node", "Op", "Max abs", "Max rel", "Cosine", "SQNR dB", "Lost dB", "NaN/Inf",
-                  "Source range", "Variant range", "Of fp16 max", "Within"]
-STEP_HEADERS = ["Step", "Kept (new)", "Cosine", "Max abs", "Speed", "95 % interval", "Verdict", "First drift",
-                "Outputs"]
+# whether a tensor is within tolerance, and whether a step's outputs passed, come right after
+# what they are about: last, at 1024 px they were out of view behind eleven and six columns
+TENSOR_HEADERS = ["#", "Tensor", "Node", "Op", "Within", "Max abs", "Max rel", "Cosine", "SQNR dB", "Lost dB",
+                  "NaN/Inf", "Source range", "Variant range", "Of fp16 max"]
+STEP_HEADERS = ["Step", "Kept (new)", "Outputs", "Cosine", "Max abs", "Speed", "95 % interval", "Verdict",
+                "First drift"]
+#: the columns each table keeps in view, long names giving up width first (DataTable.key_columns)
+TENSOR_KEYS, STEP_KEYS = ("Within", "Cosine"), ("Outputs", "Verdict")
 
 
 def number_format(header: str):
@@ -40,9 +44,9 @@ def _verdict(passed) -> str:
 
 def tensor_row(row: dict) -> list:
     nonfinite = row["nonfinite"] if not row["source_nonfinite"] else f"{row['nonfinite']} ({row['source_nonfinite']} in source)"
-    return [row["index"], row["name"], row["node"], row["op_type"], row["max_abs_diff"], row["max_rel_diff"],
-            row["cosine"], row["sqnr_db"], row["sqnr_loss_db"], nonfinite, _range(row["source_range"]),
-            _range(row["variant_range"]), row["fp16_fraction"], _verdict(row["passed"])]
+    return [row["index"], row["name"], row["node"], row["op_type"], _verdict(row["passed"]), row["max_abs_diff"],
+            row["max_rel_diff"], row["cosine"], row["sqnr_db"], row["sqnr_loss_db"], nonfinite,
+            _range(row["source_range"]), _range(row["variant_range"]), row["fp16_fraction"]]
 
 
 def speed_cells(speed: dict) -> list[str]:
@@ -61,8 +65,8 @@ def speed_cells(speed: dict) -> list[str]:
 def step_row(step: dict) -> list:
     first = step["first_drift"] or step["first_nonfinite"]
     outputs = "pass" if step["passed"] else (step.get("problem") or step["check"])
-    return [step["step"], ", ".join(step["added"]) or "–", step["cosine"], step["max_abs_diff"],
-            *speed_cells(step["speed"]), "–" if first is None else f"{first['tensor']} ({first['node']})", outputs]
+    return [step["step"], ", ".join(step["added"]) or "–", outputs, step["cosine"], step["max_abs_diff"],
+            *speed_cells(step["speed"]), "–" if first is None else f"{first['tensor']} ({first['node']})"]
 
 
 def first_text(label: str, first: dict | None, colour) -> str:

@@ -201,6 +201,7 @@ class DiffBox(QWidget):
         self.heading.setTextFormat(Qt.TextFormat.PlainText)   # it shows names from files
         self.heading.setWordWrap(True)
         self.table = DataTable(["Change", "Node", "Operator", "What changed"])
+        self.table.key_columns = ("What changed",)     # a long node name gives up width first
         self.table.selectionModel().currentRowChanged.connect(lambda *_: self._chosen())
         layout = QVBoxLayout(self)
         layout.setContentsMargins(0, 0, 0, 0)

@@ -17,8 +17,10 @@ from app.gui.widgets.clipped import WrappedLabel
 from app.core.tune.confirm import trials_text
 from app.core.tune.jobs import TUNE, TuneParams
 
-HEADERS = ["Setting (what it changes in yours)", "Race ms", "Race 95 % interval", "Blocks", "Status",
-           "Alone ×", "Alone 95% low", "Alone 95% high", "Alone ms", "Verdict"]
+# the answer (each finalist measured alone against yours) before the race that chose it: at
+# 1024 px the table has about 380 px, where the verdict last was past the edge
+HEADERS = ["Setting (what it changes in yours)", "Verdict", "Alone ×", "Alone 95% low", "Alone 95% high", "Alone ms",
+           "Status", "Race ms", "Race 95 % interval", "Blocks"]
 CHART_ROWS = 12          # the leaderboard chart shows the best this many; the table has them all
 
 
@@ -96,6 +98,7 @@ class TunePanel(Panel):
         left_layout.addStretch(1)
 
         self.table = DataTable(HEADERS)
+        self.table.key_columns = ("Verdict", "Alone ×")       # a long setting's text gives up width first
         self.table.decimals = 3
         # the speedup as the summary writes it (×0.60, not 0.599), its interval to the same decimals
         self.table.column_formats = {"Alone ×": ratio_text, "Alone 95% low": "{:.2f}".format,
@@ -185,9 +188,10 @@ class TunePanel(Panel):
     def show_board(self, rows: list[dict], default_ms: float | None, best: str | None = None) -> None:
         """The leaderboard; `best`: the label of the offered winner, shown in bold on green."""
         winner = next((r for r in rows if r["label"] == best), None)
-        self.table.set_rows([[row["label"], row["latency_ms"], race_interval(row), row["blocks"],
-                              status_text(row, winner), row.get("speedup"), *(row.get("speedup_ci") or [None, None]),
-                              row.get("remeasured_ms"), row.get("verdict") or ""] for row in rows])
+        self.table.set_rows([[row["label"], row.get("verdict") or "", row.get("speedup"),
+                              *(row.get("speedup_ci") or [None, None]), row.get("remeasured_ms"),
+                              status_text(row, winner), row["latency_ms"], race_interval(row), row["blocks"]]
+                             for row in rows])
         if winner is not None:
             self._highlight(rows.index(winner))
         self.chart.show_rows([r for r in rows if r["latency_ms"] is not None][:CHART_ROWS], default_ms, best)

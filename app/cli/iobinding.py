@@ -7,6 +7,7 @@ import textwrap
 from app.cli.common import add_json_flag, format_table, human_bytes, output, run_job_cli
 from app.cli.compare import speedup_text
 from app.cli.session_args import add_session_arguments, run_settings_from_args, session_config_from_args
+from app.core.session.load import busy_note
 from app.core.iobinding.modes import DEFAULT_ITERATIONS, DEFAULT_WARMUP
 from app.core.iobinding.jobs import IOBINDING
 
@@ -56,6 +57,8 @@ def render(info: dict) -> str:
             text += f" Not measured: {mode['skipped_reason']}"
         lines.append(textwrap.fill(text, 100, initial_indent=f"{index}. ", subsequent_indent="   "))
     lines += ["", textwrap.fill(info["note"], 100)]
+    if busy_note(info.get("load")):
+        lines.append(textwrap.fill(f"note: {busy_note(info['load'])}", 100))
     return "\n".join(lines)
 
 

@@ -26,6 +26,8 @@ def _short_provider(name: str) -> str:
 
 
 def render_profile(info: dict, top: int = DEFAULT_TOP) -> str:
+    from app.core.session.load import busy_note
+
     phases = info["phases"]
     averaged = "steady runs (first run left out)" if info["warmup_excluded"] else "all runs"
     lines = [info.get("model") or info["trace"]]
@@ -57,6 +59,8 @@ def render_profile(info: dict, top: int = DEFAULT_TOP) -> str:
               format_table(["provider", "total ms", "nodes", "share %"],
                            [[r["provider"], _ms(r["total_us"]), r["nodes"], f"{r['percent']:.1f}"]
                             for r in info["providers"]])]
+    if busy_note(info.get("load")):
+        lines.append(f"note: {busy_note(info['load'])}")
     return "\n".join(lines)
 
 

@@ -35,6 +35,28 @@ def test_bench_json_contract_and_config_reproduces_the_session(ortune, folder, t
     assert session["intra_op_num_threads"] == 1 and session["inputs"]["dims"] == {"batch": 2}
     assert session["config_entries"] == {"session.intra_op.allow_spinning": "0"}
     assert [(row["name"], row["shape"], row["source"]) for row in again.json()["inputs"]] == [("x", [2, 64], "user")]
+    assert set(report["load"]) >= {"other_cores", "own_cores", "cores", "busy"}
+
+
+def test_bench_profile_and_iobinding_say_when_the_machine_was_busy(tmp_path):
+    # the sentence the window shows under its caption, on the command line's text output
+    from app.cli.bench import render
+    from app.cli.iobinding import render as render_binding
+    from app.cli.profile import render_profile
+    from app.core.bench.bench import RunSettings, benchmark
+    from app.core.iobinding.iobinding import run_iobinding
+    from app.core.jobs.protocol import JobContext
+    from app.core.profile.jobs import PROFILE
+    from app.core.session.config import SessionConfig
+
+    path = models.save(models.mlp(), tmp_path / "mlp.onnx")
+    busy = {"seconds": 3.0, "other_cores": 1.4, "own_cores": 0.9, "cores": 2, "busy": True}
+    results = ((render, benchmark(str(path), SessionConfig(), RunSettings(iterations=20))[0]),
+               (render_profile, PROFILE({"model": str(path), "out": str(tmp_path / "p.json"), "runs": 5}, JobContext())),
+               (render_binding, run_iobinding(str(path), SessionConfig(), "cpu", iterations=12, warmup=1)))
+    for write, result in results:
+        assert "note: the machine was busy: other programs used 1.4 of 2" in write({**result, "load": busy})
+        assert "machine was busy" not in write({**result, "load": {**busy, "busy": False}})
 
 
 @pytest.mark.parametrize("provider, words", [("dml", "DirectML"), ("openvino", "OpenVINO")])

@@ -110,3 +110,42 @@ def test_history_lists_the_inputs_of_comparisons_and_sweeps(window, tmp_path):
     ours = [row for row in history.table.rows if row[headers.index("Model")] == "listed.onnx"]
     assert [(row[headers.index("Kind")], row[headers.index("Inputs")]) for row in ours] == [
         ("sweep", "x 2×64 (generated)"), ("compare", "x 1×64 (generated)")]   # newest first: the sweep's first cell, the reference
+
+
+def test_a_result_timed_on_a_busy_machine_says_so_under_its_caption(qtbot):
+    # Diagnose alone said the machine was busy; the Benchmark, Profile and IO Binding tabs showed
+    # their figures as if it were quiet, and they disagreed with each other
+    caption = RunCaption()
+    qtbot.addWidget(caption)
+    busy = {"seconds": 3.0, "other_cores": 1.4, "own_cores": 0.9, "cores": 2, "busy": True}
+    caption.show_run("/m/mlp.onnx", "mlp.onnx", [{"name": "x", "shape": [1, 4]}], 0.0, load=busy)
+    assert "the machine was busy: other programs used 1.4 of 2 logical cores" in caption.text()
+    caption.show_run("/m/mlp.onnx", "mlp.onnx", [{"name": "x", "shape": [1, 4]}], 0.0, load={**busy, "busy": False})
+    assert "busy" not in caption.text()
+
+
+def test_the_benchmark_profile_and_io_binding_tabs_pass_their_results_load_to_the_caption(qtbot, window, tmp_path):
+    from app.core.iobinding.iobinding import run_iobinding
+    from app.core.jobs.protocol import JobContext
+    from app.core.profile.jobs import PROFILE
+    from app.core.session.config import SessionConfig
+    from tests.gui.steps import open_and_wait, tab
+
+    path = models.save(models.mlp(), tmp_path / "mlp.onnx")
+    open_and_wait(qtbot, window, path)
+    busy = {"seconds": 3.0, "other_cores": 1.4, "own_cores": 0.9, "cores": 2, "busy": True}
+    bench = tab(window, "Benchmark")
+    bench.run_form.iterations.setValue(20)
+    bench.start()
+    wait_for_job(qtbot, bench.job)
+    assert "load" in bench.report
+    bench.show_report({**bench.report, "load": busy}, str(path))
+    profile = PROFILE({"model": str(path), "out": str(tmp_path / "p.json"), "runs": 5}, JobContext())
+    binding = run_iobinding(str(path), SessionConfig(), "cpu", iterations=12, warmup=1)
+    assert "load" in profile and "load" in binding
+    profiles = tab(window, "Profile")
+    profiles.add_profile("mlp.onnx", {**profile, "load": busy})
+    iobinding = tab(window, "IO Binding")
+    iobinding._finished(str(path), {**binding, "load": busy})
+    for panel in (bench, profiles, iobinding):
+        assert "the machine was busy: other programs used 1.4" in panel.caption.text(), panel.title

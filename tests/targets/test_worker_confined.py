@@ -129,7 +129,8 @@ def test_partial_uploads_of_dead_workers_are_swept_at_start(cache):
     assert not dead.exists() and not dead_scratch.exists() and live.exists()
 
 
-@pytest.mark.parametrize("line", [b"[" * 200_000 + b"]" * 200_000, b'{"a":' * 100 + b"1" + b"}" * 100])
+@pytest.mark.parametrize("line", [b"[" * 200_000 + b"]" * 200_000, b'{"a":' * 100 + b"1" + b"}" * 100],
+                         ids=["deep-array", "deep-object"])    # the line as an id outgrew an environment variable
 def test_a_line_nested_too_deep_is_one_protocol_error(tmp_path, line):
     done = subprocess.run([sys.executable, "-m", "app", "worker"], input=line + b"\n", capture_output=True,
                           env={**os.environ, "ORTUNE_DATA_DIR": str(tmp_path / "data")}, timeout=120)

@@ -265,6 +265,10 @@ def benchmark(path, config, settings: RunSettings, ctx: JobContext | None = None
     prepared = prepare(path, config, ctx, on_first_outputs=on_first_outputs, require_dims=require_dims)
     if on_batch is not None:
         on_batch("first", array("q", [prepared.first_ns]).tobytes())
+    from app.core.session.load import LoadWatch
+
+    watch = LoadWatch()
     measurement = measure(prepared.session, prepared.feeds, settings, ctx, on_batch, config.io_binding,
                           prepared.device_id(config))
-    return bench_report(prepared, config, settings, measurement), measurement
+    load = watch.stop().to_dict()
+    return bench_report(prepared, config, settings, measurement) | {"load": load}, measurement

@@ -14,7 +14,7 @@ import numpy as np
 
 from app.core.diagnose import rules
 from app.core.diagnose.symbolic import candidate_overrides, measure_overrides, node_counts
-from app.core.diagnose.load import LoadWatch
+from app.core.session.load import LoadWatch
 from app.core.bench.bench import time_runs
 from app.core.session.probe import prepare_feeds
 from app.core.model.inspect import inspect_model

@@ -29,6 +29,7 @@ from app.core.units import ort_text
 from app.core.session.providers import provider_name
 from app.core.session.config import SessionConfig
 from app.core.session.create import create_session, effective_settings
+from app.core.session.load import LoadWatch
 from app.core.bench.alternate import Alternation, BlockPlan, round_order, summarize
 from app.core.bench.stats import latency_stats
 from app.core.bench.timing import time_loop
@@ -303,6 +304,7 @@ def run_iobinding(path: str, config: SessionConfig, provider: str | None = None,
         return create_session(model_path, session_config_for(config, provider, plan))
 
     runs = [ModeRun(plan) for plan in plans]
+    watch = LoadWatch()
     try:
         for index, run in enumerate(runs):
             if run.plan.available:
@@ -312,6 +314,7 @@ def run_iobinding(path: str, config: SessionConfig, provider: str | None = None,
         measure([r for r in runs if r.plan.available and not r.error], iterations, ctx, progress)
     finally:
         remove_hook()
+    load = watch.stop().to_dict()
     ctx.check_cancel()
 
     device = plans[0].device
@@ -336,5 +339,5 @@ def run_iobinding(path: str, config: SessionConfig, provider: str | None = None,
         "speedup_definition": SPEEDUP_DEFINITION_MODES,
         "alternation": rounds.describe() if rounds is not None else None,
         "device_memory": device_memory(plans[0].device_id) if device == "cuda" else None,
-        "session": effective_settings(session, base_config),
+        "session": effective_settings(session, base_config), "load": load,
     }

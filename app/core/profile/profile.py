@@ -23,6 +23,7 @@ from app.core.units import ort_text
 from app.core.store import leftovers
 from app.core.store.paths import data_dir
 from app.core.session.config import SessionConfig
+from app.core.session.load import LoadWatch
 from app.core.profile.origins import remember
 from app.core.profile.trace_reader import read_trace
 from app.core.profile.traces import summarize
@@ -154,7 +155,9 @@ def profile_model_job(params, ctx: JobContext) -> dict:
     prefix = out.parent / f".{out.stem}.{os.getpid()}.profiling"
     try:
         with leftovers.noted(prefix), named_when_full(out.parent, lambda: _written(prefix)):
+            watch = LoadWatch()
             written, facts = _run_profiled(model, config, runs, prefix, ctx)
+            facts["load"] = watch.stop().to_dict()
             out = _publish(written, out, bool(params.out), params.force, model)
     except BaseException as exc:
         # ORT writes the trace when the session goes away: let it go, then remove what it wrote.

@@ -14,6 +14,7 @@ from PySide6.QtGui import QColor
 from PySide6.QtWidgets import QGraphicsColorizeEffect, QLabel, QWidget
 
 from app.core.session.inputs import origin_word
+from app.core.session.load import busy_note
 
 #: said beside inputs whose sizes nothing in the model or from the user gave (batch 1, 224 pixels …)
 GUESSED = "sizes chosen by default: check them"
@@ -58,6 +59,7 @@ class ShownRun:
     inputs: list = field(default_factory=list)
     when: float | None = None
     note: str = ""
+    load: dict | None = None  # the machine's load while it was timed (app.core.session.load)
     paths: tuple = ()        # every model the run measured (a comparison's), the first `path`
     detail: str = ""         # how to read the figures (a speedup's definition), under the heading
 
@@ -86,11 +88,12 @@ class RunCaption(QLabel):
 
     # what happens ------------------------------------------------------------------------
     def show_run(self, path: str, label: str, inputs, when: float | None = None, note: str = "",
-                 paths=(), detail: str = "") -> None:
+                 paths=(), detail: str = "", load: dict | None = None) -> None:
         """A run's results are shown (just finished, or re-opened). `paths`: all the models it
-        measured, when more than one (it stays current while any of them is chosen)."""
+        measured, when more than one (it stays current while any of them is chosen). `load`:
+        the machine's while it was timed; a busy one is said in the same words on every tab."""
         self.run = ShownRun(str(path), label or Path(path).name, list(inputs or []),
-                            when if when is not None else time.time(), note,
+                            when if when is not None else time.time(), note, load,
                             tuple(str(p) for p in paths) or (str(path),), detail)
         if self._model_path not in self.run.paths:
             self._model_path = self.run.path
@@ -153,6 +156,8 @@ class RunCaption(QLabel):
             body += f" · <span style='{WARN_STYLE}'>{html.escape(run.note)}</span>"
         if guessed(run.inputs):
             body += f" · <span style='{WARN_STYLE}'>{GUESSED}</span>"
+        if busy_note(run.load):
+            body += f"<br><span style='{WARN_STYLE}'>{html.escape(busy_note(run.load))}</span>"
         if run.detail:
             body += f"<br><small>{html.escape(run.detail)}</small>"
         if self.state == "previous":

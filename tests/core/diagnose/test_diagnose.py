@@ -17,7 +17,7 @@ class _Watch:
     other_cores = 0.0
 
     def stop(self):
-        from app.core.diagnose.load import Load
+        from app.core.session.load import Load
         return Load(5.0, self.other_cores, 1.0, 4)
 
 

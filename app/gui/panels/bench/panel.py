@@ -241,7 +241,7 @@ class BenchmarkPanel(OneJobView, Panel):
         path = path or report["model"]["path"]
         self.shown = (report, path, label, note)
         self.caption.show_run(path, label or report.get("variant") or "", report.get("inputs"),
-                              report.get("created"), note=note)
+                              report.get("created"), note=note, load=report.get("load"))
         self._show_guesses(report.get("inputs"))
         for key in LIVE_KEYS:
             self.values[key].setText(ms_text(report["latency_ms"][key]))

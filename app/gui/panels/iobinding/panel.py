@@ -235,7 +235,7 @@ class IOBindingPanel(Panel):
                 self.caption.clear()
             else:
                 self.caption.show_run(result["model_path"], Path(result["model"]).name, result["inputs"],
-                                      result["created"])
+                                      result["created"], load=result.get("load"))
         on_cpu = result is not None and result["device"] == "cpu"
         self.cpu_note.setVisible(on_cpu)
         self.chart.setVisible(not on_cpu)

@@ -197,7 +197,7 @@ class ProfilePanel(Panel):
             return
         if info.get("model"):
             self.caption.show_run(info.get("model_path", info["model"]), Path(info["model"]).name,
-                                  info.get("inputs"), info.get("created"))
+                                  info.get("inputs"), info.get("created"), load=info.get("load"))
             self.caption.model_changed(self.context.current_model())
         else:
             self.caption.clear()

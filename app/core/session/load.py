@@ -1,4 +1,4 @@
-"""Was the machine busy while the diagnosis measured? The CPU time other processes took
+"""Was the machine busy while something was timed? The CPU time other processes took
 during a span, from the system's CPU times less this process's own.
 
 A profile taken while another program computes says more about that program than about
@@ -60,3 +60,12 @@ class LoadWatch:
         system = _busy_seconds(self._psutil.cpu_times()) - self._system
         own = _own_seconds(self._process.cpu_times()) - self._own
         return Load(wall, max(0.0, system - own) / wall, own / wall, self._psutil.cpu_count() or 1)
+
+
+def busy_note(load: dict | None) -> str:
+    """One sentence for a result timed while other programs kept the machine busy (its
+    "load", Load.to_dict), the same wherever a time is shown; "" on a quiet machine."""
+    if not load or not load.get("busy"):
+        return ""
+    return (f"the machine was busy: other programs used {load['other_cores']:.1f} of {load['cores']} logical cores "
+            f"while this was timed, so these times include waits for a core and can differ from another tab's")

@@ -381,7 +381,8 @@ def optimize(params: OptimizeParams, ctx, place=None) -> dict:
                   "inputs": label_inputs(_inputs(search.reports), samples if split else None),
                   "data": data, "parallel_makes": search.parallel,
                   "session": _user_session(params, split), "budget_seconds": params.budget_seconds,
-                  "partial": partial, "unmeasured": nothing_measured(search.rows, params.budget_seconds, least),
+                  # a cancel that came after the last step that checks for one still makes the result partial
+                  "partial": partial or ctx.cancelled, "unmeasured": nothing_measured(search.rows, params.budget_seconds, least),
                   "status": "cancelled" if ctx.cancelled else "complete",
                   # this machine (a remote target names itself here, as elsewhere), or the cluster
                   "target": place.target() if place is not None else None,

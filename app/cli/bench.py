@@ -35,8 +35,8 @@ def render(report: dict) -> str:
              f"peak RSS {human_bytes(report['peak_rss_bytes'])}"
              + (f", GPU memory {human_bytes(report['gpu_memory_bytes'])}" if report.get("gpu_memory_bytes") else ""),
              ""] + render_inputs(report.get("inputs", []))
-    if busy_note(report.get("load")):
-        lines.append(f"note: {busy_note(report['load'])}")
+    if busy := busy_note(report.get("load")):
+        lines.append(f"note: {busy}")
     if report.get("history_id"):
         lines.append(f"stored as result {report['history_id']} (see `ortune history`)")
     return "\n".join(lines)

@@ -57,8 +57,8 @@ def render(info: dict) -> str:
             text += f" Not measured: {mode['skipped_reason']}"
         lines.append(textwrap.fill(text, 100, initial_indent=f"{index}. ", subsequent_indent="   "))
     lines += ["", textwrap.fill(info["note"], 100)]
-    if busy_note(info.get("load")):
-        lines.append(textwrap.fill(f"note: {busy_note(info['load'])}", 100))
+    if busy := busy_note(info.get("load")):
+        lines.append(textwrap.fill(f"note: {busy}", 100))
     return "\n".join(lines)
 
 

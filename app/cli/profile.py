@@ -10,6 +10,7 @@ from app.cli.common import (add_json_flag, check_output_file, format_table, outp
 from app.cli.session_args import (add_run_arguments, add_session_arguments, run_settings_from_args,
                                   session_config_from_args)
 from app.core.jobs.errors import UserError
+from app.core.session.load import busy_note
 from app.core.profile.jobs import DIFF_TRACES, PROFILE, READ_TRACE
 from app.core.profile.tables import node_table, operator_table
 
@@ -26,8 +27,6 @@ def _short_provider(name: str) -> str:
 
 
 def render_profile(info: dict, top: int = DEFAULT_TOP) -> str:
-    from app.core.session.load import busy_note
-
     phases = info["phases"]
     averaged = "steady runs (first run left out)" if info["warmup_excluded"] else "all runs"
     lines = [info.get("model") or info["trace"]]
@@ -59,8 +58,8 @@ def render_profile(info: dict, top: int = DEFAULT_TOP) -> str:
               format_table(["provider", "total ms", "nodes", "share %"],
                            [[r["provider"], _ms(r["total_us"]), r["nodes"], f"{r['percent']:.1f}"]
                             for r in info["providers"]])]
-    if busy_note(info.get("load")):
-        lines.append(f"note: {busy_note(info['load'])}")
+    if busy := busy_note(info.get("load")):
+        lines.append(f"note: {busy}")
     return "\n".join(lines)
 
 

@@ -18,6 +18,7 @@ from app.core.bench.timing import time_loop
 from app.core.jobs.errors import UserError
 from app.core.jobs.params import Params, setting
 from app.core.jobs.protocol import JobContext
+from app.core.session.load import LoadWatch
 from app.core.session.providers import GPU_PROVIDERS
 
 PROGRESS_NS = 250_000_000       # say how far it is every 250 ms
@@ -265,8 +266,6 @@ def benchmark(path, config, settings: RunSettings, ctx: JobContext | None = None
     prepared = prepare(path, config, ctx, on_first_outputs=on_first_outputs, require_dims=require_dims)
     if on_batch is not None:
         on_batch("first", array("q", [prepared.first_ns]).tobytes())
-    from app.core.session.load import LoadWatch
-
     watch = LoadWatch()
     measurement = measure(prepared.session, prepared.feeds, settings, ctx, on_batch, config.io_binding,
                           prepared.device_id(config))

@@ -111,13 +111,20 @@ def quantizer_takes(kind: str) -> set[str]:
     return set(IntegerOpsRegistry) if kind == "int8-dynamic" else set(QLinearOpsRegistry) | set(QDQRegistry)
 
 
+def quantized_types(kind: str, options: dict) -> set[str]:
+    """The operator types an int8 `kind` with `options` quantizes: the types the user named
+    (else every type the quantizer takes), less the types left out."""
+    chosen = set(options.get("op_types") or []) or quantizer_takes(kind)
+    return chosen - set(options.get("exclude_op_types") or [])
+
+
 def _op_types(work: Work) -> list[str] | None:
     """The operator types to quantize: the user's (None: every type the quantizer takes),
     less the types to leave out."""
     chosen, left_out = work.options["op_types"], set(work.options.get("exclude_op_types", []))
     if not left_out:
         return chosen or None
-    kept = sorted(set(chosen or quantizer_takes(work.kind)) - left_out)
+    kept = sorted(quantized_types(work.kind, work.options))
     if not kept:
         raise UserError("bad-option", f"leaving out {', '.join(sorted(left_out))} leaves no operator type to "
                                       "quantize")

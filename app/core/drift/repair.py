@@ -28,13 +28,11 @@ SPEED_DEFAULTS = {"conclusive": True, "too_busy": False}
 
 def changed_ops(kind: str, options: dict) -> frozenset[str] | None:
     """The operator types a conversion of `kind` with `options` changes (None: every one, as
-    float16 does): ONNX Runtime's quantizer rewrites only the operators of its registry (or
-    the types the user named), less the types left out."""
+    float16 does): ONNX Runtime's quantizer rewrites only the types it quantizes."""
     if kind not in ("int8-dynamic", "int8-static"):
         return None
-    from app.core.convert.quantize import quantizer_takes
-    chosen = set(options.get("op_types") or []) or quantizer_takes(kind)
-    return frozenset(chosen - set(options.get("exclude_op_types") or []))
+    from app.core.convert.quantize import quantized_types
+    return frozenset(quantized_types(kind, options))
 
 
 def keep_option(kind: str) -> str:
@@ -85,6 +83,7 @@ def repair(params, ctx: JobContext, find_drift: Callable[[str, JobContext], dict
     added, steps, report, stopped = list(params.keep), [], None, ""
     started = time.monotonic()
     share = 1.0 / params.max_steps
+    changes = changed_ops(base.kind, base.options)      # what the drift may blame: the same every step
     for index in range(params.max_steps):
         ctx.check_cancel()
         at = index * share
@@ -119,7 +118,7 @@ def repair(params, ctx: JobContext, find_drift: Callable[[str, JobContext], dict
         if time.monotonic() - started >= params.max_seconds:
             stopped = f"{params.max_seconds:g} s spent"
             break
-        choice = next_to_keep(drift, model, kept, changed_ops(base.kind, base.options))
+        choice = next_to_keep(drift, model, kept, changes)
         step["next"] = choice
         if choice is None:
             stopped = "every node the drift points at is kept already"

@@ -156,8 +156,8 @@ class RunCaption(QLabel):
             body += f" · <span style='{WARN_STYLE}'>{html.escape(run.note)}</span>"
         if guessed(run.inputs):
             body += f" · <span style='{WARN_STYLE}'>{GUESSED}</span>"
-        if busy_note(run.load):
-            body += f"<br><span style='{WARN_STYLE}'>{html.escape(busy_note(run.load))}</span>"
+        if busy := busy_note(run.load):
+            body += f"<br><span style='{WARN_STYLE}'>{html.escape(busy)}</span>"
         if run.detail:
             body += f"<br><small>{html.escape(run.detail)}</small>"
         if self.state == "previous":

@@ -50,7 +50,7 @@ def test_optimize_on_a_target_brings_the_folder_back(loop_target, ortune, tmp_pa
     assert again.code == 2 and "--force" in again.stderr and len(again.stderr.strip().splitlines()) == 1
     # the target keeps its candidates: the same search there again reuses them, and says so
     reused = ortune("optimize", model, "-o", out, "--kinds", "optimize,ort", "--force", "--target", loop_target,
-                    *QUICK[:2], "20", *QUICK[3:], timeout=300)     # reused: a shorter budget is enough
+                    *QUICK, timeout=300)
     assert reused.code == 0, reused.stderr
     rows = {r["kind"]: r for r in reused.json()["candidates"]}
     assert "reused from" in rows["optimize"]["reason"] and rows["optimize"]["speedup"] == made["optimize"]["speedup"]

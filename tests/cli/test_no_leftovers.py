@@ -17,9 +17,9 @@ from tests.core.runner.test_lifeline import computing, gone
 pytestmark = pytest.mark.skipif(not sys.platform.startswith("linux"), reason="signals as Linux sends them")
 
 
-def start(tmp_path, *args):
+def start(tmp_path, *args, stderr=subprocess.DEVNULL):
     return subprocess.Popen([sys.executable, "-m", "app", *map(str, args)], cwd=tmp_path,
-                            stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL,
+                            stdout=subprocess.DEVNULL, stderr=stderr,
                             env=dict(os.environ, PYTHONPATH=str(ROOT)))
 
 
@@ -74,17 +74,24 @@ def test_no_orphan_after_the_command_is_killed(tmp_path, how):
                 job.kill()
 
 
-def test_a_killed_conversion_is_swept_by_the_next_command(ortune, tmp_path):
+def test_a_killed_conversion_is_swept_by_the_next_command(ortune, tmp_path, tmp_path_factory):
     source = models.save(models.mlp(), tmp_path / "mlp.onnx")
-    command = start(tmp_path, "convert", "int8-static", source.name, "-o", "q.onnx", "--calibration-count", "1000000")
+    said = tmp_path_factory.mktemp("said") / "stderr.txt"
+    with said.open("w") as stderr:
+        command = start(tmp_path, "convert", "int8-static", source.name, "-o", "q.onnx", "--calibration-count",
+                        "1000000", stderr=stderr)
     jobs = job_processes(command)
-    deadline = time.monotonic() + 300      # a machine loaded 4x took over 120 s to start calibrating
-    while not list(tmp_path.glob(".q.onnx.*.partial")) and command.poll() is None and time.monotonic() < deadline:
-        time.sleep(0.1)
+    started = time.monotonic()
+    while not list(tmp_path.glob(".q.onnx.*.partial")) and command.poll() is None and time.monotonic() - started < 300:
+        time.sleep(0.1)     # a machine loaded 4x took over 120 s to start calibrating
+    exited = command.poll()
     command.kill()
     command.wait(10)
     assert all(gone(job.pid) for job in jobs)
-    assert list(tmp_path.glob(".q.onnx.*.partial")), "the killed job had no time to clean up"
+    assert list(tmp_path.glob(".q.onnx.*.partial")), (
+        f"no staging folder to leave after {time.monotonic() - started:.0f} s; the command "
+        f"{'ran on' if exited is None else f'exited {exited}'}, saying: {said.read_text()[-2000:]!r}; "
+        f"the folder held {sorted(p.name for p in tmp_path.iterdir())}")
     assert ortune("inspect", source, "--json").code == 0
     assert sorted(p.name for p in tmp_path.iterdir()) == ["mlp.onnx"]
 

@@ -205,7 +205,7 @@ def run_spread(address: str, job: Job, parts: list[dict], ctx=None, on_answer: C
     try:
         while pending:
             if stop_by is None and ctx is not None and ctx.cancelled:
-                stop_by, stopped = time.monotonic() + STOP_GRACE_S, len(pending)
+                stop_by, told = time.monotonic() + STOP_GRACE_S, set(pending)
                 for ref in pending:
                     ray.cancel(ref, force=False)
             ready, pending = ray.wait(pending, num_returns=1, timeout=POLL_S)
@@ -225,10 +225,14 @@ def run_spread(address: str, job: Job, parts: list[dict], ctx=None, on_answer: C
     described = {"address": address, "workers": nodes, "cpus_per_task": cpus,
                  "measured_on": f"Ray worker{'s' if len(measured) > 1 else ''} {', '.join(measured)}"}
     if stop_by is None and ctx is not None and ctx.cancelled:
-        stop_by, stopped = time.monotonic(), 0     # cancelled once every task had answered: none to stop
+        stop_by, told = time.monotonic(), set()     # cancelled once every task had answered: none to stop
     if stop_by is not None:
         if not partial:
             raise JobCancelled()
+        # stopped: told to stop and it did (no answer, or one that says it was cut short); a task
+        # that finished its work before the word reached it is not counted
+        stopped = sum(1 for ref in told if refs[ref] not in answers
+                      or (answers[refs[ref]].get("result") or {}).get("cancelled"))
         described |= {"cancelled": True, "tasks_stopped": stopped}
     return came, described
 

@@ -26,12 +26,12 @@ def resources(bundle: Path) -> Path:
     return bundle / "_internal" / "resources"
 
 
-def make_tarball(bundle: Path, dist: Path, info: dict) -> Path:
+def make_tarball(bundle: Path, dist: Path, info: dict, level: int = GZIP_LEVEL) -> Path:
     """ortune-VERSION-linux-x86_64.tar.gz: unpack anywhere and run ortune-VERSION/ortune."""
     top = f"{info['id']}-{info['version']}"
     out = dist / f"{top}-linux-x86_64.tar.gz"
     partial = out.with_name(out.name + ".part")
-    with tarfile.open(partial, "w:gz", compresslevel=GZIP_LEVEL) as tar:
+    with tarfile.open(partial, "w:gz", compresslevel=level) as tar:
         tar.add(bundle, arcname=top)
         tar.add(HERE / "linux" / "install-desktop-entry.sh", arcname=f"{top}/install-desktop-entry.sh")
     partial.replace(out)
@@ -79,7 +79,7 @@ def _control(info: dict, installed_kib: int, glibc: str) -> str:
     ])
 
 
-def make_deb(bundle: Path, dist: Path, work: Path, info: dict) -> Path:
+def make_deb(bundle: Path, dist: Path, work: Path, info: dict, level: int = GZIP_LEVEL) -> Path:
     app_id = info["id"]
     stage = work / "deb"
     shutil.rmtree(stage, ignore_errors=True)
@@ -101,7 +101,7 @@ def make_deb(bundle: Path, dist: Path, work: Path, info: dict) -> Path:
     (stage / "DEBIAN" / "control").write_text(
         _control(info, (installed + 1023) // 1024, glibc_floor(bundle)), encoding="utf-8")
     out = dist / f"{app_id}_{info['version']}_amd64.deb"
-    subprocess.run(["dpkg-deb", "--root-owner-group", "-Zgzip", f"-z{GZIP_LEVEL}", "--build", str(stage),
+    subprocess.run(["dpkg-deb", "--root-owner-group", "-Zgzip", f"-z{level}", "--build", str(stage),
                     str(out)], check=True, stdout=subprocess.DEVNULL)
     shutil.rmtree(stage)
     return out

@@ -85,7 +85,10 @@ def test_a_killed_conversion_is_swept_by_the_next_command(ortune, tmp_path, tmp_
     while not list(tmp_path.glob(".q.onnx.*.partial")) and command.poll() is None and time.monotonic() - started < 300:
         time.sleep(0.1)     # a machine loaded 4x took over 120 s to start calibrating
     exited = command.poll()
-    command.kill()
+    # the job first, then the command: killed, neither can clean up (killing only the command
+    # lets the job see its lifeline break and tidy up as it ends, which is not what is tested here)
+    for process in [*descendants(command), psutil.Process(command.pid)]:
+        process.kill()
     command.wait(10)
     assert all(gone(job.pid) for job in jobs)
     assert list(tmp_path.glob(".q.onnx.*.partial")), (

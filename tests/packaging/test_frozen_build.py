@@ -33,11 +33,12 @@ def build(tmp_path_factory):
     if shutil.which("dpkg-deb") is None:
         pytest.skip("needs dpkg-deb to make the .deb")
     dist = tmp_path_factory.mktemp("dist")
-    done = subprocess.run([sys.executable, str(ROOT / "packaging" / "build.py"), "--dist", str(dist)],
+    # gzip level 1: the packages hold the same files as at the release's level 6, made in less time
+    done = subprocess.run([sys.executable, str(ROOT / "packaging" / "build.py"), "--dist", str(dist), "--gzip-level", "1"],
                           cwd=ROOT, capture_output=True, text=True, timeout=3600)
     assert done.returncode == 0, done.stdout[-3000:] + done.stderr[-5000:]
     report = json.loads((dist / "build-report.json").read_text())
-    return {"bundle": Path(done.stdout.strip().splitlines()[-1]), "dist": dist, "report": report}
+    return {"bundle": Path(done.stdout.strip().splitlines()[-1]), "dist": dist, "report": report, "said": done.stdout}
 
 
 def run_frozen(program: Path, *args: str, home: Path, **env) -> tuple[subprocess.CompletedProcess, float]:
@@ -63,11 +64,12 @@ def test_build_prints_the_bundle_and_reports_its_size(build, capsys):
               + ", ".join(f"{Path(i['path']).name} {i['bytes'] / 2**20:.0f} MiB" for i in report["installers"]))
 
 
-def test_the_bundle_passes_its_self_test(build, tmp_path):
-    done, seconds = run_frozen(build["bundle"] / "ortune", "--self-test", home=tmp_path)
-    assert done.returncode == 0, done.stdout + done.stderr
-    assert "self-test passed" in done.stdout
-    assert done.stdout.count("ok ") >= 3
+def test_the_bundle_passes_its_self_test(build):
+    """The build ran `ortune --self-test` from the bundle as a user would (no Python of the
+    build's around it, a fresh home) and stops when it fails; what it printed is read here."""
+    assert "self-test passed" in build["said"]
+    assert build["said"].count("ok ") >= 3
+    assert build["report"]["self_test_seconds"] > 0
 
 
 def test_the_bundle_tells_its_version_and_package(build, tmp_path):

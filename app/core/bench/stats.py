@@ -49,6 +49,8 @@ def mean_ci(samples: Sequence[float], z: float = 1.96) -> tuple[float, float, fl
 #: differences smaller than this (±2 %) are "no-difference" even when they are measurable
 PRACTICAL_BAND = 0.02
 BOOTSTRAP_RESAMPLES = 2000
+#: the most runs of one member a resample takes its median over (the point estimate takes them all)
+BOOTSTRAP_RUNS = 20_000
 
 
 def bootstrap_median_ci(values: Sequence[float], level: float = 0.95, resamples: int = BOOTSTRAP_RESAMPLES,
@@ -81,6 +83,14 @@ def _pooled_medians(blocks: Sequence[Sequence[float]], picks: np.ndarray) -> np.
         return out
     arrays = [np.asarray(block, dtype=np.float64) for block in blocks]
     return np.array([np.median(np.concatenate([arrays[i] for i in row])) for row in picks])
+
+
+def _thinned(blocks: list, most: int = BOOTSTRAP_RUNS) -> list:
+    """The blocks with every k-th run, k the least that leaves at most `most` runs in all (as
+    they are when they hold fewer): a resample's median over a quarter of a million runs cost
+    the interval 15 s, and a subsample's median only spreads the interval a little wider."""
+    step = math.ceil(sum(len(block) for block in blocks) / most)
+    return blocks if step <= 1 else [block[::step] for block in blocks]
 
 
 def _moving_blocks(rng: np.random.Generator, rounds: int, run: int, resamples: int) -> np.ndarray:
@@ -130,7 +140,7 @@ def median_ratio(reference_blocks: Sequence[Sequence[float]], candidate_blocks: 
     logs = round_log_ratios(reference, candidate)
     run = run_length(logs)
     picks = _moving_blocks(np.random.default_rng(seed), rounds, run, resamples)
-    ratios = _pooled_medians(reference, picks) / _pooled_medians(candidate, picks)
+    ratios = _pooled_medians(_thinned(reference), picks) / _pooled_medians(_thinned(candidate), picks)
     tail = (1.0 - level) / 2 * 100
     low, high = (float(v) for v in np.percentile(ratios, [tail, 100 - tail]))
     if logs.size > 1 and math.isfinite(speedup) and speedup > 0:

@@ -118,3 +118,17 @@ def test_a_speedup_and_none_get_the_right_verdicts_on_synthetic_rounds():
     for truth, verdict in ((1.0, "no-difference"), (1.3, "faster"), (0.5, "slower")):
         _, low, high = median_ratio(*synthetic_rounds(rng, truth))
         assert speed_verdict(low, high) == verdict
+
+
+def test_a_long_measurement_resamples_a_thinned_copy_but_keeps_every_run_in_the_speedup():
+    from app.core.bench.stats import BOOTSTRAP_RUNS, _thinned
+    rng = np.random.default_rng(3)
+    reference = [list(rng.normal(1.0, 0.05, 300)) for _ in range(800)]      # 240,000 runs
+    candidate = [list(rng.normal(0.8, 0.04, 300)) for _ in range(800)]
+    thin = _thinned(reference)
+    assert sum(map(len, thin)) <= BOOTSTRAP_RUNS and len({len(b) for b in thin}) == 1
+    assert _thinned(reference[:10]) == reference[:10]      # few: as they are
+    speedup, low, high = median_ratio(reference, candidate)
+    exact = float(np.median(np.concatenate(reference)) / np.median(np.concatenate(candidate)))
+    assert speedup == pytest.approx(exact, rel=1e-12) and low < speedup < high
+    assert high / low < 1.01      # still the narrow interval so many runs give

@@ -10,7 +10,7 @@ from tests.gui.steps import tab
 def compare_panel(qtbot, window, tmp_path):
     first, second = two_models_selected(window, tmp_path)
     panel = tab(window, "Compare")
-    panel.pairs_form.max_seconds.setValue(5)      # near-identical models: not the running-longer rule's test
+    panel.pairs_form.max_seconds.setValue(1)      # near-identical models: not the running-longer rule's test
     return panel, first, second
 
 

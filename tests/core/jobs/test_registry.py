@@ -122,7 +122,7 @@ def _quick_params(job, tmp_path):
         "probe-providers": {},
         "bench": {**quick, "run": {"warmup": 1, "iterations": 5}, "record": False},
         "compare": {"models": [{"path": mlp}, {"path": mlp}], "session": quick["session"],
-                    "run": {"warmup": 1, "iterations": 5}, "record": False},
+                    "run": {"warmup": 1, "iterations": 5}, "record": False, "max_seconds": 1},
         "sweep": {**quick, "concurrency_values": [1, 2], "run": {"warmup": 1, "iterations": 5}, "record": False},
         "convert": {"kind": "fp16", "input": mlp, "output": str(tmp_path / "half.onnx")},
         "profile": {"model": mlp, "runs": 2, "out": str(tmp_path / "trace.json")},

@@ -64,3 +64,14 @@ def test_a_log_entry_quoting_a_name_stays_one_line_without_escapes(qtbot):
     view.add("inspect x\x1b]0;t\x07", "warning", "input 'x\nerror: forged line\x1b[2J' was guessed")
     lines = view.toPlainText().splitlines()
     assert len(lines) == 1 and "\x1b" not in lines[0] and "x\\x0aerror: forged line\\x1b[2J" in lines[0]
+
+
+def test_a_results_caption_shows_the_name_as_written_and_whole_in_its_tooltip(qtbot, tmp_path):
+    from app.gui.widgets.run_caption import NARROWEST_PX, RunCaption
+
+    caption = RunCaption()
+    qtbot.addWidget(caption)
+    caption.show_run(str(tmp_path / f"{NAME}{'_long' * 30}.onnx"), f"{NAME}{'_long' * 30}.onnx", [])
+    assert rendered(caption).startswith(f"{NAME}{'_long' * 30}.onnx · inputs not reported")
+    assert shown_tip(caption.toolTip()) == f"{NAME}{'_long' * 30}.onnx", "cut at the edge, whole in the tooltip"
+    assert caption.minimumSizeHint().width() <= NARROWEST_PX, "a name with nowhere to wrap does not widen the tab"

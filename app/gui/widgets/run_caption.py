@@ -9,17 +9,19 @@ import time
 from dataclasses import dataclass, field
 from pathlib import Path
 
-from PySide6.QtCore import Qt
+from PySide6.QtCore import QSize, Qt
 from PySide6.QtGui import QColor
 from PySide6.QtWidgets import QGraphicsColorizeEffect, QLabel, QWidget
 
 from app.core.session.inputs import origin_word
 from app.core.session.load import busy_note
+from app.gui.widgets.plain_text import plain
 
 #: said beside inputs whose sizes nothing in the model or from the user gave (batch 1, 224 pixels …)
 GUESSED = "sizes chosen by default: check them"
 WARN_STYLE = "color: #c0392b;"
 GREY = "#a0a0a0"              # the wash over results that are no longer current
+NARROWEST_PX = 160            # the caption's least width, whatever the name it shows
 
 
 def shape_text(shape) -> str:
@@ -83,6 +85,13 @@ class RunCaption(QLabel):
         self._running_label = ""
         self.setText(idle_text)
 
+    def minimumSizeHint(self) -> QSize:  # noqa: N802  (Qt's naming)
+        # a long file name has no place to wrap, and a word-wrapped label is never narrower than
+        # its longest word: that widened a tab past a 1024-pixel window (its tables' verdicts out
+        # of view); past NARROWEST_PX the name is cut at the edge and whole in the tooltip
+        hint = super().minimumSizeHint()
+        return QSize(min(hint.width(), NARROWEST_PX), hint.height())
+
     def follow(self, *widgets: QWidget) -> None:
         self.results.extend(widgets)
 
@@ -141,6 +150,7 @@ class RunCaption(QLabel):
                 grey.setStrength(0.85)
                 widget.setGraphicsEffect(grey)
         self.setText(self._text())
+        self.setToolTip(plain(self.run.label) if self.run is not None else "")
 
     def _text(self) -> str:
         run = self.run

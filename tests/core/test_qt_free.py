@@ -1,6 +1,8 @@
 """The core must import and run without Qt: every app.core module imports with PySide6,
-shiboken6 and pyqtgraph made unimportable (ORTUNE_BLOCK_QT=1, tests/qt_blocked), and CI runs
-all of tests/core that way once. These tests prove the blocker really blocks."""
+shiboken6 and pyqtgraph made unimportable (ORTUNE_BLOCK_QT=1, tests/qt_blocked), beside the
+import contracts, which read the imports inside functions too; all of tests/core runs that way
+with `ORTUNE_BLOCK_QT=1 python -m pytest -p no:pytest-qt tests/core`. These tests prove the
+blocker really blocks."""
 
 import importlib.util
 import os

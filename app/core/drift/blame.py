@@ -9,8 +9,11 @@ outweighs any noise.
 
 What is kept for a blamed tensor: the nodes that made it since the last compared tensors
 (a quantized variant computes a MatMul and its Relu as one, so only the Relu's output is
-compared). Where those are all kept already and the tensor is still lost, the value is
-kept but its readers still take it in the lower precision, so they are kept next."""
+compared). Where those are all kept already and the tensor still arrives changed, the error
+came from outside them, and what causes it is kept next, together: its readers, where a QDQ
+variant quantizes the tensor on the way out for them; the makers and other readers of any
+quantized input, which a QDQ variant dequantizes on the way into a node it left in float32;
+else its readers (a float16 variant casts the kept value back for them)."""
 
 from __future__ import annotations
 
@@ -48,6 +51,31 @@ def _readers(model, tensor: str) -> list[str]:
     return [node.name for node in model.graph.node if tensor in node.input]
 
 
+def _quantized_inputs(model, makers: list[str], quantized: set[str]) -> list[str]:
+    """The quantized tensors the `makers` read (a QDQ variant dequantizes them on the way in)."""
+    return list(dict.fromkeys(name for node in model.graph.node if node.name in makers
+                              for name in node.input if name in quantized))
+
+
+def _kept_yet_changed(model, row: dict, makers: list[str], quantized: set[str], wanted) -> tuple[list[str], str]:
+    """What to keep when every maker of `row`'s tensor is kept already, and why: what
+    quantizes it on the way out (its readers), and what quantizes its inputs on the way in
+    (their makers and other readers); without either, its readers (float16 casts the value
+    back for them)."""
+    held = f"{', '.join(makers)} kept already, yet {row['name']} still arrives changed ({_share(row)})"
+    inputs = _quantized_inputs(model, makers, quantized)
+    producer = {out: node.name for node in model.graph.node for out in node.output}
+    names = [*(_readers(model, row["name"]) if row.get("quantized") else []),
+             *(name for tensor in inputs for name in (producer.get(tensor), *_readers(model, tensor)) if name)]
+    order = {node.name: i for i, node in enumerate(model.graph.node)}
+    new = sorted(wanted(names), key=order.get)
+    if new:
+        why = [*(["it is quantized on the way out"] if row.get("quantized") else []),
+               *([f"it reads {', '.join(inputs)} quantized"] if inputs else [])]
+        return new, f"{held}: {' and '.join(why)}"
+    return wanted(_readers(model, row["name"])), held
+
+
 def next_to_keep(result: dict, model, kept: list[str], changes: frozenset[str] | None = None) -> dict | None:
     """{nodes, tensor, why}: what to keep next for the drift `result` of a variant of
     `model` (its unnamed nodes named as drift names them), given the nodes already `kept`;
@@ -61,15 +89,19 @@ def next_to_keep(result: dict, model, kept: list[str], changes: frozenset[str] |
     suspects = sorted((row for row in rows[:limit + 1] if added_noise(row) > 0), key=added_noise, reverse=True)
     op_of = {node.name: node.op_type for node in model.graph.node}
     touched = (lambda name: True) if changes is None else (lambda name: op_of.get(name) in changes)
+    quantized = {row["name"] for row in rows if row.get("quantized")}
+
+    def wanted(names: list[str]) -> list[str]:
+        return [name for name in dict.fromkeys(names) if name not in kept and touched(name)]
+
     for row in suspects:
         makers = [name for name in _makers(model, row["name"], compared) if touched(name)]
         if not makers:
             continue
-        new = [name for name in makers if name not in kept]
+        new = wanted(makers)
         why = f"its node added the most error up to the first drift ({_share(row)})"
         if not new:
-            new = [name for name in _readers(model, row["name"]) if name not in kept and touched(name)]
-            why = f"{', '.join(makers)} kept already, yet {row['name']} still arrives changed ({_share(row)})"
+            new, why = _kept_yet_changed(model, row, makers, quantized, wanted)
         if new:
             return {"nodes": new, "tensor": row["name"], "why": why}
     return None

@@ -115,6 +115,23 @@ def test_blame_goes_to_the_node_that_added_the_most_noise_before_the_first_drift
     assert added_noise(_row(0, "t", None)) == 0
 
 
+def test_a_kept_node_fed_a_quantized_input_blames_what_quantizes_that_input():
+    # a QDQ variant that leaves act1 in float32 still feeds it mm1 dequantized: keeping act1 (or
+    # its reader layer2) changes nothing, keeping layer1, whose output is quantized, does
+    model = drift_models.mlp_with_weights([drift_models.np.eye(4)] * 3, "chain")
+    rows = [_row(0, "mm0", 40.0), _row(1, "h0", 40.0, 0.0), _row(2, "mm1", 30.0, 10.0), _row(3, "h1", 12.0, 18.0),
+            _row(4, "mm2", 11.0, 1.0)]
+    for row in rows:
+        row["quantized"] = row["name"] != "h1"
+    result = {"tensors": rows, "first_drift": {"index": 3}, "first_nonfinite": None}
+    choice = next_to_keep(result, model, ["act1"])
+    assert choice["nodes"] == ["layer1"] and "reads mm1 quantized" in choice["why"]
+    assert next_to_keep(result, model, ["act1", "layer1"])["nodes"] == ["layer2"], "then what reads it"
+    rows[3]["quantized"] = True        # quantized on the way out too: its reader quantizes it, kept with layer1
+    choice = next_to_keep(result, model, ["act1"])
+    assert choice["nodes"] == ["layer1", "layer2"] and "on the way out and it reads mm1 quantized" in choice["why"]
+
+
 def test_a_node_the_conversion_never_changes_is_not_blamed():
     # int8-dynamic rewrites MatMul, not Relu: the error seen after act1 came through layer1, and
     # keeping act1 out of int8 would change nothing

@@ -27,7 +27,7 @@ def spell_rounds(seed: int, rounds: int = 80, start: int = 30, length: int = 50,
 def plain_bootstrap(reference, candidate) -> tuple[float, float]:
     """The interval as rounds resampled one by one would give it (the old rule)."""
     rounds = len(reference)
-    picks = np.random.default_rng(0).integers(0, rounds, size=(2000, rounds))
+    picks = np.random.default_rng(0).integers(0, rounds, size=(500, rounds))
     medians = [np.median(np.asarray(blocks)[picks].reshape(len(picks), -1), axis=1) for blocks in (reference, candidate)]
     low, high = np.percentile(medians[0] / medians[1], [2.5, 97.5])
     return float(low), float(high)

@@ -12,7 +12,7 @@ from tests import models
 
 def _run(model, out, **given):
     params = {"model": str(model), "out_dir": str(out), "screen_seconds": 0.3, "tune": False,
-              "kinds": ["optimize", "fp16"], "budget_seconds": 30,
+              "kinds": ["optimize", "fp16"], "budget_seconds": 20,
               "session": SessionConfig(intra_op_num_threads=1).to_dict(), **given}
     return OPTIMIZE(params, JobContext())
 

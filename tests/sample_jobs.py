@@ -5,6 +5,7 @@ from __future__ import annotations
 import os
 import time
 from dataclasses import dataclass
+from pathlib import Path
 from typing import Any
 
 from app.core.jobs.entry import LOCAL_ONLY, Job
@@ -61,6 +62,17 @@ def stubborn(params, ctx):
     """Ignores cancel (like a native call that never returns)."""
     ctx.progress(None, "stuck")
     time.sleep(600)
+    return {"finished": True}
+
+
+def stubborn_stager(params, ctx):
+    """Stages its output beside `path` as a conversion does, then ignores cancel."""
+    from app.core.model.output import Staging
+    from app.core.store import leftovers
+
+    with Staging(Path(params.path)) as stage, leftovers.noted(stage.folder):
+        ctx.progress(None, "staged")
+        time.sleep(600)
     return {"finished": True}
 
 
@@ -179,6 +191,7 @@ INTERNAL_ERROR = Job("internal-error", internal_error, SampleParams, runs=LOCAL_
 ABORT = Job("abort", abort, SampleParams, runs=LOCAL_ONLY)
 COOPERATIVE = Job("cooperative", cooperative, SampleParams, runs=LOCAL_ONLY)
 STUBBORN = Job("stubborn", stubborn, SampleParams, runs=LOCAL_ONLY)
+STUBBORN_STAGER = Job("stubborn-stager", stubborn_stager, SampleParams, runs=LOCAL_ONLY)
 EXIT_CODE = Job("exit-code", exit_code, SampleParams, runs=LOCAL_ONLY)
 RUNTIME_REFUSAL = Job("runtime-refusal", runtime_refusal, SampleParams, runs=LOCAL_ONLY)
 HAS_MODULE = Job("has-module", has_module, SampleParams, runs=LOCAL_ONLY)

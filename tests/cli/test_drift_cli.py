@@ -70,7 +70,7 @@ def test_drift_repair_remakes_the_variant_and_exits_4_when_the_bound_stops_it(or
     data = done.json()
     assert data["first_drift"]["node"] == "act1" and data["remade_as"]["kind"] == "int8-static"
     assert data["repaired"]["output"].endswith("wide_int8.repaired.onnx")
-    assert [s["added"] for s in data["repair"]["steps"]][1] == ["layer1", "act1"]
+    assert [s["added"] for s in data["repair"]["steps"]][1] == ["layer1", "act1", "layer2"]
     assert data["repair"]["stopped"] == "2 steps done" and not data["repair"]["passed"]
 
 

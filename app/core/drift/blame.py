@@ -9,11 +9,13 @@ outweighs any noise.
 
 What is kept for a blamed tensor: the nodes that made it since the last compared tensors
 (a quantized variant computes a MatMul and its Relu as one, so only the Relu's output is
-compared). Where those are all kept already and the tensor still arrives changed, the error
-came from outside them, and what causes it is kept next, together: its readers, where a QDQ
-variant quantizes the tensor on the way out for them; the makers and other readers of any
-quantized input, which a QDQ variant dequantizes on the way into a node it left in float32;
-else its readers (a float16 variant casts the kept value back for them)."""
+compared), and where a QDQ variant quantizes the tensor, its readers too: the quantizer puts
+a Q/DQ pair on any tensor whose maker or one of whose readers it quantizes, so keeping the
+makers alone leaves the tensor as it was. Where all those are kept already and the tensor
+still arrives changed, the error came from outside them, and what causes it is kept next,
+together: its readers, where it is still quantized on the way out; the makers and other
+readers of any quantized input, which a QDQ variant dequantizes on the way into a node it
+left in float32; else its readers (a float16 variant casts the kept value back for them)."""
 
 from __future__ import annotations
 
@@ -98,7 +100,8 @@ def next_to_keep(result: dict, model, kept: list[str], changes: frozenset[str] |
         makers = [name for name in _makers(model, row["name"], compared) if touched(name)]
         if not makers:
             continue
-        new = wanted(makers)
+        # a QDQ variant quantizes a tensor whose maker or any reader it quantizes: all are kept at once
+        new = wanted(makers + (_readers(model, row["name"]) if row.get("quantized") else []))
         why = f"its node added the most error up to the first drift ({_share(row)})"
         if not new:
             new, why = _kept_yet_changed(model, row, makers, quantized, wanted)

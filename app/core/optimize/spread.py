@@ -80,17 +80,21 @@ def part_job(params: OptimizeParams, ctx) -> dict:
         search = Search(replace(params, tune=False, fresh=True), source, Path(scratch),
                         Budget(params.budget_seconds, ctx), split)
         search.reuse.keeps = False      # kept where the search was started, keyed by this worker
+        cut = False
         try:
             search.screen(plan)
         except JobCancelled:
-            pass
+            cut = True
+        # cut short: a kind of its share left unmade or untimed (a cancel that came after the
+        # last of them stopped nothing)
+        cut = cut or any(row.get("reason", "").startswith("the search was stopped") for row in search.rows[1:])
         files = {}
         for kind, path in search.made.items():
             if kind != "source":
                 found = bundle(Path(path))
                 files[kind] = [(name, local.read_bytes()) for name, local, _ in found.files]
     return {"rows": search.rows[1:], "files": files, "reports": search.reuse.handed, "inputs": _inputs(search.reports),
-            "machine": _machine(params.session), "cancelled": ctx.cancelled}
+            "machine": _machine(params.session), "cancelled": cut}
 
 
 def data_folders(given: dict) -> dict:

@@ -355,6 +355,8 @@ class JobHandle(Waitable):
                 self._process.join(5)
             for conn in (self._events_conn, self._control_conn):
                 conn.close()
+            if self._process.exitcode != 0:
+                leftovers.sweep()   # a child ended by a signal could not remove its staging files: here, at once
 
 
 def _session_limit(params) -> str | None:

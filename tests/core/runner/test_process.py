@@ -8,6 +8,7 @@ from app.core.jobs.errors import JobCancelled, JobFailed, UserError
 from app.core.jobs.protocol import JobContext
 from app.core.runner.process import CANCEL_GRACE_S, JobHandle, run_job
 from tests.sample_jobs import ABORT, COOPERATIVE, DOUBLER, ECHO, EXIT_CODE, INTERNAL_ERROR, RUNTIME_REFUSAL, STUBBORN, USER_ERROR
+from tests.sample_jobs import STUBBORN_STAGER
 
 
 def test_result_and_events_come_from_a_child_process():
@@ -67,6 +68,18 @@ def test_a_child_that_ignores_cancel_is_ended():
             handle.cancel()
     assert isinstance(handle.error, JobCancelled)
     assert not handle._process.is_alive()
+
+
+def test_a_child_ended_after_a_cancel_it_ignored_leaves_no_staging_folder(tmp_path):
+    # a loaded machine can keep a conversion from reaching its next cancel check within the
+    # grace: the child is then ended, cannot tidy up, and its parent removes what it staged
+    handle = JobHandle(STUBBORN_STAGER, {"path": str(tmp_path / "out.onnx")}).start()
+    for kind, _ in handle.events():
+        if kind == "progress":
+            assert list(tmp_path.glob(".out.onnx.*.partial"))
+            handle.cancel()
+    assert isinstance(handle.error, JobCancelled) and handle._process.exitcode != 0
+    assert list(tmp_path.iterdir()) == []
 
 
 @pytest.mark.parametrize("params, message", [({"code": "x"}, "code expects a whole number"),

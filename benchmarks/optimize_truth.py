@@ -15,7 +15,7 @@ nudenet, silero-vad, magika, plus a small BERT export); nothing here downloads o
 them.
 
     python benchmarks/optimize_truth.py FOLDER [--budget-seconds 150] [--only ocr-cls,bert]
-        [--duration 3] [--repeats 2] [--out DIR] [--try-expected-slower]
+        [--duration 3] [--repeats 2] [--out DIR] [--try-expected-slower] [--settings "--threads 1"]
 """
 
 from __future__ import annotations
@@ -23,6 +23,7 @@ from __future__ import annotations
 import argparse
 import json
 import os
+import shlex
 import statistics
 import subprocess
 import sys
@@ -137,10 +138,11 @@ def summary_of(result: dict) -> list[dict]:
 def truth(name: str, folder: Path, out: Path, args) -> dict:
     file = MODELS[name][0]
     load = os.getloadavg()[0]
-    more = ("--try-expected-slower",) if args.try_expected_slower else ()
+    more = (*(("--try-expected-slower",) if args.try_expected_slower else ()), *shlex.split(args.settings))
     source, result, wall, errors = run_optimize(name, folder, out, args.budget_seconds, more)
     row = {"name": name, "model": file, "budget_seconds": args.budget_seconds, "wall_seconds": round(wall, 1),
-           "within_budget": wall <= args.budget_seconds * BUDGET_GOAL, "load_before": round(load, 2)}
+           "within_budget": wall <= args.budget_seconds * BUDGET_GOAL, "load_before": round(load, 2),
+           "flags": list(more)}
     if result is None:
         return {**row, "ran": False, "error": errors}
     choice = result["choice"]
@@ -180,6 +182,8 @@ def main() -> None:
     parser.add_argument("--try-expected-slower", action="store_true",
                         help="let the search make the kinds this machine is expected to run slower (int8 without "
                              "VNNI): where nothing else wins, the one way to have a claim to check")
+    parser.add_argument("--settings", default="", help="the user's own session flags, as one string (e.g. "
+                        "'--threads 1' for a service that gives each model one core): every claim is against them")
     args = parser.parse_args()
     names = [n.strip() for n in args.only.split(",") if n.strip()]
     unknown = [n for n in names if n not in MODELS]

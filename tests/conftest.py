@@ -7,6 +7,7 @@ processes the tests start (tests/qt_blocked/sitecustomize.py); pytest-qt needs Q
 
 from __future__ import annotations
 
+import collections
 import importlib.util
 import os
 import tempfile
@@ -36,14 +37,23 @@ SHARED_RESOURCES = ("ray_cluster",)
 
 
 @pytest.hookimpl(tryfirst=True)     # before xdist's own, which reads the groups into the test ids
-def pytest_collection_modifyitems(items):
+def pytest_collection_modifyitems(config, items):
     """Under pytest-xdist's loadgroup, each test file runs in one worker (its module fixtures
     are made once), and the tests of a shared resource's fixture together in one worker."""
+    groups = {}
     for item in items:
-        if item.get_closest_marker("xdist_group"):
-            continue
-        shared = next((name for name in SHARED_RESOURCES if name in item.fixturenames), None)
-        item.add_marker(pytest.mark.xdist_group(shared or item.nodeid.partition("::")[0]))
+        marker = item.get_closest_marker("xdist_group")
+        if marker is None:
+            shared = next((name for name in SHARED_RESOURCES if name in item.fixturenames), None)
+            marker = pytest.mark.xdist_group(shared or item.nodeid.partition("::")[0])
+            item.add_marker(marker)
+        groups[item] = marker.args[0] if marker.args else marker.kwargs.get("name", "")
+    # the groups in the order workers take them (CI passes --no-loadscope-reorder): a shared
+    # resource's first, for they are the longest (the Ray cluster's: 6 min of one worker) and
+    # were last, as the fewest tests, in xdist's own order; then by number of tests, as xdist
+    if getattr(config.option, "dist", "no") == "loadgroup":
+        sizes = collections.Counter(groups.values())
+        items.sort(key=lambda item: (groups[item] not in SHARED_RESOURCES, -sizes[groups[item]]))
 
 
 def pytest_collection_finish(session):

@@ -12,14 +12,16 @@ What is kept for a blamed tensor: the nodes that made it since the last compared
 compared), and where a QDQ variant quantizes the tensor, its readers too: the quantizer puts
 a Q/DQ pair on any tensor whose maker or one of whose readers it quantizes, so keeping the
 makers alone leaves the tensor as it was. Where all those are kept already and the tensor
-still arrives changed, the error came from outside them, and what causes it is kept next,
-together: its readers, where it is still quantized on the way out; the makers and other
-readers of any quantized input, which a QDQ variant dequantizes on the way into a node it
-left in float32; else its readers (a float16 variant casts the kept value back for them)."""
+still arrives changed, the error came from outside them: through a quantized input, which a
+QDQ variant dequantizes on the way into a node it left in float32, so that input's maker and
+other readers are kept next; else its readers (a float16 variant casts the kept value back
+for them)."""
 
 from __future__ import annotations
 
 import math
+
+from app.core.drift.expose import producers
 
 
 def _noise(sqnr_db: float | None) -> float:
@@ -34,10 +36,15 @@ def added_noise(row: dict) -> float:
     return _noise(row["sqnr_db"]) - _noise(before)
 
 
+def _in_graph_order(model, names) -> list[str]:
+    order = {node.name: i for i, node in enumerate(model.graph.node)}
+    return sorted(names, key=order.get)
+
+
 def _makers(model, tensor: str, compared: set[str]) -> list[str]:
     """The nodes that made `tensor` since the last compared tensors (Constant nodes aside: a
     weight is kept with the node that reads it), in graph order."""
-    producer = {out: node for node in model.graph.node for out in node.output if out}
+    producer = producers(model)
     found, todo = [], [tensor]
     while todo:
         node = producer.get(todo.pop())
@@ -45,8 +52,7 @@ def _makers(model, tensor: str, compared: set[str]) -> list[str]:
             continue
         found.append(node.name)
         todo.extend(name for name in node.input if name and name not in compared)
-    order = {node.name: i for i, node in enumerate(model.graph.node)}
-    return sorted(found, key=order.get)
+    return _in_graph_order(model, found)
 
 
 def _readers(model, tensor: str) -> list[str]:
@@ -60,21 +66,17 @@ def _quantized_inputs(model, makers: list[str], quantized: set[str]) -> list[str
 
 
 def _kept_yet_changed(model, row: dict, makers: list[str], quantized: set[str], wanted) -> tuple[list[str], str]:
-    """What to keep when every maker of `row`'s tensor is kept already, and why: what
-    quantizes it on the way out (its readers), and what quantizes its inputs on the way in
-    (their makers and other readers); without either, its readers (float16 casts the value
-    back for them)."""
+    """What to keep when every maker of `row`'s tensor (and, were it quantized, every reader)
+    is kept already, and why: the makers and other readers of the quantized inputs the makers
+    read; without any, the tensor's readers (float16 casts the value back for them)."""
     held = f"{', '.join(makers)} kept already, yet {row['name']} still arrives changed ({_share(row)})"
     inputs = _quantized_inputs(model, makers, quantized)
-    producer = {out: node.name for node in model.graph.node for out in node.output}
-    names = [*(_readers(model, row["name"]) if row.get("quantized") else []),
-             *(name for tensor in inputs for name in (producer.get(tensor), *_readers(model, tensor)) if name)]
-    order = {node.name: i for i, node in enumerate(model.graph.node)}
-    new = sorted(wanted(names), key=order.get)
+    made_by = producers(model)
+    names = [name for tensor in inputs
+             for name in ([made_by[tensor].name] if tensor in made_by else []) + _readers(model, tensor)]
+    new = _in_graph_order(model, wanted(names))
     if new:
-        why = [*(["it is quantized on the way out"] if row.get("quantized") else []),
-               *([f"it reads {', '.join(inputs)} quantized"] if inputs else [])]
-        return new, f"{held}: {' and '.join(why)}"
+        return new, f"{held}: it reads {', '.join(inputs)} quantized"
     return wanted(_readers(model, row["name"])), held
 
 

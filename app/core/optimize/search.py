@@ -40,6 +40,8 @@ from app.core.tune.jobs import TUNE, TuneParams
 
 #: the share of the budget kept for measuring the finalists precisely
 FINAL_SHARE = 0.2
+#: how the reason of a candidate a cancel left unmade begins
+STOPPED = "the search was stopped"
 REPAIR_STEPS = 3
 
 
@@ -154,7 +156,7 @@ class Search:
 
     def make(self, kind: str) -> dict:
         if self.budget.ctx.cancelled:
-            return failed_row(kind, "skipped", "the search was stopped before it was made")
+            return failed_row(kind, "skipped", f"{STOPPED} before it was made")
         # the finalists' share is not held back: a candidate made and screened is worth more
         if self.budget.ran_out or self.budget.left() - self.tune_floor < self.budget.make_cost.value \
                 + 2 * self.budget.start_s:
@@ -179,7 +181,7 @@ class Search:
                 report = self._repair(convert, report)
         except JobCancelled:
             if self.budget.ctx.cancelled:
-                return failed_row(kind, "skipped", "the search was stopped while it was being made")
+                return failed_row(kind, "skipped", f"{STOPPED} while it was being made")
             return failed_row(kind, "skipped", "the budget was spent while it was being made")
         except UserError as exc:
             return failed_row(kind, "refused", exc.message)

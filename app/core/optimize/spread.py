@@ -61,7 +61,7 @@ def part_job(params: OptimizeParams, ctx) -> dict:
     from app.core.model.jobs import ModelPath
     from app.core.optimize import candidates
     from app.core.optimize.budget import Budget
-    from app.core.optimize.search import Search, _inputs, _machine
+    from app.core.optimize.search import STOPPED, Search, _inputs, _machine
     from app.core.optimize.split import split_data
     from app.core.runner.process import run_child
     from app.core.session.machine_cpu import cpu_description
@@ -87,7 +87,7 @@ def part_job(params: OptimizeParams, ctx) -> dict:
             cut = True
         # cut short: a kind of its share left unmade or untimed (a cancel that came after the
         # last of them stopped nothing)
-        cut = cut or any(row.get("reason", "").startswith("the search was stopped") for row in search.rows[1:])
+        cut = cut or any(row.get("reason", "").startswith(STOPPED) for row in search.rows[1:])
         files = {}
         for kind, path in search.made.items():
             if kind != "source":

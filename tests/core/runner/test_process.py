@@ -7,8 +7,8 @@ import pytest
 from app.core.jobs.errors import JobCancelled, JobFailed, UserError
 from app.core.jobs.protocol import JobContext
 from app.core.runner.process import CANCEL_GRACE_S, JobHandle, run_job
-from tests.sample_jobs import ABORT, COOPERATIVE, DOUBLER, ECHO, EXIT_CODE, INTERNAL_ERROR, RUNTIME_REFUSAL, STUBBORN, USER_ERROR
-from tests.sample_jobs import STUBBORN_STAGER
+from tests.sample_jobs import (ABORT, COOPERATIVE, DOUBLER, ECHO, EXIT_CODE, INTERNAL_ERROR, RUNTIME_REFUSAL, STUBBORN,
+                               STUBBORN_STAGER, USER_ERROR)
 
 
 def test_result_and_events_come_from_a_child_process():

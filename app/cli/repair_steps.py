@@ -5,6 +5,7 @@ from __future__ import annotations
 
 from app.cli.common import format_table
 from app.cli.session_args import whole_number
+from app.core.drift.step_text import added_text, outputs_text
 from app.core.jobs.errors import UserError
 
 
@@ -48,9 +49,8 @@ def _drift(step: dict) -> str:
 
 def render_repair(repair: dict) -> list[str]:
     """The steps as a table, then the outcome."""
-    rows = [[step["step"], ", ".join(step["added"]) or "–", _number(step["cosine"], ".6f"),
-             _number(step["max_abs_diff"], ".3g"), _speed(step["speed"]), _drift(step),
-             "pass" if step["passed"] else (step.get("problem") or step["check"].upper())]
+    rows = [[step["step"], added_text(step), _number(step["cosine"], ".6f"),
+             _number(step["max_abs_diff"], ".3g"), _speed(step["speed"]), _drift(step), outputs_text(step)]
             for step in repair["steps"]]
     kept = ", ".join(repair["kept"]) or "nothing"
     outcome = "PASSED" if repair["passed"] else "NOT PASSED"

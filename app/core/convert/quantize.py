@@ -100,8 +100,34 @@ def _preprocessed(work: Work) -> Path:
     return target
 
 
-def _exclusions(work: Work) -> list[str]:
-    return list(dict.fromkeys(work.options.get("nodes_to_exclude", []) + work.plan.get("exclude", [])))
+def _exclusions(work: Work, read: Path | None = None) -> list[str]:
+    """The nodes to leave unquantized, by name: the user's and the repairs'. When the quantizer
+    reads a pre-processed copy (`read`), a node its graph optimisation folded into another (a
+    BatchNormalization or a bias Add into the Conv before it) is no longer there, and its name
+    would leave nothing unquantized: the node that now makes its outputs is left in its place,
+    and `details["kept_instead"]` says which."""
+    names = list(dict.fromkeys(work.options.get("nodes_to_exclude", []) + work.plan.get("exclude", [])))
+    if not names or read is None or read == work.source:
+        return names
+    import onnx
+
+    from app.core.model.intake import iter_graphs
+
+    after = [node for graph in iter_graphs(onnx.load(str(read), load_external_data=False).graph)
+             for node in graph.node]
+    present = {node.name for node in after}
+    missing = [name for name in names if name not in present]
+    if not missing:
+        return names
+    makers = {tensor: node.name for node in after for tensor in node.output}
+    before = {node.name: node for graph in iter_graphs(onnx.load(str(work.source), load_external_data=False).graph)
+              for node in graph.node}
+    instead = {}
+    for name in missing:
+        outputs = before[name].output if name in before else []
+        instead[name] = list(dict.fromkeys(makers[tensor] for tensor in outputs if tensor in makers))
+    work.details["kept_instead"] = {name: nodes for name, nodes in instead.items() if nodes}
+    return list(dict.fromkeys(node for name in names for node in instead.get(name, [name])))
 
 
 def quantizer_takes(kind: str) -> set[str]:
@@ -179,9 +205,10 @@ def produce_int8_dynamic(work: Work) -> None:
 
     options = work.options
     _begin(work)
-    quantize_dynamic(str(_preprocessed(work)), str(work.target), op_types_to_quantize=_op_types(work),
+    read = _preprocessed(work)
+    quantize_dynamic(str(read), str(work.target), op_types_to_quantize=_op_types(work),
                      per_channel=options["per_channel"], reduce_range=options["reduce_range"],
-                     weight_type=QuantType[options["weight_type"]], nodes_to_exclude=_exclusions(work),
+                     weight_type=QuantType[options["weight_type"]], nodes_to_exclude=_exclusions(work, read),
                      use_external_data_format=work.large,
                      extra_options={"EnableSubgraph": True} if work.plan.get("subgraphs") else None)
     _require_quantized(work)
@@ -214,11 +241,12 @@ def _quantize_static(work: Work, reader: FeedReader) -> None:
     from onnxruntime.quantization import CalibrationMethod, QuantFormat, QuantType, quantize_static
 
     options = work.options
-    quantize_static(str(_preprocessed(work)), str(work.target), calibration_data_reader=reader,
+    read = _preprocessed(work)
+    quantize_static(str(read), str(work.target), calibration_data_reader=reader,
                     quant_format=QuantFormat[options["quant_format"]], op_types_to_quantize=_op_types(work),
                     per_channel=options["per_channel"], reduce_range=options["reduce_range"],
                     activation_type=QuantType[options["activation_type"]],
-                    weight_type=QuantType[options["weight_type"]], nodes_to_exclude=_exclusions(work),
+                    weight_type=QuantType[options["weight_type"]], nodes_to_exclude=_exclusions(work, read),
                     use_external_data_format=work.large,
                     calibrate_method=CalibrationMethod[options["calibrate_method"]],
                     extra_options={"ActivationSymmetric": options["activation_symmetric"],

@@ -65,6 +65,17 @@ def _first(drift: dict, key: str) -> dict | None:
                                                                    "sqnr_db", "nonfinite", "problem")}
 
 
+def _same_outputs(step: dict, earlier: list[dict]) -> int | None:
+    """The first earlier step whose outputs came out exactly as this one's, or None: a step
+    that moved nothing is said, not passed over. (Its variant may still differ: an int8 model's
+    last layers put the outputs on a coarse grid, and PP-OCR's classifier, with Mul@4 kept as
+    well, came back to step 1's cosine to the last digit with more of its graph in float32.)"""
+    if step["cosine"] is None:
+        return None
+    return next((e["step"] for e in earlier if (e["cosine"], e["max_abs_diff"]) == (step["cosine"],
+                                                                                      step["max_abs_diff"])), None)
+
+
 def repair(params, ctx: JobContext, find_drift: Callable[[str, JobContext], dict]) -> dict:
     """params: RepairParams (app.core.drift.jobs); `find_drift(variant, ctx)`: the drift job's
     result for a variant of the source. The last conversion's report, with the loop's steps
@@ -100,7 +111,10 @@ def repair(params, ctx: JobContext, find_drift: Callable[[str, JobContext], dict
             break
         step = {"step": index + 1, "kept": list(kept), "added": added, **_outputs_summary(report["fidelity"]),
                 "check": report["check"], "passed": report["check"] == "passed", "speed": _speed(report),
-                "first_drift": None, "first_nonfinite": None, "next": None}
+                "first_drift": None, "first_nonfinite": None, "next": None,
+                "kept_instead": {name: nodes for name, nodes in report.get("kept_instead", {}).items()
+                                 if name in added}}
+        step["same_as"] = _same_outputs(step, steps)
         steps.append(step)
         ctx.data("repair-step", step)
         if step["passed"]:

@@ -65,3 +65,20 @@ def test_branches_reading_outer_weights_get_their_own_copies(tmp_path):
         "gave each If/Loop subgraph its own copy of the outer weights it reads"]
     assert report["op_changes"]["added"]["ConvInteger"] == 2
     assert report["fidelity"]["passed"] is True
+
+
+def test_a_kept_node_the_pre_processing_folds_away_keeps_the_node_it_was_folded_into(tmp_path):
+    """The quantizer's pre-processing folds each BatchNormalization into the Conv before it, so
+    a name the repair loop keeps (the BatchNormalization, where the drift showed) is gone from
+    the graph it quantizes: the Conv that now makes its output stays in float32 in its place."""
+    import onnx
+
+    source = models.save(models.conv_bn_relu(), tmp_path / "cbr.onnx")
+    report = quantize("int8-static", source, tmp_path / "cbr.int8.onnx",
+                      options={"nodes_to_exclude": ["bn1"], "quant_format": "QDQ"})
+    assert report["kept_instead"] == {"bn1": ["conv1"]}
+    graph = onnx.load(str(tmp_path / "cbr.int8.onnx")).graph
+    weights = {t.name for t in graph.initializer}
+    convs = {n.name: n for n in graph.node if n.op_type == "Conv"}
+    assert convs["conv1"].input[1] in weights          # a float weight, read directly: left unquantized
+    assert convs["conv0"].input[1] not in weights      # the other Conv reads its weight dequantized

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 from html import escape
 
+from app.core.drift.step_text import added_text, outputs_text
 from app.core.units import cosine_text, diff_text, interval_text, ratio_text
 
 # whether a tensor is within tolerance, and whether a step's outputs passed, come right after
@@ -64,8 +65,7 @@ def speed_cells(speed: dict) -> list[str]:
 
 def step_row(step: dict) -> list:
     first = step["first_drift"] or step["first_nonfinite"]
-    outputs = "pass" if step["passed"] else (step.get("problem") or step["check"])
-    return [step["step"], ", ".join(step["added"]) or "–", outputs, step["cosine"], step["max_abs_diff"],
+    return [step["step"], added_text(step), outputs_text(step), step["cosine"], step["max_abs_diff"],
             *speed_cells(step["speed"]), "–" if first is None else f"{first['tensor']} ({first['node']})"]
 
 

@@ -78,8 +78,10 @@ def alternation(pairs: list[tuple[str, dict]], seconds: float) -> list[dict]:
                                 variant=f"m{index}", reference_dir=folder, is_reference=index == 0, record=False)
                    for index, (path, session) in enumerate(pairs)]
         measured = alternate(MEMBER, members, settings, JobContext())
+    others = (measured.describe()["load"] or {}).get("others_cores_p50")    # the cores other programs took
     return [{"speedup": round(row["speedup"], 4), "speedup_ci": [round(v, 4) for v in row["speedup_ci"]],
              "verdict": row["verdict"], "rounds": row["rounds"],
+             "others_cores_p50": None if others is None else round(others, 2),
              "source_p50_ms": round(measured.reports[0]["latency_ms"]["p50"], 4),
              "p50_ms": round(measured.reports[index]["latency_ms"]["p50"], 4)}
             for index, row in enumerate(summarize(measured)) if index > 0]
@@ -148,7 +150,7 @@ def truth(name: str, folder: Path, out: Path, args) -> dict:
     choice = result["choice"]
     row.update(ran=True, elapsed_seconds=round(result["elapsed_seconds"], 1), kind=choice["kind"],
                claimed=choice["speedup"], claimed_ci=choice["speedup_ci"], claimed_verdict=choice["verdict"],
-               tuned=choice["tuned"], settings_speedup=choice.get("settings_speedup"),
+               tuned=choice["tuned"], settings_speedup=choice.get("settings_speedup"), rests_on=choice.get("rests_on"),
                candidates=summary_of(result), tune=result["tune"].get("why") or result["tune"].get("note"))
     user = result["session"]
     variant_claim = choice["speedup"] if not (choice["tuned"] and choice["kind"] == "source") else 1.0

@@ -142,6 +142,7 @@ def answer(best: dict, tune: dict, model: Path, preset: Path, user_session: dict
               "judged_on": best.get("judged_on")}
     if tuned:
         choice["settings_speedup"] = {k: tune[k] for k in ("speedup", "speedup_ci", "verdict")}
+        choice["rests_on"] = tune.get("rests_on")    # more threads than yours: the cores free while measured
     if best["kind"] != "source":
         choice["note"] = (f"{best['kind']} ran ×{best['speedup']:.2f} the source's speed"
                           + (f"; tuned settings ran ×{tune['speedup']:.2f} your settings on it (measured apart)"
@@ -169,6 +170,12 @@ def _figures(value: float, interval) -> str:
 
 def answer_text(choice: dict) -> str:
     """The answer as one sentence, the same in the terminal, the report and the window."""
+    text = _answer(choice)
+    rests_on = choice.get("rests_on") if choice.get("tuned") else None
+    return text + (f"; mind: {rests_on['text']}" if rests_on else "")
+
+
+def _answer(choice: dict) -> str:
     settings = choice.get("settings_speedup") or {}
     if choice["kind"] == "source" and choice["tuned"]:
         return (f"keep the source, with the tuned settings: {_figures(choice['speedup'], choice['speedup_ci'])} your "

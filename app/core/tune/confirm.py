@@ -92,16 +92,49 @@ def judge(race: dict, base: SessionConfig, chosen: list[int], alternation: Alter
                                "trials": trials}
 
 
-def confirm(result: dict, row: dict, report: dict, default_report: dict | None = None) -> dict:
+def threads_of(session: dict) -> int:
+    """The intra-op threads a session runs with: its own count, or ORT's default (one per
+    physical core) when it leaves that at 0."""
+    import psutil
+
+    return int(session.get("intra_op_num_threads") or 0) or psutil.cpu_count(logical=False) or \
+        psutil.cpu_count() or 1
+
+
+def rests_on_cores(yours: dict, tuned: dict, load: dict | None) -> dict | None:
+    """When the tuned settings run more intra-op threads than the user's, their gain needs
+    cores the user's settings leave to other programs, and it is only as good as the cores
+    free while it was measured: on a 2-core machine where a neighbour takes a core now and
+    then, 2 threads over 1 re-measured ×1.23 and ×1.02 against a claim of ×1.28. What the
+    claim rests on, for it to say beside it (None when it needs no more cores)."""
+    import psutil
+
+    ours, theirs = threads_of(yours), threads_of(tuned)
+    if theirs <= ours:
+        return None
+    cores = psutil.cpu_count() or 1
+    others = (load or {}).get("others_cores_p50")
+    free = None if others is None else round(max(0.0, cores - others), 1)
+    where = f"{free:g} of the {cores} cores were free while it was measured" if free is not None else \
+        f"it was measured on {cores} cores"
+    return {"threads": theirs, "your_threads": ours, "cores": cores, "free_cores": free,
+            "text": f"the gain rests on {theirs} intra-op threads where yours run {ours}: {where}; where other "
+                    "programs keep those cores busy it shrinks, so measure where and as the model will run"}
+
+
+def confirm(result: dict, row: dict, report: dict, default_report: dict | None = None,
+            load: dict | None = None) -> dict:
     """The result with its winner's claim replaced by a fresh re-measurement (`row`: the
     winner's summarized speedup against the user's settings; `report`, `default_report`:
-    the winner's and the user's settings' latency reports in it). The winner's row of the
-    table takes the same fresh figures, so the summary and the table tell one measurement.
-    A winner the fresh measurement does not find faster is not offered."""
+    the winner's and the user's settings' latency reports in it; `load`: what the machine's
+    load was during it, app.core.bench.noise.summary). The winner's row of the table takes
+    the same fresh figures, so the summary and the table tell one measurement. A winner the
+    fresh measurement does not find faster is not offered; one whose gain needs more cores
+    than the user's settings use says so (`rests_on`)."""
     best = result["best"]
     picked = {"speedup": result["speedup"], "speedup_ci": result["speedup_ci"]}
     fresh = {"speedup": row["speedup"], "speedup_ci": row["speedup_ci"], "verdict": row["verdict"]}
-    confirmation = {"picked_on": picked, "fresh": fresh}
+    confirmation = {"picked_on": picked, "fresh": fresh, "load": load}
     default = result["default"]
     if default_report is not None:
         default = dict(default, latency_ms=default_report["latency_ms"]["p50"])
@@ -114,7 +147,10 @@ def confirm(result: dict, row: dict, report: dict, default_report: dict | None =
                     speedup_ci=fresh["speedup_ci"], remeasured_ms=report["latency_ms"]["p50"])
         note = (f"{best['label']} ran {row['speedup']:.2f}× as fast as your settings ({_interval(row)}), each "
                 f"alone in its own process, measured again after it was picked (×{picked['speedup']:.2f}).")
-        return result | fresh | {"best": best, "note": note, "confirmation": confirmation}
+        rests_on = rests_on_cores(default["session"], best["session"], load)
+        if rests_on:
+            note += f" Mind: {rests_on['text']}."
+        return result | fresh | {"best": best, "note": note, "confirmation": confirmation, "rests_on": rests_on}
     note = (f"Nothing is offered: {best['label']} was picked at ×{picked['speedup']:.2f}, but measured again, "
             f"fresh, it ran ×{row['speedup']:.2f} ({_interval(row)}): not clearly faster. Your settings stay.")
     return result | {"speedup": 1.0, "speedup_ci": [1.0, 1.0], "verdict": "reference",

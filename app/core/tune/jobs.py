@@ -114,7 +114,7 @@ def tune_job(params: TuneParams, ctx) -> dict:
         # the claim is one figure: it gets more rounds while its interval is wide, within the budget
         room = 3 * each if budget is None else budget - (time.monotonic() - started) - 2 * (each + start_s)
         fresh = remeasure(params.path, params.session, [result["best"]], each, ctx, extend_s=room)
-        result = confirm(result, summarize(fresh)[1], fresh.reports[1], fresh.reports[0])
+        result = confirm(result, summarize(fresh)[1], fresh.reports[1], fresh.reports[0], fresh.describe()["load"])
     if budget is not None:       # the race spoke of its own share as "the budget"
         share = race_params.budget_seconds
         reason = (result["stop_reason"].replace(f"The time budget of {share:g} s", "The race's share of the budget")

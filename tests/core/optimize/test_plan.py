@@ -77,3 +77,15 @@ def test_the_answer_says_nothing_was_measured_instead_of_nothing_was_faster(tmp_
     assert "nothing was measured" in answer_text(choice) and "faster" not in answer_text(choice).split(":")[0]
     plain = answer(source_row(model), {"skipped": True}, model, tmp_path / "preset.json", {})
     assert "nothing measured was faster" in answer_text(plain)
+
+
+def test_the_answer_carries_what_the_tuned_settings_gain_rests_on(tmp_path):
+    model = tmp_path / "m.onnx"
+    model.write_bytes(b"x")
+    rests_on = {"threads": 2, "your_threads": 1, "cores": 2, "free_cores": 1.0, "text": "the gain rests on 2 …"}
+    tune = {"kind": "source", "clearly_faster": True, "session": {"intra_op_num_threads": 2}, "speedup": 1.2,
+            "speedup_ci": [1.15, 1.25], "verdict": "faster", "rests_on": rests_on}
+    choice = answer(source_row(model), tune, model, tmp_path / "preset.json", {"intra_op_num_threads": 1})
+    assert choice["tuned"] and choice["rests_on"] == rests_on and answer_text(choice).endswith(rests_on["text"])
+    untuned = answer(source_row(model), {**tune, "clearly_faster": False}, model, tmp_path / "p.json", {})
+    assert "rests_on" not in untuned

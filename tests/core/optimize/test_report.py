@@ -85,3 +85,16 @@ def test_a_budget_too_small_to_measure_anything_says_so_in_the_report():
     why = "the 30 s budget was too small to measure any candidate (ort skipped for time): raise the budget to about 60 s"
     page = report_html(_result(dict(_choice(), unmeasured=why)))
     assert "raise the budget to about 60 s" in page and "nothing measured was faster" not in page
+
+
+def test_tuned_settings_that_need_more_cores_than_yours_say_so_in_the_answer():
+    rests_on = {"threads": 2, "your_threads": 1, "cores": 2, "free_cores": 1.9,
+                "text": "the gain rests on 2 intra-op threads where yours run 1: 1.9 of the 2 cores were free"}
+    choice = _choice("ort", tuned=True, speedup=1.06, interval=(1.02, 1.10), verdict="faster",
+                     settings={"speedup": 1.2, "speedup_ci": [1.13, 1.28], "verdict": "faster"})
+    assert "mind" not in answer_text(choice)
+    choice["rests_on"] = rests_on
+    text = answer_text(choice)
+    assert text.endswith("; mind: " + rests_on["text"]) and text.startswith("ort: ×1.06")
+    assert "1.9 of the 2 cores were free" in report_html(_result(choice))
+    assert "mind" not in answer_text({**choice, "tuned": False, "settings_speedup": None})

@@ -252,3 +252,28 @@ def test_what_the_least_remeasurement_needs_against_what_is_left():
     assert out_of_time(0.0, 15.0, 1.0, 10.0) == ""                       # 3 s fits in the 20 % (3 s) past 15 s
     why = out_of_time(1.0, 15.0, 1.0, 138.0)                             # BERT's 138 ms runs: 2 × (1 + 6.9) s
     assert "needs about 16 s here" in why and "runs of 138 ms" in why and "a budget of about 30 s" in why
+
+
+def test_a_winner_that_runs_more_threads_than_yours_says_what_cores_its_gain_rests_on(monkeypatch):
+    """Two threads over one gain only while a second core is free: the claim says how many
+    cores were free while it was measured (the load's other programs, in cores)."""
+    import psutil
+
+    from app.core.tune.confirm import confirm, rests_on_cores
+
+    monkeypatch.setattr(psutil, "cpu_count", lambda logical=True: 2)
+    picked = _picked(1.30)
+    picked["default"]["session"] = {"intra_op_num_threads": 1}
+    picked["best"]["session"] = {"intra_op_num_threads": 2}
+    result = confirm(picked, {"speedup": 1.28, "speedup_ci": [1.25, 1.31], "verdict": "faster"},
+                     {"latency_ms": {"p50": 1.5}}, load={"others_cores_p50": 0.1})
+    rests = result["rests_on"]
+    assert (rests["threads"], rests["your_threads"], rests["cores"], rests["free_cores"]) == (2, 1, 2, 1.9)
+    assert "1.9 of the 2 cores were free" in result["note"] and result["note"].count("Mind:") == 1
+    assert rests_on_cores({"intra_op_num_threads": 2}, {"intra_op_num_threads": 2}, None) is None
+    assert rests_on_cores({}, {"intra_op_num_threads": 2}, None) is None, "0 is ORT's one thread per core: 2 here"
+    assert rests_on_cores({"intra_op_num_threads": 1}, {}, None)["text"].endswith(
+        "measure where and as the model will run")
+    plain = confirm(_picked(1.30), {"speedup": 1.12, "speedup_ci": [1.08, 1.16], "verdict": "faster"},
+                    {"latency_ms": {"p50": 1.79}})
+    assert plain["rests_on"] is None and "Mind" not in plain["note"]

@@ -111,3 +111,25 @@ def test_the_source_row_gets_the_median_it_was_timed_at_beside_the_chosen_candid
     alone = [source_row(tmp_path / "m.onnx"), rows[3]]
     explain(alone, alone[0], None)
     assert alone[0]["latency_ms"] is None       # timed beside nothing: no figure made up
+
+
+def test_a_finalist_is_measured_again_and_claimed_at_the_fresh_figure(tmp_path, measured):
+    """A finalist's precise figure leans high too (it was picked for coming out fastest):
+    the claim is a fresh one, with the finalist's figure kept beside it."""
+    figures, asked = measured
+    figures.update(ort=(1.04, [1.02, 1.06], "faster"))
+    search = _search(tmp_path, {"ort": 1.10})
+    search.rows[1]["finalist"] = True
+    best = confirm.confirm_best(search, None)
+    assert asked == ["ort"] and best["kind"] == "ort" and best["speedup"] == 1.04
+    assert best["as_finalist"]["speedup"] == 1.10 and "screened" not in best
+    assert "measured again alone (as a finalist at ×1.10 [1.00–1.20])" in best["reason"]
+
+
+def test_without_time_a_finalists_precise_figure_stands(tmp_path, measured):
+    _, asked = measured
+    search = _search(tmp_path, {"ort": 1.10}, left=1.0)
+    search.rows[1]["finalist"] = True
+    best = confirm.confirm_best(search, None)
+    assert asked == [] and best["kind"] == "ort" and best["speedup"] == 1.10 and best["confirmed"]
+    assert "its finalist figure stands" in best["reason"]

@@ -11,14 +11,18 @@ burning a core in spells (`--spell` seconds on, as many off) all the while:
     (on wall time, and on the thread's CPU time: `independent_quiet_cpu`, what other programs
     than the burner leave of it);
     or it says the machine was too busy to tell (`too_busy`). The same loop with the
-    burner running is reported beside it (`independent_busy`).
+    burner running is reported beside it (`independent_busy`). With `--quiet-compare`, the
+    same comparison is also run with the burner paused (`quiet_compare`): the in-process
+    loop times both models in one process, which shares caches the comparison's separate
+    processes do not, so its figure can sit a few per cent off the comparison's method even
+    on a quiet machine.
 
 Comparisons run through the compare job (app.core.bench.jobs.COMPARE) with `--duration`
 seconds per model, shared by its first pairs of fresh processes (more while an interval cannot
 answer, up to compare's --max-seconds), so each spans several spells. Prints one JSON object.
 
     python benchmarks/compare_truth.py [--identical 20] [--double 10] [--duration 2]
-        [--width 512] [--depth 3] [--batch 16] [--threads 1] [--spell 3]
+        [--width 512] [--depth 3] [--batch 16] [--threads 1] [--spell 3] [--quiet-compare]
 """
 
 from __future__ import annotations
@@ -91,6 +95,9 @@ def main() -> None:
     parser.add_argument("--batch", type=int, default=16)
     parser.add_argument("--threads", type=int, default=1, help="intra-op threads (0: ORT's default)")
     parser.add_argument("--spell", type=float, default=3.0, help="seconds the burner burns, then rests")
+    parser.add_argument("--quiet-compare", action="store_true",
+                        help="also run each 2x-work comparison again with the burner paused: the quiet machine's "
+                             "answer by the same method (the in-process loop shares one process's caches)")
     args = parser.parse_args()
 
     from tests import models
@@ -116,13 +123,16 @@ def main() -> None:
             burner.send_signal(signal.SIGSTOP)
             try:
                 truth, truth_cpu = independent_ratio(*loop)
+                quiet = compare([model, double], args)["models"][1] if args.quiet_compare else None
             finally:
                 burner.send_signal(signal.SIGCONT)
             doubled.append({"pairs": plan.get("pairs_run"), "speedup": row["speedup"], "speedup_ci": row["speedup_ci"], "verdict": row["verdict"],
                             "rounds": row["rounds"], "rounds_judged": row.get("rounds_judged"),
                             "too_busy": bool(row.get("too_busy")), "block_runs": plan["block_runs"],
                             "independent": truth, "independent_cpu": truth_cpu, "independent_busy": busy,
-                            "off_by": row["speedup"] / truth - 1, "off_by_cpu": row["speedup"] / truth_cpu - 1})
+                            "off_by": row["speedup"] / truth - 1, "off_by_cpu": row["speedup"] / truth_cpu - 1,
+                            "quiet_compare": quiet and quiet["speedup"],
+                            "off_by_quiet_compare": quiet and row["speedup"] / quiet["speedup"] - 1})
 
     def rounded(values):
         return [round(v, 4) for v in values]
@@ -152,6 +162,11 @@ def main() -> None:
                    "off_by": rounded(r["off_by"] for r in doubled),
                    "independent_quiet_cpu": rounded(r["independent_cpu"] for r in doubled),
                    "off_by_cpu": rounded(r["off_by_cpu"] for r in doubled),
+                   **({"quiet_compare": rounded(r["quiet_compare"] for r in doubled),
+                       "off_by_quiet_compare": rounded(r["off_by_quiet_compare"] for r in doubled),
+                       "within_10_percent_of_quiet_compare": sum(abs(r["off_by_quiet_compare"]) <= 0.10
+                                                                 for r in doubled)}
+                      if args.quiet_compare else {}),
                    "intervals": [rounded(r["speedup_ci"]) for r in doubled],
                    "rounds": [r["rounds"] for r in doubled], "rounds_judged": [r["rounds_judged"] for r in doubled],
                    "block_runs": [r["block_runs"] for r in doubled], "pairs": [r["pairs"] for r in doubled]},

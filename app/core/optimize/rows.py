@@ -126,6 +126,14 @@ def explain(rows: list[dict], best: dict, limit: float | None) -> None:
             row["reason"] += f", but less than {best['kind']}"
 
 
+def tune_summary(kind: str, result: dict) -> dict:
+    """What optimize keeps of tuning `kind`'s session (a tune job's result): the claim, the
+    settings, and what the claim rests on when they run more threads than yours."""
+    return {"kind": kind, "clearly_faster": bool(result["clearly_faster"]), "speedup": result["speedup"],
+            "speedup_ci": result["speedup_ci"], "verdict": result["verdict"], "note": result["note"],
+            "session": result["best"]["session"], "seconds": result["seconds"], "rests_on": result.get("rests_on")}
+
+
 def answer(best: dict, tune: dict, model: Path, preset: Path, user_session: dict, unmeasured: str = "") -> dict:
     """The choice block: the chosen candidate in the folder, with the session settings to run it.
     `unmeasured`: why no candidate was measured at all (app.core.optimize.plan.nothing_measured),

@@ -33,7 +33,7 @@ from app.core.optimize.confirm import confirm_best
 from app.core.optimize.params import OptimizeParams
 from app.core.optimize.reuse import Reuse
 from app.core.store.recording import ALSO
-from app.core.optimize.rows import choose, explain, failed_row, made_row, source_row
+from app.core.optimize.rows import choose, explain, failed_row, made_row, source_row, tune_summary
 from app.core.optimize.samples import label_inputs
 from app.core.runner.process import run_child
 from app.core.tune.jobs import TUNE, TuneParams
@@ -256,9 +256,7 @@ class Search:
         except (UserError, JobFailed) as exc:
             self.tune = {"skipped": True, "why": f"tuning could not run: {exc.message}"}
             return
-        self.tune = {"kind": best["kind"], "clearly_faster": bool(result["clearly_faster"]),
-                     "speedup": result["speedup"], "speedup_ci": result["speedup_ci"], "verdict": result["verdict"],
-                     "note": result["note"], "session": result["best"]["session"], "seconds": result["seconds"]}
+        self.tune = tune_summary(best["kind"], result)
 
 
 def _inputs(reports: list[dict]) -> list[dict]:

@@ -89,3 +89,18 @@ def test_the_answer_carries_what_the_tuned_settings_gain_rests_on(tmp_path):
     assert choice["tuned"] and choice["rests_on"] == rests_on and answer_text(choice).endswith(rests_on["text"])
     untuned = answer(source_row(model), {**tune, "clearly_faster": False}, model, tmp_path / "p.json", {})
     assert "rests_on" not in untuned
+
+
+def test_what_a_tuned_claim_rests_on_reaches_the_answer_from_the_tune_result(tmp_path):
+    """Tuning inside optimize kept the claim but dropped its rests_on: the answer said
+    nothing of the second core a 2-thread preset needs."""
+    from app.core.optimize.rows import tune_summary
+
+    model = tmp_path / "m.onnx"
+    model.write_bytes(b"x")
+    rests_on = {"threads": 2, "your_threads": 1, "cores": 2, "free_cores": 2.0, "text": "the gain rests on 2 …"}
+    result = {"clearly_faster": True, "speedup": 1.2, "speedup_ci": [1.17, 1.24], "verdict": "faster",
+              "note": "…", "best": {"session": {"intra_op_num_threads": 2}}, "seconds": 30.0, "rests_on": rests_on}
+    tune = tune_summary("source", result)
+    choice = answer(source_row(model), tune, model, tmp_path / "preset.json", {"intra_op_num_threads": 1})
+    assert choice["rests_on"] == rests_on and answer_text(choice).endswith(rests_on["text"])

@@ -277,3 +277,39 @@ def test_a_winner_that_runs_more_threads_than_yours_says_what_cores_its_gain_res
     plain = confirm(_picked(1.30), {"speedup": 1.12, "speedup_ci": [1.08, 1.16], "verdict": "faster"},
                     {"latency_ms": {"p50": 1.79}})
     assert plain["rests_on"] is None and "Mind" not in plain["note"]
+
+
+def _resting_on_two_threads(monkeypatch):
+    import psutil
+
+    from app.core.tune.confirm import confirm
+
+    monkeypatch.setattr(psutil, "cpu_count", lambda logical=True: 2)
+    picked = _picked(1.30)
+    picked["default"]["session"] = {"intra_op_num_threads": 1}
+    picked["best"]["session"] = {"intra_op_num_threads": 2}
+    picked["trials"] = [{"label": "cpu all seq 1t", "speedup": 1.30, "speedup_ci": [1.25, 1.35]}]
+    return confirm(picked, {"speedup": 1.20, "speedup_ci": [1.17, 1.24], "verdict": "faster"},
+                   {"latency_ms": {"p50": 1.6}}, load={"others_cores_p50": 0.0})
+
+
+def test_a_gain_on_more_threads_that_fails_in_a_second_set_of_processes_is_not_offered(monkeypatch):
+    from app.core.tune.confirm import hold_up
+
+    result = hold_up(_resting_on_two_threads(monkeypatch),
+                     {"speedup": 0.81, "speedup_ci": [0.75, 0.87], "verdict": "slower"})
+    assert result["clearly_faster"] is False and result["best"]["label"] == NOTHING_FASTER_LABEL
+    assert result["speedup"] == 1.0 and result["rests_on"] is None and result["did_not_hold"]["threads"] == 2
+    assert "×1.20 in one set of fresh processes and ×0.81 in another" in result["note"]
+    assert result["confirmation"]["second_set"]["speedup"] == 0.81
+
+
+def test_a_gain_on_more_threads_that_holds_in_a_second_set_is_claimed_at_the_lower_figure(monkeypatch):
+    from app.core.tune.confirm import hold_up
+
+    result = hold_up(_resting_on_two_threads(monkeypatch),
+                     {"speedup": 1.15, "speedup_ci": [1.10, 1.20], "verdict": "faster"})
+    assert result["clearly_faster"] and (result["speedup"], result["speedup_ci"]) == (1.15, [1.10, 1.20])
+    assert result["best"]["speedup"] == 1.15 and result["trials"][0]["speedup"] == 1.15
+    assert "the lower is claimed" in result["note"] and result["note"].count("Mind:") == 1
+    assert result["rests_on"]["threads"] == 2

@@ -90,15 +90,45 @@ def run_job_cli(job: Job, params, on_event: Callable[[str, dict], None] | None =
         if on_event is not None:
             on_event(kind, payload)
 
+    interrupted: list[bool] = []
+
+    def on_ctrl_c(_signum, _frame) -> None:
+        # a cancel asked, not a KeyboardInterrupt: one raised inside reading an event from the
+        # job's pipe left half a message there, the next read waited for ever and the job,
+        # never ended by the cancel's grace, ran on after the test that pressed Ctrl+C
+        interrupted.append(True)
+        handle.cancel()
+
+    previous = _on_sigint(on_ctrl_c)
     try:
-        return handle.wait(forward)
-    except KeyboardInterrupt:
+        result = handle.wait(forward)
+    except Exception:
+        if interrupted:             # the job's own Ctrl+C (one process group) may end it as an error
+            raise JobCancelled("cancelled by Ctrl+C") from None
+        raise
+    except KeyboardInterrupt:       # where no handler could be set (not the main thread)
         handle.cancel()
         for _ in handle.events():
             pass
         raise JobCancelled("cancelled by Ctrl+C") from None
     finally:
+        _on_sigint(previous)
         progress.clear()
+    if interrupted:                 # it finished before the cancel reached it: Ctrl+C still means no result
+        raise JobCancelled("cancelled by Ctrl+C")
+    return result
+
+
+def _on_sigint(handler):
+    """Set SIGINT's handler (None: leave it), returning the one it had; None off the main thread."""
+    import signal
+
+    if handler is None:
+        return None
+    try:
+        return signal.signal(signal.SIGINT, handler)
+    except ValueError:              # signal handlers can only be set in the main thread
+        return None
 
 
 def print_json(obj: Any) -> None:

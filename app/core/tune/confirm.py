@@ -93,12 +93,10 @@ def judge(race: dict, base: SessionConfig, chosen: list[int], alternation: Alter
 
 
 def threads_of(session: dict) -> int:
-    """The intra-op threads a session runs with: its own count, or ORT's default (one per
-    physical core) when it leaves that at 0."""
-    import psutil
+    """The intra-op threads a session runs with, as ORT runs it (app.core.tune.space.effective)."""
+    from app.core.tune.space import effective, physical_cores
 
-    return int(session.get("intra_op_num_threads") or 0) or psutil.cpu_count(logical=False) or \
-        psutil.cpu_count() or 1
+    return effective(SessionConfig.from_dict(session), physical_cores())["intra_op_num_threads"]
 
 
 def rests_on_cores(yours: dict, tuned: dict, load: dict | None) -> dict | None:

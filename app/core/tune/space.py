@@ -37,6 +37,13 @@ class SearchLimits:
     try_cuda_graph: bool = True
 
 
+def physical_cores() -> int:
+    """The cores ORT gives a pool whose thread count is 0 (one thread per physical core)."""
+    import psutil
+
+    return psutil.cpu_count(logical=False) or psutil.cpu_count() or 1
+
+
 def thread_counts(cores: int, limit: int = 0) -> list[int]:
     """1, 2, 4 … up to the cores (and the cores themselves), capped by the user's limit."""
     top = max(1, min(cores, limit) if limit else cores)

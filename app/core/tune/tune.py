@@ -33,7 +33,7 @@ from app.core.jobs.protocol import JobContext
 from app.core.session.config import SessionConfig
 from app.core.bench.stats import mean_ci
 from app.core.bench.timing import time_loop
-from app.core.tune.space import SearchLimits, apply_candidate, build_space, describe, effective
+from app.core.tune.space import SearchLimits, apply_candidate, build_space, describe, effective, physical_cores
 
 class Contender:
     def __init__(self, index: int, label: str, config: SessionConfig):
@@ -135,8 +135,7 @@ class Race:
         self.ctx = ctx
         self.started = time.monotonic()
         self.rng = random.Random(params.seed)
-        import psutil
-        cores = psutil.cpu_count(logical=False) or psutil.cpu_count() or 1
+        cores = physical_cores()
         candidates = params.candidates
         if candidates is None:
             candidates = build_space(SearchLimits(**params.limits), cores)

@@ -123,7 +123,7 @@ def run(args) -> int:
     sweep["concurrency_values"] = sweep["concurrency_values"] or [settings["concurrency"]]
     check_swept_dim(args.model, sweep["dim"])          # here, before a target or a cluster is contacted
     result = run_job_cli(SWEEP, {**params, **sweep}, memory_limit=args.memory_limit, target=args.target,
-                         cluster=args.cluster)
+                         cluster=args.cluster, tasks=args.cluster_tasks)
     return output(args, result, render_sweep)
 
 

@@ -7,10 +7,11 @@ import argparse
 import json
 import os
 import sys
+from dataclasses import replace
 from pathlib import Path
 from typing import Any, Callable
 
-from app.core.jobs.errors import JobCancelled
+from app.core.jobs.errors import JobCancelled, UserError
 from app.core.jobs.results import json_safe
 from app.core.runner.failure import describe_failure
 from app.core.session.inputs import origin_word
@@ -75,15 +76,22 @@ class ProgressLine:
 
 
 def run_job_cli(job: Job, params, on_event: Callable[[str, dict], None] | None = None,
-                memory_limit: str | None = None, target: str | None = None, cluster: str | None = None) -> Any:
+                memory_limit: str | None = None, target: str | None = None, cluster: str | None = None,
+                tasks: int | None = None) -> Any:
     """Run a job with a progress line; Ctrl+C cancels it (and exits 3). `memory_limit`:
     the job's memory budget (--memory-limit; the settings' when None). `target`: the name
     of a remote target to run it on (--target; this machine when None or "local"); the
     files the job writes there are copied back as its entry says. `cluster`: the Ray
-    cluster to spread it over (--cluster). Started, and its result kept, as every job is
+    cluster to spread it over (--cluster), in `tasks` Ray tasks (--cluster-tasks; one per
+    worker when None). Started, and its result kept, as every job is
     (app.core.targets.start)."""
+    if tasks is not None and not cluster:
+        raise UserError("bad-option", "--cluster-tasks is for a search spread over a cluster: give --cluster too")
     progress = ProgressLine()
-    handle = start(job, params, Where.of(target, cluster), memory_limit=memory_limit, fork=True).start()
+    where = Where.of(target, cluster)
+    if tasks is not None:
+        where = replace(where, tasks=tasks)
+    handle = start(job, params, where, memory_limit=memory_limit, fork=True).start()
 
     def forward(kind: str, payload: dict) -> None:
         progress(kind, payload)
@@ -154,7 +162,6 @@ def output(args: argparse.Namespace, result: Any, render: Callable[[Any], str]) 
 def check_output_file(path: str | None, force: bool) -> Path | None:
     """A file a command is asked to write (a report, a CSV table), refused before any work
     when its folder is missing or it would replace a file without --force."""
-    from app.core.jobs.errors import UserError
     from app.core.model.output import check_replaceable
 
     if not path:
@@ -185,6 +192,20 @@ def add_cluster_argument(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("--cluster", metavar="ADDRESS",
                         help="spread the work over the Ray cluster at ADDRESS (host:port; pip install "
                              "'ortune[cluster]'): one task to a worker at a time, each forming its own ratios")
+    parser.add_argument("--cluster-tasks", type=positive_int, metavar="N",
+                        help="split the work into N Ray tasks (default one per worker); tasks beyond the workers "
+                             "wait for one, so a cancel loses less of what was under way")
+
+
+def positive_int(text: str) -> int:
+    """An argparse type: a whole number of at least 1."""
+    try:
+        value = int(text)
+    except ValueError:
+        raise argparse.ArgumentTypeError(f"expected a whole number, not {text!r}") from None
+    if value < 1:
+        raise argparse.ArgumentTypeError(f"expected a number of at least 1, not {value}")
+    return value
 
 
 def cluster_lines(result: dict, name: Callable[[dict], str]) -> list[str]:

@@ -94,7 +94,8 @@ def run(args) -> int:
     params = {"models": [{"path": p, "label": label} for p, label in zip(args.models, labels_for(args.models))],
               "session": config.to_dict(), "run": run_settings_from_args(args), "record": not args.no_history,
               "pairs": whole_number(args.pairs, "--pairs", 1), "max_seconds": positive_seconds(args.max_seconds)}
-    result = run_job_cli(COMPARE, params, memory_limit=args.memory_limit, target=args.target, cluster=args.cluster)
+    result = run_job_cli(COMPARE, params, memory_limit=args.memory_limit, target=args.target, cluster=args.cluster,
+                         tasks=args.cluster_tasks)
     write_csv_table(table, compare_table(result))
     return output(args, result, render)
 

@@ -54,7 +54,7 @@ def run(args) -> int:
     if args.cluster or (args.target and args.target != "local"):
         check_elsewhere(params)
     return output(args, run_job_cli(OPTIMIZE, params, memory_limit=args.memory_limit, target=args.target,
-                                    cluster=args.cluster), render)
+                                    cluster=args.cluster, tasks=args.cluster_tasks), render)
 
 
 def register(subparsers) -> None:

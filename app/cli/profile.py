@@ -5,8 +5,8 @@ from __future__ import annotations
 import argparse
 from pathlib import Path
 
-from app.cli.common import (add_json_flag, check_output_file, format_table, output, render_inputs, run_job_cli,
-                            write_csv_table)
+from app.cli.common import (add_json_flag, check_output_file, format_table, output, positive_int, render_inputs,
+                            run_job_cli, write_csv_table)
 from app.cli.session_args import (add_run_arguments, add_session_arguments, run_settings_from_args,
                                   session_config_from_args)
 from app.core.jobs.errors import UserError
@@ -173,16 +173,6 @@ def run_diff(args) -> int:
     return output(args, result, render_diff)
 
 
-def _positive(text: str) -> int:
-    try:
-        value = int(text)
-    except ValueError:
-        raise argparse.ArgumentTypeError(f"expected a whole number, not {text!r}") from None
-    if value < 1:
-        raise argparse.ArgumentTypeError(f"expected a number of at least 1, not {value}")
-    return value
-
-
 def register(subparsers) -> None:
     parser = subparsers.add_parser(
         "profile", help="run a model with ORT's profiler (or read a trace) and add up the time per operator",
@@ -190,14 +180,14 @@ def register(subparsers) -> None:
                     "trace (a .json file): time per operator type, per node and per provider, and the session's "
                     "phases. Shares are of the total node time; averages leave the first (warm-up) run out.")
     parser.add_argument("source", metavar="MODEL_OR_TRACE", help="a .onnx/.ort model, or a trace .json")
-    parser.add_argument("--runs", type=_positive, metavar="N", help="profiled runs, the first one included (default 10)")
+    parser.add_argument("--runs", type=positive_int, metavar="N", help="profiled runs, the first one included (default 10)")
     parser.add_argument("--out", metavar="TRACE.json", help="keep ORT's trace here (default: ORTune's traces folder)")
     parser.add_argument("--force", action="store_true", help="replace --out or --csv if it exists")
     parser.add_argument("--csv", metavar="FILE", help="also write the per-operator-type table as CSV, as the "
                                                       "Profile tab exports it")
     parser.add_argument("--csv-nodes", action="store_true", help="--csv writes the per-node table instead (all "
                                                                  "nodes, or --top N)")
-    parser.add_argument("--top", type=_positive, metavar="N",
+    parser.add_argument("--top", type=positive_int, metavar="N",
                         help=f"nodes to list (text: default {DEFAULT_TOP}; JSON: all unless given)")
     parser.add_argument("--include-first-run", action="store_true", help="average over every run, warm-up included")
     add_json_flag(parser)

@@ -87,7 +87,8 @@ def run(args) -> int:
         if getattr(args, name):
             given[name] = getattr(args, name)
     result = run_job_cli(TUNE, TUNE.params.from_dict(given, text=True), memory_limit=args.memory_limit,
-                         target=args.target, cluster=args.cluster)
+                         target=args.target, cluster=args.cluster,
+                        tasks=args.cluster_tasks)
     if args.save_best:
         SessionConfig.from_dict(result["best"]["session"]).save(args.save_best)
         result["saved_preset"] = args.save_best

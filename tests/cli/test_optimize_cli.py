@@ -21,7 +21,9 @@ def test_optimize_refuses_bad_input_in_one_line(ortune, tmp_path):
     model = models.save(models.tiny_add(), tmp_path / "add.onnx")
     for args, message in ((("--kinds", "fp8"), "unknown conversion"), (("--objective", "speed"), "invalid choice"),
                           (("--target", "gpu-box"), "no target named 'gpu-box'"),
-                          (("--budget-seconds", "0"), "--budget-seconds must be at least 1")):
+                          (("--budget-seconds", "0"), "--budget-seconds must be at least 1"),
+                          (("--cluster-tasks", "3"), "--cluster-tasks is for a search spread over a cluster"),
+                          (("--cluster", "127.0.0.1:1", "--cluster-tasks", "0"), "expected a number of at least 1")):
         done = ortune("optimize", model, "-o", tmp_path / "ship", *args)
         assert done.code == 2 and message in done.stderr, (args, done.stderr)
         assert not (tmp_path / "ship").exists()

@@ -63,10 +63,14 @@ def test_sigterm_cancels_a_cluster_search_and_writes_the_partial_result(ray_clus
     sha = hashlib.sha256(model.read_bytes()).hexdigest()
     out = tmp_path / "ship"
     process = subprocess.Popen([sys.executable, "-m", "app", "optimize", str(model), "-o", str(out), "--kinds",
-                                ",".join(KINDS), "--cluster", ray_cluster.address, "--no-tune", "--fresh",
+                                ",".join(KINDS), "--cluster", ray_cluster.address, "--cluster-tasks", "3",
+                                "--no-tune", "--fresh",
                                 "--budget-seconds", "120", "--screen-seconds", "0.3", "--threads", "1"],
                                env=dict(os.environ, PYTHONPATH=str(ROOT)), stdout=subprocess.PIPE,
                                stderr=subprocess.PIPE, text=True)
+    # three tasks on two workers, as above: the third starts only when the first has answered, so
+    # the signal sent on that answer finds work under way (with one task a worker, the other
+    # task's answer could come in the moments the signal took, and the search end whole)
     try:
         deadline = time.monotonic() + 240
         while not _kept_for(sha) and process.poll() is None and time.monotonic() < deadline:

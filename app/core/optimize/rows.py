@@ -206,8 +206,11 @@ def tune_text(tune: dict) -> str:
         return f"skipped — {tune['why']}"
     if not tune.get("clearly_faster"):
         return f"the session of {tune['kind']}: {tune['note'][:1].lower()}{tune['note'][1:]}"   # names the closest
+    note, rests_on = tune["note"], tune.get("rests_on")
+    if rests_on and not tune.get("not_taken"):     # taken: the answer itself ends with it (answer_text)
+        note = note.replace(f" Mind: {rests_on['text']}.", "")
     text = (f"the session of {tune['kind']}: {_figures(tune['speedup'], tune['speedup_ci'])} your settings' speed "
-            f"({tune['verdict']}) — {tune['note']}")
+            f"({tune['verdict']}) — {note}")
     return text + (f" But {tune['not_taken']}." if tune.get("not_taken") else "")
 
 

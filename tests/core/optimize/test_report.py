@@ -98,3 +98,17 @@ def test_tuned_settings_that_need_more_cores_than_yours_say_so_in_the_answer():
     assert text.endswith("; mind: " + rests_on["text"]) and text.startswith("ort: ×1.06")
     assert "1.9 of the 2 cores were free" in report_html(_result(choice))
     assert "mind" not in answer_text({**choice, "tuned": False, "settings_speedup": None})
+
+
+def test_the_cores_a_taken_tuning_rests_on_are_said_once_on_the_page():
+    rests_on = {"threads": 2, "your_threads": 1, "cores": 2, "free_cores": 1.9,
+                "text": "the gain rests on 2 intra-op threads where yours run 1: 1.9 of the 2 cores were free"}
+    tune = {"kind": "ort", "clearly_faster": True, "speedup": 1.2, "speedup_ci": [1.13, 1.28], "verdict": "faster",
+            "note": f"2 threads ran 1.20× as fast as your settings. Mind: {rests_on['text']}.", "rests_on": rests_on}
+    choice = _choice("ort", tuned=True, speedup=1.06, interval=(1.02, 1.10), verdict="faster",
+                     settings={"speedup": 1.2, "speedup_ci": [1.13, 1.28], "verdict": "faster"})
+    choice["rests_on"] = rests_on
+    assert report_html(_result(choice, tune)).count("1.9 of the 2 cores were free") == 1
+    assert "Mind:" not in tune_text(tune) and tune_text(tune).endswith("as fast as your settings.")
+    # not taken (too busy to tell): the answer does not carry it, so the tuning line keeps it
+    assert rests_on["text"] in tune_text(dict(tune, not_taken="the tuned settings are not taken: too busy"))

@@ -313,3 +313,13 @@ def test_a_gain_on_more_threads_that_holds_in_a_second_set_is_claimed_at_the_low
     assert result["best"]["speedup"] == 1.15 and result["trials"][0]["speedup"] == 1.15
     assert "the lower is claimed" in result["note"] and result["note"].count("Mind:") == 1
     assert result["rests_on"]["threads"] == 2
+
+
+def test_a_gain_on_more_threads_that_moves_between_sets_is_too_busy_to_tell(monkeypatch):
+    from app.core.tune.confirm import hold_up
+
+    result = hold_up(_resting_on_two_threads(monkeypatch),
+                     {"speedup": 1.12, "speedup_ci": [1.08, 1.16], "verdict": "faster"})
+    assert result["clearly_faster"] is False and result["best"]["label"] == NOTHING_FASTER_LABEL
+    assert result["did_not_hold"]["threads"] == 2 and result["rests_on"] is None
+    assert "moved by 7% between them" in result["note"] and "too busy to tell" in result["note"]

@@ -65,13 +65,16 @@ def test_drift_repair_remakes_the_variant_and_exits_4_when_the_bound_stops_it(or
     source = models.save(drift_models.int8_wide_layer(), tmp_path / "wide.onnx")
     variant = tmp_path / "wide_int8.onnx"
     assert ortune("convert", "int8-static", source, "-o", variant, "--no-speed").code == 4
-    done = ortune("drift", source, variant, "--repair", "--repair-steps", "2", "--speed-seconds", "0", "--json")
+    # one step: the variant remade as it was fails on every CPU (a second step, which keeps layer1,
+    # act1 and layer2 in float32, passes where int8 dot-product kernels round closer: test_repair)
+    done = ortune("drift", source, variant, "--repair", "--repair-steps", "1", "--speed-seconds", "0", "--json")
     assert done.code == 4, done.stderr
     data = done.json()
     assert data["first_drift"]["node"] == "act1" and data["remade_as"]["kind"] == "int8-static"
     assert data["repaired"]["output"].endswith("wide_int8.repaired.onnx")
-    assert [s["added"] for s in data["repair"]["steps"]][1] == ["layer1", "act1", "layer2"]
-    assert data["repair"]["stopped"] == "2 steps done" and not data["repair"]["passed"]
+    assert [s["added"] for s in data["repair"]["steps"]] == [[]]
+    assert data["repair"]["stopped"] == "1 step done" and not data["repair"]["passed"]
+    assert not data["repair"]["steps"][0]["passed"]
 
 
 def test_repair_flags_are_checked(ortune, tmp_path):

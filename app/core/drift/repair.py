@@ -127,7 +127,7 @@ def repair(params, ctx: JobContext, find_drift: Callable[[str, JobContext], dict
             drift = find_drift(report["output"], step_ctx)
         step.update(first_drift=_first(drift, "first_drift"), first_nonfinite=_first(drift, "first_nonfinite"))
         if index + 1 == params.max_steps:
-            stopped = f"{params.max_steps} steps done"
+            stopped = f"{params.max_steps} step{'s' if params.max_steps > 1 else ''} done"
             break
         if time.monotonic() - started >= params.max_seconds:
             stopped = f"{params.max_seconds:g} s spent"

@@ -81,7 +81,7 @@ def test_the_loop_stops_at_its_step_bound_and_says_so(tmp_path):
     source = models.save(drift_models.int8_wide_layer(), tmp_path / "wide.onnx")
     result = _repair(source, "int8-static", tmp_path, max_steps=1)
     assert len(result["repair"]["steps"]) == 1 and not result["repair"]["passed"]
-    assert result["repair"]["stopped"] == "1 steps done"
+    assert result["repair"]["stopped"] == "1 step done"
     assert result["repair"]["steps"][0]["first_drift"]["node"] == "act1"
 
 

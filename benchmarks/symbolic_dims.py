@@ -1,12 +1,12 @@
 """Does fixing a model's symbolic dimensions (free-dimension overrides at the input plan's
 sizes) make it faster here? Diagnose's experiment (app.core.diagnose.symbolic), on models
 given, or on a small model whose Shape chain ORT folds only once the batch is fixed and on
-the real models in MODELS_DIR that have named symbolic dims. Each pair of sessions is timed
+the real models in --models-dir that have named symbolic dims. Each pair of sessions is timed
 in alternation, each in its own process. Prints one JSON object: per model the overrides,
 the optimised graph's node counts with and without them, the speedup with its 95 % interval,
 the verdict and whether Diagnose would report it (only when faster).
 
-    python benchmarks/symbolic_dims.py [MODEL ...] [--seconds 1.0]
+    python benchmarks/symbolic_dims.py [MODEL ...] [--models-dir FOLDER] [--seconds 1.0]
 """
 
 from __future__ import annotations
@@ -20,7 +20,6 @@ from pathlib import Path
 ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT))
 
-MODELS_DIR = Path("/work/models/real")
 REAL = ("bert_torchscript.onnx", "gpt2_classic_torchscript.onnx")
 
 
@@ -47,6 +46,7 @@ def measure(path: str, seconds: float) -> dict:
 def main() -> None:
     parser = argparse.ArgumentParser()
     parser.add_argument("models", nargs="*")
+    parser.add_argument("--models-dir", type=Path, help="a folder holding the real models REAL names, if any")
     parser.add_argument("--seconds", type=float, default=1.0)
     args = parser.parse_args()
     paths = list(args.models)
@@ -54,7 +54,8 @@ def main() -> None:
         if not paths:
             from tests import models
             paths = [str(models.save(models.shape_dependent(), Path(folder) / "shape_dependent.onnx"))]
-            paths += [str(MODELS_DIR / name) for name in REAL if (MODELS_DIR / name).exists()]
+            if args.models_dir:
+                paths += [str(args.models_dir / name) for name in REAL if (args.models_dir / name).exists()]
         print(json.dumps({Path(p).name: measure(p, args.seconds) for p in paths}, indent=1))
 
 

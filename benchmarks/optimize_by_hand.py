@@ -9,13 +9,14 @@ by-hand pick and total wall time, and the optimizer's answer as a share of the b
 (goal: at least 95 %, in less time). Prints one JSON object.
 
     python benchmarks/optimize_by_hand.py FOLDER [--only ocr-cls] [--budget-seconds 150]
-        [--tune-seconds 40] [--duration 3] [--repeats 2]
+        [--tune-seconds 40] [--duration 3] [--repeats 2] [--settings "--threads 1"]
 """
 
 from __future__ import annotations
 
 import argparse
 import json
+import shlex
 import sys
 import tempfile
 import time
@@ -60,20 +61,22 @@ def by_hand(source: str, flags: list[str], folder: Path, tune_seconds: float) ->
 
 def side_by_side(name: str, folder: Path, args) -> dict:
     file, flags = MODELS[name]
+    settings = shlex.split(args.settings)       # the user's own session flags, on both sides
     with tempfile.TemporaryDirectory(prefix="optimize-by-hand-") as scratch:
         scratch = Path(scratch)
         # --fresh: the candidates an earlier run kept in the history would make its time no match for the hand's
-        source, result, wall, errors = run_optimize(name, folder, scratch, args.budget_seconds, ("--fresh",))
+        source, result, wall, errors = run_optimize(name, folder, scratch, args.budget_seconds,
+                                                    ("--fresh", *settings))
         if result is None:
             return {"name": name, "ran": False, "error": errors}
         (scratch / "hand").mkdir()
-        hand = by_hand(source, flags, scratch / "hand", args.tune_seconds)
+        hand = by_hand(source, [*flags, *settings], scratch / "hand", args.tune_seconds)
         choice = result["choice"]
         members = [(source, result["session"]), (choice["model"], choice["settings"]),
                    (hand["path"], hand["settings"] or result["session"])]
         later, (optimizer, manual) = answers_again(members, args.duration, args.repeats)
     share = optimizer / manual
-    return {"name": name, "model": file, "ran": True,
+    return {"name": name, "model": file, "ran": True, "settings": settings,
             "optimizer": {"kind": choice["kind"], "tuned": choice["tuned"], "claimed": choice["speedup"],
                           "wall_seconds": round(wall, 1), "budget_seconds": args.budget_seconds},
             "by_hand": {k: v for k, v in hand.items() if k not in ("settings", "path")},
@@ -90,6 +93,8 @@ def main() -> None:
     parser.add_argument("--tune-seconds", type=float, default=40.0, help="the by-hand tune race's budget")
     parser.add_argument("--duration", type=float, default=3.0, help="per member, in each later measurement")
     parser.add_argument("--repeats", type=int, default=2)
+    parser.add_argument("--settings", default="", help="the user's own session flags, as one string (e.g. "
+                                                       "\"--threads 1\"), given to both searches")
     args = parser.parse_args()
     names = [n.strip() for n in args.only.split(",") if n.strip()]
     if any(n not in MODELS for n in names):

@@ -30,16 +30,17 @@ class Cluster:
         env.pop("COVERAGE_PROCESS_START", None)
         self.env = env
         common = ["--num-cpus=1", "--block", "--disable-usage-stats"]
-        log = open(folder / "ray.log", "wb")
-        # Ray's sockets live under its temp dir and a socket's path has at most 107 characters: a
-        # pytest folder (deeper still in an xdist worker) is too long, so a short one of our own
-        self.temp_dir = tempfile.mkdtemp(prefix="ortune-ray-")
-        self.processes = [subprocess.Popen([RAY, "start", "--head", f"--port={self.port}", "--include-dashboard=false",
-                                            f"--temp-dir={self.temp_dir}", *common], env=env, stdout=log, stderr=log)]
-        self._wait(1)
-        self.processes.append(subprocess.Popen([RAY, "start", f"--address={self.address}", *common], env=env,
-                                               stdout=log, stderr=log))
-        self._wait(2)
+        with open(folder / "ray.log", "wb") as log:       # each Ray process holds its own copy
+            # Ray's sockets live under its temp dir and a socket's path has at most 107 characters: a
+            # pytest folder (deeper still in an xdist worker) is too long, so a short one of our own
+            self.temp_dir = tempfile.mkdtemp(prefix="ortune-ray-")
+            head = [RAY, "start", "--head", f"--port={self.port}", "--include-dashboard=false",
+                    f"--temp-dir={self.temp_dir}", *common]
+            self.processes = [subprocess.Popen(head, env=env, stdout=log, stderr=log)]
+            self._wait(1)
+            self.processes.append(subprocess.Popen([RAY, "start", f"--address={self.address}", *common], env=env,
+                                                   stdout=log, stderr=log))
+            self._wait(2)
 
     def _wait(self, nodes: int, timeout: float = 90) -> None:
         deadline = time.monotonic() + timeout

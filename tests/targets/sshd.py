@@ -77,8 +77,9 @@ def start_server(folder: Path, other_host_keys: tuple[str, ...] = ()) -> Server:
         "AllowTcpForwarding no", "X11Forwarding no", "PrintMotd no"]) + "\n")
     if os.geteuid() == 0:
         Path("/run/sshd").mkdir(parents=True, exist_ok=True)       # privilege separation
-    process = subprocess.Popen([SSHD, "-D", "-e", "-f", str(config)], stdout=subprocess.DEVNULL,
-                               stderr=open(folder / "sshd.log", "wb"))
+    with open(folder / "sshd.log", "wb") as log:        # the server holds its own copy
+        process = subprocess.Popen([SSHD, "-D", "-e", "-f", str(config)], stdout=subprocess.DEVNULL,
+                                   stderr=log)
     deadline = time.monotonic() + 15
     while time.monotonic() < deadline:
         if process.poll() is not None:

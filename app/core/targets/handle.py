@@ -284,9 +284,10 @@ class RemoteHandle:
                                         f"{lost_reason(self.target, text, code)}")
 
     def _read_stderr(self) -> None:
-        for line in self._process.stderr:
-            self._stderr.append(line.decode("utf-8", "replace").rstrip())
-            del self._stderr[:-20]
+        with self._process.stderr as stream:        # closed at its end: a window runs many jobs
+            for line in stream:
+                self._stderr.append(line.decode("utf-8", "replace").rstrip())
+                del self._stderr[:-20]
 
     def _close(self) -> None:
         process = self._process
@@ -302,6 +303,10 @@ class RemoteHandle:
         except subprocess.TimeoutExpired:
             process.kill()
             process.wait(timeout=5)
+        try:
+            process.stdout.close()      # read by this thread only, which is done with it
+        except OSError:
+            pass
 
     # the JobHandle face ------------------------------------------------------
     def cancel(self) -> None:

@@ -97,7 +97,8 @@ def side_by_side(name: str, folder: Path, args) -> dict:
     file = MODELS[name][0]
     with tempfile.TemporaryDirectory(prefix="optimize-olive-") as scratch:
         scratch = Path(scratch)
-        source, result, wall, errors = run_optimize(name, folder, scratch, args.budget_seconds)
+        # --fresh: candidates an earlier run kept in the history would make ORTune's wall time no match for Olive's
+        source, result, wall, errors = run_optimize(name, folder, scratch, args.budget_seconds, ("--fresh",))
         if result is None:
             return {"name": name, "ran": False, "error": errors}
         user, choice = result["session"], result["choice"]

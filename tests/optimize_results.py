@@ -23,7 +23,8 @@ def result(choice: dict, tune: dict | None = None) -> dict:
             "objective_note": "", "data": {"judged_on": "generated inputs"}, "budget_seconds": 60,
             "elapsed_seconds": 40.0,
             "machine": {"cpu": "a CPU", "onnxruntime": "1.0", "providers": ["CPUExecutionProvider"],
-                        "available_providers": ["CPUExecutionProvider"]}}
+                        "in_build_providers": ["CPUExecutionProvider"], "usable_providers": ["CPUExecutionProvider"],
+                        "not_usable_providers": []}}
 
 
 def choice(kind="source", tuned=False, speedup=1.0, interval=(1.0, 1.0), verdict="reference", settings=None):

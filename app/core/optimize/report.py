@@ -87,6 +87,16 @@ def _plot(rows: list[dict]) -> str:
     return "".join(parts) + f"</svg><p class='key'>{key}</p>"
 
 
+def _tuned_note(choice: dict) -> str:
+    """The plot draws each candidate with your settings: where tuned settings ship, their gain is said below it."""
+    if not choice.get("tuned"):
+        return ""
+    gain = choice.get("settings_speedup") or choice
+    return (f"<p class='muted'>Each point runs your settings; the tuned settings that ship ran "
+            f"{_e(_ratio(gain['speedup'], gain['speedup_ci']))} your settings' speed on {_e(choice['kind'])}, "
+            "measured apart, and are not drawn.</p>")
+
+
 def _table(headers: list[str], rows: list[list], classes: list[str] | None = None, numeric: int = 0) -> str:
     """A table; its columns from the second up to `numeric` hold figures, kept on one line."""
     head = "".join(f"<th>{_e(h)}</th>" for h in headers)
@@ -94,6 +104,16 @@ def _table(headers: list[str], rows: list[list], classes: list[str] | None = Non
                    + "".join(f"<td{' class=num' if 0 < j < numeric else ''}>{_e(c)}</td>" for j, c in enumerate(row))
                    + "</tr>" for i, row in enumerate(rows))
     return f"<table><tr>{head}</tr>{body}</table>"
+
+
+def _providers(machine: dict) -> str:
+    """Which of the build's providers start there, and why each other one does not."""
+    usable = machine.get("usable_providers")
+    if usable is None:          # a result from before the providers were tried: what the build has
+        return f"<p>In this ONNX Runtime build: {_e(', '.join(machine.get('available_providers', [])))}.</p>"
+    items = "".join(f"<li>{_e(p['name'])}: {_e(p['reason'])}</li>" for p in machine["not_usable_providers"])
+    return (f"<p>Providers that start there: {_e(', '.join(usable) or 'none could be tried')}.</p>"
+            + (f"<p>In the build but not starting there:</p><ul class='muted'>{items}</ul>" if items else ""))
 
 
 def where_text(result: dict) -> str:
@@ -132,10 +152,10 @@ Fidelity: {'passed' if (choice['fidelity'] or {}).get('passed') else 'not passed
 <p class="muted">Each speedup is the source's median latency over the candidate's, both timed in alternation,
 each in its own process, with the same settings and inputs; "faster" or "slower" only when the whole 95 % interval
 lies beyond ±2 %. Objective: {_e(result['objective'])}{'; ' + _e(result['objective_note']) if result['objective_note'] else ''}.</p>
-<h2>Speed against fidelity</h2>{_plot(rows)}
+<h2>Speed against fidelity</h2>{_plot(rows)}{_tuned_note(choice)}
 <h2>Inputs</h2>{inputs}<p>{_e(judged_text(result['data']))}.</p>
 <h2>Machine</h2><p>{_e(where_text(result))}: {_e(target['cpu'])}; ONNX Runtime {_e(target['onnxruntime'])};
-session providers: {_e(', '.join(target['providers']))}; available: {_e(', '.join(target['available_providers']))}.</p>
+session providers: {_e(', '.join(target['providers']))}.</p>{_providers(target)}
 <p class="muted">Budget {result['budget_seconds']:g} s, used {result['elapsed_seconds']:.1f} s.</p>
 </body></html>
 """

@@ -103,6 +103,15 @@ def test_the_report_is_offline_and_escapes_what_came_from_the_model(shipped):
     assert "<svg" in html and "Leaderboard" in html and "ONNX Runtime" in html
 
 
+def test_the_machine_names_the_providers_that_start_here_not_only_those_built_in(shipped):
+    machine = shipped[0]["machine"]
+    assert "CPUExecutionProvider" in machine["usable_providers"]
+    # every provider of the build is either usable or comes with the reason it is not
+    told = set(machine["usable_providers"]) | {p["name"] for p in machine["not_usable_providers"]}
+    assert set(machine["in_build_providers"]) <= told
+    assert all(p["reason"] for p in machine["not_usable_providers"])
+
+
 def test_the_budget_is_honoured(tmp_path):
     model = models.save(models.mlp(width=32, depth=2), tmp_path / "mlp.onnx")
     budget = 12.0     # too short for every kind and tuning: the search must stop itself

@@ -112,3 +112,25 @@ def test_the_cores_a_taken_tuning_rests_on_are_said_once_on_the_page():
     assert "Mind:" not in tune_text(tune) and tune_text(tune).endswith("as fast as your settings.")
     # not taken (too busy to tell): the answer does not carry it, so the tuning line keeps it
     assert rests_on["text"] in tune_text(dict(tune, not_taken="the tuned settings are not taken: too busy"))
+
+
+def test_a_provider_in_the_build_that_cannot_start_is_not_called_available():
+    # an onnxruntime-gpu wheel lists CUDA where no driver is: the page said "available: ...
+    # CUDAExecutionProvider" on a machine where `ortune devices` says it cannot start
+    result = _result(_choice())
+    result["machine"].update(in_build_providers=["CUDAExecutionProvider", "CPUExecutionProvider"],
+                             usable_providers=["CPUExecutionProvider"],
+                             not_usable_providers=[{"name": "CUDAExecutionProvider",
+                                                    "reason": "no NVIDIA driver was found <libcuda>"}])
+    page = report_html(result)
+    machine = page[page.index("<h2>Machine</h2>"):]
+    assert "Providers that start there: CPUExecutionProvider." in machine
+    assert "<li>CUDAExecutionProvider: no NVIDIA driver was found &lt;libcuda&gt;</li>" in machine
+    assert "available" not in machine
+
+
+def test_the_plot_says_the_tuned_gain_it_does_not_draw():
+    # the answer said ×1.66 while the plot showed the chosen source at ×1: the plot draws your settings
+    page = report_html(_result(_choice(tuned=True, speedup=1.66, interval=(1.65, 1.67), verdict="faster")))
+    assert "the tuned settings that ship ran ×1.660 [1.650–1.670] your settings' speed on source" in page
+    assert "tuned settings that ship" not in report_html(_result(_choice()))

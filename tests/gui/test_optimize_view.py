@@ -31,6 +31,18 @@ def test_names_of_points_at_the_same_place_do_not_sit_on_each_other(window):
     assert anchors["optimize"] != anchors["source"]          # ×0.99 and ×1.00, both at cosine 1
 
 
+def test_three_names_at_one_place_each_get_a_row_of_their_own(window):
+    # source ×1.00, ort ×1.01 and optimize ×1.01, all at cosine 1: with two rows, "optimize" sat on "source"
+    panel = _panel(window)
+    shipped = result(choice())
+    for row in shipped["candidates"]:
+        if row["kind"] in ("optimize", "ort"):
+            row["speedup"] = 1.01
+    panel._finished(shipped)
+    anchors = {label.toPlainText(): tuple(label.anchor) for label in panel.chart.labels}
+    assert len({anchors["source"], anchors["ort"], anchors["optimize"]}) == 3
+
+
 def test_the_selected_candidate_reason_is_shown_in_full(window):
     panel = _panel(window)
     panel._finished(result(choice()))

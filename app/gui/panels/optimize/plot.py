@@ -17,6 +17,12 @@ PLOT_PX = 300        # the plot's width to reckon a name's width with, before it
 AXIS_PX = 70         # what the left axis and its label take of the chart's width
 
 
+def label_anchor(row: int) -> float:
+    """A name's vertical anchor for its row: 0 above the point, 1 below it, 2 a line higher, 3 a
+    line lower, and so on (pyqtgraph's anchor: 1 puts the text's bottom at the point)."""
+    return 1 + row // 2 if row % 2 == 0 else -(row // 2)
+
+
 class SpeedFidelityChart(ChartBase):
     placeholder_text = ("Each candidate appears here once it is measured: its speedup over the source against its "
                         "outputs' lowest cosine.")
@@ -49,21 +55,25 @@ class SpeedFidelityChart(ChartBase):
         span = (max(xs) - min(xs)) or 0.1
         self.plot.addItem(pg.InfiniteLine(pos=1.0, angle=90, pen=pg.mkPen("#999", style=pg.QtCore.Qt.DashLine)))
         # a name is as wide as its text, not a fixed share of the range: in a narrow plot
-        # "transformers" at ×0.91 ran into "optimize" at ×0.93
+        # "transformers" at ×0.91 ran into "optimize" at ×0.93; and three names at ×1.00–×1.01
+        # (source, ort, optimize) need three rows, not two
         shown_range = 1.33 * span
         px = max(100, self.width() - AXIS_PX) if self.isVisible() else PLOT_PX    # the plot may be hidden yet
         metrics = self.plot.fontMetrics()
-        previous = None
+        low = min(ys)
+        margin = max(1e-4, (1.0 - low) * 0.15)
+        placed: list[tuple[float, float, float, int]] = []      # (x, y, width in x units, row)
         for kind, x, y, mark in points:
-            below = previous is not None and abs(y - previous[1]) < 1e-3 and not previous[2] and \
-                abs(x - previous[0]) < max(NEAR * span, previous[3] / px * shown_range)
-            label = pg.TextItem(kind, color=MARKS[mark][0], anchor=(0, 0 if below else 1))
+            width = (metrics.horizontalAdvance(kind) + 8) / px * shown_range
+            near = {row for qx, qy, qwidth, row in placed
+                    if abs(y - qy) < 0.1 * (1.0 - low + 2 * margin) and x < qx + max(qwidth, NEAR * span)
+                    and qx < x + width}
+            row = next(r for r in range(len(placed) + 1) if r not in near)
+            label = pg.TextItem(kind, color=MARKS[mark][0], anchor=(0, label_anchor(row)))
             label.setPos(x, y)
             self.plot.addItem(label)
             self.labels.append(label)
-            previous = (x, y, below, metrics.horizontalAdvance(kind) + 8)
-        low = min(ys)
-        margin = max(1e-4, (1.0 - low) * 0.15)
+            placed.append((x, y, width, row))
         self.plot.setRange(xRange=(min(xs) - 0.08 * span, max(xs) + 0.25 * span),
                            yRange=(low - margin, 1.0 + margin), padding=0)
         self.show_chart()

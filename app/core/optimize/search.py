@@ -30,6 +30,7 @@ from app.core.optimize import candidates, finalists
 from app.core.optimize.budget import Budget
 from app.core.optimize.plan import TUNE_OWN, least_to_measure, nothing_measured, tune_keep, tune_least, tune_needs
 from app.core.optimize.confirm import confirm_best
+from app.core.optimize.machine import machine_facts
 from app.core.optimize.params import OptimizeParams
 from app.core.optimize.reuse import Reuse
 from app.core.store.recording import ALSO
@@ -311,29 +312,6 @@ def _user_session(params: OptimizeParams, split: dict | None, session: dict | No
     return session
 
 
-def _machine(config) -> dict:
-    """The CPU, ONNX Runtime, the session's providers, and which of the build's providers
-    start here: a GPU build lists CUDA and TensorRT where no driver is, so each is tried
-    (app.core.session.providers, in a child: a provider's start can crash) and a report
-    never calls "available" one that cannot run here. The probe takes about a second and is
-    not cancelled: a cancelled search still says where it ran."""
-    import onnxruntime
-
-    from app.core.jobs.protocol import JobContext
-    from app.core.session.jobs import PROBE_PROVIDERS, NoParams
-    from app.core.session.machine_cpu import cpu_description
-
-    in_build = onnxruntime.get_available_providers()
-    try:
-        probed = run_child(PROBE_PROVIDERS, NoParams(), JobContext())["providers"]
-        usable = [p["name"] for p in probed if p["available"]]
-        not_usable = [{"name": p["name"], "reason": p["reason"]} for p in probed if p["in_build"] and not p["available"]]
-    except (UserError, JobFailed, JobCancelled) as exc:
-        usable, not_usable = [], [{"name": name, "reason": f"not tried: {exc}"} for name in in_build]
-    return {"cpu": cpu_description()[0], "onnxruntime": onnxruntime.__version__, "providers": config.provider_names(),
-            "in_build_providers": in_build, "usable_providers": usable, "not_usable_providers": not_usable}
-
-
 def optimize(params: OptimizeParams, ctx, place=None) -> dict:
     """`place`: where the candidates are made and measured when not here (a Ray cluster,
     app.core.optimize.spread.ClusterPlace: its screen, run_tune, target and machine)."""
@@ -400,7 +378,7 @@ def optimize(params: OptimizeParams, ctx, place=None) -> dict:
                   "status": "cancelled" if ctx.cancelled else "complete",
                   # this machine (a remote target names itself here, as elsewhere), or the cluster
                   "target": place.target() if place is not None else None,
-                  "machine": place.machine() if place is not None else _machine(params.session)}
+                  "machine": place.machine() if place is not None else machine_facts(params.session)}
         if params.keep_candidates:
             folder.mkdir(exist_ok=True)
             keep_candidates(search.rows, search.made, folder, source)

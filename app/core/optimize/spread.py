@@ -61,7 +61,8 @@ def part_job(params: OptimizeParams, ctx) -> dict:
     from app.core.model.jobs import ModelPath
     from app.core.optimize import candidates
     from app.core.optimize.budget import Budget
-    from app.core.optimize.search import STOPPED, Search, _inputs, _machine
+    from app.core.optimize.machine import machine_facts
+    from app.core.optimize.search import STOPPED, Search, _inputs
     from app.core.optimize.split import split_data
     from app.core.runner.process import run_child
     from app.core.session.machine_cpu import cpu_description
@@ -94,7 +95,7 @@ def part_job(params: OptimizeParams, ctx) -> dict:
                 found = bundle(Path(path))
                 files[kind] = [(name, local.read_bytes()) for name, local, _ in found.files]
     return {"rows": search.rows[1:], "files": files, "reports": search.reuse.handed, "inputs": _inputs(search.reports),
-            "machine": _machine(params.session), "cancelled": cut}
+            "machine": machine_facts(params.session), "cancelled": cut}
 
 
 def data_folders(given: dict) -> dict:
@@ -202,8 +203,8 @@ class ClusterPlace:
     def machine(self) -> dict:
         """A worker's (the workers are alike, or spreading is not valid); this machine's when
         no candidate was made."""
-        from app.core.optimize.search import _machine
-        return self.machines[0] if self.machines else _machine(self.config)
+        from app.core.optimize.machine import machine_facts
+        return self.machines[0] if self.machines else machine_facts(self.config)
 
 
 def check_elsewhere(params: OptimizeParams) -> None:

@@ -6,7 +6,7 @@ from itertools import zip_longest
 from typing import Any, Callable, Sequence
 
 from PySide6.QtCore import QEvent, QSortFilterProxyModel, Qt
-from PySide6.QtGui import QAction, QGuiApplication, QKeySequence, QStandardItem, QStandardItemModel
+from PySide6.QtGui import QAction, QGuiApplication, QKeySequence, QStandardItemModel
 from PySide6.QtWidgets import QAbstractItemView, QFileDialog, QHeaderView, QMenu, QTableView, QWidget
 
 from app.core.tables import rows_to_csv
@@ -74,19 +74,23 @@ class DataTable(QTableView):
         self.source.clear()
         self.source.setColumnCount(len(self.headers))
         self.source.setHorizontalHeaderLabels(self.headers)
-        for row in self.rows:
-            items = []
+        self.source.setRowCount(len(self.rows))
+        # the model makes its items itself: a QStandardItem made here gets a Python wrapper the
+        # model's wrapper keeps, which outlives the item clear() deletes, and PySide handed that
+        # stale wrapper back for a QHeaderView later made at the same address (one CI run:
+        # "'QStandardItem' object has no attribute 'setSectionResizeMode'")
+        right = Qt.AlignmentFlag.AlignRight | Qt.AlignmentFlag.AlignVCenter
+        for index, row in enumerate(self.rows):
             for column, value in enumerate(row):
                 self._column = column          # format() reads it: a subclass may override format(value)
-                item = QStandardItem(self.format(value))
+                text, number = self.format(value), isinstance(value, (int, float))
+                roles = {Qt.ItemDataRole.DisplayRole: text,
+                         SORT_ROLE: value if number and not isinstance(value, bool) else text}
                 if isinstance(value, str):
-                    item.setToolTip(plain(value))
-                item.setData(value if isinstance(value, (int, float)) and not isinstance(value, bool)
-                             else self.format(value), SORT_ROLE)
-                if isinstance(value, (int, float)):
-                    item.setTextAlignment(Qt.AlignmentFlag.AlignRight | Qt.AlignmentFlag.AlignVCenter)
-                items.append(item)
-            self.source.appendRow(items)
+                    roles[Qt.ItemDataRole.ToolTipRole] = plain(value)
+                if number:
+                    roles[Qt.ItemDataRole.TextAlignmentRole] = int(right.value)
+                self.source.setItemData(self.source.index(index, column), roles)
         self._column = None
         self.setSortingEnabled(True)
         self.resizeColumnsToContents()

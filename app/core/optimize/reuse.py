@@ -19,6 +19,8 @@ import shutil
 import time
 from pathlib import Path
 
+from app.core.optimize.rows import measured_reason
+
 
 _KIND = "convert"                   # the history kind a candidate is kept under: it is a conversion
 
@@ -100,8 +102,10 @@ class Reuse:
             if kept.get("key") != key or not Path(report.get("output", "")).is_file() or not _measured(kept["row"]):
                 continue
             row = dict(kept["row"], reused={"history_id": entry["id"], "created": entry["created"]})
-            row["reason"] = f"{row['reason']} — reused from {_date(entry['created'])} (same model, inputs, settings " \
-                            f"and ONNX Runtime on {'that worker' if where else 'this machine'}; --fresh measures it anew)"
+            row["reason"] = (
+                f"{measured_reason(row)} — reused from {_date(entry['created'])} (same model, inputs, settings and "
+                f"ONNX Runtime on {'that worker' if where else 'this machine'}; --fresh measures it anew)")
+            row.pop("measured_reason", None)        # this search's answer words come after what follows
             return row, report, report["output"]
         return None
 

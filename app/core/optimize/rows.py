@@ -106,6 +106,20 @@ def choose(rows: list[dict], limit: float | None) -> dict:
     return max(fit, key=lambda r: r["speedup"]) if fit else rows[0]
 
 
+CHOSEN = "chosen: the fastest candidate that passed its check — "
+
+
+def measured_reason(row: dict) -> str:
+    """A kept row's reason without the words its search's answer added to it (explain): a row
+    reused from an earlier search read "chosen: … — chosen: … — faster …" once chosen again."""
+    if "measured_reason" in row:
+        return row["measured_reason"]
+    reason = row["reason"]
+    while reason.startswith(CHOSEN):        # kept before the measured reason was
+        reason = reason[len(CHOSEN):]
+    return reason
+
+
 def explain(rows: list[dict], best: dict, limit: float | None) -> None:
     """Each measured row's reason, now that the answer is known; the source's median, from
     the alternation that measured the chosen candidate (else a finalist's, else the first)."""
@@ -118,8 +132,10 @@ def explain(rows: list[dict], best: dict, limit: float | None) -> None:
         row["chosen"] = row is best
         if row["status"] != "passed" or row["kind"] == "source":
             continue
+        # the words below follow from this answer: a row kept for reuse keeps what was measured without them
+        row["measured_reason"] = row["reason"]
         if row is best:
-            row["reason"] = f"chosen: the fastest candidate that passed its check — {row['reason']}"
+            row["reason"] = f"{CHOSEN}{row['reason']}"
         elif row["verdict"] == "faster" and not _fits(row, limit):
             row["reason"] += f", but its median {row['latency_ms']:.3g} ms is over the limit of {limit:g} ms"
         elif row["verdict"] == "faster":

@@ -187,9 +187,9 @@ def describe(kind: str) -> str:
 def write_samples(rows: list[dict], folder: Path, count: int = COUNT, seed: int = 0, guessed: tuple[str, ...] = (),
                   model_name: str = "") -> dict | None:
     """A data folder of `count` samples in `folder` for the inputs `modalities` recognises:
-    {"folder", "kinds" {input: kind}, "described" {input: sentence}, "count", "shapes"
-    {input: shape} (a text line's, where its size was only guessed)}; None when none is
-    recognised."""
+    {"folder", "kinds" {input: kind}, "described" {input: sentence, a companion mask's too},
+    "count", "shapes" {input: shape} (a text line's, where its size was only guessed)}; None
+    when none is recognised."""
     kinds = modalities(rows, guessed, model_name)
     if not kinds:
         return None
@@ -200,6 +200,7 @@ def write_samples(rows: list[dict], folder: Path, count: int = COUNT, seed: int 
     folder.mkdir(parents=True, exist_ok=True)
     rng = np.random.default_rng(seed)
     by_name = {row["name"]: row for row in rows}
+    companions: dict[str, str] = {}
     name, kind = next(((n, k) for n, k in kinds.items() if k in ("photo", "text-line")), (None, None))
     if kind == "photo":
         from PIL import Image, ImageOps
@@ -226,11 +227,14 @@ def write_samples(rows: list[dict], folder: Path, count: int = COUNT, seed: int 
                 else:
                     arrays[name] = _speech_array(rng, row["shape"], row["dtype"])
             if {"tokens", "bytes"} & set(kinds.values()):      # the ids' companions, at the shape the ids were given
-                arrays.update({row["name"]: _companion(row) for row in rows
-                               if row["name"] not in kinds and _companion(row) is not None})
+                made = {row["name"]: _companion(row) for row in rows if row["name"] not in kinds}
+                arrays.update({name: array for name, array in made.items() if array is not None})
+                companions = {name: by_name[name]["values"] for name, array in made.items() if array is not None}
             np.savez(folder / f"sample-{index:02d}.npz", **arrays)
-    return {"folder": str(folder), "kinds": kinds, "described": {n: describe(k) for n, k in kinds.items()},
-            "count": count, "shapes": shapes}
+    # a mask beside the ids is in the sample files too: said to be made with them, not to be the user's
+    described = {n: describe(k) for n, k in kinds.items()} | {
+        n: f"sample: made with the samples as the input plan makes it ({values})" for n, values in companions.items()}
+    return {"folder": str(folder), "kinds": kinds, "described": described, "count": count, "shapes": shapes}
 
 
 def label_inputs(rows: list[dict], samples: dict | None) -> list[dict]:
@@ -238,5 +242,5 @@ def label_inputs(rows: list[dict], samples: dict | None) -> list[dict]:
     if not samples:
         return rows
     return [dict(row, source="sample", reason=samples["described"][row["name"]], values="sample")
-            if row["name"] in samples["kinds"] else row for row in rows]
+            if row["name"] in samples["described"] else row for row in rows]
 

@@ -4,6 +4,7 @@ from app.core.optimize import candidates
 from app.core.optimize.jobs import OPTIMIZE
 from app.core.optimize.params import OptimizeParams
 from app.core.optimize.reuse import Reuse
+from app.core.optimize.rows import CHOSEN, explain, measured_reason, source_row
 from app.core.targets.start import run
 from app.core.session.config import SessionConfig
 from app.core.store.history import History
@@ -51,6 +52,16 @@ def test_the_same_search_reuses_its_candidates_and_a_change_measures_anew(tmp_pa
     assert _found(other, tmp_path / "e") is None, "another model is measured anew"
 
     stored_entry = History.get
+
+    def chosen_before(history, entry_id):       # kept by a search whose answer it was
+        entry = stored_entry(history, entry_id)
+        row = entry["report"]["optimize_candidate"]["row"]
+        row.update(reason=f"{CHOSEN}{row['reason']}", measured_reason=row["reason"])
+        return entry
+    monkeypatch.setattr(History, "get", chosen_before)
+    found = _found(model, tmp_path / "c")[0]
+    assert not found["reason"].startswith("chosen") and "reused from" in found["reason"]
+    assert "measured_reason" not in found, "this search's answer is yet to be told"
 
     def unmeasured(history, entry_id):
         entry = stored_entry(history, entry_id)
@@ -121,3 +132,19 @@ def test_nothing_outside_the_historys_folder_is_removed(tmp_path, monkeypatch):
     assert [history.delete(i) for i in ids] == [[], [], []]
     assert victim.read_bytes() == b"precious" and (kept.root() / "link").is_symlink()
     assert not kept.remove(victim.parent) and not kept.remove(kept.root())
+
+
+def test_the_reason_kept_for_reuse_leaves_out_the_words_of_the_answer(tmp_path):
+    # reused and chosen again, a row read "chosen: … — chosen: … — faster than the source …"
+    source = tmp_path / "m.onnx"
+    source.write_bytes(b"x")
+    row = {"kind": "ort", "status": "passed", "verdict": "faster", "speedup": 1.2, "latency_ms": 1.0,
+           "source_latency_ms": 1.2, "reason": "faster than the source (×1.20 [1.10–1.30])"}
+    slower = dict(row, kind="optimize", speedup=1.1, reason="faster than the source (×1.10 [1.05–1.15])")
+    explain([source_row(source), row, slower], row, None)
+    assert row["reason"] == f"{CHOSEN}faster than the source (×1.20 [1.10–1.30])"
+    assert slower["reason"].endswith(", but less than ort")
+    assert measured_reason(row) == "faster than the source (×1.20 [1.10–1.30])"
+    assert measured_reason(slower) == "faster than the source (×1.10 [1.05–1.15])"
+    legacy = {k: v for k, v in row.items() if k != "measured_reason"}     # kept before there was one
+    assert measured_reason(legacy) == "faster than the source (×1.20 [1.10–1.30])"

@@ -71,3 +71,14 @@ def test_the_inputs_fed_by_samples_say_so():
     assert rows[0]["source"] == "sample" and rows[0]["values"] == "sample" and "speech" in rows[0]["reason"]
     assert rows[1] == AUDIO[1]
     assert label_inputs(AUDIO, None) == AUDIO
+
+
+def test_a_mask_written_beside_sample_ids_is_said_to_be_made_with_them_not_your_data(tmp_path):
+    # the BERT report read "attention_mask … file: sample sample-01.npz of your data folder" where no
+    # folder was given: the mask lies in the sample files, so the check's row said it was the user's
+    made = write_samples(TOKENS, tmp_path / "s")
+    fed = [dict(row, source="file", reason="sample sample-01.npz of your data folder") for row in TOKENS]
+    rows = {row["name"]: row for row in label_inputs(fed, made)}
+    assert rows["attention_mask"]["source"] == "sample"
+    assert rows["attention_mask"]["reason"] == "sample: made with the samples as the input plan makes it (ones (a mask))"
+    assert "your data" not in rows["input_ids"]["reason"]

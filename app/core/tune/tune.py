@@ -3,7 +3,8 @@
 Every measurement of a contender is a block of `block_runs` timed runs, taken right
 after a block of the user's own session (the pacer). The block's score is the ratio of
 the two medians, so a slow spell of a shared machine, which slows both alike, cancels
-out. Rounds measure all live contenders in a shuffled order; after each round the
+out. Rounds measure all live contenders in a shuffled order (the first, those that
+change fewest of your settings first); after each round the
 clearly worse (confidence interval above the leader's) are dropped, then successive
 halving keeps the best 1/eta. Depth grows as the field shrinks, so most of the budget
 goes to the close contenders. The whole race runs in one child process that builds a
@@ -208,6 +209,8 @@ class Race:
                 for _ in range(depth):
                     order = [c for c in self.contenders if c.alive]
                     self.rng.shuffle(order)
+                    if self.rounds == 0:        # screening: what changes fewest of your settings first
+                        order.sort(key=changes)
                     for contender in order:
                         self.measure(contender)
                     self.report()
@@ -283,6 +286,15 @@ class Race:
                 "rounds": self.rounds, "cancelled": cancelled, "stop_reason": self.stop_reason,
                 "seconds": self.elapsed(), "setup_seconds": self.setup_seconds,
                 "inputs": self.feed_info["inputs"], "input_dims": self.feed_info["dims"]}
+
+
+def changes(contender: Contender) -> int:
+    """How many of your settings a contender changes: its label names each change, joined by
+    commas ("1 thread, parallel with 2 inter-op threads" is two). A budget that ends in the
+    first round has then measured the single changes, which tell most: on PP-OCR cls a
+    15 s tune measured 14 of 63 settings in a shuffled order, "1 thread" (×1.63, as optimize
+    found) not among them, and said nothing beat your settings."""
+    return contender.label.count(", ") + 1
 
 
 def distinct(base: SessionConfig, candidates: list[dict], cores: int) -> tuple[list[Contender], list[dict]]:

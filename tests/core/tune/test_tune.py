@@ -232,6 +232,18 @@ def test_a_race_whose_setup_outlasts_its_budget_still_measures_a_setting(small_m
     assert race.setup_seconds > 0 and "The time budget of 0.001 s was spent" in result["stop_reason"]
 
 
+def test_a_race_cut_short_in_its_first_round_has_measured_the_single_changes_first(small_model):
+    from app.core.tune.jobs import TuneParams
+    from app.core.tune.tune import Race
+
+    params = TuneParams.from_dict(_params(small_model, budget_trials=3, seed=7))
+    race = Race(params, JobContext())
+    assert len(race.contenders) == 6 and sum(", " not in c.label for c in race.contenders) == 3
+    result = race.run()
+    measured = [t["label"] for t in result["trials"]]
+    assert len(measured) == 3 and all(", " not in label for label in measured), measured
+
+
 def test_a_budget_too_small_to_measure_the_best_alone_offers_nothing_and_says_what_it_needs(tmp_path):
     # a race of its least (2 s) is past a 0.5 s budget already: measuring alone would run further past it
     path = str(models.save(models.foldable(), tmp_path / "foldable.onnx"))

@@ -136,7 +136,7 @@ class Race:
         self.ctx = ctx
         self.started = time.monotonic()
         self.rng = random.Random(params.seed)
-        cores = physical_cores()
+        cores = self.cores = physical_cores()
         candidates = params.candidates
         if candidates is None:
             candidates = build_space(SearchLimits(**params.limits), cores)
@@ -210,7 +210,7 @@ class Race:
                     order = [c for c in self.contenders if c.alive]
                     self.rng.shuffle(order)
                     if self.rounds == 0:        # screening: what changes fewest of your settings first
-                        order.sort(key=changes)
+                        order.sort(key=lambda c: changes(c.config, self.params.session, self.cores))
                     for contender in order:
                         self.measure(contender)
                     self.report()
@@ -288,13 +288,21 @@ class Race:
                 "inputs": self.feed_info["inputs"], "input_dims": self.feed_info["dims"]}
 
 
-def changes(contender: Contender) -> int:
-    """How many of your settings a contender changes: its label names each change, joined by
-    commas ("1 thread, parallel with 2 inter-op threads" is two). A budget that ends in the
-    first round has then measured the single changes, which tell most: on PP-OCR cls a
-    15 s tune measured 14 of 63 settings in a shuffled order, "1 thread" (×1.63, as optimize
+#: the settings a race changes, as ORT runs them (space.effective)
+CHANGED = ("providers", "graph_optimization_level", "execution_mode", "intra_op_num_threads", "inter_op_num_threads",
+           "intra_op_allow_spinning", "dynamic_block_base", "io_binding")
+
+
+def changes(config: SessionConfig, base: SessionConfig, cores: int) -> int:
+    """How many of your settings a contender changes, as ORT runs them ("extended
+    optimisation, 2 threads" is one where yours run a thread per core on two cores; spinning
+    counts only where both have a pool to spin). A budget that ends in the first round has
+    then measured the single changes, which tell most: on PP-OCR cls a 15 s tune measured 14
+    of 63 settings in a shuffled order, "1 thread" (×1.63 on its text lines, as optimize
     found) not among them, and said nothing beat your settings."""
-    return contender.label.count(", ") + 1
+    mine, yours = effective(config, cores), effective(base, cores)
+    return sum(mine[key] != yours[key] for key in CHANGED
+               if not (key.endswith("spinning") and None in (mine[key], yours[key])))
 
 
 def distinct(base: SessionConfig, candidates: list[dict], cores: int) -> tuple[list[Contender], list[dict]]:

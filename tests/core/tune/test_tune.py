@@ -244,6 +244,17 @@ def test_a_race_cut_short_in_its_first_round_has_measured_the_single_changes_fir
     assert len(measured) == 3 and all(", " not in label for label in measured), measured
 
 
+def test_a_change_is_counted_as_ort_runs_it():
+    from app.core.tune.tune import changes
+
+    yours = SessionConfig()         # a thread per core: two here
+    assert changes(SessionConfig(graph_optimization_level="extended", intra_op_num_threads=2), yours, 2) == 1
+    assert changes(SessionConfig(intra_op_num_threads=1), yours, 2) == 1          # no pool left to spin
+    assert changes(SessionConfig(intra_op_allow_spinning=False), yours, 2) == 1
+    assert changes(SessionConfig(intra_op_num_threads=1, execution_mode="parallel", inter_op_num_threads=2),
+                   yours, 2) == 3
+
+
 def test_a_budget_too_small_to_measure_the_best_alone_offers_nothing_and_says_what_it_needs(tmp_path):
     # a race of its least (2 s) is past a 0.5 s budget already: measuring alone would run further past it
     path = str(models.save(models.foldable(), tmp_path / "foldable.onnx"))

@@ -245,9 +245,12 @@ def _answer(ray, ref, address: str, stopping: bool) -> dict | None:
     try:
         answer = ray.get(ref)
     except Exception as exc:   # a task's own failure arrives wrapped in Ray's error
-        if stopping and type(exc).__name__ in ("TaskCancelledError", "WorkerCrashedError"):
-            return None
         cause = getattr(exc, "cause", None) or exc
+        # a task stopped before its job could answer; Ray may wrap that in a RayTaskError, named
+        # "RayTaskError(TaskCancelledError)", which a CI run then reported as a lost task
+        stopped = (ray.exceptions.TaskCancelledError, ray.exceptions.WorkerCrashedError)
+        if stopping and (isinstance(exc, stopped) or isinstance(cause, stopped)):
+            return None
         if isinstance(cause, (UserError, JobFailed)):
             raise cause from None
         if "failed to import" in str(cause) or isinstance(cause, ImportError):

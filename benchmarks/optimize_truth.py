@@ -21,7 +21,7 @@ them.
 
     python benchmarks/optimize_truth.py FOLDER [--budget-seconds 150] [--only ocr-cls,bert]
         [--duration 3] [--repeats 2] [--out DIR] [--try-expected-slower] [--settings "--threads 1"]
-        [--busy 3]
+        [--busy 3] [--fresh]
 """
 
 from __future__ import annotations
@@ -150,7 +150,7 @@ def truth(name: str, folder: Path, out: Path, args) -> dict:
     file = MODELS[name][0]
     load = os.getloadavg()[0]
     more = (*(("--try-expected-slower",) if args.try_expected_slower else ()), *shlex.split(args.settings),
-            *(("--fresh",) if args.busy else ()))     # a busy search measures anew, not a quiet one's kept figures
+            *(("--fresh",) if args.busy or args.fresh else ()))     # a busy search measures anew, not a quiet one's kept figures
     with burning(args.busy) if args.busy else contextlib.nullcontext():
         source, result, wall, errors = run_optimize(name, folder, out, args.budget_seconds, more)
     row = {"name": name, "model": file, "budget_seconds": args.budget_seconds, "wall_seconds": round(wall, 1),
@@ -196,6 +196,8 @@ def main() -> None:
     parser.add_argument("--try-expected-slower", action="store_true",
                         help="let the search make the kinds this machine is expected to run slower (int8 without "
                              "VNNI): where nothing else wins, the one way to have a claim to check")
+    parser.add_argument("--fresh", action="store_true",
+                        help="make and measure every candidate anew (by default optimize reuses those an earlier run kept)")
     parser.add_argument("--busy", type=float, default=0.0, metavar="SPELL",
                         help="search while a second process burns a core in spells of SPELL seconds; re-measure quiet")
     parser.add_argument("--settings", default="", help="the user's own session flags, as one string (e.g. "

@@ -200,7 +200,7 @@ def write_samples(rows: list[dict], folder: Path, count: int = COUNT, seed: int 
     folder.mkdir(parents=True, exist_ok=True)
     rng = np.random.default_rng(seed)
     by_name = {row["name"]: row for row in rows}
-    companions: dict[str, str] = {}
+    companions: dict[str, np.ndarray] = {}     # a mask, segment or position input beside token ids
     name, kind = next(((n, k) for n, k in kinds.items() if k in ("photo", "text-line")), (None, None))
     if kind == "photo":
         from PIL import Image, ImageOps
@@ -216,8 +216,11 @@ def write_samples(rows: list[dict], folder: Path, count: int = COUNT, seed: int 
         for index in range(count):
             _text_line(rng, width, height).save(folder / f"sample-{index:02d}.png")
     else:
+        if {"tokens", "bytes"} & set(kinds.values()):      # the ids' companions, at the shape the ids were given
+            made = {row["name"]: _companion(row) for row in rows if row["name"] not in kinds}
+            companions = {name: array for name, array in made.items() if array is not None}
         for index in range(count):
-            arrays = {}
+            arrays = dict(companions)
             for name, kind in kinds.items():
                 row = by_name[name]
                 if kind in ("tokens", "bytes"):
@@ -226,14 +229,10 @@ def write_samples(rows: list[dict], folder: Path, count: int = COUNT, seed: int 
                                     else _file_bytes(index, row["shape"], high, row["dtype"]))
                 else:
                     arrays[name] = _speech_array(rng, row["shape"], row["dtype"])
-            if {"tokens", "bytes"} & set(kinds.values()):      # the ids' companions, at the shape the ids were given
-                made = {row["name"]: _companion(row) for row in rows if row["name"] not in kinds}
-                arrays.update({name: array for name, array in made.items() if array is not None})
-                companions = {name: by_name[name]["values"] for name, array in made.items() if array is not None}
             np.savez(folder / f"sample-{index:02d}.npz", **arrays)
     # a mask beside the ids is in the sample files too: said to be made with them, not to be the user's
     described = {n: describe(k) for n, k in kinds.items()} | {
-        n: f"sample: made with the samples as the input plan makes it ({values})" for n, values in companions.items()}
+        n: f"sample: made with the samples as the input plan makes it ({by_name[n]['values']})" for n in companions}
     return {"folder": str(folder), "kinds": kinds, "described": described, "count": count, "shapes": shapes}
 
 

@@ -65,9 +65,9 @@ class SpeedFidelityChart(ChartBase):
         placed: list[tuple[float, float, float, int]] = []      # (x, y, width in x units, row)
         for kind, x, y, mark in points:
             width = (metrics.horizontalAdvance(kind) + 8) / px * shown_range
+            # the points come by x: a name placed already starts at or left of this one
             near = {row for qx, qy, qwidth, row in placed
-                    if abs(y - qy) < 0.1 * (1.0 - low + 2 * margin) and x < qx + max(qwidth, NEAR * span)
-                    and qx < x + width}
+                    if abs(y - qy) < 0.1 * (1.0 - low + 2 * margin) and x < qx + max(qwidth, NEAR * span)}
             row = next(r for r in range(len(placed) + 1) if r not in near)
             label = pg.TextItem(kind, color=MARKS[mark][0], anchor=(0, label_anchor(row)))
             label.setPos(x, y)

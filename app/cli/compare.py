@@ -12,6 +12,7 @@ from app.cli.session_args import (add_run_arguments, add_session_arguments, run_
 from app.core.bench.accuracy import accuracy_text
 from app.core.bench.compare import compare_table
 from app.core.bench.jobs import COMPARE, COMPARE_PAIRS
+from app.core.bench.verdict import verdict_words
 from app.core.jobs.errors import UserError
 from app.core.units import cosine_text, diff_text
 
@@ -55,7 +56,7 @@ def render(result: dict) -> str:
     latency = latency_columns([row["latency_ms"] for row in result["models"]], keys)
     rows = [[row["label"], human_bytes(row["size_bytes"]), *[latency[key][1][index] for key in keys],
              f"{row['throughput_per_s']:,.1f}", speedup_text(row),
-             "too busy to tell" if row.get("too_busy") else row.get("verdict", "–"), fidelity_text(row["fidelity"])]
+             verdict_words(row.get("verdict")), fidelity_text(row["fidelity"])]
             for index, row in enumerate(result["models"])]
     headers = ["model", "size", *[f"{key} {latency[key][0]}" for key in keys], "runs/s", "speedup [95 % interval]",
                "verdict", "fidelity"]

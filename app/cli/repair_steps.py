@@ -5,6 +5,7 @@ from __future__ import annotations
 
 from app.cli.common import format_table
 from app.cli.session_args import whole_number
+from app.core.bench.verdict import verdict_words
 from app.core.drift.step_text import added_text, outputs_text
 from app.core.jobs.errors import UserError
 
@@ -38,7 +39,7 @@ def _speed(speed: dict) -> str:
         return "not measured"
     low, high = speed["ratio_ci"]
     interval = f" [{low:.2f}–{high:.2f}]" if low is not None and high is not None else ""
-    verdict = speed["verdict"] if speed.get("conclusive", True) else "could not tell"
+    verdict = verdict_words(speed["verdict"])
     return f"{speed['ratio']:.2f}×{interval} {verdict}"
 
 

@@ -76,7 +76,7 @@ def test_compare_and_history(ortune, folder):
     reference, other = result["models"]
     assert reference["speedup"] == 1.0 and reference["verdict"] == "reference"
     assert other["speedup_ci"][0] <= other["speedup"] <= other["speedup_ci"][1] and other["rounds"] >= 10
-    assert other["verdict"] in ("faster", "slower", "no-difference")
+    assert other["verdict"] in ("faster", "slower", "no-difference", "could-not-tell")
     assert result["speedup_definition"].startswith("speedup = reference p50 / model p50")
     assert other["fidelity"]["max_abs_diff"] > 0       # other weights, other answers
     assert [row["shape"] for row in result["inputs"]] == [[1, 64]]

@@ -22,7 +22,7 @@ def test_convert_prints_the_contract_as_json(ortune, tmp_path):
         assert field in report
     speed = report["speed"]
     assert set(speed) >= {"ratio", "ratio_ci", "verdict", "source_p50_ms", "variant_p50_ms", "rounds"}
-    assert speed["verdict"] in ("faster", "slower", "no-difference") and speed["rounds"] >= 10
+    assert speed["verdict"] in ("faster", "slower", "no-difference", "could-not-tell") and speed["rounds"] >= 10
     assert report["kind"] == "int8-dynamic" and report["output"] == str(output)
     assert report["options"]["per_channel"] is True
     fidelity = report["fidelity"]

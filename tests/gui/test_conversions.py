@@ -114,7 +114,7 @@ def test_the_card_says_when_a_variant_is_slower_than_its_source(qtbot, window, t
               "speed": {"ratio": 0.5, "ratio_ci": [0.45, 0.55], "verdict": "slower", "source_p50_ms": 1.0,
                         "variant_p50_ms": 2.0, "rounds": 12, "why": "float16 on the CPU provider"}}
     card.show_report(report)
-    assert "×0.50 [0.45–0.55] the source's speed — SLOWER than the source" in card.speed.text()
+    assert "×0.50 [0.45–0.55] the source's speed — slower than the source" in card.speed.text()
     assert "#c0392b" in card.speed.text() and "float16 on the CPU provider" in card.speed.text()
     panel = open_source(qtbot, window, models.save(models.mlp(), tmp_path / "mlp.onnx"))
     assert panel.params().speed_s > 0

@@ -39,7 +39,7 @@ def test_a_comparison_over_two_workers(ray_cluster, ortune, tmp_path):
                                       "--pairs", "2", cluster=ray_cluster)   # where each ratio forms, not the pairs
     assert [m["path"] for m in spread["models"]] == [m["path"] for m in local["models"]] == list(map(str, paths))
     assert spread["models"][0]["verdict"] == "reference"
-    assert all(m["verdict"] in ("faster", "slower", "no-difference") for m in spread["models"][1:])
+    assert all(m["verdict"] in ("faster", "slower", "no-difference", "could-not-tell") for m in spread["models"][1:])
     assert {m["measured_on"]["node"] for m in spread["models"][1:]} and len(spread["cluster"]["tasks"]) == 2
 
 

@@ -76,7 +76,7 @@ def test_convert_on_a_target_brings_the_variant_back(loop_target, ortune, tmp_pa
     report = done.json()
     assert report["target"]["name"] == "loop" and report["output"] == str(out) and report["check"] == "passed"
     assert out.is_file() and out.stat().st_size == report["output_bytes"]
-    assert report["speed"]["verdict"] in ("faster", "slower", "no-difference")
+    assert report["speed"]["verdict"] in ("faster", "slower", "no-difference", "could-not-tell")
     outputs = sshd.remote_home / "data" / "target-cache" / "outputs"
     deadline = time.monotonic() + 60          # the worker there removes its scratch as it ends, after our end
     while list(outputs.glob("*/*")) and time.monotonic() < deadline:

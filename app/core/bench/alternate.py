@@ -32,10 +32,10 @@ from typing import Callable
 import numpy as np
 
 from app.core.bench.bench import RunSettings
-from app.core.bench.noise import TOO_BUSY, clean_rounds, trimmed
+from app.core.bench.noise import clean_rounds, disturbed, trimmed
 from app.core.bench.noise import summary as load_summary
-from app.core.bench.stats import (BOOTSTRAP_RESAMPLES, PRACTICAL_BAND, conclusive, latency_stats, median_ratio,
-                                  speed_verdict, throughput_per_s)
+from app.core.bench.stats import BOOTSTRAP_RESAMPLES, latency_stats, median_ratio, throughput_per_s
+from app.core.bench.verdict import PRACTICAL_BAND, RULE, judge_speed
 from app.core.bench.pairs import Pairs, pairs_ratio
 from app.core.bench.serve import BLOCK, READY
 from app.core.jobs.entry import Job
@@ -147,6 +147,16 @@ class Alternation:
                             [[len(block) for block in blocks[:rounds]] for blocks in self.blocks],
                             min(min_rounds, self.plan.min_rounds))
 
+    def contention(self, kept: np.ndarray) -> float:
+        """The share of the rounds `kept` in which a member was switched out in most of its runs
+        (noise.disturbed): how far the verdict widens their interval (app.core.bench.verdict)."""
+        rounds = self.rounds
+        if not kept.size or not self.loads or any(len(loads) < rounds for loads in self.loads):
+            return 0.0
+        bad = disturbed([loads[:rounds] for loads in self.loads],
+                        [[len(block) for block in blocks[:rounds]] for blocks in self.blocks])
+        return float(bad[kept].mean()) if bad.size else 0.0
+
     def on_cpu(self) -> bool:
         """Whether every block of every member carries its runs' CPU times (noise.single_threaded)."""
         rounds = self.rounds
@@ -189,9 +199,7 @@ class Alternation:
         return self.plan.to_dict() | {
             "rounds_run": self.rounds, "load": loads, "pairs_run": len(set(self.pairs)) or 1,
             **({"pairs": pairs.to_dict()} if pairs is not None else {}), "confidence": 0.95, "bootstrap_resamples": BOOTSTRAP_RESAMPLES,
-            "practical_band": band,
-            "verdict_rule": f"faster or slower only when the whole 95 % interval lies beyond ±{band:.0%} around 1; "
-                            "otherwise no-difference"}
+            "practical_band": band, "contention": self.contention(kept), "verdict_rule": RULE}
 
 
 def _wait_for(handle, kind: str, on_event: Callable[[str, dict], None]) -> dict:
@@ -356,10 +364,11 @@ def _merged(reports: list[dict], figures: dict) -> dict:
 def summarize(result: Alternation, reference: int = 0, band: float = PRACTICAL_BAND, seed: int = 0) -> list[dict]:
     """Per member: speedup against the reference (the reference's p50 over the member's, as
     their reports print them: stats.median_ratio), its 95 % bootstrap interval over rounds,
-    the verdict, whether that answers (stats.conclusive) and the rounds. Only the rounds
-    where no member waited for a core count (Alternation.judged); when too few are left, the
-    row is flagged `too_busy`, not conclusive, and says why. When the rounds ran in more than
-    one set of processes, the interval is the pair-level one (pairs.pairs_ratio) and the row
+    the verdict (app.core.bench.verdict.judge_speed: `conclusive` unless it could not tell,
+    `claim`, `widened_ci`, `why`) and the rounds. Only the rounds where no member waited for
+    a core count (Alternation.judged); when too few are left, every round counts, the row is
+    flagged `too_busy`, and the verdict widens the interval by the share of disturbed rounds.
+    When the rounds ran in more than one set of processes, the interval is the pair-level one (pairs.pairs_ratio) and the row
     has each set's speedup (`pair_speedups`). The reference's own row is speedup 1,
     interval [1, 1], verdict "reference"."""
     kept, too_busy = result.judged()
@@ -378,12 +387,10 @@ def summarize(result: Alternation, reference: int = 0, band: float = PRACTICAL_B
             speedup, low, high, each = pairs_ratio(result.lower_part(reference, kept), result.lower_part(index, kept),
                                                    labels, seed=seed)
             own = {"pair_speedups": each}
-        verdict = speed_verdict(low, high, band)
-        row = {"speedup": speedup, "speedup_ci": [low, high], "verdict": verdict,
-               "conclusive": conclusive(low, high, verdict) and not too_busy, "rounds": len(blocks),
-               "rounds_judged": int(kept.size), "too_busy": too_busy}
-        if too_busy:
-            row["note"] = TOO_BUSY
-        row["measure"] = "cpu" if result.on_cpu() else "wall"
+        measure = "cpu" if result.on_cpu() else "wall"
+        judged = judge_speed(speedup, low, high, result.contention(kept), measure, band)
+        row = {"speedup": speedup, "speedup_ci": [low, high], **judged.to_dict(), "conclusive": judged.answered,
+               "rounds": len(blocks), "rounds_judged": int(kept.size), "too_busy": too_busy}
+        row["measure"] = measure
         rows.append(row | own)
     return rows

@@ -10,6 +10,7 @@ from __future__ import annotations
 from pathlib import Path
 
 from app.core.bench.accuracy import accuracy_text
+from app.core.bench.verdict import verdict_words
 from app.core.jobs.errors import UserError
 from app.core import units
 from app.core.units import human_bytes
@@ -77,7 +78,8 @@ def compare_row(report: dict, alternation: dict) -> dict:
     return {"label": report["variant"], "path": report["model"]["path"], "size_bytes": report["model"]["size_bytes"],
             "latency_ms": report["latency_ms"], "throughput_per_s": report["throughput_per_s"],
             "speedup": alternation["speedup"], "speedup_ci": alternation["speedup_ci"],
-            "verdict": alternation["verdict"], "rounds": alternation["rounds"], "iterations": report["iterations"],
+            "verdict": alternation["verdict"], "why": alternation.get("why"), "claim": alternation.get("claim"),
+            "rounds": alternation["rounds"], "iterations": report["iterations"],
             "too_busy": alternation.get("too_busy", False), "measure": alternation.get("measure", "wall"),
             **({"note": alternation["note"]} if alternation.get("note") else {}),
             **({"pair_speedups": alternation["pair_speedups"]} if alternation.get("pair_speedups") else {}),
@@ -115,7 +117,7 @@ def compare_table(result: dict) -> tuple[list[str], list[list]]:
         fidelity = row["fidelity"] or {}
         interval = row.get("speedup_ci")
         unchecked = "reference" if index == 0 else "not checked"    # a partial comparison checks none
-        rows.append([row["label"], row["speedup"], interval_text(interval), row.get("verdict", "one after the other"), row["latency_ms"]["p50"],
+        rows.append([row["label"], row["speedup"], interval_text(interval), verdict_words(row["verdict"]) if "verdict" in row else "one after the other", row["latency_ms"]["p50"],
                      row["latency_ms"]["p90"], row["latency_ms"]["p99"], row["throughput_per_s"],
                      human_bytes(row["size_bytes"]),
                      fidelity.get("max_abs_diff", unchecked if row["fidelity"] is None else None),

@@ -26,7 +26,8 @@ What the statistics do (`trimmed`, `clean_rounds`, `run_length`, stats.median_ra
 - a round where a member was switched out in more than MAX_HIT of its block's runs is set
   aside (too little of the block is left to tell): both blocks of it, so what remains
   stays paired. When fewer than CLEAN_NEEDED of the rounds (or fewer than MIN_ROUNDS) are
-  left, the machine was too busy to tell, and the result says so instead of a verdict;
+  left, the machine was busy: every round is judged, and the verdict widens the interval by
+  the share of disturbed rounds (app.core.bench.verdict) instead of giving up;
 - a busy spell lasts for many rounds (a neighbour's build, a core that comes and goes for
   tens of seconds), so rounds next to each other are alike and are not independent
   evidence: the interval resamples runs of consecutive rounds (a moving-block bootstrap),
@@ -44,8 +45,6 @@ import numpy as np
 
 MAX_HIT = 0.5              # a block switched out in more than this fraction of its runs was disturbed
 CLEAN_NEEDED = 0.5         # fewer undisturbed rounds than this fraction: too busy to tell
-TOO_BUSY = ("the machine was too busy to tell: in most rounds other processes took a model's core in more than "
-            "half of its runs")
 
 
 def _busy_cpu_s() -> float | None:
@@ -161,4 +160,5 @@ def summary(loads: list[list[dict]], kept: np.ndarray, too_busy: bool) -> dict:
             "others_cores_p50": float(np.median(others)) if others else None,
             "rule": f"each block less its slowest runs, as many as its process was switched out; a round where a "
                     f"model was switched out in more than {MAX_HIT:.0%} of a block's runs is set aside; with fewer "
-                    f"than {CLEAN_NEEDED:.0%} of the rounds left, the machine was too busy to tell"}
+                    f"than {CLEAN_NEEDED:.0%} of the rounds left, the machine was busy: every round is judged and "
+                    f"the interval is widened by the share of disturbed rounds"}

@@ -46,8 +46,6 @@ def mean_ci(samples: Sequence[float], z: float = 1.96) -> tuple[float, float, fl
     return mean, mean - half, mean + half
 
 
-#: differences smaller than this (±2 %) are "no-difference" even when they are measurable
-PRACTICAL_BAND = 0.02
 BOOTSTRAP_RESAMPLES = 2000
 #: the most runs of one member a resample takes its median over (the point estimate takes them all)
 BOOTSTRAP_RUNS = 20_000
@@ -153,38 +151,3 @@ def _z(level: float) -> float:
     """The two-sided normal quantile for `level` (1.96 for 0.95)."""
     from statistics import NormalDist
     return NormalDist().inv_cdf(0.5 + level / 2)
-
-
-#: a "no-difference" is only an answer when its interval lies within ±10 % around 1: a wider
-#: one says the rounds disagree too much to tell (the machine, or too few of them)
-DECISIVE_WIDTH = 0.10
-
-
-def conclusive(low: float, high: float, verdict: str, width: float = DECISIVE_WIDTH) -> bool:
-    """Whether an interval answers the question: it clears the band (faster, slower), or it
-    is narrow enough around 1 that "no measurable difference" means within ±`width`."""
-    if verdict in ("faster", "slower", "reference"):
-        return True
-    return math.isfinite(low) and math.isfinite(high) and low >= 1.0 / (1.0 + width) and high <= 1.0 + width
-
-
-def speed_verdict(low: float, high: float, band: float = PRACTICAL_BAND) -> str:
-    """"faster", "slower" or "no-difference" from the 95 % interval of a speedup (>1: faster).
-
-    A difference is claimed only when the whole interval lies beyond ±`band` around 1
-    (above 1 + band: faster; below 1 / (1 + band): slower); anything else is
-    no-difference: an interval that contains 1 (the data cannot tell), one that lies
-    within the band (a difference too small to act on) and one that reaches into it.
-    Why the band: two processes of one and the same file differ by a percent or two
-    (where their memory landed, which core they got, what else ran), steadily within
-    one comparison, so intervals of byte-identical copies came out as [1.007, 1.031]
-    and [0.973, 0.994] (benchmarks/compare_truth.py). Demanding that the interval clear
-    the band keeps such a pair from being called faster or slower; the price is that a
-    real gain of 2-4 % may be reported as no-difference until more rounds narrow it."""
-    if not (math.isfinite(low) and math.isfinite(high)):
-        return "no-difference"
-    if low > 1.0 + band:
-        return "faster"
-    if high < 1.0 / (1.0 + band):
-        return "slower"
-    return "no-difference"

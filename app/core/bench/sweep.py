@@ -38,7 +38,8 @@ import numpy as np
 
 from app.core.bench.alternate import (MIN_BLOCK_RUNS, Alternation, Ensemble, OnEvent, plan_blocks, run_rounds)
 from app.core.bench.bench import RunSettings
-from app.core.bench.stats import BOOTSTRAP_RESAMPLES, PRACTICAL_BAND, bootstrap_median_ci, speed_verdict
+from app.core.bench.stats import BOOTSTRAP_RESAMPLES, bootstrap_median_ci
+from app.core.bench.verdict import PRACTICAL_BAND, judge_speed
 from app.core.jobs.entry import Job
 from app.core.jobs.errors import JobCancelled, UserError
 from app.core.jobs.params import Params
@@ -197,7 +198,8 @@ def cell_ratio(cell: GridCell, band: float = PRACTICAL_BAND, seed: int = 0) -> d
     """The cell's ratio against the reference, with interval and verdict."""
     ratios = cell.ratios()
     low, high = bootstrap_median_ci(ratios, seed=seed)
-    return {"ratio": float(np.median(ratios)), "ratio_ci": [low, high], "verdict": speed_verdict(low, high, band),
+    ratio = float(np.median(ratios))
+    return {"ratio": ratio, "ratio_ci": [low, high], "verdict": judge_speed(ratio, low, high, band=band).verdict,
             "rounds": int(ratios.size)}
 
 
@@ -217,7 +219,8 @@ def pair_ratio(grid: Grid, a: int, b: int, band: float = PRACTICAL_BAND, seed: i
         else:
             ratios = np.asarray(one.throughput) / np.asarray(two.throughput)
         low, high = bootstrap_median_ci(ratios, seed=seed)
-        return {"ratio": float(np.median(ratios)), "ci": [low, high], "verdict": speed_verdict(low, high, band),
+        ratio = float(np.median(ratios))
+        return {"ratio": ratio, "ci": [low, high], "verdict": judge_speed(ratio, low, high, band=band).verdict,
                 "how": "measured together"}
     first, second = one.ratios(), two.ratios()
     rng = np.random.default_rng(seed)
@@ -226,8 +229,9 @@ def pair_ratio(grid: Grid, a: int, b: int, band: float = PRACTICAL_BAND, seed: i
     low, high = (float(v) for v in np.percentile(medians_a / medians_b, [2.5, 97.5]))
     if not (math.isfinite(low) and math.isfinite(high)):
         low, high = -math.inf, math.inf
-    return {"ratio": float(np.median(first) / np.median(second)), "ci": [low, high],
-            "verdict": speed_verdict(low, high, band), "how": "chained through the first cell"}
+    ratio = float(np.median(first) / np.median(second))
+    return {"ratio": ratio, "ci": [low, high], "verdict": judge_speed(ratio, low, high, band=band).verdict,
+            "how": "chained through the first cell"}
 
 
 def check_swept_dim(path: str, dim: str | None) -> None:

@@ -4,9 +4,9 @@ checked: in alternation (app.core.bench.alternate), each in a process of its own
 same session settings and the same feeds (the fidelity check's, when it ran), for a couple
 of seconds, and at least SPEED_ROUNDS rounds (the blocks shrink to fit them). The ratio is
 the source's p50 over the variant's (above 1: the variant is faster), the two p50s it
-prints, with its 95 % interval and a verdict (app.core.bench.stats.median_ratio,
-speed_verdict). An interval too wide to answer (stats.conclusive) gets more rounds, up to
-EXTEND times the time asked; one still too wide then is said to be so.
+prints, with its 95 % interval and the one verdict rule (app.core.bench.verdict). An
+interval that could not tell gets more rounds, up to EXTEND times the time asked; one that
+still cannot then says so.
 
 The check never fails a conversion: when it cannot run it says why (`not_measured`).
 """
@@ -15,6 +15,7 @@ from __future__ import annotations
 
 from pathlib import Path
 
+from app.core.bench.verdict import FASTER, SLOWER, verdict_words
 from app.core.convert.options import THIS_PLATFORM, kind_info
 from app.core.jobs.errors import JobFailed, UserError
 from app.core.jobs.protocol import JobContext, scaled_context
@@ -97,14 +98,20 @@ def measure_speed(source: str, variant: str, config: SessionConfig, seconds: flo
                                 extend_s=EXTEND * seconds)
     row = summarize(alternation)[1]
     source_report, variant_report = alternation.reports
-    return {"ratio": row["speedup"], "ratio_ci": row["speedup_ci"], "verdict": row["verdict"],
-            "conclusive": row["conclusive"], "measure": row["measure"],     # cpu: each run's own CPU time
-            "too_busy": bool(row.get("too_busy")),      # not conclusive because of other programs, not the interval
+    return speed_fields(row) | {
             "source_p50_ms": alternation.judged_p50_ms(0),      # the two medians the ratio is of
             "variant_p50_ms": alternation.judged_p50_ms(1), "rounds": row["rounds"],
             "providers": variant_report["providers"], "inputs": source_report["inputs"],
             "feeds": "the fidelity check's" if feeds is not None else "made for the source",
             "alternation": alternation.describe()}
+
+
+def speed_fields(row: dict) -> dict:
+    """A speed block's ratio and verdict fields from a row of app.core.bench.alternate.summarize."""
+    return {"ratio": row["speedup"], "ratio_ci": row["speedup_ci"], "verdict": row["verdict"],
+            "conclusive": row["conclusive"], "measure": row["measure"],     # cpu: each run's own CPU time
+            "claim": row["claim"], "widened_ci": row["widened_ci"], "why_verdict": row["why"],
+            "contention": row["contention"], "too_busy": bool(row.get("too_busy"))}      # other programs took the cores: the interval was widened
 
 
 def slower_hint(kind: str, providers: list[str], options: dict, cpu_flags: set[str] | None = None) -> str:
@@ -125,7 +132,7 @@ def slower_hint(kind: str, providers: list[str], options: dict, cpu_flags: set[s
                     "its int8 kernels gain little over float32 and the quantize/dequantize steps cost more")
         return ("the quantize and dequantize steps around the integer operators cost more than they save on "
                 "this model: quantize fewer, larger operators (exclude the small ones) or keep float32")
-    if (kind in _HALF_KINDS or kind == "transformers") and on_cpu:
+    if (kind in _HALF_KINDS or (kind == "transformers" and options.get("fp16"))) and on_cpu:
         return ("float16 on the CPU provider: it has few float16 kernels and casts to float32 and back around "
                 "the rest; float16 pays off on GPUs")
     return ""
@@ -135,14 +142,11 @@ def speed_sentence(speed: dict) -> str:
     """One line for a person: how fast the variant is against its source, and why when slower."""
     if speed.get("skipped"):
         return f"speed: not measured — {speed['why']}"
-    verdict = {"faster": "faster than the source on this machine",
-               "slower": "SLOWER than the source on this machine",
-               "no-difference": "no measurable difference from the source on this machine"}[speed["verdict"]]
-    if speed.get("too_busy"):
-        verdict = "could not tell: other programs took the cores in most rounds (measure again on a quieter machine)"
-    elif not speed.get("conclusive", True):
-        verdict = ("could not tell: the rounds disagree too much for the interval to answer (a busy machine, "
-                   "or too short a check: give it more seconds)")
+    verdict = verdict_words(speed["verdict"])
+    if speed["verdict"] in (FASTER, SLOWER):
+        verdict += " than the source on this machine"
+    if speed.get("why_verdict"):
+        verdict += f" ({speed['why_verdict'].split(': ', 1)[-1]})"
     figure = ratio_with_interval(speed["ratio"], speed["ratio_ci"]) if interval_text(speed["ratio_ci"]) else \
         f"{ratio_text(speed['ratio'])} [interval unknown]"
     median = "CPU-time p50" if speed.get("measure") == "cpu" else "p50"

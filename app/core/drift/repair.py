@@ -12,6 +12,7 @@ import time
 from dataclasses import replace
 from typing import Callable
 
+from app.core.bench.verdict import rejudged
 from app.core.convert.fp16_blocks import name_unnamed_nodes
 from app.core.convert.jobs import ConvertParams, convert_job
 from app.core.drift.blame import next_to_keep
@@ -53,7 +54,7 @@ def _outputs_summary(fidelity: dict) -> dict:
 
 
 def _speed(report: dict) -> dict:
-    speed = report["speed"]
+    speed = rejudged(report["speed"])
     if speed.get("skipped"):
         return {"skipped": True, "why": speed["why"]}
     return {key: speed.get(key, SPEED_DEFAULTS[key]) if key in SPEED_DEFAULTS else speed[key] for key in SPEED_FIELDS}

@@ -14,8 +14,8 @@ from app.core.bench.alternate import SPEEDUP_DEFINITION, Alternation, alternate,
 from app.core.bench.compare import compare_row
 from app.core.bench.jobs import MEMBER, MemberParams, member_events
 from app.core.bench.pairs import Pairs, per_pair
-from app.core.gate.judge import (SLOWDOWN_DEFINITION, UNDECIDED, accuracy_criterion, memory_criterion, overall,
-                                 output_criterion, speed_criterion, speed_decision, slowdown)
+from app.core.gate.judge import (SLOWDOWN_DEFINITION, UNDECIDED, accuracy_criterion, judged_speed, memory_criterion,
+                                 overall, output_criterion, speed_criterion, speed_decision, slowdown)
 from app.core.gate.params import GateParams
 from app.core.jobs.entry import Job, ON_TARGET, Records
 from app.core.jobs.errors import JobCancelled
@@ -24,8 +24,8 @@ from app.core.session.config import SessionConfig
 
 def _undecided(result: Alternation, limit: float) -> bool:
     row = summarize(result)[1]
-    _, low, high = slowdown(row["speedup"], row["speedup_ci"])
-    return row.get("too_busy", False) or speed_decision(low, high, limit) == UNDECIDED
+    _, low, high = slowdown(row["speedup"], list(judged_speed(row).widened))
+    return speed_decision(low, high, limit) == UNDECIDED
 
 
 def measure(params: GateParams, ctx, labels: list[str], folder: str) -> tuple[Alternation, float, Pairs]:
@@ -91,8 +91,9 @@ def gate_job(params: GateParams, ctx) -> dict:
     drift, drift_error = (None, None)
     if new.get("fidelity") is not None and not new["fidelity"]["passed"]:
         drift, drift_error = first_drift(params, ctx)
+    # the two medians the slowdown is the ratio of (CPU times or trimmed blocks), not every run's p50
     criteria = [speed_criterion(summarize(measured)[1], params.max_slowdown, measured.rounds, seconds,
-                                params.max_seconds, old["latency_ms"]["p50"], new["latency_ms"]["p50"]),
+                                params.max_seconds, measured.judged_p50_ms(0), measured.judged_p50_ms(1)),
                 output_criterion(new.get("fidelity"), drift, drift_error),
                 accuracy_criterion(old.get("accuracy"), new.get("accuracy"), params.max_accuracy_drop),
                 memory_criterion(old.get("peak_rss_bytes"), new.get("peak_rss_bytes"), params.max_memory_growth)]

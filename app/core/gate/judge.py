@@ -9,6 +9,9 @@ block medians round by round (app.core.bench.alternate) with its 95 % bootstrap 
   copy lands ("no-difference": two processes of one file differ by a percent or two);
 - otherwise the interval reaches across the limit: too wide to decide. The gate measures on,
   in more pairs of fresh processes, while one more fits in --max-seconds, then says "undecided".
+The interval is the one the verdict rule reads (app.core.bench.verdict): on a busy machine it is
+widened by the contention measured in the run, never thrown away, so a model twice as slow is
+a regression beside a core burner too, and the speed's verdict words are the rule's.
 Measured in several pairs of processes, the interval is pair-level (app.core.bench.pairs): two
 processes of one file can differ by several percent for as long as they live.
 """
@@ -17,6 +20,7 @@ from __future__ import annotations
 
 import math
 
+from app.core.bench.verdict import judge_speed, verdict_words
 from app.core.units import cosine_text, diff_text
 
 PASS, REGRESSION, UNDECIDED, SKIPPED = "pass", "regression", "undecided", "skipped"
@@ -49,30 +53,41 @@ def speed_decision(low: float, high: float, limit: float) -> str:
     return UNDECIDED
 
 
+def judged_speed(alternation_row: dict):
+    """The verdict rule's judgement of a summarize row (app.core.bench.alternate)."""
+    return judge_speed(alternation_row["speedup"], *alternation_row["speedup_ci"],
+                       alternation_row.get("contention", 0.0), alternation_row.get("measure", "wall"))
+
+
 def _percent(value: float) -> str:
     return f"{value * 100:+.1f} %" if math.isfinite(value) else "unknown"
 
 
 def speed_criterion(alternation_row: dict, limit: float, rounds: int, seconds: float, cap_s: float,
                     old_p50_ms: float, new_p50_ms: float) -> dict:
-    value, low, high = slowdown(alternation_row["speedup"], alternation_row["speedup_ci"])
+    judged = judged_speed(alternation_row)
+    value, low, high = slowdown(alternation_row["speedup"], list(judged.widened))
     too_busy = bool(alternation_row.get("too_busy"))
     pairs = len(alternation_row.get("pair_speedups") or [None])
-    verdict = UNDECIDED if too_busy else speed_decision(low, high, limit)
+    verdict = speed_decision(low, high, limit)
     half = (high - low) / 2 if math.isfinite(high - low) else math.inf
-    summary = (f"slowdown {_percent(value)} [{_percent(low)}, {_percent(high)}] (95 % interval), limit "
-               f"{limit * 100:.1f} %; p50 {new_p50_ms:.4g} ms against {old_p50_ms:.4g} ms")
+    widened = ", widened for a busy machine" if judged.widened != judged.interval else ""
+    median = "CPU-time p50" if alternation_row.get("measure") == "cpu" else "p50"
+    summary = (f"slowdown {_percent(value)} [{_percent(low)}, {_percent(high)}] (95 % interval{widened}), limit "
+               f"{limit * 100:.1f} %; {median} {new_p50_ms:.4g} ms against {old_p50_ms:.4g} ms; the new model: "
+               f"{verdict_words(judged.verdict)}")
     if too_busy:
-        summary += (f"; the machine was too busy to tell: in most of {rounds} rounds ({seconds:.1f} s, --max-seconds "
-                    f"{cap_s:g}) a model's process waited for a core; run on a quieter machine")
-    elif verdict == UNDECIDED:
+        summary += (f"; the machine was busy: in most of {rounds} rounds a model's process waited for a core, and "
+                    f"the interval was widened by {judged.contention:.0%} of the contention it can cause")
+    if verdict == UNDECIDED:
         summary += (f"; the interval reaches across the limit after {pairs} pair(s) of processes, {rounds} rounds "
                     f"and {seconds:.1f} s "
                     f"(--max-seconds {cap_s:g}): run longer or on a quieter machine")
     return {"name": "speed", "verdict": verdict, "summary": summary, "limit": limit,
             "figures": {"slowdown": value, "slowdown_ci": [low, high], "precision": half,
                         "speedup": alternation_row["speedup"], "speedup_ci": alternation_row["speedup_ci"],
-                        "compare_verdict": alternation_row["verdict"], "rounds": rounds, "seconds": seconds, "pairs": pairs,
+                        "compare_verdict": judged.verdict, "speedup_widened_ci": list(judged.widened),
+                        "contention": judged.contention, "rounds": rounds, "seconds": seconds, "pairs": pairs,
                         "pair_speedups": alternation_row.get("pair_speedups"),
                         "rounds_judged": alternation_row.get("rounds_judged", rounds), "too_busy": too_busy,
                         "measure": alternation_row.get("measure", "wall"),

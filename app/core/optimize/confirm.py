@@ -13,7 +13,7 @@ tell is not claimed."""
 from __future__ import annotations
 
 from app.core.jobs.errors import JobCancelled, JobFailed, UserError
-from app.core.optimize.rows import choose, too_busy
+from app.core.optimize.rows import choose
 
 #: candidates confirmed at most, one after the other, before the source is kept
 CONFIRM_AT_MOST = 2
@@ -32,17 +32,10 @@ def _apply(row: dict, speed: dict) -> None:
     key, said = ("as_finalist", "as a finalist") if row.get("finalist") else ("screened", "screened")
     before = row[key] = {k: row[k] for k in ("speedup", "speedup_ci", "verdict", "latency_ms")}
     row.update(speedup=speed["ratio"], speedup_ci=list(speed["ratio_ci"]), verdict=speed["verdict"],
+               claim=speed.get("claim", speed["ratio"]),
                latency_ms=speed["variant_p50_ms"], source_latency_ms=speed["source_p50_ms"], confirmed=True)
     row["reason"] = (f"{speed_reason(speed)}, measured again alone ({said} at ×{before['speedup']:.2f} "
                      f"[{before['speedup_ci'][0]:.2f}–{before['speedup_ci'][1]:.2f}])")
-
-
-def _unless_too_busy(best: dict) -> None:
-    low, high = best["speedup_ci"]
-    if best["verdict"] == "faster" and too_busy(best["speedup_ci"]):
-        best["reason"] += (f"; not claimed: the machine was too busy to tell (its interval spans "
-                           f"×{low:.2f}–×{high:.2f})")
-        best["unconfirmed"] = True
 
 
 def confirm_best(search, limit: float | None) -> dict:
@@ -60,7 +53,6 @@ def confirm_best(search, limit: float | None) -> dict:
         if no_time and best.get("finalist"):      # its precise figure stands: not the screening's
             best["confirmed"] = True
             best["reason"] += "; there was no time left to measure it again, so its finalist figure stands"
-            _unless_too_busy(best)
             continue
         if no_time:
             best["reason"] += "; there was no time left to measure it again"
@@ -80,7 +72,6 @@ def confirm_best(search, limit: float | None) -> dict:
             best["reason"] += f"; it could not be measured again: {exc.message}"
             return best
         _apply(best, speed)
-        _unless_too_busy(best)
     best = choose(search.rows, limit)
     if best["kind"] != "source" and not best.get("confirmed"):      # a third faster one: not claimed unconfirmed
         best["reason"] += f"; not measured again ({CONFIRM_AT_MOST} faster candidates were not faster alone)"

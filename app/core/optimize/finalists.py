@@ -63,7 +63,7 @@ def screen_together(reports: dict[str, dict], config: SessionConfig, seconds: fl
     the seconds the blocks took, the rest being starts)."""
     from app.core.bench.alternate import plan_blocks, run_alternation
     from app.core.bench.jobs import MEMBER, MemberParams
-    from app.core.convert.speed import EXTEND, SPEED_ROUNDS, slower_hint
+    from app.core.convert.speed import EXTEND, SPEED_ROUNDS, slower_hint, speed_fields
 
     kinds = list(reports)
     source = next(iter(reports.values()))["input"]
@@ -83,8 +83,7 @@ def screen_together(reports: dict[str, dict], config: SessionConfig, seconds: fl
     speeds = {}
     source_p50 = alternation.judged_p50_ms(0)
     for position, (kind, row, report) in enumerate(zip(kinds, summarize(alternation)[1:], alternation.reports[1:]), 1):
-        speed = {"ratio": row["speedup"], "ratio_ci": row["speedup_ci"], "verdict": row["verdict"],
-                 "conclusive": row["conclusive"], "source_p50_ms": source_p50,
+        speed = speed_fields(row) | {"source_p50_ms": source_p50,
                  "variant_p50_ms": alternation.judged_p50_ms(position), "rounds": row["rounds"],
                  "providers": report["providers"], "inputs": source_report["inputs"],
                  "feeds": "made for the source", "measured_with": f"{len(kinds)} candidate(s) at once"}

@@ -7,13 +7,14 @@ from __future__ import annotations
 from html import escape
 from pathlib import PurePath
 
+from app.core.bench.verdict import RULE, verdict_words
 from app.core.optimize.rows import answer_text, judged_text, plot_point, tune_text
 from app.core.units import cosine_text, human_bytes, ratio_text
 
 _STYLE = """body{font:14px system-ui,sans-serif;margin:2em;max-width:72em;color:#222}
 table{border-collapse:collapse;margin:1em 0}td,th{border:1px solid #ccc;padding:.3em .6em;text-align:left}
 th{background:#f2f2f2}.chosen{background:#e6f4e6;font-weight:bold}.answer{font-size:1.2em}
-.muted{color:#666}svg{border:1px solid #ccc;background:#fff}.path{overflow-wrap:anywhere}
+.muted{color:#666}.busy{color:#a15c00}svg{border:1px solid #ccc;background:#fff}.path{overflow-wrap:anywhere}
 td.num{white-space:nowrap}.key span{margin-right:1.2em}"""
 #: how each point of the plot is drawn, by what became of its candidate
 _MARKS = {"chosen": ("#2a8a2a", 6, "chosen"), "passed": ("#3366aa", 4, "passed its check"),
@@ -116,6 +117,17 @@ def _providers(machine: dict) -> str:
             + (f"<p>In the build but not starting there:</p><ul class='muted'>{items}</ul>" if items else ""))
 
 
+def _busy(rows: list[dict]) -> str:
+    """What a busy machine did to the figures: which candidates' rounds other programs disturbed."""
+    busy = [r for r in rows if r.get("contention")]
+    if not busy:
+        return "<p class='muted'>The machine was quiet while the candidates were measured.</p>"
+    shares = ", ".join(f"{r['kind']} ({r['contention']:.0%} of its rounds)" for r in busy)
+    return (f"<p class='busy'><b>The machine was busy:</b> other programs took a model's core in most runs of "
+            f"some rounds for {_e(shares)}. Their intervals were widened for it, and a faster one is claimed at the "
+            f"lower figure its reason gives.</p>")
+
+
 def where_text(result: dict) -> str:
     """Where every candidate was made and measured: this machine, a target, or Ray workers."""
     where = result.get("target")
@@ -132,7 +144,7 @@ def report_html(result: dict) -> str:
     name = PurePath(result["model"]).name
     board = _table(["candidate", "status", "speedup [95 %]", "verdict", "median ms", "lowest cosine", "size",
                     "why"],
-                   [[r["kind"], r["status"], _ratio(r["speedup"], r["speedup_ci"]), r["verdict"] or "–",
+                   [[r["kind"], r["status"], _ratio(r["speedup"], r["speedup_ci"]), verdict_words(r["verdict"]),
                      f"{r['latency_ms']:.4g}" if r.get("latency_ms") is not None else "–", _cosine(r),
                      human_bytes(r["size_bytes"]) if r.get("size_bytes") is not None else "–", r["reason"]]
                     for r in rows], ["chosen" if r.get("chosen") else "" for r in rows], numeric=7)
@@ -150,8 +162,8 @@ Fidelity: {'passed' if (choice['fidelity'] or {}).get('passed') else 'not passed
 <p>Tuning: {_e(tune_text(result['tune']))}</p>
 <h2>Leaderboard</h2>{board}
 <p class="muted">Each speedup is the source's median latency over the candidate's, both timed in alternation,
-each in its own process, with the same settings and inputs; "faster" or "slower" only when the whole 95 % interval
-lies beyond ±2 %. Objective: {_e(result['objective'])}{'; ' + _e(result['objective_note']) if result['objective_note'] else ''}.</p>
+each in its own process, with the same settings and inputs. Verdict: {_e(RULE)}.</p>{_busy(rows)}
+<p class="muted">Objective: {_e(result['objective'])}{'; ' + _e(result['objective_note']) if result['objective_note'] else ''}.</p>
 <h2>Speed against fidelity</h2>{_plot(rows)}{_tuned_note(choice)}
 <h2>Inputs</h2>{inputs}<p>{_e(judged_text(result['data']))}.</p>
 <h2>Machine</h2><p>{_e(where_text(result))}: {_e(target['cpu'])}; ONNX Runtime {_e(target['onnxruntime'])};

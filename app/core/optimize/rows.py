@@ -5,16 +5,10 @@ from __future__ import annotations
 
 from pathlib import Path
 
+from app.core.bench.verdict import FASTER, SLOWER, verdict_words
 from app.core.units import cosine_text
 
 STATUSES = ("passed", "failed-check", "refused", "skipped")
-#: a speedup interval wider than this (high over low) says the machine was too busy to tell:
-#: under a load of 20 on two cores one read [1.02, 7.43] for a candidate later measured at ×0.94
-TOO_BUSY = 1.5
-
-
-def too_busy(interval) -> bool:
-    return bool(interval) and None not in interval and interval[1] > TOO_BUSY * interval[0]
 
 
 def _size(path: Path) -> int:
@@ -67,6 +61,8 @@ def made_row(kind: str, report: dict) -> dict:
     row = {"kind": kind, "speedup": speed["ratio"] if measured else None,
            "speedup_ci": list(speed["ratio_ci"]) if measured else None,
            "verdict": speed["verdict"] if measured else None,
+           "claim": speed.get("claim", speed.get("ratio")) if measured else None,
+           "contention": speed.get("contention", 0.0) if measured else None,
            "latency_ms": speed["variant_p50_ms"] if measured else None,
            "source_latency_ms": speed["source_p50_ms"] if measured else None,
            "fidelity": fidelity, "size_bytes": report["output_bytes"], "seconds": report["seconds"],
@@ -85,13 +81,18 @@ def made_row(kind: str, report: dict) -> dict:
 
 
 def speed_reason(speed: dict) -> str:
+    """The verdict of the one rule (app.core.bench.verdict) in words, with its figures; a busy
+    machine's claim where it is lower than the figure measured; why a slower one is slower."""
     low, high = speed["ratio_ci"]
     figures = f"×{speed['ratio']:.2f} [{low:.2f}–{high:.2f}]"
-    if speed["verdict"] == "slower":
-        return f"slower than the source ({figures})" + (f": {speed['why']}" if speed.get("why") else "")
-    if speed["verdict"] == "no-difference":
-        return f"no measurable difference from the source ({figures})"
-    return f"faster than the source ({figures})"
+    verdict = speed["verdict"]
+    text = verdict_words(verdict) + (" than the source" if verdict in (FASTER, SLOWER) else "") + f" ({figures})"
+    claim = speed.get("claim")
+    if verdict == FASTER and claim is not None and claim < speed["ratio"]:
+        text += f", claimed at ×{claim:.2f}: the machine was busy, which can widen a gap"
+    if verdict not in (FASTER, SLOWER) and speed.get("why_verdict"):
+        text += f": {speed['why_verdict'].split(': ', 1)[-1]}"
+    return text + (f": {speed['why']}" if verdict == SLOWER and speed.get("why") else "")
 
 
 def _fits(row: dict, limit: float | None) -> bool:
@@ -155,12 +156,9 @@ def answer(best: dict, tune: dict, model: Path, preset: Path, user_session: dict
     `unmeasured`: why no candidate was measured at all (app.core.optimize.plan.nothing_measured),
     which the answer says instead of "nothing measured was faster"."""
     tuned = not tune.get("skipped") and tune.get("clearly_faster") and tune.get("kind") == best["kind"]
-    if tuned and too_busy(tune["speedup_ci"]):         # a claim of ×1.6 to ×11.6 later measured ×1.3 and ×5.3
-        tune["not_taken"] = (f"the tuned settings are not taken: the machine was too busy to tell (their interval "
-                             f"spans ×{tune['speedup_ci'][0]:.2f}–×{tune['speedup_ci'][1]:.2f})")
-        tuned = False
     settings = tune["session"] if tuned else user_session
     choice = {"kind": best["kind"], "model": str(model), "preset": str(preset), "speedup": best["speedup"],
+              "claim": best.get("claim", best["speedup"]),
               "speedup_ci": best["speedup_ci"], "verdict": best["verdict"], "fidelity": best["fidelity"],
               "settings": settings, "tuned": bool(tuned), "size_bytes": best["size_bytes"],
               "judged_on": best.get("judged_on")}
@@ -203,16 +201,19 @@ def _answer(choice: dict) -> str:
     settings = choice.get("settings_speedup") or {}
     if choice["kind"] == "source" and choice["tuned"]:
         return (f"keep the source, with the tuned settings: {_figures(choice['speedup'], choice['speedup_ci'])} your "
-                f"settings' speed ({choice['verdict']}); no variant was faster and faithful")
+                f"settings' speed ({verdict_words(choice['verdict'])}); no variant was faster and faithful")
     if choice["kind"] == "source" and choice.get("unmeasured"):
         return f"keep the source and your settings, as nothing was measured: {choice['unmeasured']}"
     if choice["kind"] == "source":
         return "keep the source and your settings: nothing measured was faster than the source and faithful"
     figures = _figures(choice["speedup"], choice["speedup_ci"])
-    text = f"{choice['kind']}: {figures} the source's speed ({choice['verdict']})"
+    text = f"{choice['kind']}: {figures} the source's speed ({verdict_words(choice['verdict'])})"
+    claim = choice.get("claim")
+    if claim is not None and choice["verdict"] == FASTER and claim < choice["speedup"]:
+        text += f", claimed at ×{claim:.2f} as the machine was busy"
     if choice["tuned"] and settings:
         text += (f"; with the tuned settings, {_figures(settings['speedup'], settings.get('speedup_ci'))} your "
-                 f"settings' speed on it ({settings['verdict']}, measured apart)")
+                 f"settings' speed on it ({verdict_words(settings['verdict'])}, measured apart)")
     return text
 
 

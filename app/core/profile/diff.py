@@ -15,7 +15,8 @@ import math
 
 import numpy as np
 
-from app.core.bench.stats import BOOTSTRAP_RESAMPLES, PRACTICAL_BAND, speed_verdict
+from app.core.bench.stats import BOOTSTRAP_RESAMPLES
+from app.core.bench.verdict import PRACTICAL_BAND, judge_speed
 
 MIN_RUNS = 5              # steady runs each trace needs before an interval means anything
 NOTE = ("these ratios come from two separate profiles, recorded one after the other, not from an alternating "
@@ -53,7 +54,7 @@ def _ratio_intervals(before: dict, after: dict, ops: list[str], seed: int) -> di
 def _judged(ratio: float | None, interval: list[float] | None, band: float) -> tuple[list | None, str | None]:
     if ratio is None or interval is None or not all(math.isfinite(v) for v in interval):
         return None, None
-    return interval, speed_verdict(*interval, band)
+    return interval, judge_speed(ratio, *interval, band=band).verdict
 
 
 def diff_profiles(before: dict, after: dict, band: float = PRACTICAL_BAND, seed: int = 0) -> dict:

@@ -69,7 +69,9 @@ def test_members_take_turns_one_at_a_time():
     assert rows[0] == {"speedup": 1.0, "speedup_ci": [1.0, 1.0], "verdict": "reference", "conclusive": True,
                        "rounds": 10}
     assert rows[1] == {"speedup": 2.0, "speedup_ci": [2.0, 2.0], "verdict": "faster", "conclusive": True,
-                       "rounds": 10, "rounds_judged": 10, "too_busy": False, "measure": "wall"}
+                       "rounds": 10, "rounds_judged": 10, "too_busy": False, "measure": "wall", "claim": 2.0,
+                       "widened_ci": [2.0, 2.0], "contention": 0.0,
+                       "why": "faster: the 95 % interval [×2–×2] lies above ×1.02"}
     assert rows[2]["speedup"] == 0.5 and rows[2]["verdict"] == "slower"
 
 

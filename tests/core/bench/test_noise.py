@@ -113,9 +113,13 @@ def test_cpu_times_are_judged_when_every_block_has_them():
     assert row["measure"] == "cpu" and row["speedup"] == 0.5 and not row["too_busy"]
 
 
-def test_a_machine_too_busy_to_tell_is_never_conclusive():
+def test_a_busy_machine_widens_the_interval_and_keeps_the_verdict_it_still_supports():
     reference = [np.full(10, 1.0) for _ in range(12)]
     candidate = [np.full(10, 2.0) for _ in range(12)]
     loads = [[{"switches": 8, "runs": 10} for _ in range(12)], [{"switches": 8, "runs": 10} for _ in range(12)]]
     row = summarize(_alternation(reference, candidate, loads))[1]
-    assert row["too_busy"] and not row["conclusive"] and "too busy" in row["note"]
+    assert row["too_busy"] and row["contention"] == 1.0 and row["conclusive"] and row["verdict"] == "slower"
+    assert row["widened_ci"][0] < 0.5 < row["widened_ci"][1] < 1.0 and "busy" in row["why"]
+    near = [np.full(10, 1.1) for _ in range(12)]        # ×0.91: within what contention can do
+    row = summarize(_alternation(reference, near, loads))[1]
+    assert row["verdict"] == "could-not-tell" and not row["conclusive"]

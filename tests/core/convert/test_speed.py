@@ -30,7 +30,7 @@ def test_a_variant_doing_twice_the_work_is_slower(tmp_path):
     assert speed["ratio"] == pytest.approx(speed["source_p50_ms"] / speed["variant_p50_ms"], rel=1e-9)
     assert speed["rounds"] >= SPEED_ROUNDS and speed["conclusive"] and speed["feeds"] == "made for the source"
     assert speed["inputs"][0]["shape"] == [32, 256]
-    assert "SLOWER than the source" in speed_sentence(speed)
+    assert "slower than the source" in speed_sentence(speed)
 
 
 def test_the_source_doing_twice_the_work_makes_the_variant_faster_on_the_given_feeds(tmp_path):
@@ -50,7 +50,7 @@ def test_a_conversion_reports_its_speed_and_can_skip_it(tmp_path):
     params = {"kind": "optimize", "input": str(source), "output": str(tmp_path / "cnn.opt.onnx"), "speed_s": 0.5}
     report = CONVERT(params, JobContext())
     speed = report["speed"]
-    assert set(speed) >= FIELDS and speed["verdict"] in ("faster", "slower", "no-difference")
+    assert set(speed) >= FIELDS and speed["verdict"] in ("faster", "slower", "no-difference", "could-not-tell")
     assert speed["feeds"] == "the fidelity check's" and speed["inputs"] == report["fidelity"]["inputs"]
     assert report["check"] == "passed" and (tmp_path / "cnn.opt.onnx").is_file()
     skipped = CONVERT({**params, "force": True, "speed_s": 0}, JobContext())["speed"]
@@ -106,13 +106,18 @@ def test_the_why_of_a_slower_variant_names_the_known_causes(monkeypatch):
     assert "without the blocked (NCHWc) layout" in slower_hint("ort", cpu, {"target_platform": "any"})
     line = speed_sentence({"ratio": 0.83, "ratio_ci": [0.8, 0.86], "verdict": "slower", "source_p50_ms": 1.0,
                            "variant_p50_ms": 1.2, "rounds": 20, "why": slower_hint("fp16", cpu, {})})
-    assert line.startswith("speed: ×0.83 [0.80–0.86] the source's speed — SLOWER than the source on this machine")
+    assert line.startswith("speed: ×0.83 [0.80–0.86] the source's speed — slower than the source on this machine")
     assert line.endswith("float16 pays off on GPUs")
 
 
 def test_an_interval_too_wide_to_answer_says_it_could_not_tell():
-    speed = {"ratio": 0.11, "ratio_ci": [0.06, 8.65], "verdict": "no-difference", "conclusive": False,
+    from app.core.bench.verdict import judge_speed
+
+    judged = judge_speed(0.11, 0.06, 8.65)
+    speed = {"ratio": 0.11, "ratio_ci": [0.06, 8.65], "verdict": judged.verdict, "why_verdict": judged.why,
              "source_p50_ms": 1.74, "variant_p50_ms": 15.76, "rounds": 90}
     line = speed_sentence(speed)
-    assert "could not tell" in line and "no measurable difference" not in line and "×0.11 [0.06–8.65]" in line
-    assert "no measurable difference" in speed_sentence({**speed, "ratio_ci": [0.97, 1.04], "conclusive": True})
+    assert "could not tell" in line and "no difference" not in line and "×0.11 [0.06–8.65]" in line
+    judged = judge_speed(1.0, 0.97, 1.04)
+    assert "— no difference (" in speed_sentence({**speed, "ratio_ci": [0.97, 1.04], "verdict": judged.verdict,
+                                                  "why_verdict": judged.why})

@@ -94,7 +94,7 @@ def test_fixing_dims_is_measured_in_alternation_each_session_in_its_own_process(
     measured = measure_overrides(str(path), SessionConfig(), {"batch": 1}, JobContext(), seconds=0.1)
     low, high = measured["speedup_ci"]
     assert low <= measured["speedup"] <= high and measured["rounds"] >= 10
-    assert measured["verdict"] in ("faster", "slower", "no-difference")
+    assert measured["verdict"] in ("faster", "slower", "no-difference", "could-not-tell")
     assert measured["latency_fixed_ms"] > 0 and measured["latency_symbolic_ms"] > 0
 
 

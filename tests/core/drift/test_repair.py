@@ -28,7 +28,7 @@ def test_fp16_repair_passes_with_only_the_matmul_whose_weights_were_clipped_kept
     assert result["repair"]["passed"] and result["repair"]["stopped"] == "the outputs pass"
     assert result["check"] == "passed" and result["options"]["node_block_list"] == ["layer2"]
     for step in steps:
-        assert step["speed"]["verdict"] in ("faster", "slower", "no-difference")
+        assert step["speed"]["verdict"] in ("faster", "slower", "no-difference", "could-not-tell")
         low, high = step["speed"]["ratio_ci"]
         assert low <= step["speed"]["ratio"] <= high
 

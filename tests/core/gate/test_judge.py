@@ -56,12 +56,17 @@ def test_the_worst_criterion_is_the_gates_verdict_and_its_exit_code():
     assert [judge.exit_code(v) for v in (judge.PASS, judge.REGRESSION, judge.UNDECIDED)] == [0, 5, 6]
 
 
-def test_a_machine_too_busy_to_tell_leaves_speed_undecided_even_with_a_clear_interval():
-    row = {"speedup": 0.5, "speedup_ci": [0.45, 0.55], "verdict": "slower", "too_busy": True, "rounds_judged": 30}
+def test_a_busy_machine_widens_the_slowdown_but_a_clear_regression_stays_one():
+    row = {"speedup": 0.5, "speedup_ci": [0.45, 0.55], "verdict": "slower", "too_busy": True, "rounds_judged": 30,
+           "contention": 1.0}
     criterion = judge.speed_criterion(row, 0.05, 30, 20.0, 20.0, 1.0, 2.0)
-    assert criterion["verdict"] == judge.UNDECIDED and "too busy" in criterion["summary"]
-    assert criterion["figures"]["too_busy"] is True
-    assert judge.exit_code(judge.overall([criterion])) == 6
+    assert criterion["verdict"] == judge.REGRESSION and "busy" in criterion["summary"]
+    assert criterion["figures"]["too_busy"] is True and criterion["figures"]["compare_verdict"] == "slower"
+    low, high = criterion["figures"]["slowdown_ci"]
+    assert low < 1 / 0.45 - 1 and high > 1 / 0.55 - 1          # widened, not the raw interval
+    assert judge.exit_code(judge.overall([criterion])) == 5
+    near = dict(row, speedup=0.97, speedup_ci=[0.95, 0.99])        # within what contention can do: undecided
+    assert judge.speed_criterion(near, 0.05, 30, 20.0, 20.0, 1.0, 1.03)["verdict"] == judge.UNDECIDED
 
 
 def test_a_run_whose_one_pair_of_processes_is_ten_percent_off_is_no_regression():

@@ -86,12 +86,28 @@ def test_the_confirmation_takes_a_share_of_the_budget_within_bounds():
     assert confirm.confirm_seconds(100, 5.0) == 5.0
 
 
-def test_an_interval_too_wide_to_tell_is_not_claimed(tmp_path, measured):
+def test_a_win_measured_on_a_busy_machine_is_taken_at_its_lower_figure(tmp_path, measured):
+    """A tenfold int8 win beside a core burner was thrown away as "too busy to tell": the
+    verdict rule widens its interval instead, and the claim is the lower figure."""
+    from app.core.bench.verdict import judge_speed
+
     figures, _ = measured
-    figures.update(optimize=(1.2, [1.03, 7.4], "faster"))
-    search = _search(tmp_path, {"optimize": 1.5})
+    judged = judge_speed(10.59, 6.36, 21.67, 1.0)
+    figures.update(optimize=(10.59, [6.36, 21.67], judged.verdict))
+    search = _search(tmp_path, {"optimize": 9.0})
     best = confirm.confirm_best(search, None)
-    assert best["kind"] == "source" and "too busy to tell" in search.rows[1]["reason"]
+    assert best["kind"] == "optimize" and best["verdict"] == "faster" and not best.get("unconfirmed")
+
+
+def test_a_busy_machines_claim_is_lower_than_the_figure_measured_and_says_why():
+    from app.core.bench.verdict import judge_speed
+    from app.core.optimize.rows import speed_reason
+
+    judged = judge_speed(10.59, 6.36, 21.67, 1.0)
+    reason = speed_reason({"ratio": 10.59, "ratio_ci": [6.36, 21.67], "verdict": judged.verdict,
+                           "claim": judged.claim, "why_verdict": judged.why})
+    assert reason.startswith("faster than the source (×10.59 [6.36–21.67])")
+    assert f"claimed at ×{judged.claim:.2f}" in reason and "busy" in reason
 
 
 def test_the_source_row_gets_the_median_it_was_timed_at_beside_the_chosen_candidate(tmp_path):

@@ -49,7 +49,7 @@ def test_the_result_keeps_its_contract(shipped):
         for key in ("speedup", "speedup_ci", "verdict", "fidelity", "size_bytes"):
             assert key in row
     made = next(row for row in result["candidates"] if row["kind"] == "optimize")
-    assert made["status"] == "passed" and made["verdict"] in ("faster", "slower", "no-difference")
+    assert made["status"] == "passed" and made["verdict"] in ("faster", "slower", "no-difference", "could-not-tell")
     assert made["speedup_ci"][0] <= made["speedup"] <= made["speedup_ci"][1] and made["size_bytes"] > 0
     assert result["inputs"][0]["name"] == "x" and result["inputs"][0]["shape"] == [1, 32]
     assert result["partial"] is False

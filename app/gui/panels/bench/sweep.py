@@ -16,6 +16,7 @@ from app.gui.shell.panel import OneJobView, start_and_cancel
 from app.gui.widgets.captioned import CaptionedResults, settings_beside
 from app.gui.widgets.run_caption import inputs_text
 from app.core.bench.jobs import SWEEP, SweepParams
+from app.core.bench.verdict import verdict_words
 from app.core.units import interval_text, ratio_text, ratio_with_interval
 
 NO_DIM = "(none: concurrency only)"
@@ -237,7 +238,7 @@ def _ratio_columns(cell: dict) -> list:
     sweep stored before sweeps alternated has none."""
     if "ratio" not in cell:
         return ["–", "–", "–"]
-    return [ratio_text(cell["ratio"]), interval_text(cell["ratio_ci"]) or "–", cell["verdict"]]
+    return [ratio_text(cell["ratio"]), interval_text(cell["ratio_ci"]) or "–", verdict_words(cell["verdict"])]
 
 
 def _definition(grid: dict) -> str:

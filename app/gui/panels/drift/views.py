@@ -4,6 +4,7 @@ from __future__ import annotations
 
 from html import escape
 
+from app.core.bench.verdict import verdict_words
 from app.core.drift.step_text import added_text, outputs_text
 from app.core.units import cosine_text, diff_text, interval_text, ratio_text
 
@@ -54,13 +55,7 @@ def speed_cells(speed: dict) -> list[str]:
     """A step's speed, its interval and its verdict, written as every tab writes a ratio."""
     if speed.get("skipped"):
         return ["–", "not measured", speed["why"]]
-    if speed.get("too_busy"):      # a narrow interval wholly below 1 read "interval too wide" beside it
-        verdict = "could not tell (the machine was busy)"
-    elif not speed.get("conclusive", True):
-        verdict = "could not tell (interval too wide)"
-    else:
-        verdict = speed["verdict"]
-    return [ratio_text(speed["ratio"]), interval_text(speed["ratio_ci"]) or "unknown", verdict]
+    return [ratio_text(speed["ratio"]), interval_text(speed["ratio_ci"]) or "unknown", verdict_words(speed["verdict"])]
 
 
 def step_row(step: dict) -> list:

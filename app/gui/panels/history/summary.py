@@ -5,6 +5,7 @@ from __future__ import annotations
 
 from html import escape
 
+from app.core.bench.verdict import verdict_words
 from app.core.session.settings_text import settings_text
 from app.core.units import (diff_text, duration_column, duration_text, human_bytes, interval_text, ratio_text,
                             shared_decimals)
@@ -77,7 +78,7 @@ def _compare(report: dict) -> str:
     columns.append([ratio_text(m.get("speedup")) for m in models])
     columns.append([interval_text(m.get("speedup_ci")) or "–"
                     for m in models])
-    columns.append([m.get("verdict") or "–" for m in models])
+    columns.append([verdict_words(m.get("verdict")) for m in models])
     columns.append([diff_text(m['fidelity']['max_abs_diff']) if m.get("fidelity") else "reference" for m in models])
     return facts([("Reference", report.get("baseline", ""))]) + table(headers, columns)
 
@@ -93,7 +94,7 @@ def _sweep(report: dict) -> str:
     headers += [f"{dim} items/s" if dim else "runs/s", "vs first", "verdict", "best"]
     columns.append(numbers([c["items_per_s"] for c in cells]))
     columns.append([ratio_text(c.get("ratio")) for c in cells])
-    columns.append([c.get("verdict", "–") for c in cells])
+    columns.append([verdict_words(c.get("verdict")) for c in cells])
     columns.append(["◀" if c == best else "" for c in cells])
     limit = report.get("latency_limit_ms")
     return facts([("Latency limit", f"{report.get('limit_percentile')} within {duration_text(limit)}" if limit
@@ -104,7 +105,7 @@ def _ratio(value, interval=None, verdict=None) -> str:
     if value is None:
         return ""
     text = ratio_text(value) + (f" (95 % interval {interval_text(interval)})" if interval else "")
-    return text + (f", {verdict}" if verdict else "")
+    return text + (f", {verdict_words(verdict)}" if verdict else "")
 
 
 def _profile(report: dict) -> str:
@@ -154,7 +155,7 @@ def _optimize(report: dict) -> str:
     candidates = table(["candidate", "status", "speedup", "verdict", "why"],
                        [[r.get("kind", "") for r in rows], [r.get("status", "") for r in rows],
                         [ratio_text(r.get("speedup")) for r in rows],
-                        [r.get("verdict") or "–" for r in rows], [r.get("reason") or "" for r in rows]])
+                        [verdict_words(r.get("verdict")) for r in rows], [r.get("reason") or "" for r in rows]])
     return facts([("Answer", choice.get("kind", "")),
                   ("Speedup", _ratio(choice.get("speedup"), choice.get("speedup_ci"), choice.get("verdict"))),
                   ("Why", choice.get("note", "")), ("Shipped in", report.get("out_dir", ""))]) + candidates

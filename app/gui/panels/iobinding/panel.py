@@ -6,6 +6,7 @@ compact table under a short word on what the tab shows on a GPU."""
 
 from __future__ import annotations
 
+from app.core.bench.verdict import verdict_words
 import html
 import time
 from pathlib import Path
@@ -329,7 +330,7 @@ def speedup_cells(index: int, mode: dict) -> list:
         return [1.0, "", "reference"]
     if mode.get("speedup_ci") is None:
         return [None, "not measured", ""]
-    return [mode["speedup_vs_plain"], interval_text(mode["speedup_ci"]), mode["verdict"]]
+    return [mode["speedup_vs_plain"], interval_text(mode["speedup_ci"]), verdict_words(mode["verdict"])]
 
 
 def faster_text(result: dict) -> str:

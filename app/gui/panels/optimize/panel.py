@@ -11,6 +11,7 @@ from PySide6.QtWidgets import (QCheckBox, QComboBox, QDoubleSpinBox, QFormLayout
                                QListWidget, QListWidgetItem, QProgressBar, QPushButton, QScrollArea, QSpinBox,
                                QSplitter, QVBoxLayout, QWidget)
 
+from app.core.bench.verdict import verdict_words
 from app.core.convert.options import KINDS
 from app.core.optimize.candidates import ORDER
 from app.core.optimize.jobs import OPTIMIZE
@@ -26,7 +27,7 @@ HEADERS = ["Candidate", "Status", "Speedup ×", "Verdict", "95% low", "95% high"
 
 def board_row(row: dict) -> list:
     interval = row.get("speedup_ci") or [None, None]
-    return [row["kind"], row["status"], row.get("speedup"), row.get("verdict") or "", interval[0], interval[1],
+    return [row["kind"], row["status"], row.get("speedup"), verdict_words(row.get("verdict")), interval[0], interval[1],
             row.get("latency_ms"), row.get("size_bytes"), row["reason"]]
 
 

@@ -7,6 +7,7 @@ from PySide6.QtCore import Qt
 from PySide6.QtWidgets import (QFormLayout, QHBoxLayout, QLabel, QLineEdit, QSpinBox, QSplitter, QVBoxLayout,
                                QWidget)
 
+from app.core.bench.verdict import verdict_words
 from app.core.profile.tables import SHARE, node_table, operator_table, short_provider as _short
 from app.core.units import interval_text, ratio_text
 from app.gui.widgets.chart_base import TOP_BARS, BarChart
@@ -302,14 +303,14 @@ class CompareView(QSplitter):
         speedup = total["ratio"]
         text = (f"Node time per run: {result['node_us_per_run']['before'] / 1000:,.3f} ms → "
                 f"{result['node_us_per_run']['after'] / 1000:,.3f} ms"
-                + (f" — <b>{ratio_text(speedup)}</b> {_interval(total['ci'])} {total['verdict'] or ''}" if speedup else ""))
+                + (f" — <b>{ratio_text(speedup)}</b> {_interval(total['ci'])} {verdict_words(total['verdict'])}" if speedup else ""))
         if result["run_speedup"]:
             text += (f"<br>Whole run (steady mean): {result['run_us']['before'] / 1000:,.3f} ms → "
                      f"{result['run_us']['after'] / 1000:,.3f} ms ({ratio_text(result['run_speedup'])})")
         measured = result.get("measured")
         if measured:
             text += (f"<br>Timed in alternation: <b>{ratio_text(measured['speedup'])}</b> "
-                     f"{_interval(measured['speedup_ci'])} {measured['verdict']} — "
+                     f"{_interval(measured['speedup_ci'])} {verdict_words(measured['verdict'])} — "
                      + ("<b>the profile disagrees</b>: trust the timing; the profiler's cost per node distorts "
                         "small operators" if result["disagrees"] else "the profile agrees"))
         else:
@@ -319,7 +320,7 @@ class CompareView(QSplitter):
         rows = result["by_op_type"]
         self.table.set_rows(
             [[r["op_type"], _ms(r["before_us"]), _ms(r["after_us"]), _ms(r["delta_us"]), r["before_count"],
-              r["after_count"], r["speedup"], _interval(r["ratio_ci"]) or "–", r["verdict"] or "–",
+              r["after_count"], r["speedup"], _interval(r["ratio_ci"]) or "–", verdict_words(r["verdict"]),
               only.get(r["only_in"], "")] for r in rows],
             headers=["Op type", "Before ms/run", "After ms/run", "Change ms", "Calls before", "Calls after",
                      "Speedup", "95 % interval", "Verdict", "Note"])

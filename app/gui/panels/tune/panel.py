@@ -4,6 +4,7 @@ was faster there."""
 
 from __future__ import annotations
 
+from app.core.bench.verdict import verdict_words
 import time
 
 from PySide6.QtCore import Qt, QTimer
@@ -188,7 +189,7 @@ class TunePanel(Panel):
     def show_board(self, rows: list[dict], default_ms: float | None, best: str | None = None) -> None:
         """The leaderboard; `best`: the label of the offered winner, shown in bold on green."""
         winner = next((r for r in rows if r["label"] == best), None)
-        self.table.set_rows([[row["label"], row.get("verdict") or "", row.get("speedup"),
+        self.table.set_rows([[row["label"], verdict_words(row.get("verdict")), row.get("speedup"),
                               *(row.get("speedup_ci") or [None, None]), row.get("remeasured_ms"),
                               status_text(row, winner), row["latency_ms"], race_interval(row), row["blocks"]]
                              for row in rows])
@@ -224,7 +225,7 @@ class TunePanel(Panel):
                     f"{result['seconds']:.0f} s. {result.get('stop_reason', '')}")
         if result["clearly_faster"]:
             headline = (f"<b>Best: {best['label']}</b> — {ratio_text(result['speedup'])} "
-                        f"(95 % interval {interval_text(result['speedup_ci'])}, {result['verdict']}) over your settings, "
+                        f"(95 % interval {interval_text(result['speedup_ci'])}, {verdict_words(result['verdict'])}) over your settings, "
                         f"each alone in its own process: {duration_text(best['latency_ms'], 4)} vs "
                         f"{duration_text(default['latency_ms'], 4)}.<br>")
         else:

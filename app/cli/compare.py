@@ -12,7 +12,7 @@ from app.cli.session_args import (add_run_arguments, add_session_arguments, run_
 from app.core.bench.accuracy import accuracy_text
 from app.core.bench.compare import compare_table
 from app.core.bench.jobs import COMPARE, COMPARE_PAIRS
-from app.core.bench.verdict import verdict_words
+from app.core.verdict import verdict_words
 from app.core.jobs.errors import UserError
 from app.core.units import cosine_text, diff_text
 

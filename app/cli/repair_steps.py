@@ -5,7 +5,7 @@ from __future__ import annotations
 
 from app.cli.common import format_table
 from app.cli.session_args import whole_number
-from app.core.bench.verdict import verdict_words
+from app.core.verdict import verdict_words
 from app.core.drift.step_text import added_text, outputs_text
 from app.core.jobs.errors import UserError
 

@@ -1,11 +1,11 @@
-"""One verdict rule: no function but app.core.bench.verdict's decides faster / slower / no
+"""One verdict rule: no function but app.core.verdict's decides faster / slower / no
 difference, and every place that writes a speed verdict for a person writes the rule's words."""
 
 import ast
 from pathlib import Path
 
 import app
-from app.core.bench.verdict import COULD_NOT_TELL, FASTER, NO_DIFFERENCE, SLOWER, judge_speed
+from app.core.verdict import COULD_NOT_TELL, FASTER, NO_DIFFERENCE, SLOWER, judge_speed
 
 WORDS = {FASTER, SLOWER, NO_DIFFERENCE, COULD_NOT_TELL, "no difference", "could not tell"}
 
@@ -29,7 +29,7 @@ def test_no_second_verdict_function_anywhere():
     root = Path(app.__file__).parent
     deciders = {}
     for path in root.rglob("*.py"):
-        if path.name == "verdict.py" and path.parent.name == "bench":
+        if path.name == "verdict.py" and path.parent.name == "core":
             continue
         names = _deciders(ast.parse(path.read_text(encoding="utf-8")))
         if names:

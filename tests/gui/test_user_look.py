@@ -101,7 +101,7 @@ def test_a_repair_step_measured_on_a_busy_machine_says_so_not_that_its_interval_
 def test_a_conversions_speed_line_on_a_busy_machine_names_the_busy_machine():
     from app.core.convert.speed import speed_sentence
 
-    from app.core.bench.verdict import judge_speed
+    from app.core.verdict import judge_speed
 
     judged = judge_speed(0.46, 0.41, 0.53, 1.0)
     speed = {"ratio": 0.46, "ratio_ci": [0.41, 0.53], "verdict": judged.verdict, "why_verdict": judged.why,

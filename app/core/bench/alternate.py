@@ -35,7 +35,7 @@ from app.core.bench.bench import RunSettings
 from app.core.bench.noise import clean_rounds, disturbed, trimmed
 from app.core.bench.noise import summary as load_summary
 from app.core.bench.stats import BOOTSTRAP_RESAMPLES, latency_stats, median_ratio, throughput_per_s
-from app.core.bench.verdict import PRACTICAL_BAND, RULE, judge_speed
+from app.core.verdict import PRACTICAL_BAND, RULE, judge_speed
 from app.core.bench.pairs import Pairs, pairs_ratio
 from app.core.bench.serve import BLOCK, READY
 from app.core.jobs.entry import Job
@@ -149,7 +149,7 @@ class Alternation:
 
     def contention(self, kept: np.ndarray) -> float:
         """The share of the rounds `kept` in which a member was switched out in most of its runs
-        (noise.disturbed): how far the verdict widens their interval (app.core.bench.verdict)."""
+        (noise.disturbed): how far the verdict widens their interval (app.core.verdict)."""
         rounds = self.rounds
         if not kept.size or not self.loads or any(len(loads) < rounds for loads in self.loads):
             return 0.0
@@ -364,7 +364,7 @@ def _merged(reports: list[dict], figures: dict) -> dict:
 def summarize(result: Alternation, reference: int = 0, band: float = PRACTICAL_BAND, seed: int = 0) -> list[dict]:
     """Per member: speedup against the reference (the reference's p50 over the member's, as
     their reports print them: stats.median_ratio), its 95 % bootstrap interval over rounds,
-    the verdict (app.core.bench.verdict.judge_speed: `conclusive` unless it could not tell,
+    the verdict (app.core.verdict.judge_speed: `conclusive` unless it could not tell,
     `claim`, `widened_ci`, `why`) and the rounds. Only the rounds where no member waited for
     a core count (Alternation.judged); when too few are left, every round counts, the row is
     flagged `too_busy`, and the verdict widens the interval by the share of disturbed rounds.

@@ -10,7 +10,7 @@ from __future__ import annotations
 from pathlib import Path
 
 from app.core.bench.accuracy import accuracy_text
-from app.core.bench.verdict import verdict_words
+from app.core.verdict import verdict_words
 from app.core.jobs.errors import UserError
 from app.core import units
 from app.core.units import human_bytes

@@ -27,7 +27,7 @@ What the statistics do (`trimmed`, `clean_rounds`, `run_length`, stats.median_ra
   aside (too little of the block is left to tell): both blocks of it, so what remains
   stays paired. When fewer than CLEAN_NEEDED of the rounds (or fewer than MIN_ROUNDS) are
   left, the machine was busy: every round is judged, and the verdict widens the interval by
-  the share of disturbed rounds (app.core.bench.verdict) instead of giving up;
+  the share of disturbed rounds (app.core.verdict) instead of giving up;
 - a busy spell lasts for many rounds (a neighbour's build, a core that comes and goes for
   tens of seconds), so rounds next to each other are alike and are not independent
   evidence: the interval resamples runs of consecutive rounds (a moving-block bootstrap),

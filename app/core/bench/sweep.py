@@ -39,7 +39,7 @@ import numpy as np
 from app.core.bench.alternate import (MIN_BLOCK_RUNS, Alternation, Ensemble, OnEvent, plan_blocks, run_rounds)
 from app.core.bench.bench import RunSettings
 from app.core.bench.stats import BOOTSTRAP_RESAMPLES, bootstrap_median_ci
-from app.core.bench.verdict import PRACTICAL_BAND, judge_speed
+from app.core.verdict import PRACTICAL_BAND, judge_speed
 from app.core.jobs.entry import Job
 from app.core.jobs.errors import JobCancelled, UserError
 from app.core.jobs.params import Params

@@ -4,7 +4,7 @@ checked: in alternation (app.core.bench.alternate), each in a process of its own
 same session settings and the same feeds (the fidelity check's, when it ran), for a couple
 of seconds, and at least SPEED_ROUNDS rounds (the blocks shrink to fit them). The ratio is
 the source's p50 over the variant's (above 1: the variant is faster), the two p50s it
-prints, with its 95 % interval and the one verdict rule (app.core.bench.verdict). An
+prints, with its 95 % interval and the one verdict rule (app.core.verdict). An
 interval that could not tell gets more rounds, up to EXTEND times the time asked; one that
 still cannot then says so.
 
@@ -15,7 +15,7 @@ from __future__ import annotations
 
 from pathlib import Path
 
-from app.core.bench.verdict import FASTER, SLOWER, verdict_words
+from app.core.verdict import FASTER, SLOWER, verdict_words
 from app.core.convert.options import THIS_PLATFORM, kind_info
 from app.core.jobs.errors import JobFailed, UserError
 from app.core.jobs.protocol import JobContext, scaled_context

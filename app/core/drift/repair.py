@@ -12,7 +12,7 @@ import time
 from dataclasses import replace
 from typing import Callable
 
-from app.core.bench.verdict import rejudged
+from app.core.verdict import rejudged
 from app.core.convert.fp16_blocks import name_unnamed_nodes
 from app.core.convert.jobs import ConvertParams, convert_job
 from app.core.drift.blame import next_to_keep

@@ -9,7 +9,7 @@ block medians round by round (app.core.bench.alternate) with its 95 % bootstrap 
   copy lands ("no-difference": two processes of one file differ by a percent or two);
 - otherwise the interval reaches across the limit: too wide to decide. The gate measures on,
   in more pairs of fresh processes, while one more fits in --max-seconds, then says "undecided".
-The interval is the one the verdict rule reads (app.core.bench.verdict): on a busy machine it is
+The interval is the one the verdict rule reads (app.core.verdict): on a busy machine it is
 widened by the contention measured in the run, never thrown away, so a model twice as slow is
 a regression beside a core burner too, and the speed's verdict words are the rule's.
 Measured in several pairs of processes, the interval is pair-level (app.core.bench.pairs): two
@@ -20,7 +20,7 @@ from __future__ import annotations
 
 import math
 
-from app.core.bench.verdict import judge_speed, verdict_words
+from app.core.verdict import judge_speed, verdict_words
 from app.core.units import cosine_text, diff_text
 
 PASS, REGRESSION, UNDECIDED, SKIPPED = "pass", "regression", "undecided", "skipped"

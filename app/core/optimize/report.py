@@ -7,7 +7,7 @@ from __future__ import annotations
 from html import escape
 from pathlib import PurePath
 
-from app.core.bench.verdict import RULE, verdict_words
+from app.core.verdict import RULE, verdict_words
 from app.core.optimize.rows import answer_text, judged_text, plot_point, tune_text
 from app.core.units import cosine_text, human_bytes, ratio_text
 

@@ -5,7 +5,7 @@ from __future__ import annotations
 
 from pathlib import Path
 
-from app.core.bench.verdict import FASTER, SLOWER, verdict_words
+from app.core.verdict import FASTER, SLOWER, verdict_words
 from app.core.units import cosine_text
 
 STATUSES = ("passed", "failed-check", "refused", "skipped")
@@ -81,7 +81,7 @@ def made_row(kind: str, report: dict) -> dict:
 
 
 def speed_reason(speed: dict) -> str:
-    """The verdict of the one rule (app.core.bench.verdict) in words, with its figures; a busy
+    """The verdict of the one rule (app.core.verdict) in words, with its figures; a busy
     machine's claim where it is lower than the figure measured; why a slower one is slower."""
     low, high = speed["ratio_ci"]
     figures = f"×{speed['ratio']:.2f} [{low:.2f}–{high:.2f}]"

@@ -16,7 +16,7 @@ import math
 import numpy as np
 
 from app.core.bench.stats import BOOTSTRAP_RESAMPLES
-from app.core.bench.verdict import PRACTICAL_BAND, judge_speed
+from app.core.verdict import PRACTICAL_BAND, judge_speed
 
 MIN_RUNS = 5              # steady runs each trace needs before an interval means anything
 NOTE = ("these ratios come from two separate profiles, recorded one after the other, not from an alternating "

@@ -4,7 +4,7 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from app.core.bench.stats import bootstrap_median_ci, latency_stats, mean_ci, median_ratio, throughput_per_s
-from app.core.bench.verdict import judge_speed
+from app.core.verdict import judge_speed
 
 
 def test_known_values():

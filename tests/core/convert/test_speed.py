@@ -111,7 +111,7 @@ def test_the_why_of_a_slower_variant_names_the_known_causes(monkeypatch):
 
 
 def test_an_interval_too_wide_to_answer_says_it_could_not_tell():
-    from app.core.bench.verdict import judge_speed
+    from app.core.verdict import judge_speed
 
     judged = judge_speed(0.11, 0.06, 8.65)
     speed = {"ratio": 0.11, "ratio_ci": [0.06, 8.65], "verdict": judged.verdict, "why_verdict": judged.why,

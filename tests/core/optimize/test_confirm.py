@@ -89,7 +89,7 @@ def test_the_confirmation_takes_a_share_of_the_budget_within_bounds():
 def test_a_win_measured_on_a_busy_machine_is_taken_at_its_lower_figure(tmp_path, measured):
     """A tenfold int8 win beside a core burner was thrown away as "too busy to tell": the
     verdict rule widens its interval instead, and the claim is the lower figure."""
-    from app.core.bench.verdict import judge_speed
+    from app.core.verdict import judge_speed
 
     figures, _ = measured
     judged = judge_speed(10.59, 6.36, 21.67, 1.0)
@@ -100,7 +100,7 @@ def test_a_win_measured_on_a_busy_machine_is_taken_at_its_lower_figure(tmp_path,
 
 
 def test_a_busy_machines_claim_is_lower_than_the_figure_measured_and_says_why():
-    from app.core.bench.verdict import judge_speed
+    from app.core.verdict import judge_speed
     from app.core.optimize.rows import speed_reason
 
     judged = judge_speed(10.59, 6.36, 21.67, 1.0)

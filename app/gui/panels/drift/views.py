@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from html import escape
 
-from app.core.bench.verdict import verdict_words
+from app.core.verdict import verdict_words
 from app.core.drift.step_text import added_text, outputs_text
 from app.core.units import cosine_text, diff_text, interval_text, ratio_text
 

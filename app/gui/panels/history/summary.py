@@ -5,7 +5,7 @@ from __future__ import annotations
 
 from html import escape
 
-from app.core.bench.verdict import verdict_words
+from app.core.verdict import verdict_words
 from app.core.session.settings_text import settings_text
 from app.core.units import (diff_text, duration_column, duration_text, human_bytes, interval_text, ratio_text,
                             shared_decimals)

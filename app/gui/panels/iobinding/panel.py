@@ -6,7 +6,7 @@ compact table under a short word on what the tab shows on a GPU."""
 
 from __future__ import annotations
 
-from app.core.bench.verdict import verdict_words
+from app.core.verdict import verdict_words
 import html
 import time
 from pathlib import Path

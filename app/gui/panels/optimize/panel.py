@@ -11,7 +11,7 @@ from PySide6.QtWidgets import (QCheckBox, QComboBox, QDoubleSpinBox, QFormLayout
                                QListWidget, QListWidgetItem, QProgressBar, QPushButton, QScrollArea, QSpinBox,
                                QSplitter, QVBoxLayout, QWidget)
 
-from app.core.bench.verdict import verdict_words
+from app.core.verdict import verdict_words
 from app.core.convert.options import KINDS
 from app.core.optimize.candidates import ORDER
 from app.core.optimize.jobs import OPTIMIZE

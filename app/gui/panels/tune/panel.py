@@ -4,7 +4,7 @@ was faster there."""
 
 from __future__ import annotations
 
-from app.core.bench.verdict import verdict_words
+from app.core.verdict import verdict_words
 import time
 
 from PySide6.QtCore import Qt, QTimer

@@ -4,7 +4,7 @@ import math
 
 import pytest
 
-from app.core.bench.verdict import (COULD_NOT_TELL, FASTER, NO_DIFFERENCE, SLOWER, inflation, judge_speed,
+from app.core.verdict import (COULD_NOT_TELL, FASTER, NO_DIFFERENCE, SLOWER, inflation, judge_speed,
                                     verdict_words)
 
 

@@ -35,6 +35,8 @@ def fidelity_text(fidelity: dict | None) -> str:
         text += f", cos {cosine_text(fidelity['min_cosine'])}"
     if fidelity["nonfinite"]:
         text += f", {fidelity['nonfinite']} NaN/inf"
+    if fidelity.get("tolerance"):
+        text += f"; {'within' if fidelity['passed'] else 'outside'} the {fidelity['tolerance'].get('policy', 'float32')} policy"
     return text
 
 

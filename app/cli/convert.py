@@ -9,6 +9,7 @@ import argparse
 from app.cli.common import add_json_flag, format_table, output, run_job_cli
 from app.cli.repair_steps import add_repair_arguments, render_repair, repair_bounds
 from app.cli.session_args import add_session_arguments, session_config_from_args
+from app.core.session.fidelity_policy import policy_text
 from app.core.convert.jobs import CONVERT
 from app.core.convert.fusers import fusers_lines
 from app.core.convert.options import KINDS, options_for_flags
@@ -69,8 +70,7 @@ def _render_conversion(result: dict) -> str:
         return "\n".join(lines + ["", speed_sentence(result["speed"])])
     tolerance = fidelity["tolerance"]
     dims = ", ".join(f"{k}={v}" for k, v in fidelity.get("dims_used", {}).items()) or "none needed"
-    lines += ["", f"fidelity: |diff| ≤ {tolerance['atol']:g} + {tolerance['rtol']:g}·|source|, cosine ≥ "
-                  f"{tolerance['min_cosine']:g}; dimensions used: {dims}"]
+    lines += ["", f"fidelity: held to {policy_text(tolerance)}; dimensions used: {dims}"]
     rows = [[o["name"], _number(o["max_abs_diff"]), _number(o["max_rel_diff"]),
              cosine_text(o["cosine"]), o["nonfinite"],
              {True: "pass", False: "FAIL", None: "not compared"}[o["passed"]] + (f" ({o['problem']})" if o["problem"] else "")]
@@ -78,8 +78,8 @@ def _render_conversion(result: dict) -> str:
     lines.append(format_table(["output", "max abs diff", "max rel diff", "cosine", "NaN/Inf", "result"], rows))
     lines.append("inputs: " + ", ".join(f"{i['name']} {'×'.join(map(str, i['shape'])) or 'scalar'} ({origin_word(i)})"
                                         for i in fidelity.get("inputs", [])))
-    lines.append("PASSED" if fidelity["passed"] else "FAILED: the variant's outputs are outside the tolerance "
-                                                    "(exit code 4)")
+    lines.append(f"PASSED {policy_text(tolerance)}" if fidelity["passed"] else
+                 f"FAILED {policy_text(tolerance)}: the variant's outputs are outside it (exit code 4)")
     lines.append(speed_sentence(result["speed"]))
     return "\n".join(lines)
 

@@ -9,6 +9,7 @@ from app.cli.common import add_json_flag, format_table, output, render_inputs, r
 from app.cli.convert import add_tolerance_arguments, tolerance_from_args
 from app.cli.repair_steps import add_repair_arguments, render_repair, repair_bounds
 from app.cli.session_args import add_session_arguments, session_config_from_args
+from app.core.session.fidelity_policy import policy_text
 from app.core.convert.speed import speed_sentence
 from app.core.drift.jobs import DRIFT, REPAIR
 from app.core.jobs.errors import UserError
@@ -45,8 +46,7 @@ def render(result: dict) -> str:
                            "NaN/Inf", "of fp16 max", "within"], table), "",
              _first_text("first drift", result["first_drift"]),
              _first_text("first non-finite", result["first_nonfinite"]),
-             f"tolerance: atol {tolerance['atol']:g}, rtol {tolerance['rtol']:g}, "
-             f"cosine ≥ {tolerance['min_cosine']:g}", ""]
+             f"tolerance: {policy_text(tolerance)}", ""]
     lines += render_inputs(result.get("inputs", []))
     if "repair" in result:
         remade = result["remade_as"]

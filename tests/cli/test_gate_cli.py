@@ -128,7 +128,7 @@ def test_an_outputs_own_tolerance_lets_a_known_drift_pass_and_an_unknown_name_is
                   "--tolerance", "y=1000,1000,-1")
     outputs = next(c for c in done.json()["criteria"] if c["name"] == "outputs")
     assert outputs["verdict"] == "pass" and outputs["figures"]["outputs"][0]["tolerance"]["atol"] == 1000
-    assert "outputs with their own: y" in outputs["summary"]
+    assert "outputs with their own bounds: y" in outputs["summary"]
     done = ortune("gate", wrong, "--against", old, *QUICK, "--no-history", "--tolerance", "logits=1,1")
     assert done.code == 2 and "logits" in done.stderr and "its outputs: y" in done.stderr
 
@@ -145,3 +145,16 @@ def test_a_tolerance_keeps_the_common_fields_it_leaves_empty():
     from app.cli.gate import output_tolerances
     assert output_tolerances(["a=b=1e-3,,0.99", "y=,0.5"]) == {"a=b": {"atol": 1e-3, "min_cosine": 0.99},
                                                                "y": {"rtol": 0.5}}
+
+
+def test_the_gate_holds_a_float16_variant_to_the_float16_policy_convert_passed_it_on(ortune, old, tmp_path):
+    """convert passed an fp16 variant that the gate then failed on the float32 bounds: one file,
+    two answers. Both now name and apply the float16 policy."""
+    half = tmp_path / "old.fp16.onnx"
+    made = ortune("convert", "fp16", old, "-o", half, "--no-speed", "--json")
+    assert made.code == 0, made.stderr
+    assert made.json()["fidelity"]["tolerance"]["policy"] == "float16" and made.json()["fidelity"]["passed"]
+    done = ortune("gate", half, "--against", old, "--max-slowdown", "50", *QUICK, "--no-history", "--json")
+    outputs = next(c for c in done.json()["criteria"] if c["name"] == "outputs")
+    assert outputs["verdict"] == "pass", outputs["summary"]
+    assert "within the float16 policy" in outputs["summary"] and "computes in float16" in outputs["summary"]

@@ -9,7 +9,7 @@ import tempfile
 import time
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Callable
+from typing import Any, Callable
 
 from app.core.bench.alternate import SPEEDUP_DEFINITION, alternate, summarize
 from app.core.bench.pairs import Pairs, per_pair
@@ -20,6 +20,7 @@ from app.core.bench.compare import (FEEDS_FILE, OUTPUTS_FILE, PLAN_FILE, compare
 from app.core.bench.sweep import (LIMIT_PERCENTILES, MAX_PROCESSES, RATIO_DEFINITION, REFERENCE_RATIO, best_cell,
                                   cell_ratio, measure_grid, pair_ratio, report_figures, runner_up, sweep_cell)
 from app.core.jobs.entry import ANYWHERE, Job, LOCAL_ONLY, ON_TARGET, Records
+from app.core.session.fidelity_policy import for_paths
 from app.core.jobs.errors import UserError
 from app.core.jobs.params import Params, setting
 from app.core.jobs.protocol import JobContext
@@ -41,7 +42,7 @@ class BenchParams(Params):
 class MemberParams(BenchParams):
     reference_dir: str = ""                                 # where the reference keeps feeds and outputs
     is_reference: bool = False
-    tolerance: dict[str, float] = setting(factory=dict)     # atol, rtol, min_cosine of the output check (missing: default)
+    tolerance: dict[str, Any] = setting(factory=dict)       # atol, rtol, min_cosine, policy of the output check
     output_tolerance: dict[str, dict[str, float]] = setting(factory=dict)   # per output name, over `tolerance`
 
 
@@ -181,8 +182,9 @@ def compare_job(params: CompareParams, ctx: JobContext) -> dict:
                                      "partial": True, "created": time.time()})
 
     with tempfile.TemporaryDirectory(prefix="ortune-compare-") as folder:
-        members = [MemberParams(path=model["path"], session=config.checked(),
-                                run=settings, variant=label, reference_dir=folder, is_reference=index == 0)
+        members = [MemberParams(path=model["path"], session=config.checked(), run=settings, variant=label,
+                                reference_dir=folder, is_reference=index == 0,
+                                tolerance=for_paths(models[0]["path"], model["path"])[0].tolerance() if index else {})
                    for index, (model, label) in enumerate(zip(models, labels))]
         pairs = Pairs(params.pairs, params.max_seconds,
                       lambda result: all(row["conclusive"] for row in summarize(result)[1:]))

@@ -53,7 +53,6 @@ class Kind:
     summary: str
     suffix: str                     # the output file's ending
     options: tuple[Option, ...]
-    tolerance: dict                 # default fidelity tolerance (atol, rtol, min_cosine)
     needs_gpu: bool = False
 
 
@@ -61,9 +60,6 @@ def _list(name, help_text, default=(), label="", choices=()):
     return Option(name, "list", tuple(default), help_text, label, tuple(choices))
 
 
-_FP_TOLERANCE = {"atol": 1e-4, "rtol": 1e-3, "min_cosine": 0.9999}
-_HALF_TOLERANCE = {"atol": 1e-2, "rtol": 1e-2, "min_cosine": 0.999}
-_INT_TOLERANCE = {"atol": 0.1, "rtol": 0.1, "min_cosine": 0.99}
 
 _KEEP_IO = Option("keep_io_types", "bool", True,
                   "Keep the model's float32 inputs and outputs (casts are added inside), so code that feeds "
@@ -96,7 +92,7 @@ KINDS: dict[str, Kind] = {k.name: k for k in (
              Option("disable_shape_infer", "bool", False,
                     "Skip ONNX shape inference before converting. Needed for some models it fails on; without "
                     "it, tensors whose type it cannot see may stay float32."),
-         ), _HALF_TOLERANCE),
+         )),
     Kind("mixed", "Auto mixed precision", "Float16 wherever the results stay within rtol/atol of the float32 "
          "model on the fidelity inputs; the nodes that would break them stay float32. Needs a GPU provider.",
          ".onnx", (
@@ -104,13 +100,13 @@ KINDS: dict[str, Kind] = {k.name: k for k in (
                                            "inputs.", minimum=0),
              Option("atol", "float", 0.001, "Absolute tolerance each trial conversion must meet.", minimum=0),
              _KEEP_IO,
-         ), _HALF_TOLERANCE, needs_gpu=True),
+         ), needs_gpu=True),
     Kind("int8-dynamic", "Int8, dynamic", "Weights stored as int8; activations quantized on the fly at run "
          "time. No calibration data needed; best for MatMul-heavy models (transformers, RNNs) on CPUs.", ".onnx", (
              Option("weight_type", "choice", "QInt8", "Signed (QInt8) or unsigned (QUInt8) 8-bit weights. "
                                                       "QInt8 suits most CPUs.", choices=QUANT_TYPES),
              _PER_CHANNEL, _REDUCE_RANGE, _OP_TYPES, _EXCLUDE, _EXCLUDE_OPS,
-         ), _INT_TOLERANCE),
+         )),
     Kind("int8-static", "Int8, static", "Weights and activations int8, with activation ranges measured on "
          "calibration data. Best for CNNs; QDQ also suits TensorRT.", ".onnx", (
              Option("calibration", "path", "", "A folder of .npy/.npz files, one sample each (loaded without "
@@ -135,7 +131,7 @@ KINDS: dict[str, Kind] = {k.name: k for k in (
              Option("preprocess", "bool", True, "Run ONNX Runtime's quantization pre-processing first (shape "
                                                 "inference, graph optimisation, constants folded into weights)."),
              _OP_TYPES, _EXCLUDE, _EXCLUDE_OPS,
-         ), _INT_TOLERANCE),
+         )),
     Kind("int4", "Int4 weights (MatMulNBits)", "MatMul (and optionally Gather) weights packed as 4-bit blocks; "
          "for large language and embedding models.", ".onnx", (
              Option("block_size", "int", 32, "Weights per quantization block (a power of two, at least 16). "
@@ -145,7 +141,7 @@ KINDS: dict[str, Kind] = {k.name: k for k in (
                                                 "4 int8 (fastest on CPU, least accurate).", minimum=0),
              _list("op_types", "Operator types whose weights are packed: MatMul, Gather.", ("MatMul",),
                    label="Op types", choices=("MatMul", "Gather")),
-         ), _INT_TOLERANCE),
+         )),
     Kind("ort", "ORT format", "The .ort flatbuffer format for ONNX Runtime Mobile and minimal builds, with the "
          "required-operators config for a reduced build.", ".ort", (
              Option("optimization_style", "choice", "Fixed", "Fixed: optimise fully now, for the CPU provider. "
@@ -160,7 +156,7 @@ KINDS: dict[str, Kind] = {k.name: k for k in (
                     "runs only on x86-64. arm: for Arm devices (int8 QDQ nodes stay fusable). any: no "
                     "platform-specific layout, so it runs everywhere, but convolutions are slower on x86-64.",
                     choices=ORT_PLATFORMS),
-         ), _FP_TOLERANCE),
+         )),
     Kind("optimize", "Offline optimisation", "ONNX Runtime's graph optimisations applied once and saved, so "
          "sessions start faster. The result fits only the provider and machine class it was made for.",
          ".onnx", (
@@ -169,7 +165,7 @@ KINDS: dict[str, Kind] = {k.name: k for k in (
                     choices=OPTIMISING),
              Option("target_provider", "choice", "cpu", "The execution provider the model is optimised for; it must "
                                                  "start on this machine.", choices=OPT_TARGETS),
-         ), _FP_TOLERANCE),
+         )),
     Kind("transformers", "Transformer fusions", "ONNX Runtime's transformer optimizer: fuses attention, "
          "LayerNorm, Gelu … into single contrib operators.", ".onnx", (
              Option("model_type", "choice", "auto", "The architecture, which decides the fusions tried; auto: "
@@ -184,16 +180,16 @@ KINDS: dict[str, Kind] = {k.name: k for k in (
                                                "fusions (which know today's PyTorch exports) and keeps the result "
                                                "that fuses more and passes its check.",
                     choices=("best", "onnxruntime", "onnxscript")),
-         ), _FP_TOLERANCE),
+         )),
 )}
 
 
 def default_tolerance(kind: str, options: dict) -> dict:
-    """The fidelity tolerance a variant is held to by default: its kind's, or float16's for
-    transformer fusions that also convert to float16."""
-    if kind == "transformers" and options.get("fp16"):
-        return dict(_HALF_TOLERANCE)
-    return dict(kind_info(kind).tolerance)
+    """The fidelity tolerance a variant is held to by default: its kind's policy's
+    (app.core.session.fidelity_policy), float16's for transformer fusions that also convert
+    to float16."""
+    from app.core.session.fidelity_policy import for_kind
+    return for_kind(kind, options).tolerance()
 
 
 def kind_info(name: str) -> Kind:

@@ -23,27 +23,14 @@ from pathlib import Path
 
 from app.core.convert.fidelity import Reference, RunFailed, Tolerance, reference_run, run_variant
 from app.core.convert.fp16_blocks import name_unnamed_nodes
-from app.core.convert.options import KINDS
 from app.core.drift.expose import expose_all, exposed_copy, producers
 from app.core.drift.metrics import judge_inside, tensor_row
 from app.core.jobs.errors import UserError
 from app.core.model.intake import admit
+from app.core.session.fidelity_policy import POLICIES, model_precision
 
-QUANTIZED_OPS = {"QuantizeLinear", "DequantizeLinear", "DynamicQuantizeLinear", "MatMulInteger", "ConvInteger",
-                 "MatMulNBits", "QLinearConv", "QLinearMatMul"}
 FIRST_FIELDS = ("tensor", "node", "op_type", "index", "max_abs_diff", "max_rel_diff", "cosine", "sqnr_db",
                 "nonfinite", "problem")
-
-
-def variant_precision(model) -> str:
-    """'int8', 'float16' or 'float32': what the variant computes in, for its default tolerance."""
-    if any(node.op_type in QUANTIZED_OPS for node in model.graph.node):
-        return "int8"
-    if any(t.data_type == 10 for t in model.graph.initializer) or any(
-            node.op_type == "Cast" and any(a.name == "to" and a.i == 10 for a in node.attribute)
-            for node in model.graph.node):
-        return "float16"
-    return "float32"
 
 
 DYNAMIC_OPS = {"DynamicQuantizeLinear", "MatMulInteger", "ConvInteger"}
@@ -61,11 +48,6 @@ def remade_as(model, precision: str) -> dict | None:
     if ops & DYNAMIC_OPS:
         return {"kind": "int8-dynamic", "options": {}}
     return {"kind": "int8-static", "options": {"quant_format": "QOperator"} if ops & QOPERATOR_OPS else {}}
-
-
-def default_tolerance(precision: str) -> dict:
-    kind = {"int8": "int8-static", "float16": "fp16", "float32": "optimize"}[precision]
-    return dict(KINDS[kind].tolerance)
 
 
 def _all_tensors(path: Path, model, reference: Reference, config, ctx) -> dict:
@@ -128,9 +110,9 @@ def drift(params, ctx) -> dict:
     source, variant = source_in.path, variant_in.path
     source_model, variant_model = source_in.model, variant_in.model
     name_unnamed_nodes(source_model)
-    precision = variant_precision(variant_model)
+    precision = model_precision(variant_model)
     outputs = {output.name for output in source_model.graph.output}     # before every tensor is made one
-    tolerance = Tolerance.from_dict({**default_tolerance(precision), **params.tolerance})
+    tolerance = Tolerance.from_dict({**POLICIES[precision].tolerance(), **params.tolerance})
     config = params.session
     ctx.progress(0.0, "running the source on the input plan")
     reference = reference_run(source, config.inputs, config, ctx)

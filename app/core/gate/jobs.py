@@ -28,13 +28,25 @@ def _undecided(result: Alternation, limit: float) -> bool:
     return speed_decision(low, high, limit) == UNDECIDED
 
 
-def measure(params: GateParams, ctx, labels: list[str], folder: str) -> tuple[Alternation, float, Pairs]:
+def gate_tolerance(params: GateParams) -> tuple[dict, str]:
+    """(the tolerance the outputs are held to, why): the user's bounds over the fidelity
+    policy of the kind of variant the new model is against the old (app.core.session.
+    fidelity_policy.for_pair); the strict float32 policy where a model's graph cannot be read
+    here (an .ort file)."""
+    from app.core.session.fidelity_policy import for_paths
+
+    policy, why = for_paths(params.old, params.new)
+    given = ", your bounds over it" if params.tolerance else ""
+    return {**policy.tolerance(), **params.tolerance}, why + given
+
+
+def measure(params: GateParams, ctx, labels: list[str], folder: str, tolerance: dict) -> tuple[Alternation, float, Pairs]:
     """Both members in `params.pairs` pairs of fresh processes, then more pairs while the
     slowdown cannot be judged, as long as another fits in max_seconds (app.core.bench.pairs);
     (what was measured, the seconds it took, starts included, the pairs' rule)."""
     members = [MemberParams(path=path, session=SessionConfig.from_dict(config.to_dict()), run=params.run,
                             variant=label, reference_dir=folder, is_reference=index == 0,
-                            tolerance=params.tolerance, output_tolerance=params.output_tolerance)
+                            tolerance=tolerance, output_tolerance=params.output_tolerance)
                for index, (path, config, label) in enumerate(((params.old, params.old_session, labels[0]),
                                                               (params.new, params.new_session, labels[1])))]
     started = time.monotonic()
@@ -55,7 +67,7 @@ def measure(params: GateParams, ctx, labels: list[str], folder: str) -> tuple[Al
     return result, time.monotonic() - started, pairs
 
 
-def first_drift(params: GateParams, ctx) -> tuple[dict | None, str | None]:
+def first_drift(params: GateParams, ctx, tolerance: dict) -> tuple[dict | None, str | None]:
     """The drift job on (old, new): (its result, or why it could not run)."""
     from app.core.drift.jobs import DRIFT, DriftParams
     from app.core.runner.process import run_child
@@ -63,7 +75,7 @@ def first_drift(params: GateParams, ctx) -> tuple[dict | None, str | None]:
 
     ctx.progress(None, "outputs differ: finding the first drifting node")
     drift = DriftParams(source=params.old, variant=params.new, session=params.old_session,
-                        tolerance=Tolerance.from_dict(params.tolerance).to_dict())
+                        tolerance=Tolerance.from_dict(tolerance).to_dict())
     try:
         return run_child(DRIFT, drift, ctx, memory_limit=str(ctx.memory_budget) if ctx.memory_budget else None), None
     except JobCancelled:
@@ -84,13 +96,16 @@ def gate_job(params: GateParams, ctx) -> dict:
 
     new_label, old_label = params.labels()
     labels = [old_label, new_label]
+    tolerance, policy_why = gate_tolerance(params)
     with tempfile.TemporaryDirectory(prefix="ortune-gate-") as folder:
-        measured, seconds, pairs = measure(params, ctx, labels, folder)
+        measured, seconds, pairs = measure(params, ctx, labels, folder, tolerance)
     old, new = measured.reports
+    if new.get("fidelity") is not None:
+        new["fidelity"]["policy_why"] = policy_why
     rows = [compare_row(report, row) for report, row in zip(measured.reports, summarize(measured))]
     drift, drift_error = (None, None)
     if new.get("fidelity") is not None and not new["fidelity"]["passed"]:
-        drift, drift_error = first_drift(params, ctx)
+        drift, drift_error = first_drift(params, ctx, tolerance)
     # the two medians the slowdown is the ratio of (CPU times or trimmed blocks), not every run's p50
     criteria = [speed_criterion(summarize(measured)[1], params.max_slowdown, measured.rounds, seconds,
                                 params.max_seconds, measured.judged_p50_ms(0), measured.judged_p50_ms(1)),

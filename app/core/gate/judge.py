@@ -20,6 +20,7 @@ from __future__ import annotations
 
 import math
 
+from app.core.session.fidelity_policy import bounds_text, policy_text
 from app.core.verdict import judge_speed, verdict_words
 from app.core.units import cosine_text, diff_text
 
@@ -102,10 +103,10 @@ def output_criterion(fidelity: dict | None, drift: dict | None, drift_error: str
     rows = fidelity["outputs"]
     failed = [row for row in rows if row["passed"] is False]
     tolerance = fidelity["tolerance"]
-    limits = _limits(tolerance)
+    limits = policy_text(tolerance) + (f" ({fidelity['policy_why']})" if fidelity.get("policy_why") else "")
     own = [row["name"] for row in rows if row.get("tolerance")]
     if own:
-        limits += f" (outputs with their own: {', '.join(own)})"
+        limits += f"; outputs with their own bounds: {', '.join(own)}"
     figures = {"outputs": rows, "max_abs_diff": fidelity["max_abs_diff"], "min_cosine": fidelity["min_cosine"],
                "tolerance": tolerance, "first_drift": None}
     if fidelity["passed"]:
@@ -113,7 +114,7 @@ def output_criterion(fidelity: dict | None, drift: dict | None, drift_error: str
         return {"name": "outputs", "verdict": PASS, "summary": summary, "limit": tolerance, "figures": figures}
     parts = [f"{row['name']}: " + (row.get("problem") or f"max |Δ| {_number(row['max_abs_diff'])}, "
                                                          f"cosine {cosine_text(row['cosine'])}")
-             + (f" (its own {_limits(row['tolerance'])})" if row.get("tolerance") else "") for row in failed]
+             + (f" (its own {bounds_text(row['tolerance'])})" if row.get("tolerance") else "") for row in failed]
     summary = f"{len(failed)} of {len(rows)} output(s) outside {limits} ({'; '.join(parts)})"
     if drift is not None and drift.get("first_drift"):
         first = drift["first_drift"]
@@ -123,10 +124,6 @@ def output_criterion(fidelity: dict | None, drift: dict | None, drift_error: str
     elif drift_error:
         summary += f"; the first drifting node was not found: {drift_error}"
     return {"name": "outputs", "verdict": REGRESSION, "summary": summary, "limit": tolerance, "figures": figures}
-
-
-def _limits(tolerance: dict) -> str:
-    return f"atol {tolerance['atol']:g}, rtol {tolerance['rtol']:g}, cosine ≥ {tolerance['min_cosine']:g}"
 
 
 def _number(value) -> str:

@@ -4,6 +4,7 @@ session, the measurement's start, pairs and cap, and the limits each criterion i
 from __future__ import annotations
 
 from dataclasses import dataclass
+from typing import Any
 from pathlib import Path
 
 from app.core.bench.bench import RunSettings
@@ -54,7 +55,7 @@ class GateParams(Params):
     max_slowdown: float = setting(0.05, minimum=0, flag="--max-slowdown")
     max_seconds: float = setting(60.0, minimum=1, flag="--max-seconds")      # measuring, starts included, at most
     pairs: int = setting(4, minimum=1, maximum=1000, flag="--pairs")         # fresh process pairs to start with
-    tolerance: dict[str, float] = setting(factory=dict)     # atol, rtol, min_cosine (missing: the default)
+    tolerance: dict[str, Any] = setting(factory=dict)       # atol, rtol, min_cosine, policy (missing: the policy's)
     output_tolerance: dict[str, dict[str, float]] = setting(factory=dict)   # per output name, over `tolerance`
     max_accuracy_drop: float = setting(0.01, minimum=0, flag="--max-accuracy-drop")
     max_memory_growth: float = setting(0.10, minimum=0, flag="--max-memory-growth")

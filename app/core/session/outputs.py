@@ -14,6 +14,7 @@ from dataclasses import asdict, dataclass
 import numpy as np
 
 from app.core.jobs.errors import UserError
+from app.core.session.fidelity_policy import TASK_ROWS
 from app.core.units import cosine_text
 
 #: elements smaller than this share of an output's largest magnitude are left out of
@@ -23,18 +24,28 @@ REL_FLOOR = 1e-3
 
 @dataclass
 class Tolerance:
+    """The bounds an output is held to, and the fidelity policy they come from
+    (app.core.session.fidelity_policy; its defaults are the strict float32 policy's)."""
     atol: float = 1e-4
     rtol: float = 1e-3
     min_cosine: float = 0.9999
+    min_top1: float = 0.0          # the least top-1 agreement on class scores or logits (0: reported only)
+    policy: str = "float32"
 
     @classmethod
     def from_dict(cls, data: dict | None) -> "Tolerance":
+        from app.core.session.fidelity_policy import POLICIES
+
         data = dict(data or {})
         unknown = set(data) - set(cls.__dataclass_fields__)
         if unknown:
             raise UserError("bad-option", f"unknown tolerance setting(s): {', '.join(sorted(unknown))}")
+        policy = str(data.pop("policy", "float32"))
+        if policy not in POLICIES:
+            raise UserError("bad-option", f"no fidelity policy is called {policy!r} (there are "
+                                          f"{', '.join(POLICIES)})")
         try:
-            tolerance = cls(**{k: float(v) for k, v in data.items()})
+            tolerance = cls(**{k: float(v) for k, v in data.items()}, policy=policy)
         except (TypeError, ValueError):
             raise UserError("bad-option", f"the fidelity tolerances must be numbers, not {data}") from None
         tolerance.validate()
@@ -45,6 +56,13 @@ class Tolerance:
             raise UserError("bad-option", "the fidelity tolerances must be ≥ 0")
         if not -1 <= self.min_cosine <= 1:
             raise UserError("bad-option", "the minimum cosine similarity must lie between -1 and 1")
+        if not 0 <= self.min_top1 <= 1:
+            raise UserError("bad-option", "the least top-1 agreement must lie between 0 and 1")
+
+    @property
+    def task_decides(self) -> bool:
+        from app.core.session.fidelity_policy import POLICIES
+        return POLICIES[self.policy].task_decides
 
     def to_dict(self) -> dict:
         return asdict(self)
@@ -68,6 +86,21 @@ def as_array(value):
         except ValueError:
             return None
     return None
+
+
+def top1_agreement(name: str, expected: np.ndarray, got: np.ndarray) -> tuple[float, int] | None:
+    """(the share of rows whose largest entry is at the same place, the rows) for an output
+    that holds class scores (`[N, C]`) or a decoder's logits (named so, `[B, S, V]`); None
+    for any other output, where a top-1 means nothing."""
+    scores = expected.ndim == 2 and expected.shape[1] >= 2
+    logits = expected.ndim == 3 and expected.shape[2] >= 2 and "logit" in name.lower()
+    if not (scores or logits) or expected.dtype.kind not in "fc" or not np.all(np.isfinite(expected)):
+        return None
+    classes = expected.shape[-1]
+    a, b = expected.reshape(-1, classes), np.nan_to_num(got.reshape(-1, classes), nan=-np.inf)
+    if not a.shape[0]:
+        return None
+    return float(np.mean(a.argmax(axis=1) == b.argmax(axis=1))), int(a.shape[0])
 
 
 def compare_values(name: str, expected, got, tolerance: Tolerance) -> dict:
@@ -110,15 +143,27 @@ def compare_values(name: str, expected, got, tolerance: Tolerance) -> dict:
     within = bool(np.all(diff <= tolerance.atol + tolerance.rtol * np.abs(a_f)))
     lost = bool(a_f.size) and bool(np.any(a_f)) and not np.any(b_f)     # judged by the bound alone
     cosine_ok = row["cosine"] is None or lost or row["cosine"] >= tolerance.min_cosine
-    problems = []
+    bounds = []
     if lost and not within:
-        problems.append("all zeros where the source's are not")
-    if new_bad.any():
-        problems.append(f"{int(new_bad.sum())} NaN/Inf value(s) the source does not have")
+        bounds.append("all zeros where the source's are not")
     if not within:
-        problems.append(f"differences above {tolerance.atol:g} + {tolerance.rtol:g}·|source|")
+        bounds.append(f"differences above {tolerance.atol:g} + {tolerance.rtol:g}·|source|")
     if not cosine_ok:
-        problems.append(f"cosine {cosine_text(row['cosine'])} below {tolerance.min_cosine:g}")
+        bounds.append(f"cosine {cosine_text(row['cosine'])} below {tolerance.min_cosine:g}")
+    problems = [f"{int(new_bad.sum())} NaN/Inf value(s) the source does not have"] if new_bad.any() else []
+    agreement = top1_agreement(name, a, b)
+    task = None
+    if agreement is not None:
+        row["top1_agreement"], row["top1_rows"] = agreement
+        share, rows = agreement
+        asked = tolerance.min_top1 > 0 and rows >= TASK_ROWS
+        task = share >= tolerance.min_top1 if asked else None
+        if task is False:
+            problems.append(f"top-1 agrees on {share:.1%} of {rows} rows, below {tolerance.min_top1:.0%}")
+    if tolerance.task_decides and task is not None:      # the answer decides; the bounds are figures beside it
+        row["beside_the_task"] = "; ".join(bounds)
+    else:
+        problems += bounds
     row["passed"] = not problems
     row["problem"] = "; ".join(problems)
     return row

@@ -16,6 +16,7 @@ from PySide6.QtCore import Qt
 from app.core.convert.options import KINDS, default_output, kind_info, unavailable_reason
 from app.core.convert.jobs import CONVERT, DETECT_TRANSFORMER, SPEED_S, ConvertParams
 from app.core.model.jobs import ModelPath
+from app.core.session.fidelity_policy import for_kind
 from app.core.store.paths import output_dir
 from app.gui.panels.convert.parts import OptionsForm, PathEdit, ResultCard, failed_check_text
 from app.gui.shell.panel import Panel
@@ -154,9 +155,12 @@ class ConvertPanel(Panel):
         info = kind_info(self.kind())
         self.kind_note.setText(info.summary)
         self.options.set_options(info.options)
-        self.atol.setText(f"{info.tolerance['atol']:g}")
-        self.rtol.setText(f"{info.tolerance['rtol']:g}")
-        self.cosine.setText(f"{info.tolerance['min_cosine']:g}")
+        policy = for_kind(info.name, self.options.values())
+        self.atol.setText(f"{policy.atol:g}")
+        self.rtol.setText(f"{policy.rtol:g}")
+        self.cosine.setText(f"{policy.min_cosine:g}")
+        for edit in (self.atol, self.rtol, self.cosine):
+            edit.setToolTip(f"Held to {policy.describe()}: {policy.question}.")
         self._suggest_output()
         self._say("")
         self._update_availability()

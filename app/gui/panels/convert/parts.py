@@ -10,6 +10,7 @@ from PySide6.QtGui import QColor
 from PySide6.QtWidgets import (QCheckBox, QComboBox, QFileDialog, QFormLayout, QFrame, QGroupBox, QHBoxLayout,
                                QLabel, QLineEdit, QPushButton, QScrollArea, QSpinBox, QVBoxLayout, QWidget)
 
+from app.core.session.fidelity_policy import policy_text
 from app.core.convert.fusers import fusers_lines
 from app.core.convert.options import Option
 from app.core.convert.speed import speed_sentence
@@ -263,8 +264,7 @@ class ResultCard(QGroupBox):
         why = failed_check_text(fidelity)
         self.verdict.setText(f"<b style='color:{colour}'>Fidelity {'passed' if fidelity['passed'] else 'FAILED'}"
                              "</b>" + (f"<span style='color:{colour}'> — {escape(why)}</span>" if why else "")
-                             + f"<br>|diff| ≤ {tolerance['atol']:g} + {tolerance['rtol']:g}·|source|, cosine ≥ "
-                             f"{tolerance['min_cosine']:g}; inputs: {escape(dims)}")
+                             + f"<br>Held to {escape(policy_text(tolerance))}; inputs: {escape(dims)}")
         self.table.set_rows([[o["name"], _verdict(o["passed"]), o["max_abs_diff"], o["max_rel_diff"], o["cosine"],
                               o["nonfinite"], o["problem"]] for o in fidelity["outputs"]])
         self.rel_note.setVisible(bool(fidelity["outputs"]))

@@ -13,6 +13,7 @@ from PySide6.QtCore import Qt
 from PySide6.QtGui import QBrush, QColor
 from PySide6.QtWidgets import QHBoxLayout, QLabel, QLineEdit, QPushButton, QSplitter, QVBoxLayout, QWidget
 
+from app.core.session.fidelity_policy import policy_text
 from app.core.convert.jobs import SPEED_S, ConvertParams
 from app.core.drift.jobs import DRIFT, REPAIR, DriftParams, RepairParams
 from app.gui.panels.drift.views import (STEP_HEADERS, STEP_KEYS, TENSOR_HEADERS, TENSOR_KEYS, first_text,
@@ -238,9 +239,8 @@ class DriftPanel(Panel):
             self.table.scrollTo(shown, self.table.ScrollHint.PositionAtCenter)
         tolerance = result["tolerance"]
         self.status.setText(f"{result['compared']} of {result['source_tensors']} tensors compared "
-                            f"({result['variant_precision']} variant); outputs within {tolerance['atol']:g} + "
-                            f"{tolerance['rtol']:g}·|source| and cosine ≥ {tolerance['min_cosine']:g}, tensors "
-                            "inside by cosine and the SQNR it implies")
+                            f"({result['variant_precision']} variant); outputs within {policy_text(tolerance)}, "
+                            "tensors inside by cosine and the SQNR it implies")
         self._refresh()
 
     def _keep_shown(self, pair: dict | None, result: dict, repair: dict | None) -> None:

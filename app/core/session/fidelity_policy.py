@@ -1,0 +1,122 @@
+"""The one fidelity policy: what a variant of each kind must meet to be called faithful,
+declared once and named in every verdict. Convert's check, drift, repair, compare,
+optimize and the gate all take their default tolerance from here, so one file is judged by
+one question wherever it is checked: the float16 variant convert passed is not failed by the
+gate on a stricter float32 bound.
+
+Each policy asks the question its users ask:
+- float32: a rewrite that should compute the same function (offline optimisation, ORT
+  format, fusions, a compiled context): tight element-wise bounds;
+- float16: half precision (fp16, mixed; bf16 on a provider): bounds of float16's precision;
+- int8: quantised activations and weights: loose bounds, the direction kept;
+- int4: weight-only 4-bit: the user asks whether the answer is the same, so where a model
+  has class scores or logits the task-level question decides (top-1 / next-token
+  agreement), and the element-wise figures are reported beside it.
+Every policy also reports the task-level agreement where an output holds class scores (a
+`[N, C]` output) or a decoder's logits (an output named so, `[B, S, V]`), and the lower
+precisions require it once there are enough rows for it to be a rate.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+#: fewer rows than this make a top-1 agreement a coin, not a rate: reported, not required
+TASK_ROWS = 10
+
+
+@dataclass(frozen=True)
+class FidelityPolicy:
+    name: str
+    question: str          # what the policy asks, in words
+    atol: float
+    rtol: float
+    min_cosine: float
+    min_top1: float        # the least top-1 agreement on score outputs (0: reported only)
+    task_decides: bool = False   # the top-1 agreement, where there is one, decides instead of the bounds
+
+    def tolerance(self) -> dict:
+        return {"atol": self.atol, "rtol": self.rtol, "min_cosine": self.min_cosine, "min_top1": self.min_top1,
+                "policy": self.name}
+
+    def describe(self) -> str:
+        return policy_text(self.tolerance())
+
+
+FLOAT32 = FidelityPolicy("float32", "a rewrite that computes the same function", 1e-4, 1e-3, 0.9999, 0.0)
+FLOAT16 = FidelityPolicy("float16", "half precision keeps the answers within float16's precision",
+                         1e-2, 1e-2, 0.999, 0.99)
+INT8 = FidelityPolicy("int8", "quantised arithmetic keeps the outputs' direction and, where there are classes, "
+                              "the top class", 0.1, 0.1, 0.99, 0.95)
+INT4 = FidelityPolicy("int4", "weight-only 4-bit keeps the top class or next token; the element-wise figures are "
+                              "reported beside it", 0.1, 0.1, 0.99, 0.9, task_decides=True)
+POLICIES = {policy.name: policy for policy in (FLOAT32, FLOAT16, INT8, INT4)}
+
+#: the policy each conversion kind is held to
+KIND_POLICY = {"fp16": FLOAT16, "mixed": FLOAT16, "int8-dynamic": INT8, "int8-static": INT8, "int4": INT4,
+               "ort": FLOAT32, "optimize": FLOAT32, "transformers": FLOAT32}
+
+_INT4_OPS = {"MatMulNBits", "GatherBlockQuantized"}
+_INT8_OPS = {"QuantizeLinear", "DequantizeLinear", "DynamicQuantizeLinear", "MatMulInteger", "ConvInteger",
+             "QLinearConv", "QLinearMatMul", "DynamicQuantizeMatMul", "MatMulIntegerToFloat", "QGemm", "QAttention"}
+_FLOAT16, _BFLOAT16 = 10, 16
+
+
+def for_kind(kind: str, options: dict | None = None) -> FidelityPolicy:
+    """The policy a variant made by conversion `kind` with `options` is held to."""
+    if kind == "transformers" and (options or {}).get("fp16"):
+        return FLOAT16
+    return KIND_POLICY.get(kind, FLOAT32)
+
+
+def model_precision(model) -> str:
+    """"int4", "int8", "float16" or "float32": what a model (an onnx ModelProto) computes in."""
+    ops = {node.op_type for node in model.graph.node}
+    if ops & _INT4_OPS:
+        return "int4"
+    if ops & _INT8_OPS:
+        return "int8"
+    if any(t.data_type in (_FLOAT16, _BFLOAT16) for t in model.graph.initializer) or any(
+            node.op_type == "Cast" and any(a.name == "to" and a.i in (_FLOAT16, _BFLOAT16) for a in node.attribute)
+            for node in model.graph.node):
+        return "float16"
+    return "float32"
+
+
+def for_pair(source_model, variant_model) -> tuple[FidelityPolicy, str]:
+    """(the policy, why): a variant in a lower precision than its source is held to that
+    precision's policy; two models of one precision (or a source in the lower one) to the
+    strict float32 policy, as two unrelated models are."""
+    order = ["float32", "float16", "int8", "int4"]
+    source, variant = model_precision(source_model), model_precision(variant_model)
+    if order.index(variant) > order.index(source):
+        return POLICIES[variant], f"the new model computes in {variant}, the old one in {source}"
+    return FLOAT32, f"both models compute in {source}" if source == variant else \
+        f"the new model computes in {variant}, no lower than the old one ({source})"
+
+
+def for_paths(source: str, variant: str) -> tuple[FidelityPolicy, str]:
+    """for_pair on two model files; the strict float32 policy where a graph cannot be read
+    here (an .ort file, or one onnx cannot parse: the run itself says what is wrong with it)."""
+    import onnx
+
+    try:
+        models = [onnx.load(str(path), load_external_data=False) for path in (source, variant)]
+    except Exception:       # any parse failure: the judgement falls back to the strict policy
+        return FLOAT32, "a model's graph could not be read here, so the strict policy applies"
+    return for_pair(*models)
+
+
+def bounds_text(tolerance: dict) -> str:
+    """"|Δ| ≤ 0.01 + 0.01·|source|, cosine ≥ 0.999, top-1 ≥ 99 %": a tolerance in words."""
+    text = (f"|Δ| ≤ {tolerance['atol']:g} + {tolerance['rtol']:g}·|source|, "
+            f"cosine ≥ {tolerance['min_cosine']:g}")
+    if tolerance.get("min_top1"):
+        text += f", top-1 agreement ≥ {tolerance['min_top1']:.0%}"
+    return text
+
+
+def policy_text(tolerance: dict) -> str:
+    """"the float16 policy (|Δ| ≤ 0.01 + 0.01·|source|, cosine ≥ 0.999, top-1 agreement ≥ 99 %)":
+    how every verdict names the tolerance it applied (a stored one without a policy: float32's)."""
+    return f"the {tolerance.get('policy', 'float32')} policy ({bounds_text(tolerance)})"

@@ -9,6 +9,7 @@ from __future__ import annotations
 import json
 import os
 import shutil
+import time
 from pathlib import Path
 from typing import Callable
 
@@ -89,6 +90,7 @@ def ship(result: dict, best: dict, chosen: str, folder: Path, force: bool, sourc
                     result.get("unmeasured", ""))
     result["choice"] = choice
     result["elapsed_seconds"] = elapsed()
+    result["created"] = time.time()         # when it was found: the window's caption says it
     result["files"] = [str(target)] + [str(folder / name) for name in COMPANIONS]
     with Staging(target, protected=(source,)) as stage:
         _stage_model(chosen_path, stage.path)

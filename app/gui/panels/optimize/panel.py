@@ -20,6 +20,7 @@ from app.core.optimize.report import where_text
 from app.core.optimize.rows import answer_text, judged_text, tune_text
 from app.core.units import ratio_text
 from app.gui.shell.panel import Panel, start_and_cancel
+from app.gui.widgets.run_caption import RunCaption
 
 # the verdict beside its speedup: at 1024 px the board has about 370 px, where it came sixth, past the edge
 HEADERS = ["Candidate", "Status", "Speedup ×", "Verdict", "95% low", "95% high", "Median ms", "Size (bytes)", "Why"]
@@ -133,10 +134,18 @@ class OptimizePanel(Panel):
         board_layout.addWidget(self.why)
         from app.gui.panels.optimize.plot import SpeedFidelityChart
         self.chart = SpeedFidelityChart()
-        right = QSplitter(Qt.Orientation.Vertical)
-        right.addWidget(board)
-        right.addWidget(self.chart)
-        right.setSizes([400, 300])
+        split = QSplitter(Qt.Orientation.Vertical)
+        split.addWidget(board)
+        split.addWidget(self.chart)
+        split.setSizes([400, 300])
+        # whose search this is: greyed, with its model's name, once another model is chosen
+        self.caption = RunCaption("No search yet: its leaderboard and answer will say which model they are for.")
+        self.caption.follow(split, self.answer, self.ship_button)
+        right = QWidget()
+        right_layout = QVBoxLayout(right)
+        right_layout.setContentsMargins(0, 0, 0, 0)
+        right_layout.addWidget(self.caption)
+        right_layout.addWidget(split, 1)
         body = QSplitter(Qt.Orientation.Horizontal)
         body.addWidget(left)
         body.addWidget(right)
@@ -151,6 +160,7 @@ class OptimizePanel(Panel):
     def model_changed(self, model) -> None:
         ready = model is not None and model.summary is not None
         self.start_button.setEnabled(ready and self.job is None)
+        self.caption.model_changed(model)
         if model is not None and self.job is None:
             from app.core.store.paths import output_dir
             self.folder.setText(str(output_dir() / f"{Path(model.path).stem}-optimized"))
@@ -185,6 +195,7 @@ class OptimizePanel(Panel):
         self.chart.set_rows([])
         self.ship_button.setEnabled(False)
         self.answer.setText("Searching…")
+        self.caption.running(f"the candidates of {self.model.label}")
         self.progress.setValue(0)
         self.progress.setVisible(True)
         self.start_button.setEnabled(False)
@@ -218,6 +229,10 @@ class OptimizePanel(Panel):
 
     def show_result(self, result: dict, caption: str = "") -> None:
         self.result = result
+        # current while its source, the shipped model or a kept candidate is the current model
+        made = [result["choice"]["model"]] + [row["model"] for row in result["candidates"] if row.get("model")]
+        self.caption.show_run(result["model"], Path(result["model"]).name, result.get("inputs"),
+                              when=result.get("created"), note=caption, paths=[result["model"], *made])
         self.table.set_rows([board_row(r) for r in result["candidates"]])
         self.chart.set_rows(result["candidates"])
         self.answer.setText(f"Answer: {answer_text(result['choice'])}."
@@ -237,6 +252,7 @@ class OptimizePanel(Panel):
 
     def _failed(self, _exc) -> None:
         self.answer.setText("The search stopped; see the Jobs dock for why.")
+        self.caption.stopped()
         self._stop()
 
     def _stop(self) -> None:

@@ -278,12 +278,16 @@ class Ensemble:
 
 
 def run_rounds(ensemble: Ensemble, members: list[int], plan: BlockPlan, result: Alternation,
-               block_runs: Callable[[int], int] | None = None, pair: int = 0) -> None:
+               block_runs: Callable[[int], int] | None = None, pair: int = 0, sets: int = 1) -> None:
     """Rounds as `plan` asks (counted from the rounds `result` has already), in each one
     block of every member of `members` (ensemble indices), one at a time, in round_order;
     the blocks go to `result` under the position of each member in `members`, each round
     noted as run in set `pair`. `block_runs(index)` is a member's block size (default:
-    the plan's)."""
+    the plan's).
+
+    Progress is the whole alternation's: set `pair` of the `sets` planned fills its share of
+    the bar. Rounds past the plan (an interval still narrowing) and sets past the planned
+    ones have no known end: their progress is indeterminate, never a full bar while work remains."""
     ctx = ensemble.ctx
     started, first = time.monotonic(), len(result.blocks[0])
 
@@ -304,9 +308,13 @@ def run_rounds(ensemble: Ensemble, members: list[int], plan: BlockPlan, result: 
         elapsed = time.monotonic() - started
         fraction = rounds / plan.rounds if plan.rounds else min(elapsed / plan.budget_s, rounds / plan.min_rounds)
         more = plan.budget_s is not None and elapsed > plan.budget_s and rounds >= plan.min_rounds
-        ctx.progress(min(fraction, 1.0), (f"pair {pair + 1}, " if pair else "")
+        whole = None if more or pair >= sets else (pair + min(fraction, 1.0)) / sets
+        # a full bar only when the job ends: after the planned rounds may come more, or another set
+        ctx.progress(None if whole is not None and whole >= 1.0 else whole,
+                     (f"pair {pair + 1}{'' if pair < sets else ' (one more, to narrow the interval)'}, "
+                      if sets > 1 or pair else "")
                      + f"round {rounds} of {plan.rounds or 'as many as fit'}"
-                                         + (", more rounds to narrow the interval" if more else ""))
+                     + (", more rounds to narrow the interval" if more else ""))
 
 
 def alternate(job: Job, members: list[Params], settings: RunSettings, ctx: JobContext,
@@ -342,7 +350,8 @@ def run_alternation(job: Job, members: list[Params], ctx: JobContext, on_event: 
             run_ms = [ensemble.start(index, params) for index, params in enumerate(members)]
             result.plan = result.plan or make_plan(max(run_ms), result)
             try:
-                run_rounds(ensemble, list(range(len(members))), result.plan, result, pair=len(reports))
+                run_rounds(ensemble, list(range(len(members))), result.plan, result, pair=len(reports),
+                           sets=pairs.first)
             except JobCancelled:
                 if on_partial is not None and result.whole_rounds().rounds:
                     on_partial(result.whole_rounds())

@@ -92,3 +92,21 @@ def test_cancel_ends_every_member(tmp_path):
     pids = [int(p.stem) for p in tmp_path.glob("*.pid")]
     assert len(pids) == 2 and os.getpid() not in pids
     assert not any(psutil.pid_exists(pid) and psutil.Process(pid).status() != psutil.STATUS_ZOMBIE for pid in pids)
+
+
+def test_progress_fills_once_over_every_planned_pair_and_never_reads_full_while_work_remains():
+    """Compare sat at "100 %, ETA 0 s" from 20 s to 67 s: each pair of processes filled the bar
+    again, and the rounds that narrow an interval past the budget read 100 %."""
+    from app.core.bench.pairs import Pairs
+
+    said = []
+    ctx = JobContext(lambda kind, payload: said.append(payload) if kind == "progress" else None)
+    members = [SampleParams(value=1.0), SampleParams(value=1.0)]
+    unanswered = Pairs(2, max_s=60.0, answered=lambda result: len(set(result.pairs)) >= 3)   # a third pair
+    alternate(PACED_MEMBER, members, RunSettings(iterations=40), ctx, pairs=unanswered)
+    fractions = [p["fraction"] for p in said]
+    known = [f for f in fractions if f is not None]
+    assert known == sorted(known) and all(f < 1.0 for f in known), "full while rounds remained"
+    assert any(p["message"].startswith("pair 2") and p["fraction"] >= 0.5 for p in said)   # one bar over both
+    third = [p for p in said if p["message"].startswith("pair 3")]
+    assert third and all(p["fraction"] is None for p in third)       # a pair past the plan: no known end

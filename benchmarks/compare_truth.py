@@ -127,7 +127,7 @@ def main() -> None:
             finally:
                 burner.send_signal(signal.SIGCONT)
             doubled.append({"pairs": plan.get("pairs_run"), "speedup": row["speedup"], "speedup_ci": row["speedup_ci"], "verdict": row["verdict"],
-                            "rounds": row["rounds"], "rounds_judged": row.get("rounds_judged"),
+                            "widened_ci": row.get("widened_ci") or row["speedup_ci"], "rounds": row["rounds"], "rounds_judged": row.get("rounds_judged"),
                             "too_busy": bool(row.get("too_busy")), "block_runs": plan["block_runs"],
                             "independent": truth, "independent_cpu": truth_cpu, "independent_busy": busy,
                             "off_by": row["speedup"] / truth - 1, "off_by_cpu": row["speedup"] / truth_cpu - 1,
@@ -136,6 +136,11 @@ def main() -> None:
 
     def rounded(values):
         return [round(v, 4) for v in values]
+
+    def apart(intervals):
+        """The pairs of runs (by index) whose intervals do not overlap."""
+        return [[i, j] for i in range(len(intervals)) for j in range(i + 1, len(intervals))
+                if intervals[i][1] < intervals[j][0] or intervals[j][1] < intervals[i][0]]
 
     print(json.dumps({
         "model": {"width": args.width, "depth": args.depth, "batch": args.batch, "threads": args.threads,
@@ -168,6 +173,9 @@ def main() -> None:
                                                                  for r in doubled)}
                       if args.quiet_compare else {}),
                    "intervals": [rounded(r["speedup_ci"]) for r in doubled],
+                   # one pair measured again and again: its 95 % intervals should overlap pairwise
+                   "intervals_apart": apart([r["speedup_ci"] for r in doubled]),
+                   "widened_intervals_apart": apart([r["widened_ci"] for r in doubled]),
                    "rounds": [r["rounds"] for r in doubled], "rounds_judged": [r["rounds_judged"] for r in doubled],
                    "block_runs": [r["block_runs"] for r in doubled], "pairs": [r["pairs"] for r in doubled]},
         "load_1min": {"start": round(loads[0], 1), "after_identical": round(loads[1], 1),

@@ -79,6 +79,7 @@ def compare_row(report: dict, alternation: dict) -> dict:
             "latency_ms": report["latency_ms"], "throughput_per_s": report["throughput_per_s"],
             "speedup": alternation["speedup"], "speedup_ci": alternation["speedup_ci"],
             "verdict": alternation["verdict"], "why": alternation.get("why"), "claim": alternation.get("claim"),
+            "widened_ci": alternation.get("widened_ci"), "contention": alternation.get("contention"),
             "rounds": alternation["rounds"], "iterations": report["iterations"],
             "too_busy": alternation.get("too_busy", False), "measure": alternation.get("measure", "wall"),
             **({"note": alternation["note"]} if alternation.get("note") else {}),

@@ -210,7 +210,9 @@ class ProfilePanel(Panel):
             f"<b>{self.profiles[self.shown.currentIndex()][0]}</b><br><small>{source}</small><br>"
             f"{info['runs']} run(s) · {info['node_events']:,} node events · total node time "
             f"<b>{info['total_node_us'] / 1000:,.3f} ms</b> — every % is a share of this total; "
-            f"averages are over {averaged}.")
+            f"averages are over {averaged}. Node time is not a run's latency: it adds up every node's own time, "
+            "those that ran side by side on several threads too, measured with profiling on (which slows each "
+            "node); a benchmark's p50 is a run's wall time with profiling off.")
         self.warning.setText("<br>".join(info["warnings"]))
         self.warning.setVisible(bool(info["warnings"]))
         for view in (self.operators, self.nodes, self.providers, self.runs_view, self.timeline):

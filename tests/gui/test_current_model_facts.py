@@ -37,3 +37,21 @@ def test_every_tab_greys_its_result_once_another_model_is_chosen(window, tmp_pat
     window.model_list.select(first)
     assert all(caption.current for captions in shown.values() for caption in captions if caption.run is not None)
     assert optimize.answer.isEnabled()
+
+
+def test_the_cost_is_counted_again_on_the_shapes_a_job_ran_the_model_on(qtbot, window, tmp_path):
+    """Overview and Graph counted a 1×3×224×224 input while Session, Convert and Benchmark ran
+    1×3×48×192: once a job reports the plan it ran on, the cost follows it."""
+    from tests.gui.conftest import wait_for_model
+
+    path = models.save(models.mlp(width=64), tmp_path / "mlp.onnx")
+    window.open_paths([str(path)])
+    model = wait_for_model(qtbot, window)
+    before, batch = model.summary["macs"], model.summary["cost"]["inputs"][0]["shape"][0]
+    assert batch != 8
+    window.context.report_inputs(model.path, [{"name": "x", "shape": [8, 64], "source": "user"}])
+    qtbot.waitUntil(lambda: model.summary["cost"]["inputs"][0]["shape"] == [8, 64], timeout=60000)
+    assert model.summary["macs"] * batch == 8 * before
+    jobs = len(window.jobs.jobs)
+    window.context.report_inputs(model.path, [{"name": "x", "shape": [8, 64], "source": "user"}])
+    assert len(window.jobs.jobs) == jobs, "the same shapes are not counted twice"

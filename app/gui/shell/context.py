@@ -9,6 +9,7 @@ from typing import TYPE_CHECKING, Any
 
 from PySide6.QtCore import QObject, Signal
 
+from app.gui.shell.plan_cost import recount
 from app.gui.shell.tabs import RESULT_TABS
 
 if TYPE_CHECKING:
@@ -36,6 +37,7 @@ class PanelContext(QObject):
         self.model_changed.connect(lambda model: session.follow_model(None if model is None else model.path))
         self._latest: dict[tuple[str, str], dict] = {}
         self._chosen: tuple[str, str] | None = None
+        self.inputs_planned.connect(lambda path, rows: recount(window, path, rows))     # the cost on real shapes
 
     # models ----------------------------------------------------------------------
     def current_model(self) -> OpenModel | None:

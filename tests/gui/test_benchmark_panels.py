@@ -9,6 +9,7 @@ from PySide6.QtGui import QGuiApplication
 from app.core.session.inputs import FeedSpec
 from app.core.session.config import ProviderSpec, SessionConfig
 from app.core.units import duration_text
+from app.core.verdict import verdict_words
 from app.gui.shell.model_list import OpenModel
 from tests import models
 from tests.gui.steps import tab
@@ -129,7 +130,7 @@ def test_compare_selected_models(qtbot, window, tmp_path):
     reference, other = panel.result["models"]
     assert panel.table.rows[0][1:4] == [1.0, "1.00–1.00", "reference"]
     low, high = other["speedup_ci"]
-    assert panel.table.rows[1][1:4] == [other["speedup"], f"{low:.2f}–{high:.2f}", other["verdict"]]
+    assert panel.table.rows[1][1:4] == [other["speedup"], f"{low:.2f}–{high:.2f}", verdict_words(other["verdict"])]
     assert panel.speedup_chart.values == [1.0, other["speedup"]]
     whiskers = panel.speedup_whiskers.opts
     assert list(whiskers["bottom"]) == [pytest.approx(other["speedup"] - low)]

@@ -312,7 +312,7 @@ def run_rounds(ensemble: Ensemble, members: list[int], plan: BlockPlan, result: 
         # a full bar only when the job ends: after the planned rounds may come more, or another set
         ctx.progress(None if whole is not None and whole >= 1.0 else whole,
                      (f"pair {pair + 1}{'' if pair < sets else ' (one more, to narrow the interval)'}, "
-                      if sets > 1 or pair else "")
+                      if pair else "")
                      + f"round {rounds} of {plan.rounds or 'as many as fit'}"
                      + (", more rounds to narrow the interval" if more else ""))
 

@@ -21,6 +21,7 @@ from app.core.bench.sweep import (LIMIT_PERCENTILES, MAX_PROCESSES, RATIO_DEFINI
                                   cell_ratio, measure_grid, pair_ratio, report_figures, runner_up, sweep_cell)
 from app.core.jobs.entry import ANYWHERE, Job, LOCAL_ONLY, ON_TARGET, Records
 from app.core.session.fidelity_policy import for_paths
+from app.core.verdict import RULE
 from app.core.jobs.errors import UserError
 from app.core.jobs.params import Params, setting
 from app.core.jobs.protocol import JobContext
@@ -273,8 +274,7 @@ def sweep_job(params: SweepParams, ctx: JobContext) -> dict:
         "best_vs_runner_up": margin, "ratio_definition": RATIO_DEFINITION,
         "alternation": {"groups": [[0, *group] for group in measured.groups], "plans": measured.plans,
                         "max_processes": params.max_processes, "confidence": 0.95,
-                        "verdict_rule": "faster or slower only when the whole 95 % interval lies beyond ±2 % "
-                                        "around 1; otherwise no-difference"},
+                        "verdict_rule": RULE},
         "inputs": first["inputs"], "session": params.session.to_dict(), "run": params.run.to_dict(),
         "providers": first["providers"], "ort_version": first["ort_version"], "machine": first["machine"],
         "model": {"path": str(Path(params.path).resolve())}, "created": time.time(),

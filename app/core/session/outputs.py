@@ -2,13 +2,16 @@
 the numbers and verdict the conversions' fidelity check (app.core.convert.fidelity) and
 the comparisons (app.core.bench.compare) both report.
 
-Per output: the largest absolute and relative difference, the cosine similarity and
-the NaN/Inf count; an output passes when every element is within
-`atol + rtol * |source|` (numpy.allclose), the cosine is at least `min_cosine`, the
-shapes agree and the variant has no NaN/Inf where the source has none."""
+Per output: the largest absolute and relative difference, the cosine similarity, the NaN/Inf
+count and, for class scores or logits, the top-1 agreement; an output passes when the shapes
+agree, the variant has no NaN/Inf where the source has none, and what its fidelity policy
+says decides holds (app.core.session.fidelity_policy): every element within
+`atol + rtol * |source|` (numpy.allclose) and the cosine at least `min_cosine`, or for the
+lower precisions the cosine, or the top-1 agreement."""
 
 from __future__ import annotations
 
+import re
 from dataclasses import asdict, dataclass
 
 import numpy as np
@@ -60,9 +63,10 @@ class Tolerance:
             raise UserError("bad-option", "the least top-1 agreement must lie between 0 and 1")
 
     @property
-    def task_decides(self) -> bool:
+    def decides(self) -> str:
+        """What decides a pass: "bounds", "direction" or "task" (app.core.session.fidelity_policy)."""
         from app.core.session.fidelity_policy import POLICIES
-        return POLICIES[self.policy].task_decides
+        return POLICIES[self.policy].decides
 
     def to_dict(self) -> dict:
         return asdict(self)
@@ -88,13 +92,21 @@ def as_array(value):
     return None
 
 
+#: words in an output's name that say it holds class scores or logits
+_SCORE_NAMES = re.compile(r"logit|prob|score|class|cls|softmax", re.IGNORECASE)
+
+
 def top1_agreement(name: str, expected: np.ndarray, got: np.ndarray) -> tuple[float, int] | None:
     """(the share of rows whose largest entry is at the same place, the rows) for an output
-    that holds class scores (`[N, C]`) or a decoder's logits (named so, `[B, S, V]`); None
-    for any other output, where a top-1 means nothing."""
-    scores = expected.ndim == 2 and expected.shape[1] >= 2
-    logits = expected.ndim == 3 and expected.shape[2] >= 2 and "logit" in name.lower()
-    if not (scores or logits) or expected.dtype.kind not in "fc" or not np.all(np.isfinite(expected)):
+    that holds class scores: `[N, C]` rows of probabilities (non-negative, summing to 1) or
+    named so, or a decoder's `[B, S, V]` logits named so; None for any other output (a hidden
+    state, an embedding, boxes), where a top-1 means nothing."""
+    if expected.dtype.kind not in "fc" or not np.all(np.isfinite(expected)) or expected.ndim not in (2, 3):
+        return None
+    if expected.shape[-1] < 2 or (expected.ndim == 3 and not _SCORE_NAMES.search(name)):
+        return None
+    probabilities = bool(np.all(expected >= 0)) and bool(np.allclose(expected.sum(axis=-1), 1.0, atol=1e-3))
+    if not (probabilities or _SCORE_NAMES.search(name)):
         return None
     classes = expected.shape[-1]
     a, b = expected.reshape(-1, classes), np.nan_to_num(got.reshape(-1, classes), nan=-np.inf)
@@ -143,14 +155,11 @@ def compare_values(name: str, expected, got, tolerance: Tolerance) -> dict:
     within = bool(np.all(diff <= tolerance.atol + tolerance.rtol * np.abs(a_f)))
     lost = bool(a_f.size) and bool(np.any(a_f)) and not np.any(b_f)     # judged by the bound alone
     cosine_ok = row["cosine"] is None or lost or row["cosine"] >= tolerance.min_cosine
-    bounds = []
-    if lost and not within:
-        bounds.append("all zeros where the source's are not")
-    if not within:
-        bounds.append(f"differences above {tolerance.atol:g} + {tolerance.rtol:g}·|source|")
-    if not cosine_ok:
-        bounds.append(f"cosine {cosine_text(row['cosine'])} below {tolerance.min_cosine:g}")
+    elementwise = [] if within else [f"differences above {tolerance.atol:g} + {tolerance.rtol:g}·|source|"]
+    direction = [] if cosine_ok else [f"cosine {cosine_text(row['cosine'])} below {tolerance.min_cosine:g}"]
     problems = [f"{int(new_bad.sum())} NaN/Inf value(s) the source does not have"] if new_bad.any() else []
+    if lost and not within:
+        problems.append("all zeros where the source's are not")
     agreement = top1_agreement(name, a, b)
     task = None
     if agreement is not None:
@@ -160,10 +169,15 @@ def compare_values(name: str, expected, got, tolerance: Tolerance) -> dict:
         task = share >= tolerance.min_top1 if asked else None
         if task is False:
             problems.append(f"top-1 agrees on {share:.1%} of {rows} rows, below {tolerance.min_top1:.0%}")
-    if tolerance.task_decides and task is not None:      # the answer decides; the bounds are figures beside it
-        row["beside_the_task"] = "; ".join(bounds)
+    decides = tolerance.decides
+    if decides == "task" and task is not None:      # the answer decides; the bounds are figures beside it
+        beside = elementwise + direction
+    elif decides in ("task", "direction"):          # the direction decides; the element-wise bound is a figure
+        beside, problems = elementwise, problems + direction
     else:
-        problems += bounds
+        beside, problems = [], problems + elementwise + direction
+    if beside:
+        row["beside"] = "; ".join(beside)
     row["passed"] = not problems
     row["problem"] = "; ".join(problems)
     return row

@@ -72,6 +72,8 @@ def test_the_top1_agreement_is_reported_and_required_once_it_is_a_rate():
     assert few["top1_agreement"] == 0.0 and few["passed"] is True
     detector = compare_values("boxes", source.reshape(1, 8, 25), flipped.reshape(1, 8, 25), int8)
     assert "top1_agreement" not in detector      # not class scores: no top-1 asked
+    hidden = compare_values("y", source, flipped, int8)
+    assert "top1_agreement" not in hidden        # neither probabilities nor named as scores
 
 
 def test_int4_is_judged_by_its_answer_with_the_bounds_beside_it():
@@ -80,9 +82,20 @@ def test_int4_is_judged_by_its_answer_with_the_bounds_beside_it():
     int4 = Tolerance.from_dict(policy.INT4.tolerance())
     row = compare_values("logits", logits, noisy, int4)
     assert row["top1_agreement"] > 0.9 and row["passed"] is True
-    assert "differences above" in row["beside_the_task"]
-    strict = compare_values("logits", logits, noisy, Tolerance.from_dict(policy.INT8.tolerance()))
-    assert strict["passed"] is False         # int8's bounds decide: the same figures fail them
+    assert "differences above" in row["beside"]
+    float16 = compare_values("logits", logits, noisy, Tolerance.from_dict(policy.FLOAT16.tolerance()))
+    assert float16["passed"] is False         # float16's bounds decide: the same figures fail them
+
+
+def test_int8_is_judged_by_the_outputs_direction_with_the_element_wise_figure_beside_it():
+    hidden = np.random.default_rng(2).normal(0, 4, size=(8, 512))
+    moved = hidden + np.random.default_rng(3).normal(0, 0.3, hidden.shape)       # |Δ| past 1, cosine 0.997
+    int8 = Tolerance.from_dict(policy.INT8.tolerance())
+    row = compare_values("y", hidden, moved, int8)
+    assert row["cosine"] > 0.99 and row["passed"] is True and "differences above" in row["beside"]
+    assert "top1_agreement" not in row          # a hidden state: no classes to agree on
+    turned = compare_values("y", hidden, -hidden, int8)
+    assert turned["passed"] is False and "cosine" in turned["problem"]
 
 
 def test_an_unknown_policy_is_refused_in_one_line():

@@ -53,8 +53,8 @@ class OptimizePanel(Panel):
             item.setCheckState(Qt.CheckState.Checked)
             item.setToolTip(KINDS[kind].summary)
             self.kinds.addItem(item)
-        self.kinds.setMaximumHeight(170)
-        self.kinds.setMinimumHeight(4 * self.kinds.sizeHintForRow(0) + 6)     # four kinds seen, however small
+        # every kind in sight (the form scrolls in a small window): at 1024×700 four of eight showed
+        self.kinds.setFixedHeight(len(ORDER) * self.kinds.sizeHintForRow(0) + 2 * self.kinds.frameWidth() + 2)
         self.budget = QSpinBox(minimum=5, maximum=86400, value=300, suffix=" s")
         self.budget.setToolTip("The whole search's time: no new work starts once it is spent.")
         self.screen_seconds = QDoubleSpinBox(minimum=0.05, maximum=60, value=2.0, decimals=2, suffix=" s")
@@ -85,6 +85,11 @@ class OptimizePanel(Panel):
         self.progress = QProgressBar()
         self.progress.setRange(0, 100)
         self.progress.setVisible(False)
+        # what the search is doing, wrapped under the bar: inside it the text was cut at 1024 px
+        self.progress_note = QLabel()
+        self.progress_note.setWordWrap(True)
+        self.progress_note.setTextFormat(Qt.TextFormat.PlainText)
+        self.progress_note.setVisible(False)
         self.answer = QLabel("Open a model, then Start: every conversion that can help is made, checked and timed "
                              "against the source, within the budget.")
         self.answer.setTextFormat(Qt.TextFormat.PlainText)    # it holds names from the model
@@ -110,7 +115,7 @@ class OptimizePanel(Panel):
         left_layout.setContentsMargins(0, 0, 0, 0)
         left_layout.addWidget(scroll, 1)
         left_layout.addLayout(buttons)     # under the scrolled form: a long answer must not push Start out of sight
-        for widget in (self.progress, self.answer, self.ship_button):
+        for widget in (self.progress, self.progress_note, self.answer, self.ship_button):
             left_layout.addWidget(widget)
         scroll.setHorizontalScrollBarPolicy(Qt.ScrollBarPolicy.ScrollBarAlwaysOff)
         from app.gui.widgets.table import DataTable
@@ -198,6 +203,8 @@ class OptimizePanel(Panel):
         self.caption.running(f"the candidates of {self.model.label}")
         self.progress.setValue(0)
         self.progress.setVisible(True)
+        self.progress_note.setText("")
+        self.progress_note.setVisible(True)
         self.start_button.setEnabled(False)
         self.cancel_button.setEnabled(True)
         self.job = self.jobs.start(f"Optimize {self.model.label}", OPTIMIZE, params, on_data=self._data,
@@ -208,9 +215,10 @@ class OptimizePanel(Panel):
             self.job.cancel()
 
     def _progressed(self, fraction: float | None, message: str) -> None:
+        self.progress.setRange(0, 100 if fraction is not None else 0)      # no known end: a busy bar
         if fraction is not None:
             self.progress.setValue(round(100 * fraction))
-        self.progress.setFormat(f"%p % — {message}")
+        self.progress_note.setText(message)
 
     def _data(self, kind: str, payload) -> None:
         if kind == "candidate":
@@ -258,6 +266,7 @@ class OptimizePanel(Panel):
     def _stop(self) -> None:
         self.job = None
         self.progress.setVisible(False)
+        self.progress_note.setVisible(False)
         self.cancel_button.setEnabled(False)
         self.start_button.setEnabled(self.model is not None)
 

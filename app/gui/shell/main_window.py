@@ -343,8 +343,8 @@ class MainWindow(QMainWindow):
 
     # providers ---------------------------------------------------------------
     def check_providers(self) -> None:
-        from app.core.session.jobs import PROBE_PROVIDERS, NoParams
-        self.jobs.start("Check execution providers", PROBE_PROVIDERS, NoParams(),
+        from app.core.session.jobs import PROBE_PROVIDERS, ProbeParams
+        self.jobs.start("Check execution providers", PROBE_PROVIDERS, ProbeParams(),
                         on_result=self._providers_checked)
 
     def _providers_checked(self, info: dict) -> None:

@@ -177,3 +177,17 @@ def describe_device(ep_device) -> dict:
             "type": str(device.type).rsplit(".", 1)[-1], "vendor": device.vendor,
             "vendor_id": int(device.vendor_id), "device_id": int(device.device_id),
             "metadata": {**dict(device.metadata), **dict(ep_device.ep_metadata)}}
+
+
+def session_devices(session) -> list[dict]:
+    """The devices of the providers a session runs (with a device policy, the ones it picked)."""
+    used = session.get_providers()
+    try:
+        return [describe_device(d) for d in ep_devices() if d.ep_name in used]
+    except Exception:  # an old or partial API: the providers alone still say where it runs
+        return []
+
+
+def devices_text(devices: list[dict]) -> str:
+    """'OpenVINOExecutionProvider: CPU (Intel); CPUExecutionProvider: CPU (Intel)'."""
+    return "; ".join(f"{d['provider']}: {d['type']} ({d['vendor']})" for d in devices)

@@ -257,6 +257,8 @@ def _registration_lines(config: SessionConfig) -> list[str]:
 
 def _device_lines(config: SessionConfig) -> list[str]:
     """Adding the providers through the device API, as _add_for_devices does."""
+    from app.core.session.plugins import classic_providers
+
     if config.device_policy != "none":
         return ["options.set_provider_selection_policy(ort.OrtExecutionProviderDevicePolicy."
                 f"{DEVICE_POLICIES[config.device_policy]})"]
@@ -270,15 +272,36 @@ def _device_lines(config: SessionConfig) -> list[str]:
             values = openvino.plugin_options(spec.options)
         else:
             test = f"d.ep_name == {spec.name!r}"
-        if spec.plugin or spec.name == "CPUExecutionProvider":
+        if spec.plugin or spec.name == "CPUExecutionProvider" or spec.name not in classic_providers():
             lines.append(f"options.add_provider_for_devices([d for d in ort.get_ep_devices() if {test}], {values!r})")
         else:
             lines.append(f"options.add_provider({spec.name!r}, {values!r})")
     return lines
 
 
+def with_plugin_records(config: SessionConfig) -> SessionConfig:
+    """The config with each provider an installed plugin package brings recorded as such
+    (a form or a flag names the provider only; a measured preset records it already)."""
+    from app.core.session.plugins import package_source
+
+    if all(spec.plugin or spec.name == "CPUExecutionProvider" for spec in config.providers):
+        return config
+    recorded = config.checked()
+    for spec in recorded.providers:
+        if not spec.plugin and spec.name != "CPUExecutionProvider":
+            spec.plugin = package_source(spec.name)
+    return recorded
+
+
+def plugin_requirements(config: SessionConfig) -> list[str]:
+    """The plugin packages a script of this session needs besides onnxruntime."""
+    return sorted({spec.plugin["package"] for spec in with_plugin_records(config).providers
+                   if spec.plugin.get("package")})
+
+
 def to_python(config: SessionConfig, model_path: str = "model.onnx") -> str:
     """A short script that builds exactly this session with the plain onnxruntime API."""
+    config = with_plugin_records(config)
     lines = ["import onnxruntime as ort", "", *_registration_lines(config), "options = ort.SessionOptions()",
              f"options.graph_optimization_level = ort.GraphOptimizationLevel.{OPT_LEVELS[config.graph_optimization_level]}",
              f"options.execution_mode = ort.ExecutionMode.{EXECUTION_MODES[config.execution_mode]}"]
@@ -292,7 +315,7 @@ def to_python(config: SessionConfig, model_path: str = "model.onnx") -> str:
         lines.append(f"options.add_free_dimension_override_by_name({name!r}, {int(value)})")
     for key, value in config.all_config_entries().items():
         lines.append(f"options.add_session_config_entry({key!r}, {str(value)!r})")
-    if config.device_policy != "none" or any(spec.plugin for spec in config.providers):
+    if config.device_policy != "none" or config.ep_libraries or any(spec.plugin for spec in config.providers):
         lines += [*_device_lines(config), "",
                   f"session = ort.InferenceSession({str(model_path)!r}, options)"]
         return "\n".join(lines) + "\n"

@@ -132,6 +132,14 @@ def registered_for(provider: str) -> PluginLibrary | None:
     return next((lib for lib in _registered.values() if not lib.error and provider in lib.ep_names), None)
 
 
+def package_source(provider: str) -> dict:
+    """The record of the installed package that brings `provider` ({} for a provider of the
+    build or of no installed package): what a preset made without running it records."""
+    if provider in classic_providers():
+        return {}
+    return next((lib.source() for lib in installed_packages() if not lib.error and provider in lib.ep_names), {})
+
+
 def needs_plugins(names: list[str], libraries: dict, policy: str, sources: list[dict]) -> bool:
     return bool(libraries or policy or any(sources) or set(names) - set(classic_providers()))
 

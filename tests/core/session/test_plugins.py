@@ -93,3 +93,16 @@ def test_a_preset_from_a_plugin_that_is_not_installed_says_what_to_install(demo_
         "package": "onnxruntime-ep-notthere", "version": "0.1"}}]})
     with pytest.raises(UserError, match="onnxruntime-ep-notthere 0.1, which is not installed here: pip install"):
         create_session(demo_model, config)
+
+
+def test_a_session_py_made_from_a_form_or_flag_finds_the_plugin_and_names_it(openvino_plugin, demo_model, tmp_path):
+    from app.core.optimize.session_code import session_script
+
+    config = SessionConfig(providers=[ProviderSpec("openvino", {"precision": "FP32"})]).checked()
+    script = session_script(config, demo_model, [{"name": "image", "shape": [1, 3, 64, 64], "dtype": "float32"}])
+    assert f"Needs onnxruntime, {PACKAGE} and numpy." in script
+    (tmp_path / "session.py").write_text(script + "print(session.get_providers()[0])\n", encoding="utf-8")
+    done = subprocess.run([sys.executable, str(tmp_path / "session.py")], capture_output=True, text=True, timeout=120)
+    assert done.returncode == 0, done.stderr
+    assert done.stdout.strip().splitlines()[-1] == "OpenVINOExecutionProvider"
+    assert "numpy only" in session_script(SessionConfig(), "model.onnx", [])

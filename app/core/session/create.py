@@ -137,13 +137,16 @@ def create_session(model_path: str | os.PathLike, config: SessionConfig,
             error = None
     if error is not None:
         text = ort_text(str(error))
+        from app.core.session.ep_context import REFUSAL, refusal
+        if REFUSAL in text:
+            raise UserError("provider-unavailable", refusal(model_path, config.provider_names())) from None
         if any(word in text for word in ("NOT_IMPLEMENTED", "Could not find an implementation")):
             raise UserError("unsupported-model", f"ONNX Runtime cannot run this model here: {text}") from None
         given = {spec.name: spec.options for spec in config.providers if spec.options}
         if given:          # ORT's own words, beside the options it was given
             shown = "; ".join(f"{name} {options}" for name, options in given.items())
-            raise UserError("session-failed", f"ONNX Runtime could not create the session with the provider options "
-                                              f"{shown}: {text}") from None
+            raise UserError("session-failed", f"ONNX Runtime could not create the session (provider options: "
+                                              f"{shown}): {text}") from None
         raise UserError("session-failed", f"ONNX Runtime could not load the model: {text}") from None
     used = session.get_providers()
     for name in config.provider_names():

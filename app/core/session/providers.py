@@ -249,7 +249,10 @@ def probe_providers(ctx: JobContext | None = None, libraries: dict[str, str] | N
         else:
             available, reason = try_provider(name, model_bytes)
         usable[name] = (available, reason)
-        providers.append({"name": name, "short": LONG_TO_SHORT.get(name, name), "in_build": name in in_build,
+        base, dot, variant = name.partition(".")       # a plugin's variant of a provider (OpenVINO's .AUTO)
+        short = LONG_TO_SHORT.get(name) or (f"{LONG_TO_SHORT[base]}.{variant.lower()}" if dot and base in LONG_TO_SHORT
+                                            else name)
+        providers.append({"name": name, "short": short, "in_build": name in in_build,
                           "plugin": library.source() if library else None,
                           "available": available, "reason": reason, "gpu": name in GPU_PROVIDERS})
     ctx.progress(1.0, "done")

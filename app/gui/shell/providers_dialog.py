@@ -3,6 +3,7 @@ here, and for each one that does not, why) and Help › About."""
 
 from __future__ import annotations
 
+from PySide6.QtCore import Qt
 from PySide6.QtWidgets import QDialog, QDialogButtonBox, QLabel, QVBoxLayout
 
 from app.gui.widgets.table import DataTable
@@ -24,6 +25,7 @@ class ProvidersDialog(QDialog):
         self.resize(900, 420)
         layout = QVBoxLayout(self)
         self.summary = QLabel()
+        self.summary.setTextFormat(Qt.TextFormat.PlainText)         # a plugin names its own providers
         self.summary.setWordWrap(True)
         layout.addWidget(self.summary)
         self.table = DataTable(["Provider", "In this build", "Usable here", "Why not"])

@@ -60,7 +60,7 @@ def test_a_wrong_property_gets_openvinos_own_words(openvino_plugin, demo_model):
     config = SessionConfig(providers=[ProviderSpec("openvino", {"load_config": '{"CPU": {"TURBO": "1"}}'})])
     with pytest.raises(UserError) as caught:
         create_session(demo_model, config.checked())
-    assert "provider options" in caught.value.message and "Unsupported property TURBO" in caught.value.message
+    assert "(provider options: OpenVINOExecutionProvider" in caught.value.message and "Unsupported property TURBO" in caught.value.message
 
 
 def test_a_device_policy_picks_the_providers(openvino_plugin, demo_model):

@@ -135,6 +135,7 @@ class ProviderEditor(QWidget):
         self.device_note.setTextFormat(Qt.TextFormat.PlainText)      # device names come from drivers
         self.device_note.setWordWrap(True)
         self.unavailable = QLabel()
+        self.unavailable.setTextFormat(Qt.TextFormat.PlainText)     # a plugin names its own providers
         self.unavailable.setWordWrap(True)
         self.unavailable.setTextInteractionFlags(Qt.TextInteractionFlag.TextSelectableByMouse)
         layout = QVBoxLayout(self)

@@ -25,6 +25,13 @@ class ProbeParams(Params):
     installed onnxruntime-ep-* packages (NAME=PATH, as a session's)."""
     ep_libraries: dict[str, str] = setting(factory=dict, flag="--ep-library")
 
+    @classmethod
+    def of_libraries(cls, libraries) -> "ProbeParams":
+        """From a session setup's libraries as stored (anything but an object of names: none)."""
+        if not isinstance(libraries, dict):
+            return cls()
+        return cls(ep_libraries={str(name): str(path) for name, path in libraries.items()})
+
 
 @dataclass
 class ModelSession(Params):

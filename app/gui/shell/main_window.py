@@ -19,6 +19,7 @@ from app.gui.shell.context import PanelContext
 from app.gui.shell.fit import compact_tabs, fit_to_screen
 from app.gui.shell.jobs import JobManager
 from app.gui.shell.menus import build_menus
+from app.gui.shell.provider_check import follow_libraries, start_check
 from app.gui.shell.status_bar import StatusLine
 from app.gui.shell.tabs import DROP_TARGETS, PANELS
 from app.gui.widgets.plain_text import plain
@@ -49,7 +50,6 @@ class MainWindow(QMainWindow):
         self.jobs.job_failed.connect(self._job_failed)
         self.session = SessionState()          # the setup every model job runs with
         self.context = PanelContext(self, self.session)
-        self.session.subscribe(self._session_changed)
         self.providers_ready.connect(self.context.providers_ready)
         self.setWindowTitle(app.APP_NAME)
         self.setAcceptDrops(True)
@@ -93,6 +93,7 @@ class MainWindow(QMainWindow):
         self._restore_geometry()
         fit_to_screen(self)
         self._probe_providers = probe_providers
+        follow_libraries(self)
 
     def _build_docks(self) -> None:
         """The Jobs and Log docks, right after the first paint: docking pulls in Qt's
@@ -344,18 +345,7 @@ class MainWindow(QMainWindow):
 
     # providers ---------------------------------------------------------------
     def check_providers(self) -> None:
-        from app.core.session.jobs import PROBE_PROVIDERS, ProbeParams
-
-        # the Session tab's provider libraries; before the tab's setup is restored, the saved one's
-        libraries = self.session.get("ep_libraries") or self.settings.session.get("ep_libraries")
-        libraries = {str(k): str(v) for k, v in libraries.items()} if isinstance(libraries, dict) else {}
-        self.jobs.start("Check execution providers", PROBE_PROVIDERS, ProbeParams(ep_libraries=libraries),
-                        on_result=self._providers_checked)
-
-    def _session_changed(self, _state, changed) -> None:
-        """A provider library added or removed in the Session tab: the providers are checked again."""
-        if "ep_libraries" in changed and self._probe_providers:
-            self.check_providers()
+        start_check(self)
 
     def _providers_checked(self, info: dict) -> None:
         self.providers_info = info

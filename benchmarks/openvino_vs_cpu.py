@@ -6,7 +6,7 @@ with AMX). Per model: the speedup of each with its 95 % interval and verdict, th
 its outputs against the CPU provider's (cosine, largest difference, passed or not under the
 float tolerance), and each session's creation time. Prints one JSON object.
 
-    python benchmarks/openvino_vs_cpu.py MODEL.onnx [MODEL.onnx ...] [--seconds 4] [--extend 8]
+    python benchmarks/openvino_vs_cpu.py MODEL.onnx [MODEL.onnx ...] [--seconds 4] [--extend 8] [--shape X=1,3,48,320]
 """
 
 from __future__ import annotations
@@ -22,15 +22,17 @@ sys.path.insert(0, str(ROOT))
 from app.core.bench.alternate import summarize  # noqa: E402
 from app.core.jobs.errors import UserError  # noqa: E402
 from app.core.jobs.protocol import JobContext  # noqa: E402
-from app.core.session.config import ProviderSpec, SessionConfig  # noqa: E402
+from app.core.session.config import SessionConfig  # noqa: E402
 from app.core.tune.confirm import remeasure  # noqa: E402
 
 CANDIDATES = (("openvino fp32", {"precision": "FP32"}), ("openvino default precision", {}))
 
 
-def measure(path: str, seconds: float, extend: float) -> dict:
-    cpu = SessionConfig()
-    chosen = [{"label": label, "session": SessionConfig(providers=[ProviderSpec("openvino", options)]).to_dict()}
+def measure(path: str, seconds: float, extend: float, shapes: dict) -> dict:
+    inputs = {"shapes": shapes}
+    cpu = SessionConfig.from_dict({"inputs": inputs})
+    chosen = [{"label": label, "session": SessionConfig.from_dict({"providers": [{"name": "openvino", "options": options}],
+                                                                   "inputs": inputs}).to_dict()}
               for label, options in CANDIDATES]
     alternation = remeasure(path, cpu, chosen, seconds, JobContext(), extend_s=extend)
     rows = summarize(alternation)
@@ -53,11 +55,14 @@ def main() -> None:
     parser.add_argument("models", nargs="+")
     parser.add_argument("--seconds", type=float, default=4.0, help="measuring time of each session")
     parser.add_argument("--extend", type=float, default=8.0, help="more time while an interval is wide")
+    parser.add_argument("--shape", action="append", default=[], metavar="INPUT=D1,D2,...",
+                        help="one input's whole shape, for every model given")
     args = parser.parse_args()
+    shapes = {name: [int(d) for d in dims.split(",")] for name, _, dims in (s.partition("=") for s in args.shape)}
     results = []
     for path in args.models:
         try:
-            results.append(measure(path, args.seconds, args.extend))
+            results.append(measure(path, args.seconds, args.extend, shapes))
         except UserError as exc:        # OpenVINO cannot take every model: say which and why, go on
             results.append({"model": Path(path).name, "error": exc.message})
     print(json.dumps({"models": results}, indent=1))

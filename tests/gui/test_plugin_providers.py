@@ -34,3 +34,20 @@ def test_the_picker_offers_the_plugin_with_its_devices(qtbot, window, openvino_p
     devices = dialog.devices.model()
     providers = {devices.index(row, 3).data() for row in range(devices.rowCount())}
     assert OPENVINO in providers
+
+
+def test_a_benchmark_under_a_device_policy_says_which_devices_it_picked(qtbot, window, tmp_path, openvino_plugin):
+    from tests import models
+    from tests.gui.test_benchmark_panels import add_model, wait_for_job
+
+    add_model(window, models.save(models.cnn(), tmp_path / "cnn.onnx"))
+    window.session.set(device_policy="max-performance")
+    panel = tab(window, "Benchmark")
+    panel.run_form.iterations.setValue(20)
+    panel.start()
+    job = panel.job
+    wait_for_job(qtbot, job)
+    assert job.state == "done", job.error
+    assert panel.report["session"]["device_policy"] == "max-performance"
+    assert "(the device policy max-performance picked " in panel.status.text()
+    assert "CPUExecutionProvider: CPU" in panel.status.text()

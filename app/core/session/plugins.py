@@ -10,6 +10,7 @@ build keeps the classic path."""
 
 from __future__ import annotations
 
+import functools
 import importlib
 import os
 from dataclasses import dataclass, replace
@@ -56,8 +57,10 @@ def classic_providers() -> tuple[str, ...]:
     return _classic
 
 
-def installed_packages() -> list[PluginLibrary]:
-    """Every installed `onnxruntime-ep-*` distribution, with its library (or why not)."""
+@functools.lru_cache(maxsize=1)
+def installed_packages() -> tuple[PluginLibrary, ...]:
+    """Every installed `onnxruntime-ep-*` distribution, with its library (or why not); read
+    once a process (a tuning run makes hundreds of sessions, and reading costs ~50 ms)."""
     import importlib.metadata as metadata
 
     found: dict[str, PluginLibrary] = {}
@@ -77,7 +80,7 @@ def installed_packages() -> list[PluginLibrary]:
             library = PluginLibrary(key, "", key, dist.version, (),
                                     f"the package does not give its library: {ort_text(str(exc))[:200]}")
         found[key] = library
-    return sorted(found.values(), key=lambda lib: lib.package)
+    return tuple(sorted(found.values(), key=lambda lib: lib.package))
 
 
 def named_library(name: str, path: str) -> PluginLibrary:

@@ -30,7 +30,7 @@ def render(info: dict) -> str:
              format_table(["provider", "usable", "why"], rows)]
     if info.get("plugins"):
         lines += ["", format_table(["plugin", "version", "providers", "loaded"],
-                                   [[printable(p["package"] or p["registration"]), p["version"] or printable(p["path"]),
+                                   [[printable(p["package"] or p["registration"]), printable(p["version"] or p["path"]),
                                      printable(", ".join(p["providers"])), printable(p["error"]) or "yes"]
                                     for p in info["plugins"]])]
     if info.get("devices"):

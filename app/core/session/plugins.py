@@ -150,17 +150,14 @@ def needs_plugins(names: list[str], libraries: dict, policy: str, sources: list[
 def resolve(names: list[str], libraries: dict[str, str], policy: str = "",
             sources: list[dict] | None = None) -> dict[str, PluginLibrary]:
     """Register what a session's providers `names` need and return the plugin library of each
-    provider a plugin brings. `sources` are a preset's records of each provider's plugin: a
-    recorded library path is registered again; a recorded package that is missing is named.
-    A provider neither in the build nor brought by a plugin is left to the caller's message."""
+    provider a plugin brings. `sources` are a preset's records of each provider's plugin; a
+    missing one is named. A recorded library is not loaded from the record (a preset from
+    elsewhere must not load native code unasked): the user names it with --ep-library. A
+    provider neither in the build nor brought by a plugin is left to the caller's message."""
     sources = sources or [{} for _ in names]
     if not needs_plugins(names, libraries, policy, sources):
         return {}
-    wanted = dict(libraries)
-    for name, source in zip(names, sources):
-        if source.get("library") and source["library"] not in wanted.values():
-            wanted[name] = source["library"]
-    for library in register_all(wanted):
+    for library in register_all(libraries):
         if library.error and not library.package:
             raise UserError("provider-unavailable", f"execution provider library {library.registration} "
                                                     f"({library.path}): {library.error}")
@@ -173,6 +170,10 @@ def resolve(names: list[str], libraries: dict[str, str], policy: str = "",
             raise UserError("provider-unavailable",
                             f"{name} comes from the plugin package {source['package']} {source.get('version', '')}"
                             f", which is not installed here: pip install {source['package']}")
+        elif source.get("library") and name not in classic_providers():
+            raise UserError("provider-unavailable",
+                            f"{name} came from the library {source['library']} where this preset was made; load it "
+                            f"with --ep-library NAME={source['library']} (the Session tab's provider libraries)")
     return plugins
 
 

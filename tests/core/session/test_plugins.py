@@ -106,3 +106,13 @@ def test_a_session_py_made_from_a_form_or_flag_finds_the_plugin_and_names_it(ope
     assert done.returncode == 0, done.stderr
     assert done.stdout.strip().splitlines()[-1] == "OpenVINOExecutionProvider"
     assert "numpy only" in session_script(SessionConfig(), "model.onnx", [])
+
+
+def test_a_library_a_preset_records_is_not_loaded_unless_named(demo_model, tmp_path):
+    library = tmp_path / "libthird_party.so"
+    library.write_bytes(b"native code the user never named")
+    config = SessionConfig.from_dict({"providers": [{"name": "ThirdPartyExecutionProvider",
+                                                     "plugin": {"library": str(library)}}]})
+    with pytest.raises(UserError) as caught:
+        create_session(demo_model, config)
+    assert f"load it with --ep-library NAME={library}" in caught.value.message

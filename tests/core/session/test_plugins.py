@@ -116,3 +116,10 @@ def test_a_library_a_preset_records_is_not_loaded_unless_named(demo_model, tmp_p
     with pytest.raises(UserError) as caught:
         create_session(demo_model, config)
     assert f"load it with --ep-library NAME={library}" in caught.value.message
+
+
+def test_openvino_without_its_plugin_says_which_package_brings_it():
+    from app.core.session.providers import not_in_build_reason
+
+    reason = not_in_build_reason("OpenVINOExecutionProvider", "onnxruntime 1.31.1")
+    assert "pip install onnxruntime-ep-openvino" in reason and "onnxruntime-openvino build" in reason

@@ -81,6 +81,8 @@ def _add_for_devices(options, config: SessionConfig, plugins: dict) -> None:
     from app.core.session.plugins import ep_devices
 
     if config.device_policy != "none":
+        if not hasattr(ort, "OrtExecutionProviderDevicePolicy"):
+            raise UserError("unsupported", f"ONNX Runtime {ort.__version__} has no device policies (1.22 and newer)")
         options.set_provider_selection_policy(
             getattr(ort.OrtExecutionProviderDevicePolicy, DEVICE_POLICIES[config.device_policy]))
         return

@@ -7,6 +7,8 @@ from pathlib import Path
 from app.cli.common import add_cluster_argument, add_json_flag, cluster_lines, format_table, human_bytes, output, render_inputs, run_job_cli
 from app.cli.session_args import add_run_arguments, add_session_arguments, run_settings_from_args, session_config_from_args
 from app.core.session.load import busy_note
+from app.core.session.plugins import devices_text
+from app.core.text import printable
 from app.core.jobs.errors import UserError
 from app.core.bench.jobs import BENCH, SWEEP
 from app.core.bench.sweep import check_swept_dim
@@ -35,6 +37,9 @@ def render(report: dict) -> str:
              f"peak RSS {human_bytes(report['peak_rss_bytes'])}"
              + (f", GPU memory {human_bytes(report['gpu_memory_bytes'])}" if report.get("gpu_memory_bytes") else ""),
              ""] + render_inputs(report.get("inputs", []))
+    if report.get("session", {}).get("device_policy", "none") != "none":
+        lines.append(f"the device policy {report['session']['device_policy']} picked: "
+                     f"{printable(devices_text(report.get('devices', [])))}")
     if busy := busy_note(report.get("load")):
         lines.append(f"note: {busy}")
     if report.get("history_id"):

@@ -9,7 +9,7 @@ import argparse
 from app.cli.common import add_json_flag, format_table, output, run_job_cli
 from app.cli.repair_steps import add_repair_arguments, render_repair, repair_bounds
 from app.cli.session_args import add_session_arguments, session_config_from_args
-from app.core.session.fidelity_policy import policy_text
+from app.core.convert.compiled import compiled_lines
 from app.core.convert.jobs import CONVERT
 from app.core.convert.fusers import fusers_lines
 from app.core.convert.options import KINDS, options_for_flags
@@ -17,6 +17,7 @@ from app.core.convert.speed import speed_sentence
 from app.core.convert.weights import share_text
 from app.core.drift.jobs import REPAIR
 from app.core.jobs.errors import UserError
+from app.core.session.fidelity_policy import policy_text
 from app.core.session.inputs import origin_word
 from app.core.units import cosine_text, human_bytes
 
@@ -54,6 +55,7 @@ def _render_conversion(result: dict) -> str:
     if half and half["share"] is not None:
         lines.append(f"  float16     {share_text(half['share'])} of the weights ({human_bytes(half['converted_bytes'])} as "
                      f"float32; {human_bytes(half['kept_bytes'])} kept float32)")
+    lines += [f"  {line}" for line in compiled_lines(result)]
     for item in result.get("kept_in_fp32", []):
         lines.append(f"  kept in float32: {item['what']} — {item['why']}")
     for item in result.get("repairs", []):

@@ -59,7 +59,8 @@ def test_bench_profile_and_iobinding_say_when_the_machine_was_busy(tmp_path):
         assert "machine was busy" not in write({**result, "load": {**busy, "busy": False}})
 
 
-@pytest.mark.parametrize("provider, words", [("dml", "DirectML"), ("openvino", "OpenVINO")])
+# (OpenVINO is no longer one: its plugin package is a test extra; tests/core/session/test_plugins.py has its message)
+@pytest.mark.parametrize("provider, words", [("dml", "DirectML"), ("coreml", "CoreML")])
 def test_unavailable_provider_is_refused(ortune, folder, provider, words):
     done = ortune("bench", folder / "mlp.onnx", "--provider", provider, "--json")
     assert done.code == 2

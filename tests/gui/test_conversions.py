@@ -225,3 +225,24 @@ def test_the_check_runs_on_the_session_tabs_input_plan_not_sizes_of_its_own(qtbo
     assert inputs.dims == {} and inputs.probed == {"batch": 4}, "the probed size stays probed, not yours"
     panel.dims.setText("batch=2")                                     # typed here: then it is the user's
     assert panel.params().session.inputs.dims == {"batch": 2}
+
+
+def test_the_card_says_what_a_compiled_model_is_for_and_how_soon_it_starts(qtbot):
+    from app.gui.panels.convert.parts import ResultCard
+
+    card = ResultCard()
+    qtbot.addWidget(card)
+    report = {"kind": "compiled", "output": "m.compiled.onnx", "input_bytes": 100, "output_bytes": 150,
+              "size_ratio": 1.5, "seconds": 2.0, "op_changes": {"text": "com.microsoft.EPContext ×1 added"},
+              "kept_in_fp32": [], "repairs": [], "warnings": [], "check": "skipped", "fidelity": {"skipped": True},
+              "speed": {"skipped": True, "why": "not asked for"},
+              "compiled_for": {"provider": "OpenVINOExecutionProvider", "ort_version": "1.31.1",
+                               "plugin": {"package": "onnxruntime-ep-openvino", "version": "1.8.1"},
+                               "devices": [{"type": "CPU", "vendor": "Intel", "name": "<b>Xeon</b>"}]},
+              "session_create": {"source_median_ms": 800.0, "compiled_median_ms": 200.0, "speedup": 4.0,
+                                 "speedup_range": [3.5, 4.5], "rounds": 3}}
+    card.show_report(report)
+    text = card.summary.text()
+    assert ("Compiled for OpenVINOExecutionProvider (onnxruntime-ep-openvino 1.8.1) on CPU &lt;b&gt;Xeon&lt;/b&gt;, "
+            "ONNX Runtime 1.31.1") in text
+    assert "Session start 800 ms → 200 ms (×4.00, 3.50–4.50 over 3 rounds, the two made in turns)" in text

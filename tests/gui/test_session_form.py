@@ -17,7 +17,7 @@ SAMPLES = {
     "dynamic_block_base": 4, "free_dimension_overrides": {"batch": 2},
     "config_entries": {"session.disable_prepacking": "1"}, "memory_limit": "2G", "inputs.mode": "zeros", "inputs.seed": 5,
     "inputs.vocab_size": 77, "inputs.data": "/data/samples", "inputs.sample": 2, "inputs.image_preset": "unit",
-    "inputs.image_layout": "NHWC",
+    "inputs.image_layout": "NHWC", "device_policy": "max-efficiency", "ep_libraries": {"my_ep": "/opt/ep/libmy_ep.so"},
 }
 
 
@@ -94,6 +94,33 @@ def test_a_provider_option_typed_in_its_form_reaches_the_state(form, window):
     window.session.set(providers=panel.providers.providers())
     panel.providers.pages["CUDAExecutionProvider"].fields["device_id"].setText("1")
     assert window.session.get("providers")[0].options == {"device_id": "1"}
+
+
+def test_an_unknown_providers_options_are_free_pairs_that_reach_the_state(form, window):
+    panel, _ = form
+    panel.providers.set_availability([{"name": "WebGpuExecutionProvider", "available": True, "reason": ""}])
+    panel.providers.set_providers([ProviderSpec("WebGpuExecutionProvider")])
+    window.session.set(providers=panel.providers.providers())
+    page = panel.providers.pages["WebGpuExecutionProvider"]
+    page.free.setPlainText("deviceId=1\npreferredLayout=NHWC")
+    assert window.session.get("providers")[0].options == {"deviceId": "1", "preferredLayout": "NHWC"}
+
+
+def test_the_picker_shows_the_selected_providers_devices_as_plain_text(form):
+    panel, _ = form
+    devices = [{"provider": "OpenVINOExecutionProvider", "type": "CPU", "vendor": "Intel", "vendor_id": 0x8086,
+                "device_id": 0, "metadata": {"FULL_DEVICE_NAME": "<b>Xeon</b>\x1b[31m"}, "available": True,
+                "reason": ""},
+               {"provider": "CPUExecutionProvider", "type": "CPU", "vendor": "Intel", "vendor_id": 0x8086,
+                "device_id": 0, "metadata": {}, "available": True, "reason": ""}]
+    editor = panel.providers
+    editor.set_availability([{"name": "OpenVINOExecutionProvider", "available": True, "reason": ""}], devices)
+    editor.set_providers([ProviderSpec("OpenVINOExecutionProvider")])
+    text = editor.device_note.text()
+    assert text.startswith("Devices:\nCPU · Intel · 8086:0000 · <b>Xeon</b>") and text.endswith("— usable")
+    assert text.count("\n") == 1          # OpenVINO's device only, not the CPU provider's
+    from PySide6.QtCore import Qt
+    assert editor.device_note.textFormat() == Qt.TextFormat.PlainText
 
 
 def test_text_the_form_cannot_read_stops_jobs_until_it_is_redrawn(form, window):

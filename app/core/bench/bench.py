@@ -229,6 +229,7 @@ def bench_report(prepared: Prepared, config, settings: RunSettings, measurement:
 
     from app.core.session.machine import describe_machine, gpu_memory_bytes, peak_rss_bytes
     from app.core.session.create import effective_settings
+    from app.core.session.plugins import session_devices
 
     session, feed_info = prepared.session, prepared.feed_info
     gpu_bytes = gpu_memory_bytes() if set(session.get_providers()) & GPU_PROVIDERS else None
@@ -245,6 +246,7 @@ def bench_report(prepared: Prepared, config, settings: RunSettings, measurement:
         "peak_rss_bytes": peak_rss_bytes(),
         "gpu_memory_bytes": gpu_bytes,
         "providers": session.get_providers(),
+        "devices": session_devices(session),
         "session": preset,
         "run": settings.to_dict(),
         "inputs": feed_info["inputs"],

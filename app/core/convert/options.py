@@ -166,6 +166,10 @@ KINDS: dict[str, Kind] = {k.name: k for k in (
              Option("target_provider", "choice", "cpu", "The execution provider the model is optimised for; it must "
                                                  "start on this machine.", choices=OPT_TARGETS),
          )),
+    Kind("compiled", "Compiled EP context", "The parts of the graph a compiling provider (OpenVINO, TensorRT, "
+         "QNN …) takes, compiled once and saved in the model (EPContext nodes), so sessions start without "
+         "compiling them. Made for the session's provider (--provider) and device, and runs only there.",
+         ".onnx", ()),
     Kind("transformers", "Transformer fusions", "ONNX Runtime's transformer optimizer: fuses attention, "
          "LayerNorm, Gelu … into single contrib operators.", ".onnx", (
              Option("model_type", "choice", "auto", "The architecture, which decides the fusions tried; auto: "

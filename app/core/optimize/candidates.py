@@ -13,7 +13,7 @@ from app.core.session.providers import GPU_PROVIDERS
 
 #: the order candidates are made in: the ones most likely to help first, so a short budget
 #: spends itself on them
-ORDER = ("optimize", "ort", "int8-dynamic", "int8-static", "int4", "transformers", "fp16", "mixed")
+ORDER = ("optimize", "ort", "int8-dynamic", "int8-static", "int4", "transformers", "fp16", "mixed", "compiled")
 _INT8 = ("int8-dynamic", "int8-static")
 _HALF = ("fp16", "mixed")
 
@@ -31,6 +31,8 @@ def skip_reason(kind: str, config: SessionConfig, shape: dict, cpu_flags: set[st
         return slower_hint(kind, [CPU], {}, cpu_flags)
     if kind == "int4" and not shape.get("hidden_size"):
         return "the model has no MatMul with constant two-dimensional weights to pack into 4 bits"
+    if kind == "compiled":
+        return "a compiled EP context model starts sooner but runs no faster, and the search judges run time"
     if kind == "transformers" and not shape.get("num_heads"):
         return "no transformer attention was found in the graph (no attention heads could be read)"
     return ""

@@ -16,12 +16,12 @@ def machine_facts(config) -> dict:
     import onnxruntime
 
     from app.core.jobs.protocol import JobContext
-    from app.core.session.jobs import PROBE_PROVIDERS, NoParams
+    from app.core.session.jobs import PROBE_PROVIDERS, ProbeParams
     from app.core.session.machine_cpu import cpu_description
 
     in_build = onnxruntime.get_available_providers()
     try:
-        probed = run_child(PROBE_PROVIDERS, NoParams(), JobContext())["providers"]
+        probed = run_child(PROBE_PROVIDERS, ProbeParams(), JobContext())["providers"]
         usable = [p["name"] for p in probed if p["available"]]
         not_usable = [{"name": p["name"], "reason": p["reason"]} for p in probed if p["in_build"] and not p["available"]]
     except (UserError, JobFailed, JobCancelled) as exc:

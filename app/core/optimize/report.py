@@ -138,6 +138,16 @@ def where_text(result: dict) -> str:
     return f"The target {where['name']} ({where['address']})"
 
 
+def _requirements(choice: dict) -> str:
+    """What the shipped session.py needs installed: onnxruntime, the plugin packages of its
+    providers, numpy."""
+    from app.core.session.config import SessionConfig
+    from app.core.session.create import plugin_requirements
+
+    return " ".join(["pip install onnxruntime", *plugin_requirements(SessionConfig.from_dict(choice.get("settings") or {})),
+                     "numpy"])
+
+
 def report_html(result: dict) -> str:
     choice, target = result["choice"], result["machine"]
     rows = result["candidates"]
@@ -159,6 +169,7 @@ def report_html(result: dict) -> str:
 <p class="answer">Answer: {_e(answer_text(choice))}.</p>
 <p class="path">Model: {_e(choice['model'])}; settings: {_e(choice['preset'])}{' (tuned)' if choice['tuned'] else ''}.
 Fidelity: {'passed' if (choice['fidelity'] or {}).get('passed') else 'not passed'}.</p>
+<p class="path">session.py needs: {_e(_requirements(choice))}.</p>
 <p>Tuning: {_e(tune_text(result['tune']))}</p>
 <h2>Leaderboard</h2>{board}
 <p class="muted">Each speedup is the source's median latency over the candidate's, both timed in alternation,

@@ -5,11 +5,11 @@ once on inputs of the planned shapes."""
 from __future__ import annotations
 
 from app.core.session.config import SessionConfig
-from app.core.session.create import to_python
+from app.core.session.create import plugin_requirements, to_python
 
 _HEADER = '''"""Runs the model this folder ships with the settings ORTune chose, once.
 
-Needs onnxruntime and numpy only. Replace the inputs below with real data."""
+Needs {needs}. Replace the inputs below with real data."""
 import os
 
 import numpy as np
@@ -37,4 +37,6 @@ def session_script(config: SessionConfig, model_name: str, inputs: list[dict]) -
     run = ["outputs = session.run(None, feeds)",
            "for meta, value in zip(session.get_outputs(), outputs):",
            "    print(meta.name, value.shape, value.dtype)"]
-    return "\n".join([_HEADER, code, *feeds, "", *run]) + "\n"
+    plugins = plugin_requirements(config)
+    needs = ", ".join(["onnxruntime", *plugins]) + " and numpy" + ("" if plugins else " only")
+    return "\n".join([_HEADER.format(needs=needs), code, *feeds, "", *run]) + "\n"

@@ -17,6 +17,7 @@ from typing import Any
 from app.core.jobs.errors import UserError
 from app.core.jobs.params import Params, setting
 from app.core.session.fields import FIELD, OPT_LEVELS, described  # noqa: F401 (OPT_LEVELS: the session's names)
+from app.core.session import openvino
 from app.core.session.input_spec import FeedSpec
 from app.core.session.providers import provider_name
 
@@ -50,9 +51,7 @@ PROVIDER_OPTIONS: dict[str, dict[str, tuple]] = {
     "DmlExecutionProvider": {
         "device_id": (int, 0, "Which DirectX 12 adapter to use."),
     },
-    "OpenVINOExecutionProvider": {
-        "device_type": (("CPU", "GPU", "NPU", "AUTO"), "CPU", "Which Intel device OpenVINO runs on."),
-    },
+    openvino.NAME: openvino.OPTIONS,
 }
 
 
@@ -73,6 +72,14 @@ TYPED_ENTRIES = {
 class ProviderSpec(Params):
     name: str
     options: dict[str, Any] = setting(factory=dict)
+    #: where a plugin provider came from: {"package", "version"} or {"library": path}
+    plugin: dict[str, str] = setting(factory=dict)
+
+    def to_dict(self) -> dict:
+        data = super().to_dict()
+        if not self.plugin:
+            del data["plugin"]       # a classic provider's preset stays as it was
+        return data
 
     def validate(self) -> None:
         self.name = provider_name(self.name)
@@ -106,6 +113,8 @@ class SessionConfig(Params):
     log_severity_level: int = described("log_severity_level")
     free_dimension_overrides: dict[str, int] = described("free_dimension_overrides")
     config_entries: dict[str, str] = described("config_entries")
+    device_policy: str = described("device_policy")
+    ep_libraries: dict[str, str] = described("ep_libraries")
     io_binding: bool = described("io_binding")
     #: the memory budget of every job that runs with this session ("4G", "512M", "50%"; "": the settings')
     memory_limit: str = described("memory_limit")
@@ -188,11 +197,17 @@ class SessionConfig(Params):
                                                   f"(it has: {', '.join(schema) or 'none'})")
                 kind = schema[key][0]
                 if isinstance(kind, tuple) and value not in kind:
-                    raise UserError("bad-option", f"{spec.name} option {key} must be one of {', '.join(kind)}")
+                    raise UserError("bad-option", f"{spec.name} option {key} must be one of "
+                                                  f"{', '.join(k or '(empty)' for k in kind)}, not {value!r}")
                 if kind is int and not str(value).lstrip("-").isdigit():
                     raise UserError("bad-option", f"{spec.name} option {key} must be a whole number, not {value!r}")
                 if kind is bool and str(value).lower() not in ("0", "1", "true", "false"):
                     raise UserError("bad-option", f"{spec.name} option {key} must be 0/1 or true/false")
+            if spec.name == openvino.NAME:
+                openvino.check_options(spec.options)
+        if self.device_policy != "none" and [name for name in self.provider_names() if name != "CPUExecutionProvider"]:
+            raise UserError("bad-option", f"the device policy {self.device_policy} picks the providers itself: leave "
+                                          f"out {', '.join(n for n in self.provider_names() if n != 'CPUExecutionProvider')}")
         self.memory_limit = self.memory_limit.strip()
         self.inputs.validate()
 

@@ -14,7 +14,8 @@ from app.core.session.providers import (explain_failed_start, installed_ort_pack
                                  preload_cuda_libraries)
 from app.core.session.config import (PROVIDER_OPTIONS, TYPED_ENTRIES, ProviderSpec, SessionConfig,
                                      supported_config_keys)
-from app.core.session.fields import EXECUTION_MODES, OPT_LEVELS
+from app.core.session.fields import DEVICE_POLICIES, EXECUTION_MODES, OPT_LEVELS
+from app.core.session import openvino
 from app.core.jobs.stdio import capture_output
 
 
@@ -30,10 +31,16 @@ OWN_KEYS = frozenset({"session.disable_prepacking"})
 
 
 def build_session_options(config: SessionConfig):
-    """(SessionOptions, providers, provider_options) for ort.InferenceSession."""
+    """(SessionOptions, providers, provider_options) for ort.InferenceSession. Where a plugin
+    provider or a device policy is asked for, the options hold the providers themselves and
+    the lists are empty (ORT takes either, never both)."""
     import onnxruntime as ort
 
+    from app.core.session.plugins import resolve
+
     config = config.checked()                  # every field read as a preset's would be
+    plugins = resolve(config.provider_names(), config.ep_libraries, "" if config.device_policy == "none" else
+                      config.device_policy, [spec.plugin for spec in config.providers])
     options = ort.SessionOptions()
     options.graph_optimization_level = getattr(ort.GraphOptimizationLevel, OPT_LEVELS[config.graph_optimization_level])
     options.execution_mode = getattr(ort.ExecutionMode, EXECUTION_MODES[config.execution_mode])
@@ -53,6 +60,9 @@ def build_session_options(config: SessionConfig):
             raise UserError("bad-option", f"this ONNX Runtime ({ort.__version__}) does not know the session "
                                           f"setting {key}")
         options.add_session_config_entry(key, str(value))
+    if plugins or config.device_policy != "none":
+        _add_for_devices(options, config, plugins)
+        return options, [], []
     providers = config.provider_names()
     if "CPUExecutionProvider" not in providers:
         providers = providers + ["CPUExecutionProvider"]
@@ -61,6 +71,39 @@ def build_session_options(config: SessionConfig):
         spec = next((p for p in config.providers if p.name == name), None)
         provider_options.append({k: _option_value(name, k, v) for k, v in (spec.options if spec else {}).items()})
     return options, providers, provider_options
+
+
+def _add_for_devices(options, config: SessionConfig, plugins: dict) -> None:
+    """Providers through ORT's device API: a policy picks them, or each is added in order,
+    a plugin with its devices, a classic one by name."""
+    import onnxruntime as ort
+
+    from app.core.session.plugins import ep_devices
+
+    if config.device_policy != "none":
+        if not hasattr(ort, "OrtExecutionProviderDevicePolicy"):
+            raise UserError("unsupported", f"ONNX Runtime {ort.__version__} has no device policies (1.22 and newer)")
+        options.set_provider_selection_policy(
+            getattr(ort.OrtExecutionProviderDevicePolicy, DEVICE_POLICIES[config.device_policy]))
+        return
+    devices = ep_devices()
+    for spec in config.providers:
+        values = {k: _option_value(spec.name, k, v) for k, v in spec.options.items()}
+        if spec.name == openvino.NAME and spec.name in plugins:
+            options.add_provider_for_devices(openvino.pick_devices(devices, spec.options),
+                                             openvino.plugin_options(spec.options))
+        elif spec.name in plugins or spec.name == "CPUExecutionProvider":
+            chosen = [d for d in devices if d.ep_name == spec.name]
+            if not chosen:
+                raise UserError("provider-unavailable", f"{spec.name} is loaded but lists no device here")
+            options.add_provider_for_devices(chosen, values)
+        else:
+            options.add_provider(spec.name, values)
+
+
+def provider_used(name: str, used: list[str]) -> bool:
+    """Did the session run `name`? A plugin may add a variant of it (OpenVINO's '.AUTO')."""
+    return any(item == name or item.startswith(name + ".") for item in used)
 
 
 def check_providers_in_build(config: SessionConfig) -> None:
@@ -80,10 +123,10 @@ def create_session(model_path: str | os.PathLike, config: SessionConfig,
     `customize(options)` may add to the SessionOptions first (profiling, an output path)."""
     import onnxruntime as ort
 
+    options, providers, provider_options = build_session_options(config)
     check_providers_in_build(config)
     if {"CUDAExecutionProvider", "TensorrtExecutionProvider"} & set(config.provider_names()):
         preload_cuda_libraries()
-    options, providers, provider_options = build_session_options(config)
     if customize is not None:
         customize(options)
     with capture_output() as captured:
@@ -96,12 +139,20 @@ def create_session(model_path: str | os.PathLike, config: SessionConfig,
             error = None
     if error is not None:
         text = ort_text(str(error))
+        from app.core.session.ep_context import REFUSAL, refusal
+        if REFUSAL in text:
+            raise UserError("provider-unavailable", refusal(model_path, config.provider_names())) from None
         if any(word in text for word in ("NOT_IMPLEMENTED", "Could not find an implementation")):
             raise UserError("unsupported-model", f"ONNX Runtime cannot run this model here: {text}") from None
+        given = {spec.name: spec.options for spec in config.providers if spec.options}
+        if given:          # ORT's own words, beside the options it was given
+            shown = "; ".join(f"{name} {options}" for name, options in given.items())
+            raise UserError("session-failed", f"ONNX Runtime could not create the session (provider options: "
+                                              f"{shown}): {text}") from None
         raise UserError("session-failed", f"ONNX Runtime could not load the model: {text}") from None
     used = session.get_providers()
     for name in config.provider_names():
-        if name not in used:
+        if not provider_used(name, used):
             raise UserError("provider-unavailable", explain_failed_start(name, captured.text))
     return session
 
@@ -123,11 +174,22 @@ def idle_threads_sleep(config: SessionConfig) -> SessionConfig:
 
 def effective_settings(session, config: SessionConfig) -> dict:
     """What the session really runs with: the preset plus the providers ORT chose and their options."""
+    from app.core.session.plugins import registered_for
+
     preset = config.to_dict()
-    preset["providers"] = [{"name": name, "options": {k: v for k, v in opts.items()
-                                                      if k in PROVIDER_OPTIONS.get(name, {})}}
-                           for name, opts in session.get_provider_options().items()
-                           if name in config.provider_names() or name == "CPUExecutionProvider"]
+    given = {spec.name: spec for spec in config.providers}
+    preset["providers"] = []
+    for used, opts in session.get_provider_options().items():
+        name = next((n for n in given if provider_used(n, [used])), used)
+        if name not in given and name != "CPUExecutionProvider":
+            continue
+        library = registered_for(used) if name != "CPUExecutionProvider" else None
+        if library is not None:       # the plugin took the options as given, translated: keep the given
+            preset["providers"].append({"name": name, "options": dict(given[name].options),
+                                        "plugin": library.source()})
+        else:
+            preset["providers"].append({"name": name, "options": {k: v for k, v in opts.items()
+                                                                  if k in PROVIDER_OPTIONS.get(name, {})}})
     if not any(p.name == "CPUExecutionProvider" for p in config.providers):
         preset["providers"] = [p for p in preset["providers"] if p["name"] != "CPUExecutionProvider"] or preset["providers"]
     return preset
@@ -177,9 +239,75 @@ def config_from_options(options, providers: list[str], provider_options: list[di
         **typed)
 
 
+def _registration_lines(config: SessionConfig) -> list[str]:
+    """Plain onnxruntime code that loads the plugin libraries the session needs."""
+    lines = []
+    for name, path in config.ep_libraries.items():
+        lines.append(f"ort.register_execution_provider_library({name!r}, {path!r})")
+    sources = [spec.plugin for spec in config.providers if spec.plugin]
+    if config.device_policy != "none":       # the policy picks among every plugin installed where it was made
+        from app.core.session.plugins import installed_packages
+        sources += [lib.source() for lib in installed_packages() if not lib.error]
+    for source in sources:
+        if source.get("library") in config.ep_libraries.values():
+            continue
+        if source.get("library"):
+            lines.append(f"ort.register_execution_provider_library({source['library']!r}, {source['library']!r})")
+            continue
+        module = source["package"].replace("-", "_")
+        lines += [f"import {module}  # pip install {source['package']} (made with {source.get('version', '?')})",
+                  f"ort.register_execution_provider_library({source['package']!r}, {module}.get_library_path())"]
+    return list(dict.fromkeys(lines))
+
+
+def _device_lines(config: SessionConfig) -> list[str]:
+    """Adding the providers through the device API, as _add_for_devices does."""
+    from app.core.session.plugins import classic_providers
+
+    if config.device_policy != "none":
+        return ["options.set_provider_selection_policy(ort.OrtExecutionProviderDevicePolicy."
+                f"{DEVICE_POLICIES[config.device_policy]})"]
+    lines = []
+    for spec in config.providers:
+        values = {k: _option_value(spec.name, k, v) for k, v in spec.options.items()}
+        if spec.name == openvino.NAME and spec.plugin:
+            wanted = str(spec.options.get("device_type", "CPU")).upper()
+            test = (f"d.ep_name == {openvino.AUTO_NAME!r}" if wanted == "AUTO" else
+                    f"d.ep_name == {spec.name!r} and d.ep_metadata.get('ov_device') == {wanted!r}")
+            values = openvino.plugin_options(spec.options)
+        else:
+            test = f"d.ep_name == {spec.name!r}"
+        if spec.plugin or spec.name == "CPUExecutionProvider" or spec.name not in classic_providers():
+            lines.append(f"options.add_provider_for_devices([d for d in ort.get_ep_devices() if {test}], {values!r})")
+        else:
+            lines.append(f"options.add_provider({spec.name!r}, {values!r})")
+    return lines
+
+
+def with_plugin_records(config: SessionConfig) -> SessionConfig:
+    """The config with each provider an installed plugin package brings recorded as such
+    (a form or a flag names the provider only; a measured preset records it already)."""
+    from app.core.session.plugins import package_source
+
+    if all(spec.plugin or spec.name == "CPUExecutionProvider" for spec in config.providers):
+        return config
+    recorded = config.checked()
+    for spec in recorded.providers:
+        if not spec.plugin and spec.name != "CPUExecutionProvider":
+            spec.plugin = package_source(spec.name)
+    return recorded
+
+
+def plugin_requirements(config: SessionConfig) -> list[str]:
+    """The plugin packages a script of this session needs besides onnxruntime."""
+    return sorted({spec.plugin["package"] for spec in with_plugin_records(config).providers
+                   if spec.plugin.get("package")})
+
+
 def to_python(config: SessionConfig, model_path: str = "model.onnx") -> str:
     """A short script that builds exactly this session with the plain onnxruntime API."""
-    lines = ["import onnxruntime as ort", "", "options = ort.SessionOptions()",
+    config = with_plugin_records(config)
+    lines = ["import onnxruntime as ort", "", *_registration_lines(config), "options = ort.SessionOptions()",
              f"options.graph_optimization_level = ort.GraphOptimizationLevel.{OPT_LEVELS[config.graph_optimization_level]}",
              f"options.execution_mode = ort.ExecutionMode.{EXECUTION_MODES[config.execution_mode]}"]
     defaults = SessionConfig()
@@ -192,6 +320,10 @@ def to_python(config: SessionConfig, model_path: str = "model.onnx") -> str:
         lines.append(f"options.add_free_dimension_override_by_name({name!r}, {int(value)})")
     for key, value in config.all_config_entries().items():
         lines.append(f"options.add_session_config_entry({key!r}, {str(value)!r})")
+    if config.device_policy != "none" or config.ep_libraries or any(spec.plugin for spec in config.providers):
+        lines += [*_device_lines(config), "",
+                  f"session = ort.InferenceSession({str(model_path)!r}, options)"]
+        return "\n".join(lines) + "\n"
     providers = []
     for spec in config.providers:
         opts = {k: _option_value(spec.name, k, v) for k, v in spec.options.items()}

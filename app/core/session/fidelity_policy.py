@@ -62,7 +62,7 @@ POLICIES = {policy.name: policy for policy in (FLOAT32, FLOAT16, INT8, INT4)}
 
 #: the policy each conversion kind is held to
 KIND_POLICY = {"fp16": FLOAT16, "mixed": FLOAT16, "int8-dynamic": INT8, "int8-static": INT8, "int4": INT4,
-               "ort": FLOAT32, "optimize": FLOAT32, "transformers": FLOAT32}
+               "ort": FLOAT32, "optimize": FLOAT32, "transformers": FLOAT32, "compiled": FLOAT32}
 
 _INT4_OPS = {"MatMulNBits", "GatherBlockQuantized"}
 _INT8_OPS = {"QuantizeLinear", "DequantizeLinear", "DynamicQuantizeLinear", "MatMulInteger", "ConvInteger",

@@ -24,6 +24,10 @@ OPT_LEVEL_TABLE = {"disable": ("ORT_DISABLE_ALL", "no graph optimisation"),
 OPT_LEVELS = {name: enum for name, (enum, _) in OPT_LEVEL_TABLE.items()}
 LEVEL_WORDS = {name: words for name, (_, words) in OPT_LEVEL_TABLE.items()}
 EXECUTION_MODES = {"sequential": "ORT_SEQUENTIAL", "parallel": "ORT_PARALLEL"}
+#: device policies: the name a preset, the form and --device-policy use -> ORT's OrtExecutionProviderDevicePolicy
+DEVICE_POLICIES = {"prefer-cpu": "PREFER_CPU", "prefer-gpu": "PREFER_GPU", "prefer-npu": "PREFER_NPU",
+                   "max-performance": "MAX_PERFORMANCE", "max-efficiency": "MAX_EFFICIENCY",
+                   "min-power": "MIN_OVERALL_POWER"}
 LOG_LEVELS = {"verbose": 0, "info": 1, "warning": 2, "error": 3, "fatal": 4}
 FEED_MODES = ("random", "zeros", "files")
 DEFAULT_VOCAB = 1000
@@ -119,6 +123,15 @@ SESSION_FIELDS: tuple[SessionField, ...] = (
                  "command line, repeat --provider (cpu, cuda, tensorrt, dml, openvino), each followed by its "
                  "--provider-option KEY=VALUE.", "--provider", factory=lambda: ["CPUExecutionProvider"],
                  metavar="P"),
+    SessionField("device_policy", "providers", "choice", "Device policy",
+                 "Let ONNX Runtime pick the devices and providers by a policy (prefer the CPU, a GPU or an NPU, the "
+                 "most performance, the most efficiency or the least power) instead of the list above; the result "
+                 "names the devices it picked. None: the providers listed.", "--device-policy", "none",
+                 choices=_same(("none", *DEVICE_POLICIES))),
+    SessionField("ep_libraries", "providers", "pairs", "Provider libraries",
+                 "Execution provider plugin libraries to load, one NAME=PATH a line (on the command line, a flag "
+                 "each). Installed onnxruntime-ep-* packages are found without this.", "--ep-library",
+                 factory=dict, placeholder="my_ep=/path/to/libmy_ep.so", metavar="NAME=PATH"),
     SessionField("graph_optimization_level", "graph", "choice", "Optimisation level",
                  "How much ONNX Runtime rewrites the graph before running it. Basic folds constants and drops "
                  "redundant nodes; extended adds fusions specific to ONNX Runtime's kernels; all also changes memory "

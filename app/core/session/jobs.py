@@ -20,6 +20,20 @@ class NoParams(Params):
 
 
 @dataclass
+class ProbeParams(Params):
+    """Which providers start here; `ep_libraries` are plugin libraries to load besides the
+    installed onnxruntime-ep-* packages (NAME=PATH, as a session's)."""
+    ep_libraries: dict[str, str] = setting(factory=dict, flag="--ep-library")
+
+    @classmethod
+    def of_libraries(cls, libraries) -> "ProbeParams":
+        """From a session setup's libraries as stored (anything but an object of names: none)."""
+        if not isinstance(libraries, dict):
+            return cls()
+        return cls(ep_libraries={str(name): str(path) for name, path in libraries.items()})
+
+
+@dataclass
 class ModelSession(Params):
     path: str
     session: SessionConfig = setting(factory=SessionConfig)
@@ -30,9 +44,9 @@ class PlacementParams(ModelSession):
     method: str = setting("auto", choices=PLACEMENT_METHODS, flag="--method")
 
 
-def probe_job(params: NoParams, ctx) -> dict:
+def probe_job(params: ProbeParams, ctx) -> dict:
     from app.core.session.providers import probe_providers
-    return probe_providers(ctx)
+    return probe_providers(ctx, params.ep_libraries)
 
 
 def capabilities_job(params: NoParams, ctx) -> dict:
@@ -73,7 +87,7 @@ def placement_job(params: PlacementParams, ctx) -> dict:
     return placement(params.path, params.session, ctx, params.method)
 
 
-PROBE_PROVIDERS = Job("probe-providers", probe_job, NoParams, result=DevicesResult, runs=ON_TARGET, measures=True)
+PROBE_PROVIDERS = Job("probe-providers", probe_job, ProbeParams, result=DevicesResult, runs=ON_TARGET, measures=True)
 CAPABILITIES = Job("session-capabilities", capabilities_job, NoParams, runs=ON_TARGET, measures=True)
 SMOKE_RUN = Job("smoke-run", smoke_run_job, ModelSession, runs=ON_TARGET, measures=True)
 PROBE_INPUTS = Job("probe-inputs", probe_inputs_job, ModelSession, runs=ON_TARGET, measures=True)

@@ -89,14 +89,15 @@ def summarize(nodes: list[dict], requested: list[str]) -> dict:
         parts.append(text)
     warnings = []
     for provider in requested:
-        if provider not in GPU_PROVIDERS or total == 0:
+        if provider == "CPUExecutionProvider" or total == 0:
             continue
         share = by_provider.get(provider, {"nodes": 0})["nodes"] / total
         if share < WARN_SHARE:
             others = [display_name(p) for p in order if p != provider]
+            cost = ("with copies between devices at each hand-over" if provider in GPU_PROVIDERS else
+                    "so the graph runs in pieces, handed over between providers")
             warnings.append(f"{display_name(provider)} runs only {share:.0%} of the nodes; the rest falls back to "
-                            f"{', '.join(others) or 'other providers'}, with copies between devices at each "
-                            "hand-over.")
+                            f"{', '.join(others) or 'other providers'}, {cost}.")
     return {
         "by_provider": {p: {"nodes": by_provider[p]["nodes"], "share": by_provider[p]["nodes"] / total,
                             "op_types": dict(by_provider[p]["op_types"].most_common())} for p in order},

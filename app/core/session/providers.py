@@ -82,7 +82,9 @@ def not_in_build_reason(name: str, package: str) -> str:
         return (f"This installation has {package}, built without TensorRT; TensorRT needs the onnxruntime-gpu "
                 "package, an NVIDIA GPU and the TensorRT libraries.")
     if name == "OpenVINOExecutionProvider":
-        return f"This installation has {package}; OpenVINO needs the onnxruntime-openvino package and an Intel device."
+        return (f"This installation has {package} and no OpenVINO plugin; OpenVINO needs the plugin package "
+                "onnxruntime-ep-openvino (pip install onnxruntime-ep-openvino) or the onnxruntime-openvino build, "
+                "and an Intel device.")
     if name == "CoreMLExecutionProvider":
         return "CoreML runs only on macOS and iOS."
     return f"Not part of this ONNX Runtime build ({package})."
@@ -170,50 +172,90 @@ def try_provider(name: str, model_bytes: bytes) -> tuple[bool, str]:
     return False, explain_failed_start(name, captured.text, error)
 
 
-def list_devices() -> list[dict]:
-    """Hardware devices as ORT's device-enumeration API (1.22+) reports them."""
+def try_plugin(name: str, model_bytes: bytes) -> tuple[bool, str]:
+    """Start a session on a plugin provider's devices; (True, "") if it runs there, else (False, why)."""
+    import numpy as np
     import onnxruntime as ort
 
-    if not hasattr(ort, "get_ep_devices"):
-        return []
+    from app.core.session.plugins import ep_devices
+
+    devices = [d for d in ep_devices() if d.ep_name == name]
+    if not devices:
+        return False, f"{name} is loaded but lists no device on this machine."
+    options = ort.SessionOptions()
+    options.log_severity_level = 2
+    with capture_output() as captured:
+        try:
+            options.add_provider_for_devices(devices, {})
+            session = ort.InferenceSession(model_bytes, options)
+            session.run(None, {"x": np.ones((1, 4), np.float32)})
+            used = session.get_providers()
+        except Exception as exc:  # a plugin raises ORT's plain errors too
+            return False, explain_failed_start(name, captured.text, str(exc))
+    return (True, "") if name in used else (False, explain_failed_start(name, captured.text))
+
+
+def list_devices(usable: dict[str, tuple[bool, str]] | None = None) -> list[dict]:
+    """Hardware devices as ORT's device-enumeration API (1.22+) reports them, each with
+    whether its provider starts here (from `usable`: provider -> (available, reason))."""
+    from app.core.session.plugins import describe_device, ep_devices
+
+    usable = usable or {}
     devices = []
     try:
-        for ep_device in ort.get_ep_devices():
-            device = ep_device.device
-            devices.append({
-                "provider": ep_device.ep_name,
-                "provider_vendor": ep_device.ep_vendor,
-                "type": str(device.type).rsplit(".", 1)[-1],
-                "vendor": device.vendor,
-                "vendor_id": int(device.vendor_id),
-                "device_id": int(device.device_id),
-                "metadata": dict(device.metadata),
-            })
+        for ep_device in ep_devices():
+            item = describe_device(ep_device)
+            available, reason = usable.get(item["provider"], (True, ""))
+            devices.append({**item, "available": available, "reason": reason})
     except Exception:  # an old or partial API: enumeration is a bonus, never a failure
         return devices
     return devices
 
 
-def probe_providers(ctx: JobContext | None = None) -> dict:
+def probe_providers(ctx: JobContext | None = None, libraries: dict[str, str] | None = None) -> dict:
+    """Every provider of the build and of the plugins installed (or named in `libraries`),
+    tried here; the plugins and the devices each provider lists."""
     import onnxruntime as ort
+
+    from app.core.jobs.errors import UserError
+    from app.core.session.plugins import PluginLibrary, classic_providers, register, registered_for, \
+        installed_packages, named_library
 
     ctx = ctx or JobContext()
     package = installed_ort_package()
-    in_build = list(ort.get_available_providers())
-    names = list(dict.fromkeys(FEATURED + in_build))
+    in_build = list(classic_providers())
+    plugins = []
+    for library in installed_packages():
+        plugins.append(register(library))
+    for name, path in (libraries or {}).items():
+        try:
+            plugins.append(register(named_library(name, path)))
+        except UserError as exc:
+            plugins.append(PluginLibrary(name, path, error=exc.message))
+    plugged = [name for library in plugins if not library.error for name in library.ep_names]
+    names = list(dict.fromkeys(FEATURED + in_build + plugged))
     model_bytes = _tiny_model_bytes()
-    providers = []
+    providers, usable = [], {}
     for index, name in enumerate(names):
         ctx.check_cancel()
         ctx.progress(index / len(names), f"trying {name}")
-        if name not in in_build:
+        library = registered_for(name)
+        if name not in in_build and library is None:
             available, reason = False, not_in_build_reason(name, package)
         elif name == "CPUExecutionProvider":
             available, reason = True, ""
+        elif library is not None:
+            available, reason = try_plugin(name, model_bytes)
         else:
             available, reason = try_provider(name, model_bytes)
-        providers.append({"name": name, "short": LONG_TO_SHORT.get(name, name), "in_build": name in in_build,
+        usable[name] = (available, reason)
+        base, dot, variant = name.partition(".")       # a plugin's variant of a provider (OpenVINO's .AUTO)
+        short = LONG_TO_SHORT.get(name) or (f"{LONG_TO_SHORT[base]}.{variant.lower()}" if dot and base in LONG_TO_SHORT
+                                            else name)
+        providers.append({"name": name, "short": short, "in_build": name in in_build,
+                          "plugin": library.source() if library else None,
                           "available": available, "reason": reason, "gpu": name in GPU_PROVIDERS})
     ctx.progress(1.0, "done")
     return {"ort_version": ort.__version__, "package": package, "platform": platform.platform(),
-            "providers": providers, "devices": list_devices()}
+            "providers": providers, "plugins": [library.to_dict() for library in plugins],
+            "devices": list_devices(usable)}

@@ -19,6 +19,7 @@ from app.gui.shell.context import PanelContext
 from app.gui.shell.fit import compact_tabs, fit_to_screen
 from app.gui.shell.jobs import JobManager
 from app.gui.shell.menus import build_menus
+from app.gui.shell.provider_check import follow_libraries, start_check
 from app.gui.shell.status_bar import StatusLine
 from app.gui.shell.tabs import DROP_TARGETS, PANELS
 from app.gui.widgets.plain_text import plain
@@ -92,6 +93,7 @@ class MainWindow(QMainWindow):
         self._restore_geometry()
         fit_to_screen(self)
         self._probe_providers = probe_providers
+        follow_libraries(self)
 
     def _build_docks(self) -> None:
         """The Jobs and Log docks, right after the first paint: docking pulls in Qt's
@@ -343,9 +345,7 @@ class MainWindow(QMainWindow):
 
     # providers ---------------------------------------------------------------
     def check_providers(self) -> None:
-        from app.core.session.jobs import PROBE_PROVIDERS, NoParams
-        self.jobs.start("Check execution providers", PROBE_PROVIDERS, NoParams(),
-                        on_result=self._providers_checked)
+        start_check(self)
 
     def _providers_checked(self, info: dict) -> None:
         self.providers_info = info

@@ -15,7 +15,7 @@ from PySide6.QtWidgets import (QDialog, QDialogButtonBox, QFileDialog, QFormLayo
                                QMessageBox, QPushButton, QSpinBox, QVBoxLayout)
 
 from app.core.jobs.errors import UserError
-from app.core.session.jobs import PROBE_PROVIDERS, NoParams
+from app.core.session.jobs import PROBE_PROVIDERS, ProbeParams
 from app.gui.widgets.table import DataTable
 
 
@@ -186,7 +186,7 @@ class TargetsDialog(QDialog):
             return
         self.status.setText(f"Connecting to {target.describe()}…")
         self.providers.set_rows([])
-        self.jobs.start(f"Test target {target.name}", PROBE_PROVIDERS, NoParams(), target=target.name,
+        self.jobs.start(f"Test target {target.name}", PROBE_PROVIDERS, ProbeParams(), target=target.name,
                         on_result=self._tested, on_error=lambda exc: self.status.setText(
                             getattr(exc, "message", str(exc))))
 

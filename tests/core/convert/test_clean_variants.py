@@ -18,6 +18,9 @@ KINDS = [("fp16", "cnn", {}), ("int8-dynamic", "mlp", {}), ("int8-static", "cnn"
          ("transformers", "transformer_block", {"fp16": True})]
 #: the kinds that need a GPU: tests/gpu/test_cuda_clean_variants.py checks them
 GPU_KINDS = [("mixed", "cnn", {})]
+#: a compiled EP context model is EPContext nodes only: no inner tensor to expose, and only the provider that
+#: compiled it runs it (tests/cli/test_compiled_context.py checks it)
+NOTHING_TO_EXPOSE = {"compiled"}
 
 
 def _runs_exposed(path) -> None:
@@ -35,7 +38,7 @@ def _runs_exposed(path) -> None:
 def test_every_kind_writing_an_onnx_model_is_checked():
     from app.core.convert.options import KINDS as ALL_KINDS
     assert ({name for name, kind in ALL_KINDS.items() if kind.suffix == ".onnx"}
-            == {kind for kind, _, _ in KINDS + GPU_KINDS})
+            == {kind for kind, _, _ in KINDS + GPU_KINDS} | NOTHING_TO_EXPOSE)
     assert all(ALL_KINDS[kind].needs_gpu for kind, _, _ in GPU_KINDS)
 
 

@@ -136,3 +136,10 @@ def test_the_plot_says_the_tuned_gain_it_does_not_draw():
     page = report_html(_result(_choice(tuned=True, speedup=1.66, interval=(1.65, 1.67), verdict="faster")))
     assert "the tuned settings that ship ran ×1.660 [1.650–1.670] your settings' speed on source" in page
     assert "tuned settings that ship" not in report_html(_result(_choice()))
+
+
+def test_the_report_says_what_session_py_needs_installed():
+    assert "session.py needs: pip install onnxruntime numpy." in report_html(_result(_choice()))
+    plugin = {"name": "OpenVINOExecutionProvider", "plugin": {"package": "onnxruntime-ep-openvino", "version": "1.8.1"}}
+    page = report_html(_result(dict(_choice(), settings={"providers": [plugin]})))
+    assert "session.py needs: pip install onnxruntime onnxruntime-ep-openvino numpy." in page

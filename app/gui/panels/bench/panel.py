@@ -15,6 +15,7 @@ from app.gui.widgets.run_caption import stored_text
 from app.gui.widgets.run_form import RunSettingsForm, ms_text
 from app.gui.shell.panel import OneJobView, Panel, start_and_cancel
 from app.core.bench.jobs import BENCH, BenchParams
+from app.core.session.plugins import devices_text
 
 LIVE_KEYS = ["mean", "p50", "p90", "p95", "p99", "p999", "min", "max", "std"]
 WARN_STYLE = "color: #c0392b;"
@@ -233,7 +234,9 @@ class BenchmarkPanel(OneJobView, Panel):
         self.report = report
         self.show_report(report, path, label)
         self.view.show_figures(report["latency_ms"])
-        self.status.setText(f"Done: {report['iterations']:,} runs on {', '.join(report['providers'])}"
+        policy = report.get("session", {}).get("device_policy", "none")
+        picked = f" (the device policy {policy} picked {devices_text(report.get('devices', []))})" if policy != "none" else ""
+        self.status.setText(f"Done: {report['iterations']:,} runs on {', '.join(report['providers'])}{picked}"
                             + stored_text(report))
 
     def show_report(self, report: dict, path: str | None = None, label: str = "", note: str = "") -> None:

@@ -10,11 +10,12 @@ from PySide6.QtGui import QColor
 from PySide6.QtWidgets import (QCheckBox, QComboBox, QFileDialog, QFormLayout, QFrame, QGroupBox, QHBoxLayout,
                                QLabel, QLineEdit, QPushButton, QScrollArea, QSpinBox, QVBoxLayout, QWidget)
 
-from app.core.session.fidelity_policy import policy_text
+from app.core.convert.compiled import compiled_lines
 from app.core.convert.fusers import fusers_lines
 from app.core.convert.options import Option
 from app.core.convert.speed import speed_sentence
 from app.core.convert.weights import share_text
+from app.core.session.fidelity_policy import policy_text
 from app.core.session.outputs import REL_FLOOR
 from app.core.units import cosine_text, diff_text, human_bytes, ratio_text
 from app.gui.widgets.run_caption import inputs_text
@@ -243,6 +244,7 @@ class ResultCard(QGroupBox):
         half = report.get("float16_weights")
         if half and half["share"] is not None:
             lines.append(f"Float16: {share_text(half['share'])} of the weights (by bytes)")
+        lines += [escape(line[0].upper() + line[1:]) for line in compiled_lines(report)]
         lines += [f"Kept in float32: {escape(k['what'])} — <i>{escape(k['why'])}</i>" for k in report["kept_in_fp32"]]
         lines += [f"Repaired: {escape(r['what'])} — <i>{escape(r['why'])}</i>" for r in report["repairs"]]
         lines += [f"⚠ {escape(w)}" for w in report["warnings"]]

@@ -39,8 +39,16 @@ class _OptionsForm(QWidget):
         self.name, self.schema, self.fields = name, schema, {}
         form = QFormLayout(self)
         form.setContentsMargins(0, 0, 0, 0)
-        if not schema:
+        #: a provider ORTune has no form for takes its options as free KEY=VALUE lines; ORT checks them
+        self.free = None
+        if name == "CPUExecutionProvider":
             form.addRow(QLabel("No options: the CPU provider follows the thread settings."))
+        elif not schema:
+            self.free = KeyValueEdit("key=value", f"{short_provider(name)} options")
+            self.free.setToolTip("This provider's own options, one KEY=VALUE a line, passed to it as they are; "
+                                 "ONNX Runtime says which one it refuses when the session starts.")
+            self.free.textChanged.connect(self.changed)
+            form.addRow("Options:", self.free)
         for key, (kind, default, help_text) in schema.items():
             if kind is bool:
                 field = QCheckBox()
@@ -60,6 +68,8 @@ class _OptionsForm(QWidget):
         self.set_options({})
 
     def set_options(self, options: dict) -> None:
+        if self.free is not None:
+            self.free.set_pairs(options)
         for key, (kind, default, _) in self.schema.items():
             value = options.get(key, default)
             field = self.fields[key]
@@ -72,6 +82,8 @@ class _OptionsForm(QWidget):
 
     def options(self) -> dict[str, str]:
         """Only what differs from ORT's defaults, so a preset stays short."""
+        if self.free is not None:
+            return self.free.pairs()
         result = {}
         for key, (kind, default, _) in self.schema.items():
             field = self.fields[key]
@@ -118,13 +130,19 @@ class ProviderEditor(QWidget):
         row = QHBoxLayout()
         row.addWidget(self.list, 1)
         row.addLayout(buttons)
+        self.devices: list[dict] = []
+        self.device_note = QLabel()
+        self.device_note.setTextFormat(Qt.TextFormat.PlainText)      # device names come from drivers
+        self.device_note.setWordWrap(True)
         self.unavailable = QLabel()
+        self.unavailable.setTextFormat(Qt.TextFormat.PlainText)     # a plugin names its own providers
         self.unavailable.setWordWrap(True)
         self.unavailable.setTextInteractionFlags(Qt.TextInteractionFlag.TextSelectableByMouse)
         layout = QVBoxLayout(self)
         layout.setContentsMargins(0, 0, 0, 0)
         layout.addLayout(row)
         layout.addWidget(self.forms)
+        layout.addWidget(self.device_note)
         layout.addWidget(self.unavailable)
         self.list.currentItemChanged.connect(self._show_options)
         self.list.itemChanged.connect(lambda _item: self.changed.emit())
@@ -159,6 +177,14 @@ class ProviderEditor(QWidget):
     def _show_options(self, item) -> None:
         if item is not None:
             self.forms.setCurrentWidget(self.pages[item.data(NAME_ROLE)])
+            self._show_devices(item.data(NAME_ROLE))
+
+    def _show_devices(self, name: str) -> None:
+        """The devices the selected provider lists (ORT's device API; plugins list theirs)."""
+        from app.gui.shell.providers_dialog import device_line
+
+        own = [d for d in self.devices if d["provider"] == name]
+        self.device_note.setText("\n".join(["Devices:", *map(device_line, own)]) if own else "")
 
     def _set_checked(self, names: set[str]) -> None:
         for item in self._items():
@@ -166,9 +192,12 @@ class ProviderEditor(QWidget):
                 item.setFlags(item.flags() | Qt.ItemFlag.ItemIsUserCheckable)
             item.setCheckState(Qt.CheckState.Checked if item.data(NAME_ROLE) in names else Qt.CheckState.Unchecked)
 
-    def set_availability(self, providers: list[dict]) -> None:
-        """From the provider probe: grey out what cannot start here, with the reason."""
+    def set_availability(self, providers: list[dict], devices: list[dict] | None = None) -> None:
+        """From the provider probe: grey out what cannot start here, with the reason; keep the
+        devices each provider lists, to show beside the selected one."""
         from app.core.session.config import PROVIDER_OPTIONS
+
+        self.devices = list(devices or [])
 
         known = {item.data(NAME_ROLE) for item in self._items()}
         for info in providers:
@@ -194,6 +223,8 @@ class ProviderEditor(QWidget):
                 item.setText(short_provider(name))
                 item.setToolTip(PROVIDER_HELP.get(name, name))
         self.unavailable.setText("\n".join(f"{short_provider(n)}: {r}" for n, r in self.reasons.items()))
+        if self.list.currentItem() is not None:
+            self._show_devices(self.list.currentItem().data(NAME_ROLE))
 
     def set_providers(self, specs) -> None:
         """Put the given providers first, in their order, ticked, with their options."""

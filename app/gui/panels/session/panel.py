@@ -92,8 +92,10 @@ class SessionPanel(Panel):
         grid.setRowStretch(4, 1)
 
         if self.context.providers_info:
-            self.providers.set_availability(self.context.providers_info["providers"])
-        self.context.providers_ready.connect(lambda info: self.providers.set_availability(info["providers"]))
+            self.providers.set_availability(self.context.providers_info["providers"],
+                                            self.context.providers_info.get("devices"))
+        self.context.providers_ready.connect(
+            lambda info: self.providers.set_availability(info["providers"], info.get("devices")))
         self.jobs.start("Check session settings", CAPABILITIES, NoParams(),
                         on_result=lambda info: self._set_spin_support(set(info["config_keys"])))
         self.context.inputs_planned.connect(self._planned)

@@ -148,8 +148,7 @@ class Alternation:
                             min(min_rounds, self.plan.min_rounds))
 
     def contention(self, kept: np.ndarray) -> float:
-        """The share of the rounds `kept` in which a member was switched out in most of its runs
-        (noise.disturbed): how far the verdict widens their interval (app.core.verdict)."""
+        """The share of rounds `kept` disturbed (noise.disturbed): the verdict's widening (app.core.verdict)."""
         rounds = self.rounds
         if not kept.size or not self.loads or any(len(loads) < rounds for loads in self.loads):
             return 0.0
@@ -283,11 +282,8 @@ def run_rounds(ensemble: Ensemble, members: list[int], plan: BlockPlan, result: 
     block of every member of `members` (ensemble indices), one at a time, in round_order;
     the blocks go to `result` under the position of each member in `members`, each round
     noted as run in set `pair`. `block_runs(index)` is a member's block size (default:
-    the plan's).
-
-    Progress is the whole alternation's: set `pair` of the `sets` planned fills its share of
-    the bar. Rounds past the plan (an interval still narrowing) and sets past the planned
-    ones have no known end: their progress is indeterminate, never a full bar while work remains."""
+    the plan's). Progress is the whole alternation's (set `pair` of `sets` planned fills its
+    share); rounds or sets past the plan have no known end: indeterminate, never a full bar."""
     ctx = ensemble.ctx
     started, first = time.monotonic(), len(result.blocks[0])
 
@@ -375,9 +371,8 @@ def summarize(result: Alternation, reference: int = 0, band: float = PRACTICAL_B
     their reports print them: stats.median_ratio), its 95 % bootstrap interval over rounds,
     the verdict (app.core.verdict.judge_speed: `conclusive` unless it could not tell,
     `claim`, `widened_ci`, `why`) and the rounds. Only the rounds where no member waited for
-    a core count (Alternation.judged); when too few are left, every round counts, the row is
-    flagged `too_busy`, and the verdict widens the interval by the share of disturbed rounds.
-    When the rounds ran in more than one set of processes, the interval is the pair-level one (pairs.pairs_ratio) and the row
+    a core count (Alternation.judged); when too few are left, every round counts and the row
+    is flagged `too_busy`. When the rounds ran in more than one set of processes, the interval is the pair-level one (pairs.pairs_ratio) and the row
     has each set's speedup (`pair_speedups`). The reference's own row is speedup 1,
     interval [1, 1], verdict "reference"."""
     kept, too_busy = result.judged()

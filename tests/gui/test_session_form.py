@@ -17,7 +17,7 @@ SAMPLES = {
     "dynamic_block_base": 4, "free_dimension_overrides": {"batch": 2},
     "config_entries": {"session.disable_prepacking": "1"}, "memory_limit": "2G", "inputs.mode": "zeros", "inputs.seed": 5,
     "inputs.vocab_size": 77, "inputs.data": "/data/samples", "inputs.sample": 2, "inputs.image_preset": "unit",
-    "inputs.image_layout": "NHWC",
+    "inputs.image_layout": "NHWC", "inputs.phase": "prefill", "inputs.past_length": 300, "inputs.prompt_length": 64,
 }
 
 

@@ -26,6 +26,7 @@ class GraphHints:
     uses: dict[str, list[Use]] = field(default_factory=dict)          # input name -> where it is read
     shapes: dict[str, list] = field(default_factory=dict)             # tensor name -> dims it is known to have
     metadata: dict[str, str] = field(default_factory=dict)
+    outputs: list[str] = field(default_factory=list)                  # the graph's outputs, in order
 
     def static_shape(self, name: str) -> list[int] | None:
         dims = self.shapes.get(name)
@@ -94,6 +95,9 @@ def read_hints(path: str | Path) -> GraphHints:
         if dims is not None and value.name not in hints.shapes:
             hints.shapes[value.name] = dims
     inputs = {v.name for v in graph.input if v.name not in initializer_names}
+    hints.outputs = [v.name for v in graph.output]
+    from app.core.session.cache_dims import resolve_cache_dims
+    resolve_cache_dims(Path(path), hints)
     for node in graph.node:
         if node.op_type == "Constant":
             continue

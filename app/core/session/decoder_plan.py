@@ -1,0 +1,78 @@
+"""The input plan of a decoder's step (app.core.session.decoder): token ids, a mask of
+past + new ones, positions counting on from past, and a cache of `past` tokens, each input
+with where its shape and values came from. Inputs the user gave a shape, a value or a file
+for, and inputs that are not the decoder's, are left to the general plan."""
+
+from __future__ import annotations
+
+import numpy as np
+
+from app.core.session.decoder import Decoder, choose_step, step_labels
+from app.core.session.graph_hints import GraphHints
+from app.core.session.input_plan import PlannedInput
+from app.core.session.value_rules import value_rule
+
+
+def plan_step(decoder: Decoder, inputs: list[dict], spec, hints: GraphHints, rng,
+              dtype_of) -> tuple[dict[str, np.ndarray], dict[str, PlannedInput], dict, dict]:
+    """(arrays, planned rows, chosen dims for the general plan, the step as a report says it)
+    for the decoder's inputs; `dtype_of(item)` gives an input's numpy dtype."""
+    step = choose_step(decoder, inputs, spec)
+    by_name = {i["name"]: i for i in inputs}
+    source, words = step.origin
+    chosen = {label: (value, (source, words)) for label, value in step_labels(decoder, inputs, step).items()}
+    arrays, rows = {}, {}
+
+    def keep(name: str, array: np.ndarray, reason: str, values: str) -> None:
+        if name in spec.shapes or name in spec.values:
+            return                           # the user's shape or value: the general plan makes it
+        arrays[name] = array
+        rows[name] = PlannedInput(name, array.dtype.name, list(array.shape), source, reason, values)
+
+    ids_item = by_name[decoder.ids]
+    ids_dtype = dtype_of(ids_item)
+    shape = [step.batch, step.new][:len(ids_item.get("shape") or [0, 0])]
+    rule = value_rule(decoder.ids, ids_dtype, ids_item.get("shape"), hints)
+    if spec.mode == "zeros":
+        ids, said = np.zeros(shape, ids_dtype), "zeros"
+    elif rule is not None and rule.make is not None:
+        ids, said = rule.make(shape, ids_dtype, rng), rule.reason
+    else:
+        ids, said = rng.integers(0, spec.vocab_size, size=shape).astype(ids_dtype), f"random ids below {spec.vocab_size:,}"
+    keep(decoder.ids, ids, words, said)
+    if decoder.mask:
+        item = by_name[decoder.mask]
+        shape = [step.batch, step.context][:len(item.get("shape") or [0, 0])]
+        keep(decoder.mask, np.ones(shape, dtype_of(item)), f"covers past + new: {step.context} tokens",
+             f"ones: {step.context} = {step.past} past + {step.new} new")
+    if decoder.positions:
+        item = by_name[decoder.positions]
+        counting = np.arange(step.past, step.context, dtype=dtype_of(item))
+        shape = [step.batch, step.new][-len(item.get("shape") or [0]):]
+        keep(decoder.positions, np.broadcast_to(counting, shape).copy(), "go on from the past",
+             f"positions {step.past}…{step.context - 1}")
+    if decoder.cache_branch:
+        item = by_name[decoder.cache_branch]
+        shape = [d if isinstance(d, int) else 1 for d in item.get("shape") or []]
+        keep(decoder.cache_branch, np.full(shape, step.past > 0, dtype_of(item)), words,
+             "true: the cache is used" if step.past else "false: no cache yet")
+    per_token = 0
+    for cache in decoder.cache:
+        item = by_name[cache.name]
+        dtype = dtype_of(item)
+        shape = cache.shape(step.batch, step.past)
+        shape = [spec.dims.get(_open_label(cache, a), 1) if d is None else d for a, d in enumerate(shape)]
+        per_token += int(np.prod(shape[:cache.seq_axis] + shape[cache.seq_axis + 1:], dtype=np.int64)) * dtype.itemsize
+        array = np.zeros(shape, dtype) if spec.mode == "zeros" else rng.standard_normal(shape).astype(dtype)
+        keep(cache.name, array, f"{step.past} past tokens; heads and head size: the model's",
+             "zeros" if spec.mode == "zeros" else f"random normal, seed {spec.seed}")
+    report = {"phase": step.phase, "batch": step.batch, "past": step.past, "new": step.new,
+              "context": step.context, "max_context": decoder.max_context, "layers_cached": len(decoder.cache),
+              "kv_cache_bytes_per_token": per_token, "kv_cache_bytes": per_token * step.context}
+    return arrays, rows, chosen, report
+
+
+def _open_label(cache, axis: int) -> str:
+    dim = cache.declared[axis]
+    return dim if isinstance(dim, str) else f"{cache.name}[{axis}]"
+

@@ -23,7 +23,7 @@ def plan_step(decoder: Decoder, inputs: list[dict], spec, hints: GraphHints, rng
     chosen = {label: (value, (source, words)) for label, value in step_labels(decoder, inputs, step).items()}
     arrays, rows = {}, {}
 
-    def keep(name: str, array: np.ndarray, reason: str, values: str) -> None:
+    def put(name: str, array: np.ndarray, reason: str, values: str) -> None:
         if name in spec.shapes or name in spec.values:
             return                           # the user's shape or value: the general plan makes it
         arrays[name] = array
@@ -39,22 +39,22 @@ def plan_step(decoder: Decoder, inputs: list[dict], spec, hints: GraphHints, rng
         ids, said = rule.make(shape, ids_dtype, rng), rule.reason
     else:
         ids, said = rng.integers(0, spec.vocab_size, size=shape).astype(ids_dtype), f"random ids below {spec.vocab_size:,}"
-    keep(decoder.ids, ids, words, said)
+    put(decoder.ids, ids, words, said)
     if decoder.mask:
         item = by_name[decoder.mask]
         shape = [step.batch, step.context][:len(item.get("shape") or [0, 0])]
-        keep(decoder.mask, np.ones(shape, dtype_of(item)), f"covers past + new: {step.context} tokens",
+        put(decoder.mask, np.ones(shape, dtype_of(item)), f"covers past + new: {step.context} tokens",
              f"ones: {step.context} = {step.past} past + {step.new} new")
     if decoder.positions:
         item = by_name[decoder.positions]
         counting = np.arange(step.past, step.context, dtype=dtype_of(item))
         shape = [step.batch, step.new][-len(item.get("shape") or [0]):]
-        keep(decoder.positions, np.broadcast_to(counting, shape).copy(), "go on from the past",
+        put(decoder.positions, np.broadcast_to(counting, shape).copy(), "go on from the past",
              f"positions {step.past}…{step.context - 1}")
     if decoder.cache_branch:
         item = by_name[decoder.cache_branch]
         shape = [d if isinstance(d, int) else 1 for d in item.get("shape") or []]
-        keep(decoder.cache_branch, np.full(shape, step.past > 0, dtype_of(item)), words,
+        put(decoder.cache_branch, np.full(shape, step.past > 0, dtype_of(item)), words,
              "true: the cache is used" if step.past else "false: no cache yet")
     per_token = 0
     for cache in decoder.cache:
@@ -64,7 +64,7 @@ def plan_step(decoder: Decoder, inputs: list[dict], spec, hints: GraphHints, rng
         shape = [spec.dims.get(_open_label(cache, a), 1) if d is None else d for a, d in enumerate(shape)]
         per_token += int(np.prod(shape[:cache.seq_axis] + shape[cache.seq_axis + 1:], dtype=np.int64)) * dtype.itemsize
         array = np.zeros(shape, dtype) if spec.mode == "zeros" else rng.standard_normal(shape).astype(dtype)
-        keep(cache.name, array, f"{step.past} past tokens; heads and head size: the model's",
+        put(cache.name, array, f"{step.past} past tokens; heads and head size: the model's",
              "zeros" if spec.mode == "zeros" else f"random normal, seed {spec.seed}")
     report = {"phase": step.phase, "batch": step.batch, "past": step.past, "new": step.new,
               "context": step.context, "max_context": decoder.max_context, "layers_cached": len(decoder.cache),

@@ -1,0 +1,37 @@
+"""`ortune generate`: one JSON object with the generation's figures, a readable table, and
+one line (exit 2) for a model that does not generate or a context that would not fit."""
+
+from tests.decoder_models import gpt2, llama_gqa
+from tests.models import mlp, save
+
+
+def test_generate_json_reports_ttft_per_token_percentiles_and_tokens_per_second(ortune, tmp_path):
+    path = save(llama_gqa("dynamo"), tmp_path / "llama.onnx")
+    result = ortune("generate", path, "--prompt-lengths", "8,24", "--new-tokens", "6", "--repeats", "1", "--json")
+    assert result.code == 0, result.stderr
+    report = result.json()
+    assert report["ttft_ms"] > 0
+    assert {"p50", "p90", "p99"} <= set(report["decode_latency_ms"])
+    assert report["tokens_per_s"]["decode"] > 0 and report["tokens_per_s"]["end_to_end"] > 0
+    assert [run["prompt_length"] for run in report["runs"]] == [8, 24]
+    assert report["kv_cache_bytes_per_token"] == 2 * 2 * 2 * 8 * 4       # layers × k,v × kv heads × size × fp32
+    assert len(report["runs"][0]["token_ids"][0]) == 6
+
+
+def test_generate_text_names_the_figures(ortune, tmp_path):
+    path = save(gpt2("legacy"), tmp_path / "gpt2.onnx")
+    result = ortune("generate", path, "--prompt-lengths", "8", "--new-tokens", "5", "--repeats", "1")
+    assert result.code == 0, result.stderr
+    for text in ("TTFT", "token p50", "tokens/s decode", "KV cache:", "next tokens:", "per-token latency", "loop:"):
+        assert text in result.stdout
+
+
+def test_generate_refuses_in_one_line(ortune, tmp_path):
+    result = ortune("generate", save(mlp(), tmp_path / "mlp.onnx"), "--json")
+    assert result.code == 2 and result.json()["error"]["kind"] == "not-a-decoder"
+    path = save(gpt2(), tmp_path / "gpt2.onnx")
+    result = ortune("generate", path, "--batch", "4000", "--prompt-lengths", "400", "--new-tokens", "100",
+                    "--memory-limit", "512M")
+    assert result.code == 2 and len(result.stderr.strip().splitlines()) == 1 and "KV cache" in result.stderr
+    result = ortune("generate", path, "--prompt-lengths", "0")
+    assert result.code == 2 and len(result.stderr.strip().splitlines()) == 1

@@ -29,8 +29,10 @@ def test_generating_draws_per_token_latency_live_and_shows_the_figures(qtbot, wi
     assert list(xs) == list(range(33, 44)) and all(y > 0 for y in ys)
     rows = panel.table.rows
     assert [row[0] for row in rows] == [8, 32] and all(row[2] > 0 and row[3] > 0 and row[6] > 0 for row in rows)
-    assert "KV cache: 256 B a token" in panel.details.text() and "next tokens:" in panel.details.text()
-    assert panel.caption.current
+    details = panel.details.toPlainText()
+    assert "KV cache: 256 B a token" in details and "next tokens:" in details
+    assert panel.caption.current and "input_ids 1×8" in panel.caption.text()
+    assert "past_key_values" not in panel.caption.text() and "4 cache inputs, 1×2×0×8" in panel.caption.text()
 
 
 def test_a_bad_prompt_list_is_said_in_the_tab(qtbot, window, tmp_path):

@@ -7,9 +7,10 @@ from __future__ import annotations
 
 import html
 import time
+from pathlib import Path
 
 from PySide6.QtCore import Qt
-from PySide6.QtWidgets import QHBoxLayout, QLabel, QLineEdit, QPushButton, QSpinBox, QSplitter
+from PySide6.QtWidgets import QHBoxLayout, QLabel, QLineEdit, QPlainTextEdit, QPushButton, QSpinBox, QSplitter
 
 from app.core.bench.sweep import parse_values
 from app.core.generate.jobs import GENERATE, MAX_TOKENS, GenerateParams
@@ -36,10 +37,10 @@ class GeneratePanel(Panel):
         self.heading.setWordWrap(True)
         self.layout_.addWidget(self.heading)
 
-        controls = QHBoxLayout()
+        controls, more = QHBoxLayout(), QHBoxLayout()
         self.prompts = QLineEdit("128")
         self.prompts.setToolTip("Prompt length(s) in tokens, separated by commas: each is generated from.")
-        self.prompts.setMaximumWidth(120)
+        self.prompts.setMinimumWidth(90)
         self.new_tokens = QSpinBox(minimum=1, maximum=MAX_TOKENS, value=64)
         self.batch = QSpinBox(minimum=1, maximum=4096, value=1)
         self.repeats = QSpinBox(minimum=1, maximum=1000, value=3)
@@ -50,14 +51,17 @@ class GeneratePanel(Panel):
         self.cancel_button = QPushButton("Cancel")
         self.cancel_button.setEnabled(False)
         self.cancel_button.clicked.connect(self.cancel)
-        for widget in (QLabel("Prompt tokens:"), self.prompts, QLabel("New tokens:"), self.new_tokens,
-                       QLabel("Batch:"), self.batch, QLabel("Repeats:"), self.repeats, QLabel("Warm-up:"),
-                       self.warmup):
+        for widget in (QLabel("Prompt tokens:"), self.prompts, QLabel("New tokens:"), self.new_tokens):
             controls.addWidget(widget)
         controls.addStretch(1)
         controls.addWidget(self.run_button)
         controls.addWidget(self.cancel_button)
+        for widget in (QLabel("Batch:"), self.batch, QLabel("Timed generations:"), self.repeats,
+                       QLabel("Warm-up generations:"), self.warmup):
+            more.addWidget(widget)
+        more.addStretch(1)
         self.layout_.addLayout(controls)
+        self.layout_.addLayout(more)
         self.status = QLabel()
         self.status.setTextFormat(Qt.TextFormat.PlainText)          # it shows names from files
         self.layout_.addWidget(self.status)
@@ -67,11 +71,8 @@ class GeneratePanel(Panel):
         self.table = DataTable(COLUMNS)
         self.table.decimals = 3
         self.chart = TokenLatencyChart()
-        self.details = QLabel()
-        self.details.setTextFormat(Qt.TextFormat.PlainText)         # token ids and names from the model
-        self.details.setWordWrap(True)
-        self.details.setAlignment(Qt.AlignmentFlag.AlignTop)
-        self.details.setTextInteractionFlags(Qt.TextInteractionFlag.TextSelectableByMouse)
+        self.details = QPlainTextEdit()                              # plain text: token ids, names from the model
+        self.details.setReadOnly(True)
         bottom = QSplitter(Qt.Orientation.Horizontal)
         bottom.addWidget(self.table)
         bottom.addWidget(self.details)
@@ -81,7 +82,7 @@ class GeneratePanel(Panel):
         body.addWidget(bottom)
         body.setSizes([360, 220])
         self.layout_.addWidget(body, 1)
-        self.caption.follow(body)
+        self.caption.follow(bottom)          # the live chart stays lit while it draws
 
     def remembered(self) -> dict:
         return {"prompts": self.prompts, "new_tokens": self.new_tokens, "batch": self.batch,
@@ -159,10 +160,14 @@ class GeneratePanel(Panel):
             self.caption.clear()
             self.table.set_rows([], COLUMNS)
             self.chart.clear()
-            self.details.setText("")
+            self.details.setPlainText("")
             return
-        self.caption.show_run(result["model_path"], result["model"]["path"].rsplit("/", 1)[-1], result["inputs"],
-                              result["created"])
+        cache = {row["past"] for row in result["decoder"]["cache"]}
+        shown = [row for row in result["inputs"] if row["name"] not in cache]
+        sizes = sorted({"×".join(map(str, row["shape"])) for row in result["inputs"] if row["name"] in cache})
+        self.caption.show_run(result["model_path"], Path(result["model"]["path"]).name, shown, result["created"],
+                              detail=f"and {len(cache)} cache inputs, {' / '.join(sizes)}: the first prompt's, "
+                                     "empty; each step then feeds back the cache the last one gave")
         rows = []
         for run in result["runs"]:
             latency = run["decode_latency_ms"] or {}
@@ -171,7 +176,7 @@ class GeneratePanel(Panel):
                          run["growth"]["ms_per_1k_tokens"], run["kv_cache_bytes"] / 2 ** 20])
         self.table.set_rows(rows, COLUMNS)
         self.chart.show_medians(result["runs"])
-        self.details.setText(self.details_text(result))
+        self.details.setPlainText(self.details_text(result))
 
     @staticmethod
     def details_text(result: dict) -> str:

@@ -9,7 +9,7 @@ from app.cli.session_args import add_run_arguments, add_session_arguments, run_s
 from app.core.session.load import busy_note
 from app.core.jobs.errors import UserError
 from app.core.bench.jobs import BENCH, SWEEP
-from app.core.bench.sweep import check_swept_dim
+from app.core.bench.sweep import check_swept_dim, items_unit
 from app.core.units import duration_column, duration_text
 
 ORDER = 30
@@ -50,14 +50,18 @@ def render_sweep(result: dict) -> str:
     dim = result["dim"]
     best = result["best"]
     latency = latency_columns([cell["latency_ms"] for cell in result["cells"]], ("p50", "p99"))
-    headers = ([dim] if dim else []) + ["concurrency"] + [f"{key} {latency[key][0]}" for key in ("p50", "p99")] + [
-        "runs/s"] + ([f"{dim} items/s"] if dim else []) + ["vs first", "95 % interval", "verdict", "best"]
+    tokens = any("tokens_per_s" in cell for cell in result["cells"])     # a decoder's step: per token, tokens/s
+    per_token = latency_columns([cell.get("per_token_ms", {}) for cell in result["cells"]], ("p50",))["p50"]
+    headers = ([dim] if dim else []) + ["concurrency"] + [f"{key} {latency[key][0]}" for key in ("p50", "p99")] + (
+        [f"per token p50 {per_token[0]}"] if tokens else []) + ["runs/s"] + (
+        [items_unit(dim, result["cells"])] if dim or tokens else []) + ["vs first", "95 % interval", "verdict", "best"]
     rows = []
     for index, cell in enumerate(result["cells"]):
         mark = "◀" if cell == best else ""
         rows.append(([cell["dim_value"]] if dim else []) + [
-            cell["concurrency"], latency["p50"][1][index], latency["p99"][1][index],
-            f"{cell['throughput_per_s']:,.1f}"] + ([f"{cell['items_per_s']:,.1f}"] if dim else []) + (
+            cell["concurrency"], latency["p50"][1][index], latency["p99"][1][index]] + (
+            [per_token[1][index]] if tokens else []) + [
+            f"{cell['throughput_per_s']:,.1f}"] + ([f"{cell['items_per_s']:,.1f}"] if dim or tokens else []) + (
             [f"{cell['ratio']:.3g}x", _interval(*cell["ratio_ci"]), cell["verdict"]] if "ratio" in cell
             else ["–", "–", "–"]) + [mark])
     lines = [f"{Path(result['model']['path']).name}: sweep of " + (f"{dim} × " if dim else "") + "concurrency", "",

@@ -119,6 +119,8 @@ def find_decoder(inputs: list[dict], hints: GraphHints) -> Decoder | None:
                 sizes.append(given[axis])
             else:
                 sizes.append(None)
+        if output is None and hints.outputs:
+            return None              # a "past…" input nothing gives back: not a cache (a time series' past values)
         cache.append(CacheInput(item["name"], output, item["dtype"], tuple(declared), batch, seq, tuple(sizes)))
     names = [i["name"] for i in inputs]
 

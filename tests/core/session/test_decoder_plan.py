@@ -92,3 +92,20 @@ def test_a_model_without_a_cache_is_planned_as_before(tmp_path):
     session = ort.InferenceSession(str(path), providers=["CPUExecutionProvider"])
     _, info = make_feeds(session_inputs(session), FeedSpec(), read_hints(path))
     assert "decoder" not in info
+
+
+def test_past_inputs_nothing_gives_back_are_no_cache(tmp_path):
+    """A time-series model's past values beside token ids: no present outputs, so no cache."""
+    from onnx import TensorProto, helper
+
+    from tests.models import _model
+
+    graph = helper.make_graph(
+        [helper.make_node("ReduceSum", ["past_time_features"], ["y"], keepdims=0)], "series",
+        [helper.make_tensor_value_info("past_time_features", TensorProto.FLOAT, ["batch", "time", 4]),
+         helper.make_tensor_value_info("input_ids", TensorProto.INT64, ["batch", "time"])],
+        [helper.make_tensor_value_info("y", TensorProto.FLOAT, None)])
+    path = save(_model(graph), tmp_path / "series.onnx")
+    session = ort.InferenceSession(str(path), providers=["CPUExecutionProvider"])
+    _, info = make_feeds(session_inputs(session), FeedSpec(), read_hints(path))
+    assert "decoder" not in info

@@ -78,6 +78,12 @@ def _label(item: dict, axis: int) -> str:
     return dim if isinstance(dim, str) else ""
 
 
+def _fixed(item: dict, axis: int) -> int | None:
+    """The size the model declares on `axis`, if it fixes one."""
+    shape = item.get("shape") or []
+    return shape[axis] if axis < len(shape) and isinstance(shape[axis], int) and shape[axis] >= 0 else None
+
+
 def _axes(declared: list) -> tuple[int, int]:
     """(batch axis, sequence axis) of a cache input."""
     labels = [d if isinstance(d, str) else "" for d in declared]
@@ -164,19 +170,28 @@ def choose_step(decoder: Decoder, inputs: list[dict], spec) -> Step:
     batch_label = _label(by_name[decoder.ids], 0)
     new_label = _label(by_name[decoder.ids], 1) if len(by_name[decoder.ids].get("shape") or []) > 1 else ""
     dims = spec.dims
-    batch = dims.get(batch_label, 1)
-    if spec.phase == "prefill":
-        new = dims.get(new_label, spec.prompt_length)
+    # a size the export fixed is the model's: a static past or prompt length, a static batch
+    fixed_past, fixed_new, fixed_batch = (_fixed(by_name[first.name], first.seq_axis), _fixed(by_name[decoder.ids], 1),
+                                          _fixed(by_name[decoder.ids], 0))
+    batch = fixed_batch if fixed_batch is not None else dims.get(batch_label, 1)
+    phase = "prefill" if fixed_past == 0 else "decode" if fixed_past else spec.phase
+    if phase == "prefill":
+        new = fixed_new if fixed_new is not None else dims.get(new_label, spec.prompt_length)
         past = 0
         words = f"prefill: a prompt of {new} tokens, no cache yet (the time to the first token)"
     else:
-        new = dims.get(new_label, 1)
-        past = dims.get(past_label, spec.past_length)
+        new = fixed_new if fixed_new is not None else dims.get(new_label, 1)
+        past = fixed_past if fixed_past is not None else dims.get(past_label, spec.past_length)
         words = (f"decode step: {new} new token{'s' if new != 1 else ''} after {past} past "
                  f"(context {past + new})")
     yours = (past_label in dims or new_label in dims or spec.phase != PHASES[0] or spec.past_length != DEFAULT_PAST
              or spec.prompt_length != DEFAULT_PROMPT)
-    step = Step(spec.phase, batch, past, new, ("user" if yours else "default", words))
+    if fixed_past is not None or fixed_new is not None:
+        source = "model"
+        words += ", as the export fixed it"
+    else:
+        source = "user" if yours else "default"
+    step = Step(phase, batch, past, new, (source, words))
     limit = decoder.max_context
     if limit is not None and step.context > limit:
         raise UserError("bad-option", f"a context of {step.context} tokens is past the {limit} positions the model "

@@ -109,3 +109,23 @@ def test_past_inputs_nothing_gives_back_are_no_cache(tmp_path):
     session = ort.InferenceSession(str(path), providers=["CPUExecutionProvider"])
     _, info = make_feeds(session_inputs(session), FeedSpec(), read_hints(path))
     assert "decoder" not in info
+
+
+def test_a_static_export_is_planned_at_the_sizes_it_fixed(tmp_path):
+    """Every length fixed at export (batch 1, 1 new token after 255 past): the plan takes them."""
+    import onnx
+
+    model = gpt2("optimum")
+    sizes = {"batch_size": 1, "sequence_length": 1, "past_sequence_length": 255,
+             "past_sequence_length + sequence_length": 256}
+    for value in list(model.graph.input) + list(model.graph.output):
+        for dim in value.type.tensor_type.shape.dim:
+            if dim.dim_param in sizes:
+                dim.dim_value = sizes[dim.dim_param]
+    path = tmp_path / "static.onnx"
+    onnx.save(model, path)
+    session = ort.InferenceSession(str(path), providers=["CPUExecutionProvider"])
+    feeds, info = make_feeds(session_inputs(session), FeedSpec(), read_hints(path))
+    assert info["decoder"]["past"] == 255 and feeds["attention_mask"].shape == (1, 256)
+    assert all(row["source"] == "model" for row in info["inputs"])
+    session.run(None, feeds)

@@ -93,12 +93,18 @@ def _axes(declared: list) -> tuple[int, int]:
     return batch, seq
 
 
-def _present_for(name: str, position: int, pasts: int, outputs: list[str]) -> str | None:
+def _present_for(name: str, position: int, pasts: int, hints: GraphHints) -> str | None:
+    """The output that gives `name` back: by its name, else the one at its position among the
+    "present" outputs, else among the outputs of the cache's rank (an exporter's own names)."""
+    outputs = hints.outputs
     for guess in (name.replace("past_key_values", "present"), name.replace("past_key_values", "present_key_values"),
                   name.replace("past", "present")):
         if guess in outputs and guess != name:
             return guess
     presents = [o for o in outputs if "present" in o.lower()]
+    if len(presents) != pasts:
+        rank = len(hints.shapes.get(name) or [])
+        presents = [o for o in outputs if rank and len(hints.shapes.get(o) or []) == rank]
     return presents[position] if len(presents) == pasts else None
 
 
@@ -113,7 +119,7 @@ def find_decoder(inputs: list[dict], hints: GraphHints) -> Decoder | None:
     for position, item in enumerate(pasts):
         declared = list(item["shape"])
         batch, seq = _axes(declared)
-        output = _present_for(item["name"], position, len(pasts), hints.outputs)
+        output = _present_for(item["name"], position, len(pasts), hints)
         given = hints.shapes.get(output) if output else None
         sizes = []
         for axis, dim in enumerate(declared):

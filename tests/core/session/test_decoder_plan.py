@@ -129,3 +129,20 @@ def test_a_static_export_is_planned_at_the_sizes_it_fixed(tmp_path):
     assert info["decoder"]["past"] == 255 and feeds["attention_mask"].shape == (1, 256)
     assert all(row["source"] == "model" for row in info["inputs"])
     session.run(None, feeds)
+
+
+def test_an_exporters_own_output_names_are_paired_by_position_and_rank(tmp_path):
+    from app.core.session.decoder import find_decoder
+
+    model = llama_gqa("dynamo")
+    renamed = {value.name: value.name.replace("present", "updated_cache") for value in model.graph.output}
+    for node in model.graph.node:
+        node.input[:] = [renamed.get(name, name) for name in node.input]
+        node.output[:] = [renamed.get(name, name) for name in node.output]
+    for value in model.graph.output:
+        value.name = renamed[value.name]
+    path = save(model, tmp_path / "renamed.onnx")
+    session = ort.InferenceSession(str(path), providers=["CPUExecutionProvider"])
+    decoder = find_decoder(session_inputs(session), read_hints(path))
+    assert [(c.name, c.output) for c in decoder.cache][:2] == [
+        ("past_key_values.0.key", "updated_cache.0.key"), ("past_key_values.0.value", "updated_cache.0.value")]

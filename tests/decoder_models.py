@@ -33,8 +33,11 @@ def _dims(names: str) -> tuple[str, str, str, str]:
 
 
 def decoder(layers: int = 2, hidden: int = 32, heads: int = 4, kv_heads: int | None = None, vocab: int = 64,
-            positions: int = 512, names: str = "optimum", seed: int = 0) -> onnx.ModelProto:
-    """A decoder of `layers` layers; kv_heads < heads makes it a Llama-like GQA one."""
+            positions: int = 512, names: str = "optimum", seed: int = 0, cross: bool = False) -> onnx.ModelProto:
+    """A decoder of `layers` layers; kv_heads < heads makes it a Llama-like GQA one. `cross`: a
+    Whisper-like decoder run with its cache (Optimum's decoder_with_past): each layer attends to
+    the encoder too, through past_key_values.N.encoder.key/value, which it does not give back;
+    its own cache is then past_key_values.N.decoder.key -> present.N.decoder.key."""
     kv_heads = kv_heads or heads
     size = hidden // heads
     batch, new, past, total = _dims(names)
@@ -58,8 +61,9 @@ def decoder(layers: int = 2, hidden: int = 32, heads: int = 4, kv_heads: int | N
             halves = g.op("Split", past_name, g.const(np.array([1, 1], np.int64)), axis=0, outputs=2)
             past_k, past_v = (g.op("Squeeze", half, g.const(np.array([0], np.int64))) for half in halves)
         else:
-            past_k, past_v = f"past_key_values.{layer}.key", f"past_key_values.{layer}.value"
-            for name, out in ((past_k, f"present.{layer}.key"), (past_v, f"present.{layer}.value")):
+            part = ".decoder" if cross else ""
+            past_k, past_v = f"past_key_values.{layer}{part}.key", f"past_key_values.{layer}{part}.value"
+            for name, out in ((past_k, f"present.{layer}{part}.key"), (past_v, f"present.{layer}{part}.value")):
                 inputs.append(helper.make_tensor_value_info(name, f32, [batch, kv_heads, past, head_dim]))
                 outputs.append(helper.make_tensor_value_info(out, f32, [batch, kv_heads, total, head_dim]))
         normed = g.layer_norm(x, hidden)
@@ -77,7 +81,7 @@ def decoder(layers: int = 2, hidden: int = 32, heads: int = 4, kv_heads: int | N
                                                        g.op("Unsqueeze", value, g.const(np.array([0], np.int64)))],
                                             [f"present_{layer}"], axis=0))
         else:
-            key, value = f"present.{layer}.key", f"present.{layer}.value"
+            key, value = past_k.replace("past_key_values", "present"), past_v.replace("past_key_values", "present")
             g.nodes.append(helper.make_node("Concat", [past_k, k], [key], axis=2))
             g.nodes.append(helper.make_node("Concat", [past_v, v], [value], axis=2))
         if kv_heads != heads:           # each key/value head serves heads // kv_heads query heads
@@ -94,6 +98,16 @@ def decoder(layers: int = 2, hidden: int = 32, heads: int = 4, kv_heads: int | N
         attended = g.op("Transpose", g.op("MatMul", probs, value), perm=[0, 2, 1, 3])
         merged = g.op("Reshape", attended, g.const(np.array([0, 0, hidden], np.int64)))
         x = g.op("Add", x, g.op("MatMul", merged, g.weight(hidden, hidden)))
+        if cross:
+            encoder_k, encoder_v = f"past_key_values.{layer}.encoder.key", f"past_key_values.{layer}.encoder.value"
+            for name in (encoder_k, encoder_v):
+                inputs.append(helper.make_tensor_value_info(name, f32, [batch, heads, "encoder_sequence_length_out",
+                                                                        size]))
+            asked = heads_of(heads, g.layer_norm(x, hidden))
+            weights = g.op("Softmax", g.op("MatMul", asked, g.op("Transpose", encoder_k, perm=[0, 1, 3, 2])), axis=-1)
+            heard = g.op("Transpose", g.op("MatMul", weights, encoder_v), perm=[0, 2, 1, 3])
+            x = g.op("Add", x, g.op("MatMul", g.op("Reshape", heard, g.const(np.array([0, 0, hidden], np.int64))),
+                                    g.weight(hidden, hidden)))
         x = g.op("Add", x, g.op("MatMul", g.op("Relu", g.linear(g.layer_norm(x, hidden), hidden, 4 * hidden)),
                                 g.weight(4 * hidden, hidden)))
     g.nodes.append(helper.make_node("MatMul", [g.layer_norm(x, hidden), g.weight(hidden, vocab)], ["logits"]))

@@ -33,7 +33,8 @@ class CacheLoop:
         self.session, self.decoder = session, decoder
         self.output_names = [o.name for o in session.get_outputs()]
         self.logits = next((n for n in self.output_names if "logit" in n.lower()), self.output_names[0])
-        self.presents = {c.name: c.output for c in decoder.cache}
+        self.presents = {c.name: c.output for c in decoder.cache if c.output}
+        self.fixed = [c.name for c in decoder.cache if not c.output]    # cross-attention: fed the same each step
         types = {i.name: i.type for i in session.get_inputs()}
         self.ids_dtype = _dtype(types[decoder.ids])
         self.mask_dtype = _dtype(types[decoder.mask]) if decoder.mask else None
@@ -73,15 +74,22 @@ class CacheLoop:
         return tokens, elapsed
 
     def _run(self, feeds: dict, cache: dict) -> np.ndarray:
+        given = {**feeds, **cache}
         if self.binding is None:
-            outputs = dict(zip(self.output_names, self.session.run(None, {**feeds, **cache})))
+            outputs = dict(zip(self.output_names, self.session.run(None, given)))
             self.cache = {past: outputs[present] for past, present in self.presents.items()}
+            self.cache.update({name: given[name] for name in self.fixed})
             return outputs[self.logits]
+        import onnxruntime as ort
+
         binding = self.binding
         binding.clear_binding_inputs()
         binding.clear_binding_outputs()
         for name, array in feeds.items():        # the prompt's feeds hold its empty cache too
-            binding.bind_cpu_input(name, array)
+            if name in self.fixed:               # placed on the device once, bound every step
+                cache[name] = ort.OrtValue.ortvalue_from_numpy(array, self.device, 0)
+            else:
+                binding.bind_cpu_input(name, array)
         for name, value in cache.items():
             binding.bind_ortvalue_input(name, value)
         for name in self.output_names:
@@ -89,6 +97,7 @@ class CacheLoop:
         self.session.run_with_iobinding(binding)
         values = dict(zip(self.output_names, binding.get_outputs()))
         self.cache = {past: values[present] for past, present in self.presents.items()}
+        self.cache.update({name: cache[name] for name in self.fixed})
         return values[self.logits].numpy()
 
 

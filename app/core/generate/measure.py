@@ -35,7 +35,7 @@ def decoder_of(path, session) -> tuple[Decoder, list[dict], object]:
     if decoder is None:
         raise UserError("not-a-decoder", "the model has no KV cache (no float 'past…' inputs beside token ids), so "
                                          "it does not generate token by token; measure it with `ortune bench`")
-    if any(cache.output is None for cache in decoder.cache):
+    if any(cache.output is None and not cache.cross for cache in decoder.cache):
         raise UserError("not-a-decoder", "the model's 'past…' inputs have no 'present…' outputs to feed back")
     return decoder, inputs, hints
 

@@ -37,6 +37,7 @@ _IDS = re.compile(r"input_ids|^ids$|tokens", re.I)
 _MASK = re.compile(r"attention_mask|mask", re.I)
 _POSITIONS = re.compile(r"position", re.I)
 _CACHE_BRANCH = re.compile(r"use_cache", re.I)
+_CROSS = re.compile(r"encoder|cross", re.I)
 
 
 @dataclass(frozen=True)
@@ -49,6 +50,7 @@ class CacheInput:
     batch_axis: int
     seq_axis: int
     sizes: tuple[int | None, ...]    # per axis, the model's size (None for batch, sequence and unknowns)
+    cross: bool = False              # cross-attention: the encoder's keys and values, as long as its output
 
     def shape(self, batch: int, length: int) -> list[int]:
         dims = list(self.sizes)
@@ -101,6 +103,8 @@ def _present_for(name: str, position: int, pasts: int, hints: GraphHints) -> str
                   name.replace("past", "present")):
         if guess in outputs and guess != name:
             return guess
+    if _CROSS.search(name):
+        return None                  # given back by name only: a decoder run with its cache gives none
     presents = [o for o in outputs if "present" in o.lower()]
     if len(presents) != pasts:
         rank = len(hints.shapes.get(name) or [])
@@ -131,9 +135,12 @@ def find_decoder(inputs: list[dict], hints: GraphHints) -> Decoder | None:
                 sizes.append(given[axis])
             else:
                 sizes.append(None)
-        if output is None and hints.outputs:
+        cross = bool(_CROSS.search(item["name"]))
+        if output is None and hints.outputs and not cross:
             return None              # a "past…" input nothing gives back: not a cache (a time series' past values)
-        cache.append(CacheInput(item["name"], output, item["dtype"], tuple(declared), batch, seq, tuple(sizes)))
+        cache.append(CacheInput(item["name"], output, item["dtype"], tuple(declared), batch, seq, tuple(sizes), cross))
+    if all(c.cross for c in cache):
+        return None
     names = [i["name"] for i in inputs]
 
     def find(pattern) -> str | None:
@@ -171,7 +178,7 @@ def choose_step(decoder: Decoder, inputs: list[dict], spec) -> Step:
     """The step the plan measures: the user's dims by the model's own names first (a batch, a
     past length, a new-token length), then the phase and its length from the spec."""
     by_name = {i["name"]: i for i in inputs}
-    first = decoder.cache[0]
+    first = next(c for c in decoder.cache if not c.cross)
     past_label = _label(by_name[first.name], first.seq_axis)
     batch_label = _label(by_name[decoder.ids], 0)
     new_label = _label(by_name[decoder.ids], 1) if len(by_name[decoder.ids].get("shape") or []) > 1 else ""
@@ -221,7 +228,7 @@ def step_labels(decoder: Decoder, inputs: list[dict], step: Step) -> dict[str, i
         if axis < len(ids.get("shape") or []) and _label(ids, axis):
             labels[_label(ids, axis)] = value
     for item in decoder.cache:
-        for axis, value in ((item.batch_axis, step.batch), (item.seq_axis, step.past)):
+        for axis, value in ((item.batch_axis, step.batch), (item.seq_axis, step.past))[:1 if item.cross else 2]:
             if _label(by_name[item.name], axis):
                 labels.setdefault(_label(by_name[item.name], axis), value)
     if decoder.mask and len(by_name[decoder.mask].get("shape") or []) > 1 and _label(by_name[decoder.mask], 1):

@@ -56,10 +56,17 @@ def plan_step(decoder: Decoder, inputs: list[dict], spec, hints: GraphHints, rng
         shape = [d if isinstance(d, int) else 1 for d in item.get("shape") or []]
         put(decoder.cache_branch, np.full(shape, step.past > 0, dtype_of(item)), words,
              "true: the cache is used" if step.past else "false: no cache yet")
-    per_token = 0
+    per_token, cross_bytes = 0, 0
     for cache in decoder.cache:
         item = by_name[cache.name]
         dtype = dtype_of(item)
+        if cache.cross:
+            array, row = _cross_cache(cache, item, dtype, step, spec, rng, chosen)
+            cross_bytes += array.nbytes
+            put(cache.name, array, row[0], row[1])
+            if cache.name in rows:
+                rows[cache.name].source = row[2]
+            continue
         shape = cache.shape(step.batch, step.past)
         shape = [spec.dims.get(_open_label(cache, a), 1) if d is None else d for a, d in enumerate(shape)]
         per_token += int(np.prod(shape[:cache.seq_axis] + shape[cache.seq_axis + 1:], dtype=np.int64)) * dtype.itemsize
@@ -68,8 +75,28 @@ def plan_step(decoder: Decoder, inputs: list[dict], spec, hints: GraphHints, rng
              "zeros" if spec.mode == "zeros" else f"random normal, seed {spec.seed}")
     report = {"phase": step.phase, "batch": step.batch, "past": step.past, "new": step.new,
               "context": step.context, "max_context": decoder.max_context, "layers_cached": len(decoder.cache),
-              "kv_cache_bytes_per_token": per_token, "kv_cache_bytes": per_token * step.context}
+              "kv_cache_bytes_per_token": per_token, "kv_cache_bytes": per_token * step.context,
+              **({"cross_attention_cache_bytes": cross_bytes} if cross_bytes else {})}
     return arrays, rows, chosen, report
+
+
+def _cross_cache(cache, item: dict, dtype, step, spec, rng, chosen: dict) -> tuple[np.ndarray, tuple]:
+    """A cross-attention cache: the encoder's keys and values, as long as the encoder's output
+    (the user's size for it, else the plan's usual text length, said as a default):
+    (array, (reason, values, source))."""
+    from app.core.session.input_plan import DEFAULT_SEQUENCE
+
+    label = _open_label(cache, cache.seq_axis)
+    fixed = cache.declared[cache.seq_axis]
+    length = fixed if isinstance(fixed, int) and fixed >= 0 else spec.dims.get(label, DEFAULT_SEQUENCE)
+    source = "model" if isinstance(fixed, int) and fixed >= 0 else "user" if label in spec.dims else "default"
+    given = source != "default"
+    chosen.setdefault(label, (length, (source, "the encoder's output length")))
+    shape = cache.shape(step.batch, length)
+    shape = [spec.dims.get(_open_label(cache, a), 1) if d is None else d for a, d in enumerate(shape)]
+    array = np.zeros(shape, dtype) if spec.mode == "zeros" else rng.standard_normal(shape).astype(dtype)
+    reason = f"cross-attention: the encoder's {length} positions" + ("" if given else f" (set it with --dim {label}=N)")
+    return array, (reason, "zeros" if spec.mode == "zeros" else f"random normal, seed {spec.seed}", source)
 
 
 def _open_label(cache, axis: int) -> str:

@@ -103,3 +103,13 @@ def test_growth_is_read_from_medians_so_one_slow_step_does_not_tilt_it():
     ms = [1.0 + (c - 100) / 1000 for c in contexts]        # 1 ms more per 1,000 tokens of context
     ms[0] = 50.0                                            # the first step after the prompt
     assert growth(contexts, ms)["ms_per_1k_tokens"] == pytest.approx(1.0, rel=0.05)
+
+
+def test_a_cross_attention_cache_is_fed_the_same_at_every_step(tmp_path):
+    path = save(decoder(cross=True), tmp_path / "whisper_like.onnx")
+    params = {"path": str(path), "prompt_lengths": [6], "new_tokens": 8, "repeats": 1,
+              "session": {"inputs": {"dims": {"encoder_sequence_length_out": 50}}}}
+    plain, _ = run(params)
+    bound, _ = run({**params, "session": {**params["session"], "io_binding": True}})
+    assert plain["runs"][0]["token_ids"] == bound["runs"][0]["token_ids"]
+    assert len(plain["runs"][0]["token_ids"][0]) == 8

@@ -146,3 +146,18 @@ def test_an_exporters_own_output_names_are_paired_by_position_and_rank(tmp_path)
     decoder = find_decoder(session_inputs(session), read_hints(path))
     assert [(c.name, c.output) for c in decoder.cache][:2] == [
         ("past_key_values.0.key", "updated_cache.0.key"), ("past_key_values.0.value", "updated_cache.0.value")]
+
+
+def test_a_cross_attention_cache_holds_the_encoders_length_and_is_not_given_back(tmp_path):
+    from tests.decoder_models import decoder
+
+    path = save(decoder(cross=True), tmp_path / "whisper_like.onnx")
+    session = ort.InferenceSession(str(path), providers=["CPUExecutionProvider"])
+    spec = FeedSpec(dims={"encoder_sequence_length_out": 300}, past_length=20)
+    feeds, info = make_feeds(session_inputs(session), spec, read_hints(path))
+    assert feeds["past_key_values.0.decoder.key"].shape == (1, 4, 20, 8)
+    assert feeds["past_key_values.0.encoder.key"].shape == (1, 4, 300, 8)
+    assert feeds["attention_mask"].shape == (1, 21)
+    assert info["decoder"]["kv_cache_bytes_per_token"] == 2 * 2 * 4 * 8 * 4      # the decoder's own cache only
+    assert info["decoder"]["cross_attention_cache_bytes"] == 2 * 2 * 4 * 300 * 8 * 4
+    session.run(None, feeds)

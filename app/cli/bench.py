@@ -21,6 +21,18 @@ def latency_columns(latencies: list[dict], keys) -> dict[str, tuple[str, list[st
     return {key: duration_column([latency.get(key) for latency in latencies]) for key in keys}
 
 
+def decoder_lines(step: dict | None) -> list[str]:
+    """A decoder's step, for a benchmark of one: what a run is, in tokens, and its cache."""
+    if not step:
+        return []
+    tokens = step["batch"] * step["new"]
+    what = (f"decode step: {step['new']} new token(s) after {step['past']:,} past" if step["phase"] == "decode"
+            else f"prefill: a prompt of {step['new']:,} tokens")
+    return [f"{what}, batch {step['batch']}: {tokens:,} token(s) a run; KV cache "
+            f"{human_bytes(step['kv_cache_bytes_per_token'])} a token, {human_bytes(step['kv_cache_bytes'])} at "
+            f"the context of {step['context']:,} (`ortune generate` times the whole loop)"]
+
+
 def render(report: dict) -> str:
     unit, figures = duration_column([report["latency_ms"][k] for k in STAT_KEYS])
     lines = [f"{Path(report['model']['path']).name} on {', '.join(report['providers'])} "
@@ -32,6 +44,7 @@ def render(report: dict) -> str:
              format_table(STAT_KEYS, [figures]),
              "",
              f"throughput {report['throughput_per_s']:,.1f} runs/s (concurrency {report['concurrency']})",
+             *decoder_lines(report.get("decoder")),
              f"peak RSS {human_bytes(report['peak_rss_bytes'])}"
              + (f", GPU memory {human_bytes(report['gpu_memory_bytes'])}" if report.get("gpu_memory_bytes") else ""),
              ""] + render_inputs(report.get("inputs", []))

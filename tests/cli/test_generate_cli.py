@@ -35,3 +35,13 @@ def test_generate_refuses_in_one_line(ortune, tmp_path):
     assert result.code == 2 and len(result.stderr.strip().splitlines()) == 1 and "KV cache" in result.stderr
     result = ortune("generate", path, "--prompt-lengths", "0")
     assert result.code == 2 and len(result.stderr.strip().splitlines()) == 1
+
+
+def test_bench_of_a_decoder_says_its_step_and_cache(ortune, tmp_path):
+    path = save(llama_gqa(), tmp_path / "llama.onnx")
+    result = ortune("bench", path, "--iterations", "5", "--past-length", "300")
+    assert result.code == 0, result.stderr
+    assert "decode step: 1 new token(s) after 300 past, batch 1: 1 token(s) a run" in result.stdout
+    result = ortune("bench", path, "--iterations", "5", "--phase", "prefill", "--prompt-length", "40", "--json")
+    step = result.json()["decoder"]
+    assert (step["phase"], step["past"], step["new"], step["context"]) == ("prefill", 0, 40, 40)

@@ -18,8 +18,7 @@ def resolve_cache_dims(path: Path, hints) -> None:
     config = _genai_config(path.parent / GENAI_CONFIG)
     if config.get("context_length"):
         hints.metadata["genai.context_length"] = str(config["context_length"])
-    open_outputs = [name for name in hints.outputs if "present" in name.lower() and any(
-        not isinstance(d, int) for d in (hints.shapes.get(name) or [])[1:])]
+    open_outputs = [name for name in hints.outputs if "present" in name.lower() and _sizes_open(hints.shapes.get(name))]
     if not open_outputs:
         return
     inferred = _inferred_shapes(path, open_outputs)
@@ -36,6 +35,14 @@ def resolve_cache_dims(path: Path, hints) -> None:
             elif len(dims) == 4 and axis == 1 and config.get("num_key_value_heads"):
                 dims[axis] = int(config["num_key_value_heads"])
         hints.shapes[name] = dims
+
+
+def _sizes_open(dims: list | None) -> bool:
+    """Does a [.., heads, length, head size] cache leave its heads or head size open? (Its
+    batch and length are open in every export that generates: they need no reading.)"""
+    if not dims or len(dims) < 4:
+        return False
+    return not (isinstance(dims[-3], int) and isinstance(dims[-1], int))
 
 
 def _genai_config(path: Path) -> dict:

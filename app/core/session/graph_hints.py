@@ -10,6 +10,8 @@ import ast
 from dataclasses import dataclass, field
 from pathlib import Path
 
+from app.core.session.cache_dims import resolve_cache_dims
+
 
 @dataclass
 class Use:
@@ -96,7 +98,6 @@ def read_hints(path: str | Path) -> GraphHints:
             hints.shapes[value.name] = dims
     inputs = {v.name for v in graph.input if v.name not in initializer_names}
     hints.outputs = [v.name for v in graph.output]
-    from app.core.session.cache_dims import resolve_cache_dims
     resolve_cache_dims(Path(path), hints)
     for node in graph.node:
         if node.op_type == "Constant":

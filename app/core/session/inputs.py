@@ -144,7 +144,7 @@ def make_feeds(inputs: list[dict], spec: FeedSpec | None = None, hints: GraphHin
     for item in inputs:
         name = item["name"]
         dtype = numpy_dtype(item["dtype"])
-        if name in made and name not in given:
+        if name in made and name not in given and from_data.get(name) is None:
             feeds[name] = made[name]
             planned.append(rows[name])
             continue

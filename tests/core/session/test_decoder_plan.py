@@ -161,3 +161,19 @@ def test_a_cross_attention_cache_holds_the_encoders_length_and_is_not_given_back
     assert info["decoder"]["kv_cache_bytes_per_token"] == 2 * 2 * 4 * 8 * 4      # the decoder's own cache only
     assert info["decoder"]["cross_attention_cache_bytes"] == 2 * 2 * 4 * 300 * 8 * 4
     session.run(None, feeds)
+
+
+def test_genai_config_gives_the_sizes_the_graph_leaves_open(tmp_path):
+    import json
+
+    from app.core.session.cache_dims import resolve_cache_dims
+    from app.core.session.graph_hints import GraphHints
+
+    (tmp_path / "genai_config.json").write_text(json.dumps(
+        {"model": {"context_length": 4096, "decoder": {"head_size": 64, "num_key_value_heads": 8}}}))
+    (tmp_path / "model.onnx").write_bytes(b"not read: the config answers")
+    hints = GraphHints(shapes={"present.0.key": ["batch_size", "kv_heads", "total_sequence_length", "kv_cache_dim"]},
+                       outputs=["logits", "present.0.key"])
+    resolve_cache_dims(tmp_path / "model.onnx", hints)
+    assert hints.shapes["present.0.key"] == ["batch_size", 8, "total_sequence_length", 64]
+    assert hints.metadata["genai.context_length"] == "4096"

@@ -33,7 +33,7 @@ def _dims(names: str) -> tuple[str, str, str, str]:
 
 
 def decoder(layers: int = 2, hidden: int = 32, heads: int = 4, kv_heads: int | None = None, vocab: int = 64,
-            positions: int = 512, names: str = "optimum", seed: int = 0, cross: bool = False) -> onnx.ModelProto:
+            positions: int | None = 512, names: str = "optimum", seed: int = 0, cross: bool = False) -> onnx.ModelProto:
     """A decoder of `layers` layers; kv_heads < heads makes it a Llama-like GQA one. `cross`: a
     Whisper-like decoder run with its cache (Optimum's decoder_with_past): each layer attends to
     the encoder too, through past_key_values.N.encoder.key/value, which it does not give back;
@@ -48,8 +48,9 @@ def decoder(layers: int = 2, hidden: int = 32, heads: int = 4, kv_heads: int | N
               helper.make_tensor_value_info("position_ids", TensorProto.INT64, [batch, new])]
     outputs = [helper.make_tensor_value_info("logits", f32, [batch, new, vocab])]
     head_dim = "kv_cache_dim" if names == "genai" else size
-    x = g.op("Add", g.op("Gather", g.weight(vocab, hidden), "input_ids", axis=0),
-             g.op("Gather", g.weight(positions, hidden), "position_ids", axis=0))
+    x = g.op("Gather", g.weight(vocab, hidden), "input_ids", axis=0)
+    if positions:           # None: no position table (as rotary models), so no longest context either
+        x = g.op("Add", x, g.op("Gather", g.weight(positions, hidden), "position_ids", axis=0))
     # who may attend to whom: key position <= query position, where the mask is 1
     query_at = g.op("Unsqueeze", "position_ids", g.const(np.array([1, 3], np.int64)))        # [b, 1, s, 1]
     keep = g.op("Cast", g.op("Unsqueeze", "attention_mask", g.const(np.array([1, 2], np.int64))), to=TensorProto.BOOL)

@@ -273,7 +273,8 @@ def sweep_job(params: SweepParams, ctx: JobContext) -> dict:
     first = measured.cells[0].report
     result = {
         "dim": dim, "dim_values": dim_values if dim else [], "concurrency_values": concurrency_values,
-        "cells": cells, "unit": items_unit(dim, cells), "latency_limit_ms": limit, "limit_percentile": percentile, "best": best,
+        "cells": cells, "unit": items_unit(dim, cells), "latency_limit_ms": limit, "limit_percentile": percentile,
+        "best": best,
         "best_vs_runner_up": margin, "ratio_definition": RATIO_DEFINITION,
         "alternation": {"groups": [[0, *group] for group in measured.groups], "plans": measured.plans,
                         "max_processes": params.max_processes, "confidence": 0.95,

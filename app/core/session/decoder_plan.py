@@ -13,12 +13,14 @@ from app.core.session.input_plan import PlannedInput
 from app.core.session.value_rules import value_rule
 
 
-def plan_step(decoder: Decoder, inputs: list[dict], spec, hints: GraphHints, rng,
-              dtype_of) -> tuple[dict[str, np.ndarray], dict[str, PlannedInput], dict, dict]:
+def plan_step(decoder: Decoder, inputs: list[dict], spec, hints: GraphHints, rng, dtype_of,
+              budget: int | None = None) -> tuple[dict[str, np.ndarray], dict[str, PlannedInput], dict, dict]:
     """(arrays, planned rows, chosen dims for the general plan, the step as a report says it)
-    for the decoder's inputs; `dtype_of(item)` gives an input's numpy dtype."""
+    for the decoder's inputs; `dtype_of(item)` gives an input's numpy dtype; a step whose
+    inputs would need more than `budget` bytes (or 8 GiB for one) is refused before they are made."""
     step = choose_step(decoder, inputs, spec)
     by_name = {i["name"]: i for i in inputs}
+    _check_size(decoder, by_name, step, spec, dtype_of, budget)
     source, words = step.origin
     chosen = {label: (value, (source, words)) for label, value in step_labels(decoder, inputs, step).items()}
     arrays, rows = {}, {}
@@ -38,7 +40,8 @@ def plan_step(decoder: Decoder, inputs: list[dict], spec, hints: GraphHints, rng
     elif rule is not None and rule.make is not None:
         ids, said = rule.make(shape, ids_dtype, rng), rule.reason
     else:
-        ids, said = rng.integers(0, spec.vocab_size, size=shape).astype(ids_dtype), f"random ids below {spec.vocab_size:,}"
+        ids = rng.integers(0, spec.vocab_size, size=shape).astype(ids_dtype)
+        said = f"random ids below {spec.vocab_size:,}"
     put(decoder.ids, ids, words, said)
     if decoder.mask:
         item = by_name[decoder.mask]
@@ -78,6 +81,30 @@ def plan_step(decoder: Decoder, inputs: list[dict], spec, hints: GraphHints, rng
               "kv_cache_bytes_per_token": per_token, "kv_cache_bytes": per_token * step.context,
               **({"cross_attention_cache_bytes": cross_bytes} if cross_bytes else {})}
     return arrays, rows, chosen, report
+
+
+def _check_size(decoder: Decoder, by_name: dict, step, spec, dtype_of, budget: int | None) -> None:
+    """Refuse a step whose inputs would not fit, before any is made (the general plan's limits)."""
+    from app.core.jobs.errors import UserError
+    from app.core.session.input_plan import DEFAULT_SEQUENCE
+
+    sizes = {decoder.ids: step.batch * step.new * dtype_of(by_name[decoder.ids]).itemsize}
+    if decoder.mask:
+        sizes[decoder.mask] = step.batch * step.context * dtype_of(by_name[decoder.mask]).itemsize
+    for cache in decoder.cache:
+        length = spec.dims.get(_open_label(cache, cache.seq_axis), DEFAULT_SEQUENCE) if cache.cross else step.past
+        dims = [spec.dims.get(_open_label(cache, a), 1) if d is None else d
+                for a, d in enumerate(cache.shape(step.batch, length))]
+        sizes[cache.name] = int(np.prod(dims, dtype=np.float64)) * dtype_of(by_name[cache.name]).itemsize
+    name, largest = max(sizes.items(), key=lambda item: item[1])
+    if largest > 8 << 30:
+        raise UserError("bad-option", f"input '{name}' of this step ({step.origin[1]}) would need "
+                                      f"{largest / 2**30:.0f} GiB; choose a shorter context or a smaller batch")
+    if budget is not None and sum(sizes.values()) > budget:
+        raise UserError("over-memory-budget", f"the inputs of this step ({step.origin[1]}) alone would need "
+                                              f"{sum(sizes.values()) / 2**30:.2f} GiB, more than the job's memory "
+                                              "budget; choose a shorter context or a smaller batch, or raise the "
+                                              "budget with --memory-limit")
 
 
 def _cross_cache(cache, item: dict, dtype, step, spec, rng, chosen: dict) -> tuple[np.ndarray, tuple]:

@@ -138,7 +138,8 @@ def make_feeds(inputs: list[dict], spec: FeedSpec | None = None, hints: GraphHin
     step, made, rows = None, {}, {}
     decoder = find_decoder(inputs, hints)
     if decoder is not None:
-        made, rows, chosen, step = plan_step(decoder, inputs, spec, hints, rng, lambda i: numpy_dtype(i["dtype"]))
+        made, rows, chosen, step = plan_step(decoder, inputs, spec, hints, rng, lambda i: numpy_dtype(i["dtype"]),
+                                             budget)
     audio = looks_like_audio(inputs)
     feeds, planned = {}, []
     for item in inputs:

@@ -177,3 +177,15 @@ def test_genai_config_gives_the_sizes_the_graph_leaves_open(tmp_path):
     resolve_cache_dims(tmp_path / "model.onnx", hints)
     assert hints.shapes["present.0.key"] == ["batch_size", 8, "total_sequence_length", 64]
     assert hints.metadata["genai.context_length"] == "4096"
+
+
+def test_a_step_too_big_for_the_budget_is_refused_before_its_inputs_are_made(tmp_path):
+    path = save(gpt2(positions=None), tmp_path / "rotary.onnx")
+    session = ort.InferenceSession(str(path), providers=["CPUExecutionProvider"])
+    spec = FeedSpec(past_length=500_000, dims={"batch_size": 64})
+    with pytest.raises(UserError, match="memory budget") as caught:
+        make_feeds(session_inputs(session), spec, read_hints(path), budget=256 << 20)
+    assert caught.value.kind == "over-memory-budget"
+    with pytest.raises(UserError, match="GiB; choose a shorter context"):
+        make_feeds(session_inputs(session), FeedSpec(past_length=900_000, dims={"batch_size": 4096}),
+                   read_hints(path))

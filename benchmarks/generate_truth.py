@@ -5,10 +5,12 @@ a fresh process, alternating which goes first, `--rounds` rounds.
 
 Target: the median decode tokens/s of the two within 10 % (`decode_ratio`, ORTune over the
 bare loop, with each round's ratio listed), and the same greedy token ids (`same_tokens`).
+With --sweep PAST,PAST,...: also `ortune bench --sweep past_sequence_length=...` on the same
+model, whose best must be the cell fastest per token (`sweep.best_is_fastest_per_token`).
 Prints one JSON object.
 
     python benchmarks/generate_truth.py [--rounds 6] [--prompt 128] [--new-tokens 64]
-        [--hidden 256] [--layers 4] [--threads 1] [--gpt2]
+        [--hidden 256] [--layers 4] [--threads 1] [--gpt2] [--sweep 127,2047]
 """
 
 from __future__ import annotations
@@ -93,6 +95,19 @@ def bare(model: str, prompt_ids: list, args) -> dict:
     return json.loads(done.stdout)
 
 
+def sweep(model: str, args) -> dict:
+    command = [sys.executable, "-m", "app", "bench", model, "--json", "--threads", str(args.threads),
+               "--sweep", f"past_sequence_length={args.sweep}", "--duration", "2", "--no-history"]
+    done = subprocess.run(command, capture_output=True, text=True, cwd=ROOT, check=True)
+    result = json.loads(done.stdout)
+    cells = {cell["dim_value"]: cell for cell in result["cells"]}
+    fastest = min(cells, key=lambda past: cells[past]["per_token_ms"]["p50"])
+    return {"unit": result["unit"], "best_past": result["best"]["dim_value"], "fastest_past": fastest,
+            "per_token_p50_ms": {past: cell["per_token_ms"]["p50"] for past, cell in cells.items()},
+            "tokens_per_s": {past: cell["tokens_per_s"] for past, cell in cells.items()},
+            "best_is_fastest_per_token": result["best"]["dim_value"] == fastest}
+
+
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.split("\n")[0])
     parser.add_argument("--rounds", type=int, default=6)
@@ -103,6 +118,7 @@ def main() -> None:
     parser.add_argument("--layers", type=int, default=4)
     parser.add_argument("--threads", type=int, default=1)
     parser.add_argument("--gpt2", action="store_true", help="a GPT-2-like decoder instead of the GQA one")
+    parser.add_argument("--sweep", metavar="PAST,PAST", help="also sweep these past lengths")
     parser.add_argument("--bare", metavar="MODEL", help=argparse.SUPPRESS)
     parser.add_argument("--prompt-ids", help=argparse.SUPPRESS)
     args = parser.parse_args()
@@ -126,6 +142,7 @@ def main() -> None:
                 theirs = bare(model, prompt_ids, args)
                 ours = ortune(model, args)
             rounds.append({"prompt_ids": ours["runs"][0]["prompt_ids"], "ortune": ours, "bare": theirs})
+        swept = sweep(model, args) if args.sweep else None
     ratios = [r["ortune"]["tokens_per_s"]["decode"] / r["bare"]["tokens_per_s"]["decode"] for r in rounds]
     e2e = [r["ortune"]["tokens_per_s"]["end_to_end"] / r["bare"]["tokens_per_s"]["end_to_end"] for r in rounds]
     ratio = statistics.median(ratios)
@@ -139,6 +156,7 @@ def main() -> None:
         "bare_ttft_ms": statistics.median(r["bare"]["ttft_ms"] for r in rounds),
         "within_10_percent": abs(ratio - 1) <= 0.10,
         "same_tokens": all(r["ortune"]["runs"][0]["token_ids"] == r["bare"]["token_ids"] for r in rounds),
+        **({"sweep": swept} if swept else {}),
     }, indent=2))
 
 

@@ -64,7 +64,7 @@ def plan_step(decoder: Decoder, inputs: list[dict], spec, hints: GraphHints, rng
         item = by_name[cache.name]
         dtype = dtype_of(item)
         if cache.cross:
-            array, row = _cross_cache(cache, item, dtype, step, spec, rng, chosen)
+            array, row = _cross_cache(cache, dtype, step, spec, rng, chosen)
             cross_bytes += array.nbytes
             put(cache.name, array, row[0], row[1])
             if cache.name in rows:
@@ -73,11 +73,11 @@ def plan_step(decoder: Decoder, inputs: list[dict], spec, hints: GraphHints, rng
         shape = cache.shape(step.batch, step.past)
         shape = [spec.dims.get(_open_label(cache, a), 1) if d is None else d for a, d in enumerate(shape)]
         per_token += int(np.prod(shape[:cache.seq_axis] + shape[cache.seq_axis + 1:], dtype=np.int64)) * dtype.itemsize
-        array = np.zeros(shape, dtype) if spec.mode == "zeros" else rng.standard_normal(shape).astype(dtype)
+        array = np.zeros(shape, dtype) if spec.mode == "zeros" else _normal(rng, shape, dtype)
         put(cache.name, array, f"{step.past} past tokens; heads and head size: the model's",
              "zeros" if spec.mode == "zeros" else f"random normal, seed {spec.seed}")
     report = {"phase": step.phase, "batch": step.batch, "past": step.past, "new": step.new,
-              "context": step.context, "max_context": decoder.max_context, "layers_cached": len(decoder.cache),
+              "context": step.context, "max_context": decoder.max_context, "cache_inputs": len(decoder.cache),
               "kv_cache_bytes_per_token": per_token, "kv_cache_bytes": per_token * step.context,
               **({"cross_attention_cache_bytes": cross_bytes} if cross_bytes else {})}
     return arrays, rows, chosen, report
@@ -107,7 +107,7 @@ def _check_size(decoder: Decoder, by_name: dict, step, spec, dtype_of, budget: i
                                               "budget with --memory-limit")
 
 
-def _cross_cache(cache, item: dict, dtype, step, spec, rng, chosen: dict) -> tuple[np.ndarray, tuple]:
+def _cross_cache(cache, dtype, step, spec, rng, chosen: dict) -> tuple[np.ndarray, tuple]:
     """A cross-attention cache: the encoder's keys and values, as long as the encoder's output
     (the user's size for it, else the plan's usual text length, said as a default):
     (array, (reason, values, source))."""
@@ -121,9 +121,14 @@ def _cross_cache(cache, item: dict, dtype, step, spec, rng, chosen: dict) -> tup
     chosen.setdefault(label, (length, (source, "the encoder's output length")))
     shape = cache.shape(step.batch, length)
     shape = [spec.dims.get(_open_label(cache, a), 1) if d is None else d for a, d in enumerate(shape)]
-    array = np.zeros(shape, dtype) if spec.mode == "zeros" else rng.standard_normal(shape).astype(dtype)
+    array = np.zeros(shape, dtype) if spec.mode == "zeros" else _normal(rng, shape, dtype)
     reason = f"cross-attention: the encoder's {length} positions" + ("" if given else f" (set it with --dim {label}=N)")
     return array, (reason, "zeros" if spec.mode == "zeros" else f"random normal, seed {spec.seed}", source)
+
+
+def _normal(rng, shape: list[int], dtype) -> np.ndarray:
+    """Seeded normal values drawn as float32 (a long cache drawn as float64 took twice its size)."""
+    return rng.standard_normal(shape, dtype=np.float32).astype(dtype, copy=False)
 
 
 def _open_label(cache, axis: int) -> str:

@@ -49,7 +49,7 @@ def test_prefill_is_the_prompt_with_an_empty_cache(tmp_path, kind, names):
     session, feeds, info = _plan(tmp_path, kind, names, FeedSpec(phase="prefill", prompt_length=24))
     assert info["decoder"] | {"max_context": None} == {
         "phase": "prefill", "batch": 1, "past": 0, "new": 24, "context": 24, "max_context": None,
-        "layers_cached": len(_caches(feeds)), "kv_cache_bytes_per_token": info["decoder"]["kv_cache_bytes_per_token"],
+        "cache_inputs": len(_caches(feeds)), "kv_cache_bytes_per_token": info["decoder"]["kv_cache_bytes_per_token"],
         "kv_cache_bytes": info["decoder"]["kv_cache_bytes_per_token"] * 24}
     assert feeds["position_ids"].tolist() == [list(range(24))]
     assert all(array.shape[-2] == 0 for array in _caches(feeds).values())

@@ -50,6 +50,13 @@ def render(report: dict) -> str:
         for row, ids in enumerate(run["token_ids"][:4]):
             lines.append(f"  next tokens{f' (sequence {row + 1})' if len(run['token_ids']) > 1 else ''}: "
                          + " ".join(map(str, ids[:32])) + (" …" if len(ids) > 32 else ""))
+    agreement = report.get("next_token_agreement")
+    if agreement:
+        first = [row["first_disagreement"] for row in agreement["prompts"] if row["first_disagreement"] is not None]
+        lines += ["", f"next-token agreement with {Path(agreement['against']).name}: {agreement['rate']:.1%} of "
+                      f"{agreement['steps']:,} tokens" + (f" (first difference at step {min(first) + 1})" if first
+                                                          else " (every token the same)"),
+                  f"  {agreement['how']}"]
     memory = report["memory"]
     lines += ["", f"memory: peak RSS {human_bytes(memory['peak_rss_bytes'])}, after the prompt "
                   f"{human_bytes(memory['after_prefill_rss_bytes'])}, after decoding "
@@ -63,7 +70,8 @@ def run(args) -> int:
     params = GenerateParams.from_dict({
         "path": args.model, "session": config.to_dict(),
         "prompt_lengths": parse_values(args.prompt_lengths, "--prompt-lengths"),
-        "new_tokens": args.new_tokens, "batch": args.batch, "repeats": args.repeats, "warmup": args.warmup}, text=True)
+        "new_tokens": args.new_tokens, "batch": args.batch, "repeats": args.repeats, "warmup": args.warmup,
+        "against": args.against or ""}, text=True)
     return output(args, run_job_cli(GENERATE, params, memory_limit=args.memory_limit, target=args.target), render)
 
 
@@ -84,5 +92,8 @@ def register(subparsers) -> None:
     group.add_argument("--batch", metavar="N", default="1", help="sequences generated at once (default 1)")
     group.add_argument("--repeats", metavar="N", default="3", help="timed generations per prompt length (default 3)")
     group.add_argument("--warmup", metavar="N", default="1", help="generations before timing (default 1)")
+    group.add_argument("--against", metavar="REFERENCE",
+                       help="a reference decoder (the source of a variant): how often this model's next token is the "
+                            "reference's, over the same greedy steps")
     add_json_flag(parser)
     parser.set_defaults(handler=run)

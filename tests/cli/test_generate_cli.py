@@ -45,3 +45,14 @@ def test_bench_of_a_decoder_says_its_step_and_cache(ortune, tmp_path):
     result = ortune("bench", path, "--iterations", "5", "--phase", "prefill", "--prompt-length", "40", "--json")
     step = result.json()["decoder"]
     assert (step["phase"], step["past"], step["new"], step["context"]) == ("prefill", 0, 40, 40)
+
+
+def test_generate_against_a_reference_says_the_next_token_agreement(ortune, tmp_path):
+    reference = save(gpt2(), tmp_path / "reference.onnx")
+    variant = save(gpt2(), tmp_path / "variant.onnx")
+    result = ortune("generate", variant, "--against", reference, "--prompt-lengths", "8", "--new-tokens", "5",
+                    "--repeats", "1")
+    assert result.code == 0, result.stderr
+    assert "next-token agreement with reference.onnx: 100.0% of 5 tokens (every token the same)" in result.stdout
+    result = ortune("generate", variant, "--against", tmp_path / "missing.onnx", "--json")
+    assert result.code == 2 and result.json()["error"]["kind"] == "not-found"

@@ -35,6 +35,25 @@ def test_generating_draws_per_token_latency_live_and_shows_the_figures(qtbot, wi
     assert "past_key_values" not in panel.caption.text() and "4 cache inputs, 1×2×0×8" in panel.caption.text()
 
 
+def test_the_next_tokens_of_another_open_model_are_checked(qtbot, window, tmp_path):
+    reference = save(llama_gqa(), tmp_path / "reference.onnx")
+    window.open_model(reference)
+    wait_for_model(qtbot, window)
+    window.open_model(save(llama_gqa(), tmp_path / "variant.onnx"))
+    wait_for_model(qtbot, window)
+    panel = tab(window, "Generate")
+    labels = [panel.against.itemText(i) for i in range(panel.against.count())]
+    assert labels == ["none", "reference.onnx"], "the other open models, not the current one"
+    panel.against.setCurrentIndex(1)
+    panel.prompts.setText("8")
+    panel.new_tokens.setValue(6)
+    panel.repeats.setValue(1)
+    with qtbot.waitSignal(window.jobs.job_finished, timeout=60000,
+                          check_params_cb=lambda job: job.title.startswith("Generate")):
+        panel.start()
+    assert "Next-token agreement with reference.onnx: 100.0% of 6 tokens" in panel.details.toPlainText()
+
+
 def test_a_bad_prompt_list_is_said_in_the_tab(qtbot, window, tmp_path):
     window.open_model(save(llama_gqa(), tmp_path / "llama.onnx"))
     wait_for_model(qtbot, window)

@@ -23,6 +23,7 @@ class GenerateParams(Params):
     batch: int = setting(1, minimum=1, maximum=4096, flag="--batch")
     repeats: int = setting(3, minimum=1, maximum=1000, flag="--repeats")     # timed generations per prompt length
     warmup: int = setting(1, minimum=0, maximum=1000, flag="--warmup")       # generations before them, not timed
+    against: str = ""              # a reference decoder: the next-token agreement with it (app.core.generate.agreement)
 
     def validate(self) -> None:
         if not self.prompt_lengths or any(not 1 <= n <= MAX_TOKENS for n in self.prompt_lengths):
@@ -46,6 +47,9 @@ def generate_job(params: GenerateParams, ctx: JobContext) -> dict:
 
     config = params.session
     summary = inspect_model(params.path)
+    if params.against:                   # a reference that is not there is said before the measuring, not after
+        from app.core.model.intake import check_readable
+        check_readable(params.against)
     ctx.progress(None, "creating the session")
     session = create_session(summary["path"], config)
     decoder, inputs, hints = decoder_of(params.path, session)
@@ -96,6 +100,11 @@ def generate_job(params: GenerateParams, ctx: JobContext) -> dict:
             "token_ids": tokens.tolist(), "prompt_ids": feeds[decoder.ids].tolist(),
             "inputs": info["inputs"],
         })
+    agreement = None
+    if params.against:
+        from app.core.generate.agreement import against_reference
+        agreement = against_reference(params.against, config, session, decoder, inputs, hints, params.prompt_lengths,
+                                      params.new_tokens, params.batch, ctx)
     first = runs[0]
     return {
         "model": {"path": summary["path"], "size_bytes": summary["total_bytes"]},
@@ -113,7 +122,7 @@ def generate_job(params: GenerateParams, ctx: JobContext) -> dict:
                          "the logits come to the host") if binding else
                         ("plain runs: each step's present arrays are fed back as the next past as ONNX Runtime "
                          "returned them, no copy")},
-        "decoder": decoder.to_dict(), "inputs": first["inputs"],
+        "next_token_agreement": agreement, "decoder": decoder.to_dict(), "inputs": first["inputs"],
         "providers": session.get_providers(), "session": effective_settings(session, config),
         "ort_version": ort.__version__, "machine": describe_machine(), "created": time.time(),
     }

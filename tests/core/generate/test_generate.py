@@ -113,3 +113,38 @@ def test_a_cross_attention_cache_is_fed_the_same_at_every_step(tmp_path):
     bound, _ = run({**params, "session": {**params["session"], "io_binding": True}})
     assert plain["runs"][0]["token_ids"] == bound["runs"][0]["token_ids"]
     assert len(plain["runs"][0]["token_ids"][0]) == 8
+
+
+def test_next_token_agreement_with_a_reference(tmp_path):
+    reference = save(gpt2(seed=0), tmp_path / "reference.onnx")
+    same = save(gpt2(seed=0), tmp_path / "same.onnx")
+    other = save(gpt2("legacy", seed=5), tmp_path / "other.onnx")
+    params = {"prompt_lengths": [8, 20], "new_tokens": 12, "repeats": 1, "warmup": 0, "against": str(reference)}
+    result, _ = run({"path": str(same), **params})
+    agreement = result["next_token_agreement"]
+    assert (agreement["rate"], agreement["steps"]) == (1.0, 24)
+    assert [row["first_disagreement"] for row in agreement["prompts"]] == [None, None]
+    result, _ = run({"path": str(other), **params})
+    agreement = result["next_token_agreement"]
+    assert agreement["rate"] < 1 and agreement["agree"] == round(agreement["rate"] * 24)
+    assert any(row["first_disagreement"] is not None for row in agreement["prompts"])
+    assert run({"path": str(same), "prompt_lengths": [8], "new_tokens": 4})[0]["next_token_agreement"] is None
+
+
+def test_teacher_forcing_counts_each_step_once():
+    from app.core.generate.agreement import next_token_agreement
+
+    class Scripted:
+        """A loop that answers from a script: prefill, then one answer per step."""
+        def __init__(self, answers):
+            self.answers = iter(answers)
+
+        def prefill(self, feeds):
+            return np.array([next(self.answers)]), 0
+
+        def step(self, tokens):
+            return np.array([next(self.answers)]), 0
+
+    # the variant differs at step 2 only: fed the reference's tokens, it agrees again after
+    result = next_token_agreement(Scripted([1, 2, 3, 4, 5]), Scripted([1, 2, 9, 4, 5]), {}, {}, 5, JobContext())
+    assert (result["agree"], result["steps"], result["first_disagreement"]) == (4, 5, 2)

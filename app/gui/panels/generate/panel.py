@@ -10,7 +10,8 @@ import time
 from pathlib import Path
 
 from PySide6.QtCore import Qt
-from PySide6.QtWidgets import QHBoxLayout, QLabel, QLineEdit, QPlainTextEdit, QPushButton, QSpinBox, QSplitter
+from PySide6.QtWidgets import (QComboBox, QHBoxLayout, QLabel, QLineEdit, QPlainTextEdit, QPushButton, QSpinBox,
+                               QSplitter)
 
 from app.core.bench.sweep import parse_values
 from app.core.generate.jobs import GENERATE, MAX_TOKENS, GenerateParams
@@ -46,6 +47,11 @@ class GeneratePanel(Panel):
         self.repeats = QSpinBox(minimum=1, maximum=1000, value=3)
         self.repeats.setToolTip("Timed generations per prompt length, after the warm-up ones.")
         self.warmup = QSpinBox(minimum=0, maximum=1000, value=1)
+        self.against = QComboBox()
+        self.against.setToolTip("Another open decoder (the source of this variant, say): how often this model's next "
+                                "token is that one's, over the same greedy steps.")
+        self.against.setMinimumContentsLength(12)
+        self.against.setSizeAdjustPolicy(QComboBox.SizeAdjustPolicy.AdjustToMinimumContentsLengthWithIcon)
         self.run_button = QPushButton("Generate")
         self.run_button.clicked.connect(self.start)
         self.cancel_button = QPushButton("Cancel")
@@ -57,7 +63,7 @@ class GeneratePanel(Panel):
         controls.addWidget(self.run_button)
         controls.addWidget(self.cancel_button)
         for widget in (QLabel("Batch:"), self.batch, QLabel("Timed generations:"), self.repeats,
-                       QLabel("Warm-up generations:"), self.warmup):
+                       QLabel("Warm-up generations:"), self.warmup, QLabel("Next tokens against:"), self.against):
             more.addWidget(widget)
         more.addStretch(1)
         self.layout_.addLayout(controls)
@@ -88,7 +94,18 @@ class GeneratePanel(Panel):
         return {"prompts": self.prompts, "new_tokens": self.new_tokens, "batch": self.batch,
                 "repeats": self.repeats, "warmup": self.warmup}
 
+    def _fill_against(self, model) -> None:
+        """The other open models, to agree with; none by default."""
+        chosen = self.against.currentData()
+        self.against.clear()
+        self.against.addItem("none", "")
+        for other in self.context.open_models():
+            if model is None or other.path != model.path:
+                self.against.addItem(other.label, other.path)
+        self.against.setCurrentIndex(max(0, self.against.findData(chosen)))
+
     def model_changed(self, model) -> None:
+        self._fill_against(model)
         self.caption.model_changed(model)
         self.run_button.setEnabled(model is not None and model.summary is not None and self.job is None)
         if model is None:
@@ -116,7 +133,8 @@ class GeneratePanel(Panel):
             return
         params = GenerateParams(path=model.path, session=config, prompt_lengths=prompts,
                                 new_tokens=self.new_tokens.value(), batch=self.batch.value(),
-                                repeats=self.repeats.value(), warmup=self.warmup.value())
+                                repeats=self.repeats.value(), warmup=self.warmup.value(),
+                                against=self.against.currentData() or "")
         self.run_button.setEnabled(False)
         self.cancel_button.setEnabled(True)
         self.status.setText("Starting…")
@@ -190,6 +208,10 @@ class GeneratePanel(Panel):
                  f"{human_bytes(memory['after_prefill_rss_bytes'])}, after decoding "
                  f"{human_bytes(memory['after_decode_rss_bytes'])}"
                  + (f", GPU {human_bytes(memory['gpu_memory_bytes'])}." if memory.get("gpu_memory_bytes") else "."), ""]
+        agreement = result.get("next_token_agreement")
+        if agreement:
+            lines.append(f"Next-token agreement with {Path(agreement['against']).name}: {agreement['rate']:.1%} of "
+                         f"{agreement['steps']:,} tokens ({agreement['how']}).")
         for run in result["runs"]:
             ids = run["token_ids"][0]
             lines.append(f"Prompt {run['prompt_length']}, next tokens: " + " ".join(map(str, ids[:24]))

@@ -33,13 +33,10 @@ class GenerateParams(Params):
 def generate_job(params: GenerateParams, ctx: JobContext) -> dict:
     """Streams ("generate-prefill", {prompt_length, repeat, ms}) and ("generate-tokens",
     {prompt_length, repeat, context [...], ms [...]}) while the timed generations run."""
-    import numpy as np
     import onnxruntime as ort
 
-    from app.core.bench.stats import latency_stats
     from app.core.generate.loop import DEVICE_PROVIDERS, CacheLoop
-    from app.core.generate.measure import (_Sender, by_context, check_memory, decoder_of, generate_once, growth,
-                                           prompt_feeds, use_binding)
+    from app.core.generate.measure import check_memory, decoder_of, measure_prompt, prompt_feeds, use_binding
     from app.core.jobs.memory import rss_bytes
     from app.core.model.inspect import inspect_model
     from app.core.session.create import create_session, effective_settings
@@ -67,39 +64,12 @@ def generate_job(params: GenerateParams, ctx: JobContext) -> dict:
     for index, prompt in enumerate(params.prompt_lengths):
         feeds, info = (first_feeds, first_info) if index == 0 else prompt_feeds(
             decoder, inputs, hints, config.inputs, prompt, params.batch)
-        loop_args = (session, decoder, prompt + params.new_tokens, params.batch, binding)
-        for number in range(params.warmup):
-            ctx.progress(None, f"prompt {prompt}: warm-up generation {number + 1}")
-            generate_once(CacheLoop(*loop_args), feeds, params.new_tokens, ctx)
-        prefills, steps, tokens = [], [], None
-        for repeat in range(params.repeats):
-            ctx.progress((index * params.repeats + repeat) / (len(params.prompt_lengths) * params.repeats),
-                         f"prompt {prompt}: generation {repeat + 1} of {params.repeats}")
-            prefill_ms, step_ms, contexts, chosen, after_prefill = generate_once(
-                CacheLoop(*loop_args), feeds, params.new_tokens, ctx, _Sender(ctx, prompt, repeat))
-            ctx.data("generate-prefill", {"prompt_length": prompt, "repeat": repeat, "ms": prefill_ms})
-            prefill_rss, decode_rss = max(prefill_rss, after_prefill), max(decode_rss, rss_bytes() or 0)
-            prefills.append(prefill_ms)
-            steps.append(step_ms)
-            if tokens is None:
-                tokens = chosen
-            elif not np.array_equal(tokens, chosen):
-                ctx.log(f"prompt {prompt}: generation {repeat + 1} chose other tokens than the first", "warning")
-        flat = [ms for run in steps for ms in run]
-        decode_s = sum(flat) / 1000
-        total_s = (sum(prefills) + sum(flat)) / 1000
-        runs.append({
-            "prompt_length": prompt, "context": prompt + params.new_tokens,
-            "ttft_ms": float(np.median(prefills)), "ttft_runs_ms": prefills,
-            "decode_latency_ms": latency_stats(flat) if flat else None,
-            "tokens_per_s": {"decode": params.batch * len(flat) / decode_s if decode_s else None,
-                             "end_to_end": params.batch * params.new_tokens * params.repeats / total_s},
-            "latency_by_context": by_context(contexts, steps),
-            "growth": growth([c for _ in steps for c in contexts], flat),
-            "kv_cache_bytes": per_token * (prompt + params.new_tokens),
-            "token_ids": tokens.tolist(), "prompt_ids": feeds[decoder.ids].tolist(),
-            "inputs": info["inputs"],
-        })
+        context = prompt + params.new_tokens
+        row, rss = measure_prompt(lambda longest=context: CacheLoop(session, decoder, longest, params.batch, binding),
+                                  feeds, prompt, params, ctx, index)
+        prefill_rss, decode_rss = max(prefill_rss, rss[0]), max(decode_rss, rss[1])
+        runs.append(row | {"kv_cache_bytes": per_token * context,
+                           "prompt_ids": feeds[decoder.ids].tolist(), "inputs": info["inputs"]})
     agreement = None
     if params.against:
         from app.core.generate.agreement import against_reference

@@ -67,7 +67,7 @@ def check_memory(per_token: int, context: int, budget: int | None, in_use: int) 
                         f"limit of {gib(budget)}; choose fewer tokens or a smaller batch, or raise --memory-limit")
 
 
-class _Sender:
+class TokenSender:
     """Per-token latencies to the caller in batches, not one message per token."""
 
     def __init__(self, ctx: JobContext, prompt: int, repeat: int):
@@ -90,7 +90,7 @@ class _Sender:
 
 
 def generate_once(loop: CacheLoop, feeds: dict, new_tokens: int, ctx: JobContext,
-                  sender: _Sender | None = None) -> tuple[float, list[float], list[int], np.ndarray, int]:
+                  sender: TokenSender | None = None) -> tuple[float, list[float], list[int], np.ndarray, int]:
     """One greedy generation: (prefill ms, decode step ms, each step's context, token ids
     [batch, new_tokens], the most resident memory seen after the prefill)."""
     tokens, ns = loop.prefill(feeds)
@@ -108,6 +108,45 @@ def generate_once(loop: CacheLoop, feeds: dict, new_tokens: int, ctx: JobContext
     if sender is not None:
         sender.flush()
     return ns / 1e6, steps, contexts, np.stack(chosen, axis=1), prefill_rss
+
+
+def measure_prompt(make_loop, feeds: dict, prompt: int, params, ctx: JobContext,
+                   index: int) -> tuple[dict, tuple[int, int]]:
+    """One prompt length's figures (the `index`-th of params.prompt_lengths): its warm-up and
+    timed generations, each with a fresh loop from `make_loop()`; and the most resident memory
+    seen after a prompt's run and after decoding."""
+    from app.core.bench.stats import latency_stats
+
+    for number in range(params.warmup):
+        ctx.progress(None, f"prompt {prompt}: warm-up generation {number + 1}")
+        generate_once(make_loop(), feeds, params.new_tokens, ctx)
+    prefills, steps, tokens, prefill_rss, decode_rss = [], [], None, 0, 0
+    for repeat in range(params.repeats):
+        ctx.progress((index * params.repeats + repeat) / (len(params.prompt_lengths) * params.repeats),
+                     f"prompt {prompt}: generation {repeat + 1} of {params.repeats}")
+        prefill_ms, step_ms, contexts, chosen, after_prefill = generate_once(
+            make_loop(), feeds, params.new_tokens, ctx, TokenSender(ctx, prompt, repeat))
+        ctx.data("generate-prefill", {"prompt_length": prompt, "repeat": repeat, "ms": prefill_ms})
+        prefill_rss, decode_rss = max(prefill_rss, after_prefill), max(decode_rss, rss_bytes() or 0)
+        prefills.append(prefill_ms)
+        steps.append(step_ms)
+        if tokens is None:
+            tokens = chosen
+        elif not np.array_equal(tokens, chosen):
+            ctx.log(f"prompt {prompt}: generation {repeat + 1} chose other tokens than the first", "warning")
+    flat = [ms for run in steps for ms in run]
+    decode_s = sum(flat) / 1000
+    total_s = (sum(prefills) + sum(flat)) / 1000
+    return {
+        "prompt_length": prompt, "context": prompt + params.new_tokens,
+        "ttft_ms": float(np.median(prefills)), "ttft_runs_ms": prefills,
+        "decode_latency_ms": latency_stats(flat) if flat else None,
+        "tokens_per_s": {"decode": params.batch * len(flat) / decode_s if decode_s else None,
+                         "end_to_end": params.batch * params.new_tokens * params.repeats / total_s},
+        "latency_by_context": by_context(contexts, steps),
+        "growth": growth([c for _ in steps for c in contexts], flat),
+        "token_ids": tokens.tolist(),
+    }, (prefill_rss, decode_rss)
 
 
 def growth(contexts: list[int], ms: list[float]) -> dict:

@@ -21,7 +21,6 @@ from __future__ import annotations
 import re
 from dataclasses import dataclass
 
-import numpy as np
 
 from app.core.jobs.errors import UserError
 from app.core.session.fields import FIELD

@@ -21,7 +21,6 @@ from __future__ import annotations
 import re
 from dataclasses import dataclass
 
-
 from app.core.jobs.errors import UserError
 from app.core.session.fields import FIELD
 from app.core.session.graph_hints import GraphHints

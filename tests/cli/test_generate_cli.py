@@ -56,3 +56,24 @@ def test_generate_against_a_reference_says_the_next_token_agreement(ortune, tmp_
     assert "next-token agreement with reference.onnx: 100.0% of 5 tokens (every token the same)" in result.stdout
     result = ortune("generate", variant, "--against", tmp_path / "missing.onnx", "--json")
     assert result.code == 2 and result.json()["error"]["kind"] == "not-found"
+
+
+def test_an_onnxruntime_genai_folder_opens_as_its_decoder(ortune, tmp_path):
+    import json
+
+    folder = tmp_path / "genai-model"
+    folder.mkdir()
+    save(llama_gqa("genai", positions=None), folder / "model.onnx")
+    (folder / "genai_config.json").write_text(json.dumps(
+        {"model": {"type": "llama", "context_length": 40, "decoder": {"filename": "model.onnx", "head_size": 8,
+                                                                     "num_key_value_heads": 2}}}))
+    result = ortune("generate", folder, "--prompt-lengths", "8", "--new-tokens", "4", "--repeats", "1", "--json")
+    assert result.code == 0, result.stderr
+    report = result.json()
+    assert report["model"]["path"].endswith("model.onnx") and report["decoder"]["max_context"] == 40
+    assert ortune("inspect", folder, "--json").json()["inputs"][0]["name"] == "input_ids"
+    result = ortune("generate", folder, "--prompt-lengths", "38", "--new-tokens", "4", "--json")
+    assert result.code == 2 and "past the 40 positions" in result.json()["error"]["message"]
+    (folder / "genai_config.json").write_text(json.dumps({"model": {"decoder": {"filename": "../model.onnx"}}}))
+    result = ortune("generate", folder, "--json")
+    assert result.code == 2 and "is a folder" in result.json()["error"]["message"]

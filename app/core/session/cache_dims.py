@@ -7,7 +7,7 @@ from __future__ import annotations
 import json
 from pathlib import Path
 
-GENAI_CONFIG = "genai_config.json"
+from app.core.model.genai import GENAI_CONFIG
 
 
 def resolve_cache_dims(path: Path, hints) -> None:

@@ -11,7 +11,7 @@ from app.core.session.plugins import devices_text
 from app.core.text import printable
 from app.core.jobs.errors import UserError
 from app.core.bench.jobs import BENCH, SWEEP
-from app.core.bench.sweep import check_swept_dim
+from app.core.bench.sweep import check_swept_dim, items_unit
 from app.core.units import duration_column, duration_text
 
 ORDER = 30
@@ -21,6 +21,18 @@ STAT_KEYS = ["mean", "p50", "p90", "p95", "p99", "p999", "min", "max", "std"]
 def latency_columns(latencies: list[dict], keys) -> dict[str, tuple[str, list[str]]]:
     """Per percentile, its unit and texts over `latencies` (one unit and format per column)."""
     return {key: duration_column([latency.get(key) for latency in latencies]) for key in keys}
+
+
+def decoder_lines(step: dict | None) -> list[str]:
+    """A decoder's step, for a benchmark of one: what a run is, in tokens, and its cache."""
+    if not step:
+        return []
+    tokens = step["batch"] * step["new"]
+    what = (f"decode step: {step['new']} new token(s) after {step['past']:,} past" if step["phase"] == "decode"
+            else f"prefill: a prompt of {step['new']:,} tokens")
+    return [f"{what}, batch {step['batch']}: {tokens:,} token(s) a run; KV cache "
+            f"{human_bytes(step['kv_cache_bytes_per_token'])} a token, {human_bytes(step['kv_cache_bytes'])} at "
+            f"the context of {step['context']:,} (`ortune generate` times the whole loop)"]
 
 
 def render(report: dict) -> str:
@@ -34,6 +46,7 @@ def render(report: dict) -> str:
              format_table(STAT_KEYS, [figures]),
              "",
              f"throughput {report['throughput_per_s']:,.1f} runs/s (concurrency {report['concurrency']})",
+             *decoder_lines(report.get("decoder")),
              f"peak RSS {human_bytes(report['peak_rss_bytes'])}"
              + (f", GPU memory {human_bytes(report['gpu_memory_bytes'])}" if report.get("gpu_memory_bytes") else ""),
              ""] + render_inputs(report.get("inputs", []))
@@ -55,14 +68,18 @@ def render_sweep(result: dict) -> str:
     dim = result["dim"]
     best = result["best"]
     latency = latency_columns([cell["latency_ms"] for cell in result["cells"]], ("p50", "p99"))
-    headers = ([dim] if dim else []) + ["concurrency"] + [f"{key} {latency[key][0]}" for key in ("p50", "p99")] + [
-        "runs/s"] + ([f"{dim} items/s"] if dim else []) + ["vs first", "95 % interval", "verdict", "best"]
+    tokens = any("tokens_per_s" in cell for cell in result["cells"])     # a decoder's step: per token, tokens/s
+    per_token = latency_columns([cell.get("per_token_ms", {}) for cell in result["cells"]], ("p50",))["p50"]
+    headers = ([dim] if dim else []) + ["concurrency"] + [f"{key} {latency[key][0]}" for key in ("p50", "p99")] + (
+        [f"per token p50 {per_token[0]}"] if tokens else []) + ["runs/s"] + (
+        [items_unit(dim, result["cells"])] if dim or tokens else []) + ["vs first", "95 % interval", "verdict", "best"]
     rows = []
     for index, cell in enumerate(result["cells"]):
         mark = "◀" if cell == best else ""
         rows.append(([cell["dim_value"]] if dim else []) + [
-            cell["concurrency"], latency["p50"][1][index], latency["p99"][1][index],
-            f"{cell['throughput_per_s']:,.1f}"] + ([f"{cell['items_per_s']:,.1f}"] if dim else []) + (
+            cell["concurrency"], latency["p50"][1][index], latency["p99"][1][index]] + (
+            [per_token[1][index]] if tokens else []) + [
+            f"{cell['throughput_per_s']:,.1f}"] + ([f"{cell['items_per_s']:,.1f}"] if dim or tokens else []) + (
             [f"{cell['ratio']:.3g}x", _interval(*cell["ratio_ci"]), cell["verdict"]] if "ratio" in cell
             else ["–", "–", "–"]) + [mark])
     lines = [f"{Path(result['model']['path']).name}: sweep of " + (f"{dim} × " if dim else "") + "concurrency", "",

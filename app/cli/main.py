@@ -27,6 +27,7 @@ COMMAND_MODULES = {
     "compare": "compare", "placement": "placement", "profile": "profile", "profile-diff": "profile",
     "iobinding": "iobinding", "tune": "tune", "diagnose": "diagnose", "history": "history",
     "diff": "diff", "drift": "drift", "optimize": "optimize", "targets": "targets", "worker": "worker", "gate": "gate",
+    "generate": "generate",
 }
 
 

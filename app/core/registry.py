@@ -8,6 +8,7 @@ from app.core.convert.jobs import CONVERT, DETECT_TRANSFORMER, MAKE
 from app.core.diagnose.jobs import DIAGNOSE
 from app.core.drift.jobs import DRIFT, REPAIR
 from app.core.gate.jobs import GATE
+from app.core.generate.jobs import GENERATE
 from app.core.graph.jobs import COST, DIFF, DRAW, NETRON, SUMMARY
 from app.core.iobinding.jobs import IOBINDING
 from app.core.jobs.entry import Job
@@ -22,5 +23,6 @@ JOBS: tuple[Job, ...] = (
     INSPECT, PROBE_PROVIDERS, CAPABILITIES, SMOKE_RUN, PROBE_INPUTS, PLACEMENT, MAKE, CONVERT, DETECT_TRANSFORMER,
     BENCH, MEMBER, COMPARE, CELL, SWEEP, PROFILE, READ_TRACE, DIFF_TRACES, COPY_TRACE, IOBINDING, TUNE, RACE,
     DIAGNOSE, COST, SUMMARY, DIFF, DRIFT, REPAIR, DRAW, NETRON, OPTIMIZE, OPTIMIZE_PART, GATE,
+    GENERATE,
 )
 

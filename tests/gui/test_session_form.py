@@ -18,6 +18,7 @@ SAMPLES = {
     "config_entries": {"session.disable_prepacking": "1"}, "memory_limit": "2G", "inputs.mode": "zeros", "inputs.seed": 5,
     "inputs.vocab_size": 77, "inputs.data": "/data/samples", "inputs.sample": 2, "inputs.image_preset": "unit",
     "inputs.image_layout": "NHWC", "device_policy": "max-efficiency", "ep_libraries": {"my_ep": "/opt/ep/libmy_ep.so"},
+    "inputs.phase": "prefill", "inputs.past_length": 300, "inputs.prompt_length": 64,
 }
 
 

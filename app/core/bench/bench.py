@@ -253,6 +253,7 @@ def bench_report(prepared: Prepared, config, settings: RunSettings, measurement:
         "input_dims": feed_info["dims"],
         "inputs_guessed": feed_info["guessed"],
         "inputs_tried": prepared.tried,
+        **({"decoder": feed_info["decoder"]} if "decoder" in feed_info else {}),
         "ort_version": ort.__version__,
         "machine": describe_machine(),
         "created": time.time(),

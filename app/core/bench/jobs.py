@@ -14,11 +14,13 @@ from typing import Any, Callable
 from app.core.bench.alternate import SPEEDUP_DEFINITION, alternate, summarize
 from app.core.bench.pairs import Pairs, per_pair
 from app.core.bench.serve import serve_blocks
+from app.core.bench.sweep_tokens import decoder_steps
 from app.core.bench.bench import RunSettings, bench_report, benchmark, prepare
 from app.core.bench.compare import (FEEDS_FILE, OUTPUTS_FILE, PLAN_FILE, compare_row, output_fidelity, partial_row,
                                    shared_inputs)
 from app.core.bench.sweep import (LIMIT_PERCENTILES, MAX_PROCESSES, RATIO_DEFINITION, REFERENCE_RATIO, best_cell,
-                                  cell_ratio, measure_grid, pair_ratio, report_figures, runner_up, sweep_cell)
+                                  cell_ratio, items_unit, measure_grid, pair_ratio, report_figures, runner_up,
+                                  sweep_cell)
 from app.core.jobs.entry import ANYWHERE, Job, LOCAL_ONLY, ON_TARGET, Records
 from app.core.session.fidelity_policy import for_paths
 from app.core.verdict import RULE
@@ -236,13 +238,15 @@ def sweep_job(params: SweepParams, ctx: JobContext) -> dict:
     concurrency_values = list(params.concurrency_values)
     percentile, limit = params.limit_percentile, params.latency_limit_ms
     grid = [(value, k) for value in dim_values for k in concurrency_values]
+    steps = decoder_steps(params.path, dim, [value for value, _ in grid], params.session.inputs)
     names = [(f"{dim}={value}, " if dim else "") + f"concurrency {k}" for value, k in grid]
 
     def ratio(index: int, part) -> dict:
         return cell_ratio(part) | (REFERENCE_RATIO if index == 0 else {})
 
     def finished(index: int, part) -> dict:
-        return sweep_cell(*grid[index], report_figures(part.report, part.group), ratio(index, part))
+        return sweep_cell(*grid[index], report_figures(part.report, part.group), ratio(index, part),
+                          steps[index] if steps else None)
 
     def send_group(measured, group: list[int]) -> None:
         """A group's cells as soon as it is done (the first cell's, with the last group)."""
@@ -253,11 +257,13 @@ def sweep_job(params: SweepParams, ctx: JobContext) -> dict:
         """Stopped: the group being measured, from its whole rounds, marked partial."""
         for position, index in enumerate(indices):
             figures = rounds.figures(position) | {"group": parts[position].group}
-            ctx.data("sweep-cell", sweep_cell(*grid[index], figures, ratio(index, parts[position])) | {"partial": True})
+            ctx.data("sweep-cell", sweep_cell(*grid[index], figures, ratio(index, parts[position]),
+                                              steps[index] if steps else None) | {"partial": True})
 
-    measured = measure_grid(CELL, [_cell_params(params, value, k) for value, k in grid],
-                            [value or 1 for value, _ in grid], [k for _, k in grid], params.run, ctx,
-                            member_events(ctx, names), params.max_processes, send_group, send_partial)
+    items = [batch * new for batch, new in steps] if steps else [value or 1 for value, _ in grid]
+    measured = measure_grid(CELL, [_cell_params(params, value, k) for value, k in grid], items,
+                            [k for _, k in grid], params.run, ctx, member_events(ctx, names), params.max_processes,
+                            send_group, send_partial)
     cells = [finished(index, part) for index, part in enumerate(measured.cells)]
     ctx.data("sweep-cell", cells[0])
     best = best_cell(cells, limit, percentile)
@@ -270,7 +276,8 @@ def sweep_job(params: SweepParams, ctx: JobContext) -> dict:
     first = measured.cells[0].report
     result = {
         "dim": dim, "dim_values": dim_values if dim else [], "concurrency_values": concurrency_values,
-        "cells": cells, "latency_limit_ms": limit, "limit_percentile": percentile, "best": best,
+        "cells": cells, "unit": items_unit(dim, cells), "latency_limit_ms": limit, "limit_percentile": percentile,
+        "best": best,
         "best_vs_runner_up": margin, "ratio_definition": RATIO_DEFINITION,
         "alternation": {"groups": [[0, *group] for group in measured.groups], "plans": measured.plans,
                         "max_processes": params.max_processes, "confidence": 0.95,

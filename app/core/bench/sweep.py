@@ -19,6 +19,9 @@ hold); a small model's grid thus runs as one group. Every cell's ratio is agains
 that ran back to back, so ratios of cells in different groups chain through it
 (`pair_ratio`).
 
+A decoder's step counts tokens instead (app.core.bench.sweep_tokens): a past-length sweep's
+cells each make one token per sequence a run, so its best is the fastest per token.
+
 A cell's ratio is its throughput in items per second over the reference's: per round,
 items per block / the block's wall time, for both; the ratio of the two, as the median
 over rounds, with a 95 % bootstrap interval over rounds and compare's verdict rule. A
@@ -187,11 +190,28 @@ def report_figures(report: dict, group: int) -> dict:
             "group": group}
 
 
-def sweep_cell(value: int | None, concurrency: int, figures: dict, ratio: dict) -> dict:
+def sweep_cell(value: int | None, concurrency: int, figures: dict, ratio: dict,
+               step: tuple[int, int] | None = None) -> dict:
     """A sweep's row: where in the grid, the figures (report_figures, or a stopped group's
-    Alternation.figures), items per second, and the ratio against the first cell."""
-    return {"dim_value": value, "concurrency": concurrency, **figures,
-            "items_per_s": figures["throughput_per_s"] * (value or 1), **ratio}
+    Alternation.figures), items per second, and the ratio against the first cell. For a
+    decoder's step (`step`: batch, new tokens; see sweep_tokens) the items are the tokens a
+    run makes, and the row says its tokens per second and its latency per new token."""
+    if step is None:
+        return {"dim_value": value, "concurrency": concurrency, **figures,
+                "items_per_s": figures["throughput_per_s"] * (value or 1), **ratio}
+    batch, new = step
+    tokens = figures["throughput_per_s"] * batch * new
+    per_token = {key: figures["latency_ms"][key] / new for key in LIMIT_PERCENTILES}
+    return {"dim_value": value, "concurrency": concurrency, **figures, "items_per_s": tokens, "tokens_per_s": tokens,
+            "tokens_per_run": batch * new, "per_token_ms": per_token, **ratio}
+
+
+def items_unit(dim: str | None, cells: list[dict]) -> str:
+    """What a sweep's items per second count: tokens for a decoder's step, else the swept
+    dimension's items, else runs."""
+    if cells and "tokens_per_s" in cells[0]:
+        return "tokens/s"
+    return f"{dim} items/s" if dim else "runs/s"
 
 
 def cell_ratio(cell: GridCell, band: float = PRACTICAL_BAND, seed: int = 0) -> dict:

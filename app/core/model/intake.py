@@ -22,6 +22,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 
 from app.core.jobs.errors import UserError
+from app.core.model.genai import model_file
 from app.core.model.ort_verdict import runtime_load_refusal, runtime_version_refusal
 
 ORT_FORMAT_MAGIC = b"ORTM"       # flatbuffer file identifier at offset 4
@@ -90,8 +91,9 @@ def file_kind(mode: int) -> str:
 
 def check_readable(path: str | os.PathLike) -> Path:
     """The path names a non-empty regular file we can open; returns that file's own path
-    (links followed). A FIFO or device is never opened: opening one can block or consume it."""
-    path = Path(path)
+    (links followed). A FIFO or device is never opened: opening one can block or consume it.
+    An onnxruntime-genai folder is its decoder file (app.core.model.genai)."""
+    path = model_file(path)
     try:
         info = os.stat(path)
     except FileNotFoundError:
@@ -102,7 +104,8 @@ def check_readable(path: str | os.PathLike) -> Path:
         raise UserError("unreadable", f"{path}: cannot be read ({exc.strerror})") from None
     kind = file_kind(info.st_mode)
     if kind == "a folder":
-        raise UserError("not-a-file", f"{path}: is a folder, not a model file")
+        raise UserError("not-a-file", f"{path}: is a folder, not a model file (nor a model folder with a "
+                                      "genai_config.json naming its decoder)")
     if kind:
         raise UserError("not-a-file", f"{path}: is {kind}, not a regular file; a model must be a file")
     try:   # without blocking, should a FIFO have taken the file's place since

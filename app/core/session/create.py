@@ -120,9 +120,13 @@ def create_session(model_path: str | os.PathLike, config: SessionConfig,
                    customize: Callable | None = None):
     """Create the session; raise UserError if a requested provider did not really start.
 
-    `customize(options)` may add to the SessionOptions first (profiling, an output path)."""
+    `customize(options)` may add to the SessionOptions first (profiling, an output path); an
+    onnxruntime-genai folder is loaded as its decoder file."""
     import onnxruntime as ort
 
+    from app.core.model.genai import model_file
+
+    model_path = model_file(model_path)
     options, providers, provider_options = build_session_options(config)
     check_providers_in_build(config)
     if {"CUDAExecutionProvider", "TensorrtExecutionProvider"} & set(config.provider_names()):

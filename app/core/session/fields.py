@@ -35,6 +35,8 @@ IMAGE_PRESETS = ("imagenet", "unit", "raw")         # see app.core.session.data_
 IMAGE_LAYOUTS = ("auto", "NCHW", "NHWC")
 #: the most elements an input may have: past it, the size is a typo, not a model's input
 MAX_ELEMENTS = 2 ** 40
+#: the longest context a decoder's step may ask for
+MAX_CONTEXT = 1 << 24
 #: integer ids are drawn below the vocabulary size as int64
 MAX_VOCAB = 2 ** 62
 #: thread counts past this many per core are a typo: ORT would start them all and stall the machine
@@ -227,6 +229,18 @@ SESSION_FIELDS: tuple[SessionField, ...] = (
     SessionField("inputs.image_layout", "inputs", "choice", "Image layout",
                  "Where the images' colour channels go; auto reads it from the input's shape.", "--image-layout",
                  "auto", choices=_same(IMAGE_LAYOUTS)),
+    SessionField("inputs.phase", "inputs", "choice", "Decoder step",
+                 "What one run of a decoder with a KV cache is: decode (one new token after the past tokens "
+                 "of cache, as every token after the first) or prefill (the prompt, with no cache yet: the time "
+                 "to the first token). Other models ignore it.", "--phase", "decode",
+                 choices=_same(("decode", "prefill"))),
+    SessionField("inputs.past_length", "inputs", "number", "Past tokens",
+                 "Decode: the tokens already in a decoder's KV cache; the attention mask covers them and the "
+                 "new token, the positions go on from them.", "--past-length", 127, minimum=0,
+                 maximum=MAX_CONTEXT, metavar="N"),
+    SessionField("inputs.prompt_length", "inputs", "number", "Prompt tokens",
+                 "Prefill: the prompt's length in tokens.", "--prompt-length", 128, minimum=1,
+                 maximum=MAX_CONTEXT, metavar="N"),
 )
 FIELD = {row.name: row for row in SESSION_FIELDS}
 

@@ -10,6 +10,8 @@ import ast
 from dataclasses import dataclass, field
 from pathlib import Path
 
+from app.core.session.cache_dims import resolve_cache_dims
+
 
 @dataclass
 class Use:
@@ -26,6 +28,7 @@ class GraphHints:
     uses: dict[str, list[Use]] = field(default_factory=dict)          # input name -> where it is read
     shapes: dict[str, list] = field(default_factory=dict)             # tensor name -> dims it is known to have
     metadata: dict[str, str] = field(default_factory=dict)
+    outputs: list[str] = field(default_factory=list)                  # the graph's outputs, in order
 
     def static_shape(self, name: str) -> list[int] | None:
         dims = self.shapes.get(name)
@@ -73,14 +76,16 @@ def _attributes(node) -> dict:
 
 def read_hints(path: str | Path) -> GraphHints:
     """The hints of the model at `path`, an .onnx or .ort file (empty when its graph cannot
-    be read)."""
+    be read; an onnxruntime-genai folder's are its decoder's)."""
     from app.core.jobs.errors import UserError
+    from app.core.model.genai import model_file
     from app.core.model.intake import sniff
     from app.core.model.ort_graph import ort_to_onnx
     from app.core.model.proto_scan import ScanError, load_structure
 
+    path = model_file(path)
     try:
-        model = ort_to_onnx(Path(path)) if sniff(Path(path)) == "ort" else load_structure(Path(path))
+        model = ort_to_onnx(path) if sniff(path) == "ort" else load_structure(path)
     except (ScanError, OSError, ValueError, UserError):
         return GraphHints()
     graph = model.graph
@@ -94,6 +99,8 @@ def read_hints(path: str | Path) -> GraphHints:
         if dims is not None and value.name not in hints.shapes:
             hints.shapes[value.name] = dims
     inputs = {v.name for v in graph.input if v.name not in initializer_names}
+    hints.outputs = [v.name for v in graph.output]
+    resolve_cache_dims(path, hints)
     for node in graph.node:
         if node.op_type == "Constant":
             continue

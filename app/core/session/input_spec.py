@@ -27,6 +27,9 @@ class FeedSpec(Params):
     sample: int = described("inputs.sample")                   # the sample of `data` a single run is fed
     image_preset: str = described("inputs.image_preset")       # how images of `data` are normalised
     image_layout: str = described("inputs.image_layout")       # auto: from the input's channel axis
+    phase: str = described("inputs.phase")                     # a decoder's step: decode or prefill
+    past_length: int = described("inputs.past_length")         # decode: the tokens already in the cache
+    prompt_length: int = described("inputs.prompt_length")     # prefill: the prompt's tokens
 
     def validate(self) -> None:
         """Checks across values; types and ranges are checked as the fields are read."""

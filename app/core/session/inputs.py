@@ -8,6 +8,8 @@ from pathlib import Path
 import numpy as np
 
 from app.core.jobs.errors import UserError
+from app.core.session.decoder import find_decoder
+from app.core.session.decoder_plan import plan_step
 from app.core.session.graph_hints import GraphHints, read_hints
 from app.core.session.input_plan import PlannedInput, default_dim, looks_like_audio, plan_input  # noqa: F401 (default_dim: re-exported)
 from app.core.session.input_spec import FeedSpec  # noqa: F401  (re-exported: the spec lives apart, free of numpy)
@@ -111,7 +113,8 @@ def make_feeds(inputs: list[dict], spec: FeedSpec | None = None, hints: GraphHin
 
     Returns (feeds, info): info["inputs"] says per input its dtype, shape, source and
     reason; info["dims"] the symbolic values used; info["guessed"] the dims nobody gave
-    (chosen by default or probed)."""
+    (chosen by default or probed); info["decoder"], for a decoder with a KV cache, the step
+    its inputs make (app.core.session.decoder_plan)."""
     spec = (spec or FeedSpec()).checked()      # every field read as a preset's would be
     hints = hints or GraphHints()
     rng = np.random.default_rng(spec.seed)
@@ -132,11 +135,20 @@ def make_feeds(inputs: list[dict], spec: FeedSpec | None = None, hints: GraphHin
         raise UserError("bad-option", f"the model has no input named {', '.join(unknown)} "
                                       f"(inputs: {', '.join(names)})")
     chosen: dict[str, tuple] = {}
+    step, made, rows = None, {}, {}
+    decoder = find_decoder(inputs, hints)
+    if decoder is not None:
+        made, rows, chosen, step = plan_step(decoder, inputs, spec, hints, rng, lambda i: numpy_dtype(i["dtype"]),
+                                             budget)
     audio = looks_like_audio(inputs)
     feeds, planned = {}, []
     for item in inputs:
         name = item["name"]
         dtype = numpy_dtype(item["dtype"])
+        if name in made and name not in given and from_data.get(name) is None:
+            feeds[name] = made[name]
+            planned.append(rows[name])
+            continue
         if name in given or from_data.get(name) is not None:
             feeds[name] = _user_array(item, dtype, given[name] if name in given else from_data[name])
             where = "your file" if name in given else f"sample {folder.sample(spec.sample).name} of your data folder"
@@ -151,7 +163,8 @@ def make_feeds(inputs: list[dict], spec: FeedSpec | None = None, hints: GraphHin
     return feeds, {"dims": {label: value for label, (value, _) in chosen.items()},
                    "shapes": {k: list(v.shape) for k, v in feeds.items()}, "mode": spec.mode, "seed": spec.seed,
                    "inputs": [p.to_dict() for p in planned],
-                   "guessed": sorted({label for p in planned for label in p.guessed})}
+                   "guessed": sorted({label for p in planned for label in p.guessed}),
+                   **({"decoder": step} if step else {})}
 
 
 def _image_feed(folder, spec: FeedSpec, item: dict, dtype, plan: PlannedInput) -> tuple[np.ndarray, PlannedInput]:

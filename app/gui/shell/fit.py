@@ -11,8 +11,8 @@ from PySide6.QtWidgets import QProxyStyle, QStyle
 PREFERRED_SIZE = QSize(1280, 820)
 #: what a window manager adds around the window (title bar, borders), before it is shown and known
 FRAME_ALLOWANCE = QSize(16, 40)
-#: the space either side of a tab's label (Qt's default is 24 px in all): 13 tabs fit the 790 px beside the model list
-TAB_SPACE = 10
+#: the space either side of a tab's label (Qt's default is 24 px in all): 14 tabs fit the 790 px beside the model list
+TAB_SPACE = 7
 
 
 def fitting_size(available: QRect) -> QSize:

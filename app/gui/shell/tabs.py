@@ -12,6 +12,7 @@ PANELS = [
     ("Drift", "app.gui.panels.drift.panel", "DriftPanel"),
     ("Profile", "app.gui.panels.profile.panel", "ProfilePanel"),
     ("IO Binding", "app.gui.panels.iobinding.panel", "IOBindingPanel"),
+    ("Generate", "app.gui.panels.generate.panel", "GeneratePanel"),
     ("Tune", "app.gui.panels.tune.panel", "TunePanel"),
     ("Optimize", "app.gui.panels.optimize.panel", "OptimizePanel"),
     ("Diagnose", "app.gui.panels.diagnose.panel", "DiagnosePanel"),

@@ -16,6 +16,7 @@ from app.gui.shell.panel import OneJobView, start_and_cancel
 from app.gui.widgets.captioned import CaptionedResults, settings_beside
 from app.gui.widgets.run_caption import inputs_text
 from app.core.bench.jobs import SWEEP, SweepParams
+from app.core.bench.sweep import items_unit
 from app.core.verdict import verdict_words
 from app.core.units import interval_text, ratio_text, ratio_with_interval
 
@@ -171,7 +172,7 @@ class SweepView(OneJobView, QWidget):
             self.status.setText(f"No cell keeps {result['limit_percentile']} within {result['latency_limit_ms']} ms.")
         elif best is not None:
             where = (f"{result['dim']}={best['dim_value']}, " if result["dim"] else "") + f"concurrency {best['concurrency']}"
-            unit = f"{result['dim']} items/s" if result["dim"] else "runs/s"
+            unit = items_unit(result["dim"], result["cells"])
             text = (f"Best throughput{' within the limit' if result['latency_limit_ms'] else ''}: "
                     f"{best['items_per_s']:,.1f} {unit} at {where}.")
             margin = result.get("best_vs_runner_up")
@@ -185,8 +186,9 @@ class SweepView(OneJobView, QWidget):
         import math
 
         dim = dim if dim is not None else (self.result or {}).get("dim") or self._current_dim()
+        unit = items_unit(dim, self.cells)
         headers = ([dim] if dim else []) + ["concurrency", "p50 ms", "p90 ms", "p99 ms", "runs/s"] + (
-            [f"{dim} items/s"] if dim else []) + ["vs first", "95 % interval", "verdict", "best"]
+            [unit] if dim else []) + ["vs first", "95 % interval", "verdict", "best"]
         self.table.set_rows([([c["dim_value"]] if dim else []) + [
             c["concurrency"], c["latency_ms"]["p50"], c["latency_ms"]["p90"], c["latency_ms"]["p99"],
             c["throughput_per_s"]] + ([c["items_per_s"]] if dim else []) + _ratio_columns(c) + [c == best]
@@ -202,7 +204,7 @@ class SweepView(OneJobView, QWidget):
         grid = [[lookup[(v, k)]["items_per_s"] if (v, k) in lookup else math.nan for k in levels]
                 for v in dim_values]
         highlight = (dim_values.index(best["dim_value"]), levels.index(best["concurrency"])) if best else None
-        self.heat.set_title(f"Throughput ({dim} items/s)" if dim else "Throughput (runs/s)")
+        self.heat.set_title(f"Throughput ({unit})")
         self.heat.set_grid([v if dim else "–" for v in dim_values], levels, grid, highlight,
                            row_title=dim or "", column_title="concurrency")
         if dim:
@@ -218,7 +220,7 @@ class SweepView(OneJobView, QWidget):
             throughput.append((name, [c["items_per_s"] if c else math.nan for c in cells]))
         x_label = dim or "concurrency"
         self.latency_chart.set_lines(x, latency, x_label, "latency")
-        self.throughput_chart.set_lines(x, throughput, x_label, f"{dim} items/s" if dim else "runs/s")
+        self.throughput_chart.set_lines(x, throughput, x_label, unit)
 
     def _show_heat_map(self, two_dimensional: bool) -> None:
         """A heat map only for a grid of two dimensions: one row or column of cells reads
@@ -247,6 +249,7 @@ def _definition(grid: dict) -> str:
     cells = (f"{dim} = {', '.join(map(str, grid.get('dim_values') or []))} × " if dim else "") + (
         f"concurrency {', '.join(map(str, grid.get('concurrency_values') or []))}")
     rule = (grid.get("alternation") or {}).get("verdict_rule")
-    return (f"{cells}, each cell in a process of its own. Ratio = {dim + ' items' if dim else 'runs'} per second "
+    counted = "tokens" if grid.get("unit") == "tokens/s" else dim + " items" if dim else "runs"
+    return (f"{cells}, each cell in a process of its own. Ratio = {counted} per second "
             "of the cell / of the first cell, the median over rounds of alternating blocks, with its 95 % interval"
             + (f". Verdict: {rule}." if rule else "."))

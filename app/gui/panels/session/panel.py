@@ -17,6 +17,8 @@ from app.core.session.jobs import CAPABILITIES, PROBE_INPUTS, ModelSession, NoPa
 
 #: the fields of the user's own data, on a row of their own (one row of all is wider than 1024 px)
 DATA_FIELDS = ("inputs.data", "inputs.sample", "inputs.image_preset", "inputs.image_layout")
+#: a decoder's step (app.core.session.decoder), on a row of its own
+DECODER_FIELDS = ("inputs.phase", "inputs.past_length", "inputs.prompt_length")
 PRESET_FILTER = "Session presets (*.json);;All files (*)"
 #: where each box sits in the tab's grid: group -> (row, column, row span, column span)
 PLACES = {"inputs": (0, 0, 1, 2), "providers": (1, 0, 1, 1), "graph": (1, 1, 1, 1), "advanced": (2, 0, 1, 1),
@@ -62,8 +64,9 @@ class SessionPanel(Panel):
             grid.addWidget(box, row, column, row_span, column_span)
         for field in FIELDS:
             widget = self.widgets[field.name]
-            if field.group == "inputs":      # the values on one row, the user's own data on the next
-                row = self.data_settings if field.name in DATA_FIELDS else self.input_settings
+            if field.group == "inputs":      # values; the user's own data; a decoder's step: a row each
+                row = (self.data_settings if field.name in DATA_FIELDS else
+                       self.decoder_settings if field.name in DECODER_FIELDS else self.input_settings)
                 row.addWidget(QLabel(field.label + ":"))
                 row.addWidget(widget)
             elif field.widget in ("check", "providers"):
@@ -72,6 +75,7 @@ class SessionPanel(Panel):
                 forms[field.group].addRow(field.label + ":", widget)
         self.input_settings.addStretch()
         self.data_settings.addStretch()
+        self.decoder_settings.addStretch()
         self.widgets["memory_limit"].setPlaceholderText(f"{self.context.settings.memory_limit} (the settings')")
         self.spin_note = QLabel("Checking which spin settings this ONNX Runtime has…")
         self.spin_note.setWordWrap(True)
@@ -106,6 +110,8 @@ class SessionPanel(Panel):
         layout.addLayout(self.input_settings)
         self.data_settings = QHBoxLayout()
         layout.addLayout(self.data_settings)
+        self.decoder_settings = QHBoxLayout()
+        layout.addLayout(self.decoder_settings)
         bar = QHBoxLayout()
         self.find_button = QPushButton("Find working inputs")
         self.find_button.setToolTip("Plan the inputs with these settings and run the model once on them: fills "

@@ -186,7 +186,8 @@ class TunePanel(Panel):
             self.show_board(self.pending["rows"], self.pending.get("default_ms"))
             self.pending = None
 
-    def show_board(self, rows: list[dict], default_ms: float | None, best: str | None = None) -> None:
+    def show_board(self, rows: list[dict], default_ms: float | None, best: str | None = None,
+                   finished: bool = False) -> None:
         """The leaderboard; `best`: the label of the offered winner, shown in bold on green."""
         winner = next((r for r in rows if r["label"] == best), None)
         self.table.set_rows([[row["label"], verdict_words(row.get("verdict")), row.get("speedup"),
@@ -195,7 +196,7 @@ class TunePanel(Panel):
                              for row in rows])
         if winner is not None:
             self._highlight(rows.index(winner))
-        self.chart.show_rows([r for r in rows if r["latency_ms"] is not None][:CHART_ROWS], default_ms, best)
+        self.chart.show_rows([r for r in rows if r["latency_ms"] is not None][:CHART_ROWS], default_ms, best, finished)
 
     def _highlight(self, index: int) -> None:
         from PySide6.QtGui import QBrush, QColor
@@ -220,7 +221,7 @@ class TunePanel(Panel):
                               note="stopped early" if result["cancelled"] else "")
         best, default = result["best"], result["default"]
         winner = best["label"] if result["clearly_faster"] else None
-        self.show_board(result["trials"], default["race_latency_ms"], winner)
+        self.show_board(result["trials"], default["race_latency_ms"], winner, finished=True)
         searched = (f"{trials_text(result)} in "
                     f"{result['seconds']:.0f} s. {result.get('stop_reason', '')}")
         if result["clearly_faster"]:
@@ -316,11 +317,14 @@ class LeaderboardChart(BarChart):
         self.baseline.setVisible(False)        # until the baseline has been measured
         self.plot.addItem(self.baseline)
 
-    def show_rows(self, rows: list[dict], default_ms: float | None, best: str | None = None) -> None:
+    def show_rows(self, rows: list[dict], default_ms: float | None, best: str | None = None,
+                  finished: bool = False) -> None:
+        """`finished`: the race is over, so only the offered winner stands out (a finalist left
+        in the race's colour read as the answer beside "nothing beat your settings")."""
         import numpy as np
 
         pg = self._pg
-        colors = [self.colors["good"] if r["label"] == best else self.colors["accent"] if r["alive"]
+        colors = [self.colors["good"] if r["label"] == best else self.colors["accent"] if r["alive"] and not finished
                   else self.colors["muted"] for r in rows]
         self.set_bars([r["label"] for r in rows], [r["latency_ms"] for r in rows], "race_latency_ms", brushes=colors)
         if self.errors is not None:

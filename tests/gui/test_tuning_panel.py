@@ -120,3 +120,12 @@ def test_the_leaderboard_chart_keeps_its_labels_and_its_bars_when_narrow(qtbot):
     qtbot.waitUntil(lambda: chart.plot.getViewBox().width() >= 0.4 * chart.width())
     labels = [text for _, text in chart.category_axis._tickLevels[0]]
     assert len(labels) == 12 and all(len(text.strip("…")) >= 6 for text in labels), labels
+
+
+def test_the_race_chart_labels_leave_out_what_every_setting_shares():
+    from app.gui.panels.tune.panel import distinct_labels
+
+    labels = ["2 threads, spinning off, 1 inter-op thread", "2 threads, parallel, 1 inter-op thread",
+              "2 threads, 1 inter-op thread"]
+    assert distinct_labels(labels) == ["spinning off", "parallel", "2 threads, 1 inter-op thread"]
+    assert distinct_labels(["1 thread"]) == ["1 thread"]

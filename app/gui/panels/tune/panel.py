@@ -19,8 +19,9 @@ from app.core.tune.confirm import trials_text
 from app.core.tune.jobs import TUNE, TuneParams
 
 # the answer (each finalist measured alone against yours) before the race that chose it: at
-# 1024 px the table has about 380 px, where the verdict last was past the edge
-HEADERS = ["Setting (what it changes in yours)", "Verdict", "Alone ×", "Alone 95% low", "Alone 95% high", "Alone ms",
+# 1024 px the table has about 380 px, where the verdict last was past the edge (and a long first
+# header was scrolled to "tting (what it changes in you")
+HEADERS = ["Change to yours", "Verdict", "Alone ×", "Alone 95% low", "Alone 95% high", "Alone ms",
            "Status", "Race ms", "Race 95 % interval", "Blocks"]
 CHART_ROWS = 12          # the leaderboard chart shows the best this many; the table has them all
 
@@ -302,6 +303,15 @@ def status_text(row: dict, winner: dict | None) -> str:
     return text
 
 
+def distinct_labels(labels: list[str]) -> list[str]:
+    """Each setting's label less the changes every one of them makes: cut to the chart's width,
+    "2 threads, spinning off, 1 inter-op thread" and two others read the same "2 threads,…-op
+    thread", the part that told them apart cut away."""
+    parts = [label.split(", ") for label in labels]
+    shared = set(parts[0]).intersection(*parts[1:]) if len(parts) > 1 else set()
+    return [", ".join(part for part in own if part not in shared) or label for own, label in zip(parts, labels)]
+
+
 class LeaderboardChart(BarChart):
     """Each contender's race latency with its 95 % interval, your settings as a dashed line,
     the winner in green and the dropped in grey."""
@@ -326,7 +336,8 @@ class LeaderboardChart(BarChart):
         pg = self._pg
         colors = [self.colors["good"] if r["label"] == best else self.colors["accent"] if r["alive"] and not finished
                   else self.colors["muted"] for r in rows]
-        self.set_bars([r["label"] for r in rows], [r["latency_ms"] for r in rows], "race_latency_ms", brushes=colors)
+        self.set_bars(distinct_labels([r["label"] for r in rows]), [r["latency_ms"] for r in rows], "race_latency_ms",
+                      brushes=colors)
         if self.errors is not None:
             self.plot.removeItem(self.errors)
             self.errors = None

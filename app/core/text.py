@@ -12,9 +12,10 @@ from typing import Any
 VALUE_LIMIT = 500
 
 #: C0 controls, DEL and C1 controls (ESC and CSI among them), the Unicode line and paragraph
-#: separators, and the bidirectional overrides that make text read other than it is stored
-_UNSAFE = re.compile("[\x00-\x1f\x7f-\x9f\u2028\u2029\u202a-\u202e\u2066-\u2069]")
-_UNSAFE_IN_LINES = re.compile("[\x00-\x08\x0b-\x1f\x7f-\x9f\u2028\u2029\u202a-\u202e\u2066-\u2069]")
+#: separators, the bidirectional overrides that make text read other than it is stored, and
+#: lone surrogates (a file name that is not UTF-8 decodes to them; no stream can write one)
+_UNSAFE = re.compile("[\x00-\x1f\x7f-\x9f\u2028\u2029\u202a-\u202e\u2066-\u2069\ud800-\udfff]")
+_UNSAFE_IN_LINES = re.compile("[\x00-\x08\x0b-\x1f\x7f-\x9f\u2028\u2029\u202a-\u202e\u2066-\u2069\ud800-\udfff]")
 
 
 def _escape(match: re.Match) -> str:

@@ -283,16 +283,25 @@ def _data(params: OptimizeParams, split: dict | None, samples: dict | None) -> d
             "judged_on": f"your data: {split['check_samples']} held-out samples"}
 
 
-def _samples(source: Path, params: OptimizeParams, scratch: Path, ctx) -> dict | None:
-    """Samples by modality when no data folder was given (app.core.optimize.samples), from
-    the inputs the probe found the model runs on; {"why"} when none could be made."""
-    from app.core.optimize.samples import write_samples
+def _probe(source: Path, params: OptimizeParams, ctx) -> dict:
+    """The inputs the model runs on (the plan, then the probe): what the samples are made for
+    and what the shipped session.py feeds when no candidate was measured; {"why"} when they
+    could not be found."""
     from app.core.session.jobs import PROBE_INPUTS, ModelSession
 
     try:
-        probe = run_child(PROBE_INPUTS, ModelSession(str(source), params.session), ctx)
+        return run_child(PROBE_INPUTS, ModelSession(str(source), params.session), ctx)
     except (UserError, JobFailed) as exc:
-        return {"why": f"no samples: the inputs could not be found ({exc.message})"}
+        return {"why": f"the inputs could not be found ({exc.message})"}
+
+
+def _samples(source: Path, probe: dict, params: OptimizeParams, scratch: Path) -> dict | None:
+    """Samples by modality when no data folder was given (app.core.optimize.samples), from
+    the inputs the probe found the model runs on; {"why"} when none could be made."""
+    from app.core.optimize.samples import write_samples
+
+    if "why" in probe:
+        return {"why": f"no samples: {probe['why']}"}
     made = write_samples(probe["inputs"], scratch / "samples", seed=params.session.inputs.seed,
                          guessed=tuple(probe["guessed"]), model_name=source.stem)
     if made and not probe["worked"] and not made["shapes"]:
@@ -332,9 +341,11 @@ def optimize(params: OptimizeParams, ctx, place=None) -> dict:
     budget.progress()
     partial = False
     with tempfile.TemporaryDirectory(prefix="ortune-optimize-") as scratch, ThreadPoolExecutor(2) as pool:
-        # two processes at once: the model's layout, and the inputs it runs on for the samples
+        # two processes at once: the model's layout, and the inputs it runs on (for the samples,
+        # and for session.py when the budget measures nothing)
         shape = pool.submit(run_child, DETECT_TRANSFORMER, ModelPath(str(source)), ctx)
-        samples = None if params.data else pool.submit(_samples, source, params, Path(scratch), ctx).result()
+        probe = pool.submit(_probe, source, params, ctx).result()
+        samples = None if params.data else _samples(source, probe, params, Path(scratch))
         plan = candidates.plan(params.kinds, params.session, shape.result(), cpu_description()[1],
                                params.try_expected_slower)
         split = None
@@ -370,7 +381,8 @@ def optimize(params: OptimizeParams, ctx, place=None) -> dict:
                                     if params.objective == "throughput" else "",
                   "latency_limit_ms": params.latency_limit_ms, "candidates": search.rows,
                   "tune": search.tune, "finalists": search.finals,
-                  "inputs": label_inputs(_inputs(search.reports), samples if split else None),
+                  "inputs": label_inputs(_inputs(search.reports) or probe.get("inputs", []),
+                                         samples if split else None),
                   "data": data, "parallel_makes": search.parallel,
                   "session": _user_session(params, split), "budget_seconds": params.budget_seconds,
                   # a cancel that came after the last step that checks for one still makes the result partial

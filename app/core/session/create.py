@@ -80,6 +80,9 @@ def create_session(model_path: str | os.PathLike, config: SessionConfig,
     `customize(options)` may add to the SessionOptions first (profiling, an output path)."""
     import onnxruntime as ort
 
+    from app.core.model.intake import check_name
+
+    check_name(model_path)
     check_providers_in_build(config)
     if {"CUDAExecutionProvider", "TensorrtExecutionProvider"} & set(config.provider_names()):
         preload_cuda_libraries()

@@ -24,9 +24,10 @@ def code(text, limit: int | None = VALUE_LIMIT) -> str:
     if not shown:
         return "(empty)"
     fence = "`" * (max((len(run) for run in _BACKTICKS.findall(shown)), default=0) + 1)
-    # CommonMark takes one space off each end of a span that begins and ends with one; a span
-    # that begins or ends with a backtick needs the space to be told from its fence
-    padded = f" {shown} " if shown[0] in " `" or shown[-1] in " `" else shown
+    # CommonMark takes one space off each end of a span that begins and ends with one (unless
+    # it is all spaces); a span that begins or ends with a backtick needs the space to be told
+    # from its fence
+    padded = f" {shown} " if shown.strip(" ") and (shown[0] in " `" or shown[-1] in " `") else shown
     return f"{fence}{padded}{fence}"
 
 

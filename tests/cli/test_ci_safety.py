@@ -197,3 +197,11 @@ def test_a_file_name_that_is_not_utf8_gets_a_sentence(mlp, tmp_path, command):
     stderr = done.stderr.decode("utf-8")
     assert done.returncode == 2 and "not valid UTF-8" in stderr and "incompatible" not in stderr
     assert len(stderr.strip().splitlines()) == 1
+
+
+def test_a_table_is_never_written_over_a_model_it_compares_even_with_force(ortune, mlp, tmp_path):
+    before = mlp.read_bytes()
+    done = ortune("compare", mlp, mlp, "--csv", mlp, "--force", "--iterations", "5")
+    assert done.code == 2 and "is one of this command's inputs" in done.stderr and mlp.read_bytes() == before
+    profiled = ortune("profile", mlp, "--csv", tmp_path / "t.csv", "--out", tmp_path / "t.csv", "--runs", "2")
+    assert profiled.code == 2 and "--csv and --out" in profiled.stderr

@@ -35,7 +35,7 @@ from app.core.optimize.params import OptimizeParams
 from app.core.optimize.reuse import Reuse
 from app.core.store.recording import ALSO
 from app.core.optimize.rows import choose, explain, failed_row, made_row, source_row, tune_summary
-from app.core.optimize.samples import label_inputs
+from app.core.optimize.samples import label_inputs, make_samples, probe_inputs
 from app.core.runner.process import run_child
 from app.core.tune.jobs import TUNE, TuneParams
 
@@ -283,35 +283,6 @@ def _data(params: OptimizeParams, split: dict | None, samples: dict | None) -> d
             "judged_on": f"your data: {split['check_samples']} held-out samples"}
 
 
-def _probe(source: Path, params: OptimizeParams, ctx) -> dict:
-    """The inputs the model runs on (the plan, then the probe): what the samples are made for
-    and what the shipped session.py feeds when no candidate was measured; {"why"} when they
-    could not be found."""
-    from app.core.session.jobs import PROBE_INPUTS, ModelSession
-
-    try:
-        return run_child(PROBE_INPUTS, ModelSession(str(source), params.session), ctx)
-    except (UserError, JobFailed) as exc:
-        return {"why": f"the inputs could not be found ({exc.message})"}
-
-
-def _samples(source: Path, probe: dict, params: OptimizeParams, scratch: Path) -> dict | None:
-    """Samples by modality when no data folder was given (app.core.optimize.samples), from
-    the inputs the probe found the model runs on; {"why"} when none could be made."""
-    from app.core.optimize.samples import write_samples
-
-    if "why" in probe:
-        return {"why": f"no samples: {probe['why']}"}
-    made = write_samples(probe["inputs"], scratch / "samples", seed=params.session.inputs.seed,
-                         guessed=tuple(probe["guessed"]), model_name=source.stem)
-    if made and not probe["worked"] and not made["shapes"]:
-        return {"why": f"no samples: the model did not run on the inputs found ({probe['message']})"}
-    if not made:
-        return {"why": "no input looks like an image, text, token ids or audio: no samples were made"}
-    params.session.inputs.shapes.update(made["shapes"])     # a text line's size, where it was only guessed
-    return made
-
-
 def _user_session(params: OptimizeParams, split: dict | None, session: dict | None = None) -> dict:
     """A session to show and ship (the user's, or tune's): its data folder is the user's,
     not the held-out half, which goes with the scratch folder."""
@@ -344,8 +315,8 @@ def optimize(params: OptimizeParams, ctx, place=None) -> dict:
         # two processes at once: the model's layout, and the inputs it runs on (for the samples,
         # and for session.py when the budget measures nothing)
         shape = pool.submit(run_child, DETECT_TRANSFORMER, ModelPath(str(source)), ctx)
-        probe = pool.submit(_probe, source, params, ctx).result()
-        samples = None if params.data else _samples(source, probe, params, Path(scratch))
+        probe = pool.submit(probe_inputs, source, params, ctx).result()
+        samples = None if params.data else make_samples(source, probe, params, Path(scratch))
         plan = candidates.plan(params.kinds, params.session, shape.result(), cpu_description()[1],
                                params.try_expected_slower)
         split = None

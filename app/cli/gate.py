@@ -116,8 +116,9 @@ def render(result: dict) -> str:
 
 
 def gate_inputs(params: dict) -> tuple[Path, ...]:
-    """Every file the gate reads: the two models, their presets and the input files of each
-    session. None of them is ever an output, --force or not."""
+    """Every file the gate reads: the two models, their presets (taken out of `params`, which
+    name them only for this) and the input files of each session. None of them is ever an
+    output, --force or not."""
     files = [params["new"], params["old"], *params.pop("presets")]
     for key in ("new_session", "old_session"):
         files += list((params[key].get("inputs") or {}).get("files", {}).values())
@@ -141,7 +142,7 @@ def step_summary(inputs: tuple[Path, ...]) -> Path | None:
     except OSError as exc:
         warn(f"GITHUB_STEP_SUMMARY {path} cannot be checked ({exc.strerror}); no summary is appended to it")
         return None
-    if not stat.S_ISREG(mode) or any(same_file(path, given) for given in inputs):
+    if not stat.S_ISREG(mode) or any(same_file(path, read) for read in inputs):
         why = "is one of the gate's inputs" if stat.S_ISREG(mode) else "is not a regular file"
         warn(f"GITHUB_STEP_SUMMARY {path} {why}; no summary is appended to it")
         return None

@@ -1,7 +1,11 @@
 """Text that came from a file or a peer, made safe to show: on a terminal, in a log file,
 in the window. Model files and remote workers are written by anyone; a name holding
 ESC[2J or an OSC-8 link must not clear a screen or fake a hyperlink, a name holding a
-newline must not forge a line of our own, and a 10 MB metadata value is not a line."""
+newline must not forge a line of our own, and a 10 MB metadata value is not a line.
+
+This is the terminal's rule; each other place such text goes has its own, in one module:
+the lines a CI runner reads (app.core.ci_lines), Markdown (app.core.markdown_text) and XML
+(app.core.xml_text)."""
 
 from __future__ import annotations
 

@@ -9,8 +9,9 @@ tried as an attacker would against what CI reads of ORTune, each case run throug
   annotations under GITHUB_ACTIONS=true), optimize and history;
 - a link, a folder and a FIFO planted where reports were once staged, a FIFO as the step
   summary, the model under test as the JUnit report (--force), two reports at one path;
-- a 64 KiB output name, an id of 40 digits to history, optimize into a read-only file
-  system (a mount of its own, as root) and with a 3 s budget, a file name not UTF-8.
+- a 64 KiB output name, an id of 40 digits to history, and (on a plain model) optimize into
+  a read-only file system (a mount of its own, as root) and with a 3 s budget, and bench on
+  a file whose name is not UTF-8.
 
 Each case is a try; it held when it met every condition it is tried for. Figures (all 0
 when the product holds): forged `::` lines, markup from a name in the Markdown rendered as
@@ -204,6 +205,9 @@ def _edges(cases: Cases, old: Path) -> None:
     onnx.save(model, str(cases.folder / "long.onnx"))
     cases.run("a 64 KiB output name", ["gate", "long.onnx", "--against", "long.onnx", *QUICK, "--junit", "long.xml",
                                        "--force"], lambda run: run["code"] in (0, 6))
+    from tests import models
+
+    plain = models.save(models.mlp(), cases.folder / "plain.onnx")    # what is tried here is the place, not the names
     read_only = cases.folder / "read-only"
     read_only.mkdir()
     if os.geteuid() == 0 and shutil.which("unshare"):
@@ -211,10 +215,10 @@ def _edges(cases: Cases, old: Path) -> None:
     else:
         read_only.chmod(0o555)
         prefix = ()
-    cases.run("optimize -o on a read-only file system", ["optimize", old.name, "-o", read_only / "ship",
+    cases.run("optimize -o on a read-only file system", ["optimize", plain.name, "-o", read_only / "ship",
                                                          "--budget-seconds", "300"],
               lambda run: run["code"] == 2 and run["error_lines"] == 1, prefix=prefix)
-    cases.run("optimize --budget-seconds 3", ["optimize", old.name, "-o", "tiny", "--budget-seconds", "3"],
+    cases.run("optimize --budget-seconds 3", ["optimize", plain.name, "-o", "tiny", "--budget-seconds", "3"],
               lambda run: run["code"] == 0)
     script = cases.folder / "tiny" / "session.py"
     ran = subprocess.run([sys.executable, str(script)], capture_output=True, timeout=120) if script.exists() else None
@@ -222,8 +226,8 @@ def _edges(cases: Cases, old: Path) -> None:
     cases.results["optimize --budget-seconds 3"]["held"] &= bool(ran and ran.returncode == 0)
     bad = os.fsencode(cases.folder) + b"/bad\xff.onnx"
     with open(bad, "wb") as handle:
-        handle.write(old.read_bytes())
-    cases.run("a file name not UTF-8", ["inspect", os.fsdecode(bad)],
+        handle.write(plain.read_bytes())
+    cases.run("a file name not UTF-8", ["bench", os.fsdecode(bad), "--iterations", "3"],
               lambda run: run["code"] == 2 and "not valid UTF-8" in run["stderr"] and run["error_lines"] == 1)
 
 

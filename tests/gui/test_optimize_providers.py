@@ -26,7 +26,7 @@ def test_the_kinds_list_shows_the_provider_candidates(qtbot, window):
     assert titles["openvino-fp32"] == "OpenVINO (FP32)" and titles["openvino"] == "OpenVINO (its default precision)"
     assert "float16 policy" in panel.kinds.item(listed.index("openvino")).toolTip()
     _only(panel, ("openvino-fp32", "ort"))
-    assert panel.params().kinds == ["ort", "openvino-fp32"]
+    assert panel.chosen_kinds() == ["ort", "openvino-fp32"]
 
 
 def test_a_search_of_openvino_fills_its_row(qtbot, window, tmp_path, openvino_plugin):

@@ -71,6 +71,8 @@ def wants_providers(wanted: list[str]) -> bool:
 def session_for(kind: str, config: SessionConfig) -> SessionConfig:
     """The user's session with the candidate's provider and options instead of theirs (the
     options the user gave that provider are kept, the candidate's win)."""
+    from app.core.session.create import with_plugin_records
+
     spec = PROVIDER_KINDS[kind]
     session = config.checked()
     own = next((p.options for p in config.providers if p.name == spec.provider), {})
@@ -78,10 +80,10 @@ def session_for(kind: str, config: SessionConfig) -> SessionConfig:
     if spec.provider == SHORT_NAMES["openvino"] and config.intra_op_num_threads and not options.get("num_of_threads"):
         # OpenVINO keeps its own threads (ORT's intra-op count does not reach it): it is judged on
         # as many as the user's session runs, not on every core against their one
-        options["num_of_threads"] = config.intra_op_num_threads
+        options["num_of_threads"] = str(config.intra_op_num_threads)
     session.providers = [ProviderSpec(spec.provider, options)]
     session.validate()
-    return session
+    return with_plugin_records(session)     # the preset it ships names the plugin package it came from
 
 
 def skip_reason(kind: str, config: SessionConfig, usable: dict[str, dict]) -> str:

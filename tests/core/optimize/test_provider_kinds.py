@@ -50,10 +50,17 @@ def test_a_provider_candidate_runs_on_the_users_session_with_its_provider():
                          providers=[ProviderSpec("CPUExecutionProvider")])
     session = session_for("openvino-fp32", user)
     assert session.provider_names() == [OPENVINO]
-    assert session.providers[0].options == {"precision": "FP32", "num_of_threads": 2}, \
+    assert session.providers[0].options == {"precision": "FP32", "num_of_threads": "2"}, \
         "OpenVINO is judged on as many threads as the user's session runs"
     assert session.graph_optimization_level == "extended" and user.provider_names() == ["CPUExecutionProvider"]
     assert "num_of_threads" not in session_for("openvino", SessionConfig()).providers[0].options
+
+
+def test_a_provider_from_a_plugin_package_is_recorded_as_such(monkeypatch):
+    monkeypatch.setattr("app.core.session.plugins.package_source",
+                        lambda name: {"package": "onnxruntime-ep-openvino", "version": "1.8.1"})
+    session = session_for("openvino", CPU)
+    assert session.providers[0].plugin == {"package": "onnxruntime-ep-openvino", "version": "1.8.1"}
 
 
 def test_the_tolerance_is_the_kinds_policy_with_the_users_over_it():

@@ -13,6 +13,9 @@ Per model it reports the kind chosen, the claimed speedup with its interval, the
 re-measurements (the chosen model with your settings, and with the shipped preset when it
 was tuned), whether the claim lands within 5 % of their median and is never slower, whether
 the held-out check passed, and the wall time against the budget (goal: within +10 %).
+An answer that ships the source on another execution provider (OpenVINO …) is re-measured as
+it ships: the source on your provider against the source on that provider's session, and
+checked the same way (--kinds narrows the search, e.g. to openvino,openvino-fp32).
 Prints one JSON object.
 
 Models come from FOLDER (the .onnx files PyPI wheels ship, e.g. rapidocr-onnxruntime,
@@ -21,7 +24,7 @@ them.
 
     python benchmarks/optimize_truth.py FOLDER [--budget-seconds 150] [--only ocr-cls,bert]
         [--duration 3] [--repeats 2] [--out DIR] [--try-expected-slower] [--settings "--threads 1"]
-        [--busy 3] [--fresh]
+        [--busy 3] [--fresh] [--kinds openvino,openvino-fp32,optimize]
 """
 
 from __future__ import annotations
@@ -142,16 +145,24 @@ def remeasure(source: str, user: dict, chosen: str, settings: dict, claim: float
             "never_slower": all(r["verdict"] != "slower" for r in later)}
 
 
-def held_out(source: str, chosen: str, settings: dict, tolerance: dict | None) -> dict:
-    """The shipped model against the source on inputs the search never saw (other seeds)."""
-    from app.core.convert.fidelity import compare_outputs
+def held_out(source: str, chosen: str, settings: dict, tolerance: dict | None, user: dict | None = None) -> dict:
+    """The shipped model against the source on inputs the search never saw (other seeds): the
+    source with your settings `user` (default: the shipped ones), the shipped model with its own."""
+    from app.core.convert.fidelity import RunFailed, compare, failed_report, reference_run, run_variant
+    from app.core.session.input_spec import FeedSpec
+    from app.core.session.outputs import Tolerance
 
     config = SessionConfig.from_dict(settings)
+    base = SessionConfig.from_dict(user) if user is not None else config
     rows = []
     for seed in HELD_OUT_SEEDS:
         spec = config.inputs.to_dict()
         spec.update(seed=seed, data="")
-        report = compare_outputs(source, chosen, spec, tolerance or {}, config)
+        reference = reference_run(source, FeedSpec.from_dict(spec), base)
+        try:
+            report = compare(reference, run_variant(chosen, reference, config), Tolerance.from_dict(tolerance or {}))
+        except RunFailed as exc:
+            report = failed_report(reference, Tolerance.from_dict(tolerance or {}), exc.message)
         cosines = [o["cosine"] for o in report["outputs"] if o.get("cosine") is not None]
         rows.append({"seed": seed, "passed": bool(report["passed"]), "max_abs_diff": report.get("max_abs_diff"),
                      "min_cosine": round(min(cosines), 6) if cosines else None})
@@ -167,7 +178,7 @@ def truth(name: str, folder: Path, out: Path, args) -> dict:
     file = MODELS[name][0]
     load = os.getloadavg()[0]
     more = (*(("--try-expected-slower",) if args.try_expected_slower else ()), *shlex.split(args.settings),
-            *(("--fresh",) if args.busy or args.fresh else ()))     # a busy search measures anew, not a quiet one's kept figures
+            *(("--fresh",) if args.busy or args.fresh else ()), *(("--kinds", args.kinds) if args.kinds else ()))     # a busy search measures anew, not a quiet one's kept figures
     with burning(args.busy) if args.busy else contextlib.nullcontext():
         source, result, wall, errors = run_optimize(name, folder, out, args.budget_seconds, more)
     row = {"name": name, "model": file, "budget_seconds": args.budget_seconds, "wall_seconds": round(wall, 1),
@@ -184,9 +195,14 @@ def truth(name: str, folder: Path, out: Path, args) -> dict:
                candidates=summary_of(result), tune=result["tune"].get("why") or result["tune"].get("note"))
     user = result["session"]
     goal = BUSY_GOAL if args.busy else CLAIM_GOAL
+    chosen_row = next(r for r in result["candidates"] if r["kind"] == choice["kind"])
+    own = chosen_row.get("session") or user        # a provider candidate runs on its own session
+    if choice.get("provider"):
+        row.update(provider=choice["provider"], provider_options=choice.get("provider_options"),
+                   fidelity=choice.get("fidelity"))
     variant_claim = claim if not (choice["tuned"] and choice["kind"] == "source") else 1.0
     if choice["kind"] != "source":          # the chosen model with your settings: what the claim is of
-        row["variant"] = remeasure(source, user, choice["model"], user, claim, args.duration, args.repeats, goal)
+        row["variant"] = remeasure(source, user, choice["model"], own, claim, args.duration, args.repeats, goal)
     if choice["tuned"]:                     # what ships: the chosen model with the preset
         shipped_claim = variant_claim * choice["settings_speedup"]["speedup"]
         row["shipped"] = remeasure(source, user, choice["model"], choice["settings"], shipped_claim,
@@ -197,7 +213,7 @@ def truth(name: str, folder: Path, out: Path, args) -> dict:
     row["claim_holds"] = all(c["within_goal"] for c in checks)
     row["never_slower"] = all(c["never_slower"] for c in checks)
     row["held_out"] = held_out(source, choice["model"], choice["settings"],
-                               (choice.get("fidelity") or {}).get("tolerance"))
+                               (choice.get("fidelity") or {}).get("tolerance"), user)
     row["load_after"] = round(os.getloadavg()[0], 2)
     return row
 
@@ -218,6 +234,7 @@ def main() -> None:
                         help="make and measure every candidate anew (by default optimize reuses those an earlier run kept)")
     parser.add_argument("--busy", type=float, default=0.0, metavar="SPELL",
                         help="search while a second process burns a core in spells of SPELL seconds; re-measure quiet")
+    parser.add_argument("--kinds", default="", help="the candidates to try (default: every kind)")
     parser.add_argument("--settings", default="", help="the user's own session flags, as one string (e.g. "
                         "'--threads 1' for a service that gives each model one core): every claim is against them")
     args = parser.parse_args()

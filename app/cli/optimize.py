@@ -5,7 +5,7 @@ from __future__ import annotations
 from app.cli.common import add_cluster_argument, add_json_flag, format_table, output, render_inputs, run_job_cli
 from app.cli.convert import add_tolerance_arguments, tolerance_from_args
 from app.cli.session_args import add_session_arguments, session_config_from_args
-from app.core.convert.options import KINDS
+from app.core.optimize.candidates import ALL_KINDS
 from app.core.jobs.errors import UserError
 from app.core.optimize.jobs import OPTIMIZE
 from app.core.optimize.report import where_text
@@ -72,7 +72,8 @@ def register(subparsers) -> None:
     parser.add_argument("--objective", choices=["latency", "throughput"], default="latency")
     parser.add_argument("--latency-limit", dest="latency_limit_ms", metavar="MS",
                         help="only a candidate whose median latency is at most MS milliseconds is chosen")
-    parser.add_argument("--kinds", metavar="K1,K2", help=f"the conversions to try (default all: {', '.join(KINDS)})")
+    parser.add_argument("--kinds", metavar="K1,K2", help="the candidates to try: conversions, and the source on another execution provider "
+                             f"(default all: {', '.join(ALL_KINDS)})")
     parser.add_argument("--budget-seconds", metavar="S", help="the whole search's time (default 300)")
     parser.add_argument("--screen-seconds", metavar="S",
                         help="how long each candidate and the source are timed, at most (default 2)")

@@ -19,7 +19,7 @@ def test_optimize_writes_the_folder_and_prints_the_answer(ortune, tmp_path):
 
 def test_optimize_refuses_bad_input_in_one_line(ortune, tmp_path):
     model = models.save(models.tiny_add(), tmp_path / "add.onnx")
-    for args, message in ((("--kinds", "fp8"), "unknown conversion"), (("--objective", "speed"), "invalid choice"),
+    for args, message in ((("--kinds", "fp8"), "unknown candidate kind 'fp8'"), (("--objective", "speed"), "invalid choice"),
                           (("--target", "gpu-box"), "no target named 'gpu-box'"),
                           (("--budget-seconds", "0"), "--budget-seconds must be at least 1"),
                           (("--cluster-tasks", "3"), "--cluster-tasks is for a search spread over a cluster"),

@@ -51,8 +51,8 @@ def log_tail(step_name, lines=8):
     return [line[:300] for line in section if line.strip()][-lines:]
 
 
-def tests():
-    path = os.path.join(OUT, "junit.xml")
+def tests(name="junit.xml"):
+    path = os.path.join(OUT, name)
     if not os.path.exists(path):
         return None
     try:
@@ -81,6 +81,18 @@ def tests():
     return summary
 
 
+def gpu_plugin(step_rows):
+    """The GPU plugin EP part: what was installed, or why it was skipped, and its tests."""
+    plugin = os.environ.get("PLUGIN", "")
+    skipped = read_text("plugin_skipped.txt")
+    report = tests("plugin_junit.xml")
+    install = next((s for s in step_rows if s["name"].startswith("install onnxruntime-ep-")), None)
+    if skipped and install is not None:
+        skipped += ": " + " | ".join(log_tail(install["name"], 3))
+    return {"requirement": os.environ.get("PLUGIN_SPEC") or None, "installed": bool(plugin),
+            "skipped": skipped or None, "tests": report}
+
+
 def main():
     step_rows = steps()
     devices = read_json("devices.json")
@@ -94,8 +106,9 @@ def main():
     if not installed:
         problems.append("onnxruntime-gpu could not be installed: " + " | ".join(
             log_tail(next((s["name"] for s in reversed(step_rows) if s["name"].startswith("install")), "install"), 4)))
+    plugin = gpu_plugin(step_rows)
     for row in step_rows:
-        if row["rc"] != 0 and not row["name"].startswith("install"):
+        if row["rc"] != 0 and not row["name"].startswith("install") and row["name"] != "plugin-tests":
             problems.append(f"step '{row['name']}' ended with {row['rc']}: " + " | ".join(log_tail(row["name"], 4)))
     if cuda is None:
         problems.append("the provider probe did not report CUDA")
@@ -107,6 +120,11 @@ def main():
         problems.append(f"{test_summary['failed']} test(s) failed, {test_summary['errors']} error(s)")
     elif not test_summary["gpu_passed"]:
         problems.append("every GPU test was skipped")
+    plugin_tests = plugin["tests"] or {}
+    if plugin["installed"] and "passed" not in plugin_tests:
+        problems.append("the GPU plugin was installed but its tests left no report")
+    elif plugin_tests.get("failed") or plugin_tests.get("errors"):
+        problems.append(f"GPU plugin: {plugin_tests['failed']} test(s) failed, {plugin_tests['errors']} error(s)")
     graph = ((benchmark or {}).get("modes") or {}).get("cuda-graph") if isinstance(benchmark, dict) else None
     if not graph or graph.get("status") != "measured":
         problems.append("the benchmark did not measure the CUDA graph mode")
@@ -120,6 +138,7 @@ def main():
         "providers": providers,
         "tests": test_summary,
         "benchmark": benchmark,
+        "gpu_plugin": plugin,
         "steps": step_rows,
         "problems": problems,
         "artifacts": OUT,

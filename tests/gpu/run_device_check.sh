@@ -7,6 +7,11 @@
 # the CUDA and cuDNN libraries that PyPI ships as nvidia-* wheels), runs the GPU tests plus
 # the IO binding tests, then a short IO binding benchmark on CUDA, and prints ONE JSON
 # summary on stdout -- also when a step fails: the summary then says which step and why.
+# Last, with what time is left, the GPU plugin execution provider (onnxruntime-ep-nv-tensorrt-rtx,
+# a package that carries its own libraries): installed without dependencies, so it never
+# replaces onnxruntime-gpu, then found, listed and run by the plugin tests. Where it cannot be
+# installed or loaded (no wheel, no time, a driver it cannot use) that part is skipped and the
+# summary says why; only a plugin test that fails makes the check fail.
 # Everything else (the full log, the test report, the benchmark's JSON) goes to $OUT, or a
 # new temporary folder when OUT is not set. It stays under 10 minutes: every step gets
 # what is left of the budget (ORTUNE_CHECK_BUDGET_S, default 570 seconds).
@@ -56,7 +61,7 @@ summarize() {
     trap - EXIT
     local python=${PY:-python3}
     [[ -x "$VENV/bin/python" ]] || python=python3
-    OUT="$OUT" ROOT="$ROOT" INSTALLED="$INSTALLED" ELAPSED=$(( $(date +%s) - START )) \
+    OUT="$OUT" ROOT="$ROOT" INSTALLED="$INSTALLED" PLUGIN="$PLUGIN" PLUGIN_SPEC="${PLUGIN_SPEC:-}" ELAPSED=$(( $(date +%s) - START )) \
         "$python" "$ROOT/tests/gpu/device_summary.py" 2>>"$LOG" || \
         printf '{"check": "ortune-device-check", "ok": false, "problems": ["the summary could not be written; see %s"]}\n' "$LOG"
 }
@@ -71,9 +76,12 @@ fi
 DRIVER_MAJOR=$(nvidia-smi --query-gpu=driver_version --format=csv,noheader 2>/dev/null | head -1 | cut -d. -f1)
 if [[ "$DRIVER_MAJOR" =~ ^[0-9]+$ ]] && (( DRIVER_MAJOR < 580 )); then
     SPECS=("${ORT_SPEC:-onnxruntime-gpu[cuda,cudnn]==1.26.*}" "onnxruntime-gpu[cuda,cudnn]<1.27" "onnxruntime-gpu<1.27")
+    PLUGIN_SPEC="${PLUGIN_SPEC:-onnxruntime-ep-nv-tensorrt-rtx-cu12}"
 else
     SPECS=("${ORT_SPEC:-onnxruntime-gpu[cuda,cudnn]==1.31.*}" "onnxruntime-gpu[cuda,cudnn]" "onnxruntime-gpu")
+    PLUGIN_SPEC="${PLUGIN_SPEC:-onnxruntime-ep-nv-tensorrt-rtx-cu13}"
 fi
+PLUGIN=""
 uname -sr > "$OUT/kernel.txt" 2>&1
 
 for candidate in python3.13 python3.12 python3.11 python3; do
@@ -128,7 +136,20 @@ json.dump({"version": o.__version__, "in_build": o.get_available_providers(), "b
           open("'"$OUT"'/ort.json", "w"))'
 step devices 120 bash -c '"$0" -m app devices --json > "$1/devices.json"' "$VPY" "$OUT"
 step tests 300 "$VPY" -m pytest tests/gpu tests/core/iobinding/test_iobinding.py tests/cli/test_iobinding.py \
-    -q -rs -p no:cacheprovider --junitxml="$OUT/junit.xml"
+    --ignore=tests/gpu/test_plugin_eps.py -q -rs -p no:cacheprovider --junitxml="$OUT/junit.xml"
 step benchmark 150 bash -c '"$0" benchmarks/iobinding.py --provider cuda --batch 32 --size 224 --iterations 200 > "$1/benchmark.json"' \
     "$VPY" "$OUT"
+
+# The GPU plugin EP with what is left (it downloads ~150 MB): never with less than two minutes.
+if [[ -z "$INSTALLED" ]]; then
+    echo "onnxruntime-gpu was not installed" > "$OUT/plugin_skipped.txt"
+elif (( $(left) < 120 )); then
+    echo "too little time was left ($(left) s) after the CUDA checks" > "$OUT/plugin_skipped.txt"
+elif step "install $PLUGIN_SPEC" 150 "${PIP[@]}" --no-deps "$PLUGIN_SPEC"; then
+    PLUGIN=$PLUGIN_SPEC
+    step plugin-tests 150 "$VPY" -m pytest tests/gpu/test_plugin_eps.py -q -rs -p no:cacheprovider \
+        --junitxml="$OUT/plugin_junit.xml"
+else
+    echo "pip could not install $PLUGIN_SPEC (see the log)" > "$OUT/plugin_skipped.txt"
+fi
 exit 0

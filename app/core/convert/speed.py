@@ -69,11 +69,13 @@ def _cannot_measure(report: dict, config: SessionConfig) -> str:
 
 
 def measure_speed(source: str, variant: str, config: SessionConfig, seconds: float, folder: Path,
-                  ctx: JobContext | None = None, feeds: Path | None = None, start: float = 0.0) -> dict:
+                  ctx: JobContext | None = None, feeds: Path | None = None, start: float = 0.0,
+                  variant_config: SessionConfig | None = None) -> dict:
     """`variant` against `source`, each in a member process of its own, for about `seconds`
     in all (at least SPEED_ROUNDS rounds, and longer while the interval does not answer);
     on `feeds` (an .npz) when given, else on the inputs `config` makes for the source, which
-    the variant then gets too."""
+    the variant then gets too. `variant_config`: the variant's own session (its provider), if
+    not `config`."""
     from app.core.bench.alternate import alternate, summarize
     from app.core.bench.bench import RunSettings
     from app.core.bench.jobs import MEMBER, MemberParams
@@ -85,9 +87,14 @@ def measure_speed(source: str, variant: str, config: SessionConfig, seconds: flo
         base.inputs = FeedSpec(mode="files", files={"*": str(feeds)}, seed=base.inputs.seed,
                                vocab_size=base.inputs.vocab_size)
     settings = RunSettings(duration_s=max(seconds / 2, 0.001))
-    members = [MemberParams(path=str(path), session=base.checked(), run=settings,
+    own = base.checked()
+    if variant_config is not None:
+        own = variant_config.checked()
+        own.inputs = base.checked().inputs
+    members = [MemberParams(path=str(path), session=session, run=settings,
                             variant=label, record=False, reference_dir=str(folder), is_reference=index == 0)
-               for index, (path, label) in enumerate(((source, "source"), (variant, "variant")))]
+               for index, (path, label, session) in enumerate(((source, "source", base.checked()),
+                                                               (variant, "variant", own)))]
 
     def on_event(index: int, event: str, payload: dict) -> None:
         if event == "log":

@@ -8,12 +8,24 @@ from __future__ import annotations
 
 from app.core.convert.options import KINDS
 from app.core.convert.speed import CPU, slower_hint
+from app.core.optimize import provider_kinds
 from app.core.session.config import SessionConfig
 from app.core.session.providers import GPU_PROVIDERS
 
 #: the order candidates are made in: the ones most likely to help first, so a short budget
 #: spends itself on them
 ORDER = ("optimize", "ort", "int8-dynamic", "int8-static", "int4", "transformers", "fp16", "mixed", "compiled")
+#: every candidate kind: the conversions, then the source on another execution provider
+#: (app.core.optimize.provider_kinds)
+ALL_KINDS = ORDER + tuple(provider_kinds.PROVIDER_KINDS)
+
+
+def kind_title(kind: str) -> tuple[str, str]:
+    """(title, summary) of a candidate kind, as the window lists it."""
+    if kind in provider_kinds.PROVIDER_KINDS:
+        spec = provider_kinds.PROVIDER_KINDS[kind]
+        return spec.title, spec.summary
+    return KINDS[kind].title, KINDS[kind].summary
 _INT8 = ("int8-dynamic", "int8-static")
 _HALF = ("fp16", "mixed")
 
@@ -53,14 +65,18 @@ EXPECTED_SLOWER = _INT8 + _HALF
 
 
 def plan(wanted: list[str], config: SessionConfig, shape: dict, cpu_flags: set[str],
-         try_expected_slower: bool = False) -> list[tuple[str, str]]:
-    """Every conversion kind in ORDER with its skip reason ('' for the ones to make).
-    `try_expected_slower`: make the kinds expected to run slower here too, to see them measured."""
+         try_expected_slower: bool = False, usable: dict[str, dict] | None = None) -> list[tuple[str, str]]:
+    """Every candidate kind in ALL_KINDS with its skip reason ('' for the ones to make or run).
+    `try_expected_slower`: make the kinds expected to run slower here too, to see them measured;
+    `usable`: provider name -> the provider probe's row (None: the providers were not probed)."""
     assert set(ORDER) == set(KINDS), "a new conversion kind needs its place in ORDER"
     rows = []
-    for kind in ORDER:
+    for kind in ALL_KINDS:
         if wanted and kind not in wanted:
             rows.append((kind, "not asked for (the kinds to try were narrowed)"))
+        elif kind in provider_kinds.PROVIDER_KINDS:
+            rows.append((kind, "the execution providers were not probed (a search over a cluster tries the conversions only)" if usable is None
+                         else provider_kinds.skip_reason(kind, config, usable)))
         elif try_expected_slower and kind in EXPECTED_SLOWER:
             rows.append((kind, ""))
         else:

@@ -62,7 +62,7 @@ def confirm_best(search, limit: float | None) -> dict:
         try:
             with search.budget.sub(f"{best['kind']}: measuring it again, alone") as sub:
                 speed = measure_speed(str(search.source), search.made[best["kind"]], search.config, 2 * seconds,
-                                      folder, sub)
+                                      folder, sub, variant_config=search.sessions.get(best["kind"]))
         except JobCancelled:
             if search.budget.ctx.cancelled:
                 raise

@@ -69,10 +69,13 @@ def screen_together(reports: dict[str, dict], config: SessionConfig, seconds: fl
     source = next(iter(reports.values()))["input"]
     settings = RunSettings(duration_s=max(seconds, 0.001))
     with tempfile.TemporaryDirectory(prefix="ortune-screen-") as folder:
-        members = [MemberParams(path=path, session=config.checked(), run=settings, variant=kind, record=False,
-                                reference_dir=folder, is_reference=index == 0)
-                   for index, (kind, path) in enumerate([("source", source)]
-                                                        + [(k, reports[k]["output"]) for k in kinds])]
+        # a provider candidate (app.core.optimize.provider_kinds) runs on its own session, its
+        # outputs checked under its policy's tolerance
+        members = [MemberParams(path=path, session=(report.get("session") or config).checked(), run=settings,
+                                variant=kind, record=False, reference_dir=folder, is_reference=index == 0,
+                                tolerance=dict(report.get("tolerance", {})))
+                   for index, (kind, path, report) in enumerate([("source", source, {})]
+                                                                + [(k, reports[k]["output"], reports[k]) for k in kinds])]
 
         def make_plan(run_ms: float, _result) -> BlockPlan:
             plan = plan_blocks(settings, run_ms, len(members), SPEED_ROUNDS, EXTEND * seconds)
@@ -88,7 +91,8 @@ def screen_together(reports: dict[str, dict], config: SessionConfig, seconds: fl
                  "providers": report["providers"], "inputs": source_report["inputs"],
                  "feeds": "made for the source", "measured_with": f"{len(kinds)} candidate(s) at once"}
         hint = slower_hint(kind, report["providers"], reports[kind]["options"]) if row["verdict"] == "slower" else ""
-        speeds[kind] = speed | ({"why": hint} if hint else {})
+        speeds[kind] = speed | ({"why": hint} if hint else {}) | (
+            {"fidelity": report.get("fidelity")} if "session" in reports[kind] else {})
     return speeds, blocks_seconds(alternation)
 
 
@@ -136,9 +140,11 @@ def _update(rows: list[dict], alternation: Alternation, partial: bool) -> None:
 
 
 def measure_finalists(rows: list[dict], made: dict[str, str], config: SessionConfig, seconds: float, ctx,
-                      start_s: float = START_GUESS_S) -> dict:
+                      start_s: float = START_GUESS_S, sessions: dict[str, SessionConfig] | None = None) -> dict:
     """Measure `rows` (the finalists) against the source in `made` within about `seconds`;
-    their rows are updated in place. Returns what was done, for the result."""
+    their rows are updated in place. Returns what was done, for the result. `sessions`: the
+    session of each kind that runs on its own (a provider candidate), else `config`'s."""
+    sessions = sessions or {}
     from app.core.bench.jobs import MEMBER, MemberParams
     from app.core.tune.narrow import alternate_until_narrow
 
@@ -155,8 +161,8 @@ def measure_finalists(rows: list[dict], made: dict[str, str], config: SessionCon
     least = fitted_rounds(MIN_ROUNDS, seconds - (len(rows) + 1) * start_s, (len(rows) + 1) * block * run_ms / 1000.0)
     kept: list[Alternation] = []
     with tempfile.TemporaryDirectory(prefix="ortune-finalists-") as folder:
-        members = [MemberParams(path=made[kind], session=config.checked(), run=settings, variant=kind, record=False,
-                                reference_dir=folder, is_reference=index == 0)
+        members = [MemberParams(path=made[kind], session=sessions.get(kind, config).checked(), run=settings,
+                                variant=kind, record=False, reference_dir=folder, is_reference=index == 0)
                    for index, kind in enumerate(["source"] + [r["kind"] for r in rows])]
         try:
             alternation = alternate_until_narrow(MEMBER, members, settings, ctx, extend, on_partial=kept.append,

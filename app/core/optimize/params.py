@@ -17,7 +17,7 @@ SCREEN_S = 2.0
 class OptimizeParams(Params):
     model: str
     out_dir: str
-    kinds: list[str] = setting(factory=list)                  # conversion kinds to try; empty: every kind
+    kinds: list[str] = setting(factory=list)                  # candidate kinds to try; empty: every kind
     objective: str = setting("latency", choices=("latency", "throughput"), flag="--objective")
     latency_limit_ms: float | None = setting(None, minimum=0.001, flag="--latency-limit")
     budget_seconds: float = setting(300.0, minimum=1, flag="--budget-seconds")
@@ -33,10 +33,13 @@ class OptimizeParams(Params):
     try_expected_slower: bool = setting(False, flag="--try-expected-slower")
 
     def validate(self) -> None:
-        from app.core.convert.options import kind_info
+        from app.core.optimize.candidates import ALL_KINDS
+        from app.core.text import printable
 
         for kind in self.kinds:
-            kind_info(kind)
+            if kind not in ALL_KINDS:
+                raise UserError("bad-option", f"unknown candidate kind {printable(kind, 40)!r}; choose among "
+                                              f"{', '.join(ALL_KINDS)}")
         if not self.out_dir.strip():
             raise UserError("bad-option", "optimize needs an output folder (-o DIR)")
         unknown = set(self.tolerance) - {"atol", "rtol", "min_cosine"}

@@ -156,12 +156,15 @@ def answer(best: dict, tune: dict, model: Path, preset: Path, user_session: dict
     `unmeasured`: why no candidate was measured at all (app.core.optimize.plan.nothing_measured),
     which the answer says instead of "nothing measured was faster"."""
     tuned = not tune.get("skipped") and tune.get("clearly_faster") and tune.get("kind") == best["kind"]
-    settings = tune["session"] if tuned else user_session
+    # a provider candidate ships the source with its own session (app.core.optimize.provider_kinds)
+    settings = tune["session"] if tuned else best.get("session") or user_session
     choice = {"kind": best["kind"], "model": str(model), "preset": str(preset), "speedup": best["speedup"],
               "claim": best.get("claim", best["speedup"]),
               "speedup_ci": best["speedup_ci"], "verdict": best["verdict"], "fidelity": best["fidelity"],
               "settings": settings, "tuned": bool(tuned), "size_bytes": best["size_bytes"],
               "judged_on": best.get("judged_on")}
+    if best.get("provider"):            # the source on another provider: what to ship, in words
+        choice.update(provider=best["provider"], provider_options=best.get("options", {}), ships=best["ships"])
     if tuned:
         choice["settings_speedup"] = {k: tune[k] for k in ("speedup", "speedup_ci", "verdict")}
         choice["rests_on"] = tune.get("rests_on")    # more threads than yours: the cores free while measured
@@ -208,6 +211,9 @@ def _answer(choice: dict) -> str:
         return "keep the source and your settings: nothing measured was faster than the source and faithful"
     figures = _figures(choice["speedup"], choice["speedup_ci"])
     text = f"{choice['kind']}: {figures} the source's speed ({verdict_words(choice['verdict'])})"
+    if choice.get("provider"):
+        text = f"{choice['kind']} — ship {choice['ships']}: {figures} your provider's speed " \
+               f"({verdict_words(choice['verdict'])})"
     claim = choice.get("claim")
     if claim is not None and choice["verdict"] == FASTER and claim < choice["speedup"]:
         text += f", claimed at ×{claim:.2f} as the machine was busy"

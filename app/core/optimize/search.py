@@ -26,7 +26,7 @@ from app.core.drift.jobs import REPAIR, RepairParams
 from app.core.drift.repair import KEEP_OPTION
 from app.core.jobs.errors import JobCancelled, JobFailed, UserError
 from app.core.model.jobs import ModelPath
-from app.core.optimize import candidates, finalists
+from app.core.optimize import candidates, finalists, provider_kinds
 from app.core.optimize.budget import Budget
 from app.core.optimize.plan import TUNE_OWN, least_to_measure, nothing_measured, tune_keep, tune_least, tune_needs
 from app.core.optimize.confirm import confirm_best
@@ -53,6 +53,7 @@ class Search:
         self.config = params.session
         self.rows: list[dict] = [source_row(source)]
         self.made: dict[str, str] = {"source": str(source)}     # kind -> the model file made in scratch
+        self.sessions: dict = {}    # kind -> the session a provider candidate runs the source on
         self.reports: list[dict] = []
         self.tune: dict = {"skipped": True, "why": "not reached"}
         self.reuse = Reuse(params, source)     # candidates measured before, kept in the history
@@ -73,23 +74,33 @@ class Search:
 
     def screen(self, plan: list[tuple[str, str]]) -> None:
         """Make and check every kind to make (several at once), then time those that passed
-        against the source, together (app.core.optimize.finalists.screen_together); a row
-        is added for each kind, in the plan's order."""
-        to_make = [kind for kind, why in plan if not why]
+        against the source, together (app.core.optimize.finalists.screen_together), with the
+        provider candidates, which that timing checks too; a row is added for each kind, in
+        the plan's order."""
+        to_run = {kind: provider_kinds.pending_report(kind, str(self.source), self.config, self.params.tolerance)
+                  for kind, why in plan if not why and kind in provider_kinds.PROVIDER_KINDS}
+        self.sessions = {kind: report["session"] for kind, report in to_run.items()}
+        to_make = [kind for kind, why in plan if not why and kind not in to_run]
         speed_s = min(self.params.screen_seconds,
-                      max(0.2, 0.3 * (self.params.budget_seconds - self.reserve) / max(1, len(to_make))))
+                      max(0.2, 0.3 * (self.params.budget_seconds - self.reserve) / max(1, len(to_make) + len(to_run))))
         read_s = self.budget.elapsed()
-        made = self.make_all(to_make, speed_s)
+        made = self.make_all(to_make, speed_s) if to_make else {}
         # what measuring anything needs: this reading, the rounds of making, two timed against the source
         self.fixed_s = (read_s + -(-len(to_make) // self.parallel) * self.budget.make_cost.value
                         + 3 * (self.budget.start_s + speed_s) + self.budget.finish)
         checked = {kind: report for kind, report in made.items() if "status" not in report
                    and report["check"] == "passed"}
-        speeds = self.time_all(checked, speed_s / 2)
+        speeds = self.time_all(checked | to_run, speed_s / 2)
         for kind, why in plan:
             self.budget.ctx.check_cancel()
             if why:
                 self._add(failed_row(kind, "skipped", why))
+            elif kind in to_run and isinstance(speeds.get(kind), str):
+                self._add(failed_row(kind, "skipped", speeds[kind]))
+            elif kind in to_run:
+                self.made[kind] = str(self.source)
+                self.reports.append({"speed": {"inputs": speeds[kind].get("inputs", [])}})   # the inputs it ran on
+                self._add(provider_kinds.provider_row(kind, to_run[kind], speeds[kind], self.rows[0]["size_bytes"]))
             elif "status" in made[kind]:
                 self._add(made[kind])
             elif kind in checked and isinstance(speeds.get(kind), str):
@@ -205,7 +216,8 @@ class Search:
         try:
             started = self.budget.elapsed()
             with self.budget.sub(f"measuring the best {len(picked)} precisely against the source") as sub:
-                self.finals = finalists.measure_finalists(picked, self.made, self.config, seconds, sub, start_s)
+                self.finals = finalists.measure_finalists(picked, self.made, self.config, seconds, sub, start_s,
+                                                          self.sessions)
             if "blocks_s" in self.finals:
                 self.budget.note_alternation(started, self.finals["blocks_s"], len(picked) + 1)
         except JobCancelled:
@@ -242,8 +254,9 @@ class Search:
                                                  f"process takes {self.budget.start_s:.1f} s (a budget of about "
                                                  f"{10 * -(-need // 10):.0f} s leaves it that)"}
             return
-        tune = TuneParams(path=self.made[best["kind"]], session=self.config,
-                          limits={"providers": self.config.provider_names()}, budget_seconds=max(1.0, TUNE_OWN * left),
+        session = self.sessions.get(best["kind"], self.config)     # a provider candidate's, or the user's
+        tune = TuneParams(path=self.made[best["kind"]], session=session,
+                          limits={"providers": session.provider_names()}, budget_seconds=max(1.0, TUNE_OWN * left),
                           finalists=1, confirm_seconds=min(2.0, max(0.5, 0.08 * left)), start_s=self.budget.start_s)
         self.budget.expect(TUNE_OWN * left)
         try:
@@ -311,14 +324,15 @@ def optimize(params: OptimizeParams, ctx, place=None) -> dict:
     budget.label = "reading the model" + ("" if params.data else " and making samples for its inputs")
     budget.progress()
     partial = False
-    with tempfile.TemporaryDirectory(prefix="ortune-optimize-") as scratch, ThreadPoolExecutor(2) as pool:
-        # two processes at once: the model's layout, and the inputs it runs on (for the samples,
-        # and for session.py when the budget measures nothing)
+    with tempfile.TemporaryDirectory(prefix="ortune-optimize-") as scratch, ThreadPoolExecutor(3) as pool:
+        # processes at once: the model's layout, the inputs it runs on (for the samples, and for
+        # session.py when the budget measures nothing), and the providers that start here
         shape = pool.submit(run_child, DETECT_TRANSFORMER, ModelPath(str(source)), ctx)
+        usable = pool.submit(provider_kinds.usable_providers, params.kinds, params.session, ctx) if place is None else None
         probe = pool.submit(probe_inputs, source, params, ctx).result()
         samples = None if params.data else make_samples(source, probe, params, Path(scratch))
         plan = candidates.plan(params.kinds, params.session, shape.result(), cpu_description()[1],
-                               params.try_expected_slower)
+                               params.try_expected_slower, usable.result() if usable is not None else None)
         split = None
         if params.data:
             user_folder = Path(params.data).expanduser().absolute()
@@ -347,6 +361,9 @@ def optimize(params: OptimizeParams, ctx, place=None) -> dict:
                 row["judged_on"] = data["judged"]
         if "session" in search.tune:
             _user_session(params, split, search.tune["session"])
+        for row in search.rows:         # a provider candidate's session ships too
+            if "session" in row:
+                _user_session(params, split, row["session"])
         result = {"model": str(source), "out_dir": str(folder), "objective": params.objective,
                   "objective_note": "throughput is judged as one stream's runs per second (1 / median latency)"
                                     if params.objective == "throughput" else "",

@@ -53,8 +53,8 @@ def keep_candidates(rows: list[dict], made: dict, folder: Path, source: Path) ->
     kept = folder / CANDIDATES
     kept.mkdir(parents=True, exist_ok=True)
     for row in rows:
-        if row["kind"] == "source" or row["kind"] not in made:
-            continue
+        if row["kind"] == "source" or row["kind"] not in made or row.get("provider"):
+            continue        # a provider candidate is the source itself, on another provider
         chosen = Path(made[row["kind"]])
         target = kept / f"{row['kind']}{chosen.suffix}"
         with Staging(target, protected=(source,)) as stage:

@@ -1,4 +1,4 @@
-from app.core.optimize.candidates import ORDER, plan, skip_reason
+from app.core.optimize.candidates import ALL_KINDS, plan, skip_reason
 from app.core.session.config import ProviderSpec, SessionConfig
 
 CPU = SessionConfig()
@@ -27,7 +27,7 @@ def test_int4_and_transformers_need_what_they_work_on():
 
 def test_the_plan_names_every_kind_and_the_narrowed_ones():
     rows = dict(plan(["ort"], CPU, MATMUL, set()))
-    assert list(rows) == list(ORDER) and rows["ort"] == ""
+    assert list(rows) == list(ALL_KINDS) and rows["ort"] == ""
     assert all("not asked for" in why for kind, why in rows.items() if kind != "ort")
 
 

@@ -34,7 +34,7 @@ def _search(tmp_path, speedups, left=100.0):
                      "speedup_ci": [speedup - 0.1, speedup + 0.1]})
     return SimpleNamespace(params=SimpleNamespace(budget_seconds=100.0, screen_seconds=0.5), rows=rows,
                            budget=_Budget(left), reserve=0.0, tune_reserve=0.0, scratch=tmp_path, source=model,
-                           made={k: str(tmp_path / f"{k}.onnx") for k in speedups}, config=None)
+                           made={k: str(tmp_path / f"{k}.onnx") for k in speedups}, config=None, sessions={})
 
 
 @pytest.fixture
@@ -42,9 +42,10 @@ def measured(monkeypatch):
     """kind -> the (ratio, interval, verdict) its confirmation finds; the kinds confirmed, in order."""
     figures, asked = {}, []
 
-    def fake(source, variant, config, seconds, folder, ctx):
+    def fake(source, variant, config, seconds, folder, ctx, variant_config=None):
         kind = variant.rsplit("/", 1)[-1][:-5]
         asked.append(kind)
+        figures.setdefault("sessions", {})[kind] = variant_config
         ratio, interval, verdict = figures[kind]
         return {"ratio": ratio, "ratio_ci": interval, "verdict": verdict, "variant_p50_ms": 1.0,
                 "source_p50_ms": ratio}
@@ -149,3 +150,17 @@ def test_without_time_a_finalists_precise_figure_stands(tmp_path, measured):
     best = confirm.confirm_best(search, None)
     assert asked == [] and best["kind"] == "ort" and best["speedup"] == 1.10 and best["confirmed"]
     assert "its finalist figure stands" in best["reason"]
+
+
+def test_a_provider_candidate_is_measured_again_on_its_own_session(tmp_path, measured):
+    from app.core.optimize.provider_kinds import session_for
+    from app.core.session.config import SessionConfig
+
+    figures, asked = measured
+    figures.update(openvino=(2.0, [1.8, 2.2], "faster"))
+    search = _search(tmp_path, {"openvino": 2.1})
+    search.sessions = {"openvino": session_for("openvino", SessionConfig())}
+    best = confirm.confirm_best(search, None)
+    assert best["kind"] == "openvino" and best["speedup"] == 2.0
+    assert figures["sessions"]["openvino"].provider_names() == ["OpenVINOExecutionProvider"], \
+        "the source on the user's provider against the source on OpenVINO, not against itself"

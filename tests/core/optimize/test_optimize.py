@@ -146,5 +146,5 @@ def test_existing_files_are_refused_before_any_work(tmp_path):
     with pytest.raises(UserError, match="already exists; use --force"):
         _run(model, tmp_path / "ship")
     assert sorted(p.name for p in (tmp_path / "ship").iterdir()) == ["preset.json"]
-    with pytest.raises(UserError, match="unknown conversion"):
+    with pytest.raises(UserError, match="unknown candidate kind .fp8."):
         _run(model, tmp_path / "other", kinds=["fp8"])

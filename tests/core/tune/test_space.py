@@ -137,3 +137,15 @@ def test_a_share_of_the_settings_is_checked():
         with pytest.raises(UserError, match="share of the settings"):
             TUNE.make_params({"path": "m.onnx", "share": bad})
     assert TUNE.make_params({"path": "m.onnx", "share": [1, 2]}).share == [1, 2]
+
+
+def test_the_execution_provider_is_a_dimension_with_its_own_options():
+    base = SessionConfig.from_dict({"providers": [{"name": "cpu"}, {"name": "openvino",
+                                                                     "options": {"precision": "FP32"}}]})
+    limits = SearchLimits(providers=base.provider_names(), opt_levels=("all",), execution_modes=("sequential",),
+                          try_spinning=False, try_dynamic_block_base=False)
+    space = build_space(limits, cores=2)
+    assert {c["provider"] for c in space} == {"CPUExecutionProvider", "OpenVINOExecutionProvider"}
+    openvino = apply_candidate(base, next(c for c in space if c["provider"] == "OpenVINOExecutionProvider"))
+    assert openvino.provider_names() == ["OpenVINOExecutionProvider"]
+    assert openvino.providers[0].options == {"precision": "FP32"}, "its precision goes with it"

@@ -12,8 +12,7 @@ from PySide6.QtWidgets import (QCheckBox, QComboBox, QDoubleSpinBox, QFormLayout
                                QSplitter, QVBoxLayout, QWidget)
 
 from app.core.verdict import verdict_words
-from app.core.convert.options import KINDS
-from app.core.optimize.candidates import ORDER
+from app.core.optimize.candidates import ALL_KINDS, kind_title
 from app.core.optimize.jobs import OPTIMIZE
 from app.core.optimize.params import OptimizeParams
 from app.core.optimize.report import where_text
@@ -46,15 +45,16 @@ class OptimizePanel(Panel):
         self.latency_limit = QDoubleSpinBox(maximum=1e6, decimals=3, value=0, suffix=" ms", specialValueText="none")
         self.latency_limit.setToolTip("Only a candidate whose median latency is at most this is chosen.")
         self.kinds = QListWidget()
-        for kind in ORDER:
-            item = QListWidgetItem(KINDS[kind].title)
+        for kind in ALL_KINDS:         # the conversions, then the source on another execution provider
+            title, summary = kind_title(kind)
+            item = QListWidgetItem(title)
             item.setData(Qt.ItemDataRole.UserRole, kind)
             item.setFlags(item.flags() | Qt.ItemFlag.ItemIsUserCheckable)
             item.setCheckState(Qt.CheckState.Checked)
-            item.setToolTip(KINDS[kind].summary)
+            item.setToolTip(summary)
             self.kinds.addItem(item)
         # every kind in sight (the form scrolls in a small window): at 1024×700 four of eight showed
-        self.kinds.setFixedHeight(len(ORDER) * self.kinds.sizeHintForRow(0) + 2 * self.kinds.frameWidth() + 2)
+        self.kinds.setFixedHeight(len(ALL_KINDS) * self.kinds.sizeHintForRow(0) + 2 * self.kinds.frameWidth() + 2)
         self.budget = QSpinBox(minimum=5, maximum=86400, value=300, suffix=" s")
         self.budget.setToolTip("The whole search's time: no new work starts once it is spent.")
         self.screen_seconds = QDoubleSpinBox(minimum=0.05, maximum=60, value=2.0, decimals=2, suffix=" s")

@@ -17,6 +17,7 @@ from app.core.convert.speed import speed_sentence
 from app.core.convert.weights import share_text
 from app.core.drift.jobs import REPAIR
 from app.core.jobs.errors import UserError
+from app.core.convert.next_tokens import agreement_text
 from app.core.session.fidelity_policy import policy_text
 from app.core.session.inputs import origin_word
 from app.core.units import cosine_text, human_bytes
@@ -80,8 +81,13 @@ def _render_conversion(result: dict) -> str:
     lines.append(format_table(["output", "max abs diff", "max rel diff", "cosine", "NaN/Inf", "result"], rows))
     lines.append("inputs: " + ", ".join(f"{i['name']} {'×'.join(map(str, i['shape'])) or 'scalar'} ({origin_word(i)})"
                                         for i in fidelity.get("inputs", [])))
+    check = fidelity.get("next_tokens")
+    if check:
+        lines.append(f"next tokens not measured: {check['problem']}" if "problem" in check
+                     else f"{agreement_text(check)}, from a prompt of {check['prompt_length']}")
     lines.append(f"PASSED {policy_text(tolerance)}" if fidelity["passed"] else
-                 f"FAILED {policy_text(tolerance)}: the variant's outputs are outside it (exit code 4)")
+                 f"FAILED {policy_text(tolerance)}: the variant's "
+                 f"{'next tokens or outputs are' if check else 'outputs are'} outside it (exit code 4)")
     lines.append(speed_sentence(result["speed"]))
     return "\n".join(lines)
 

@@ -182,6 +182,7 @@ def detect_transformer_shape(path: str | os.PathLike) -> dict:
     import onnx
 
     from app.core.model.intake import iter_graphs
+    from app.core.session.decoder import model_has_cache
 
     model = onnx.load(str(path), load_external_data=False)
     graphs = list(iter_graphs(model.graph))
@@ -194,7 +195,7 @@ def detect_transformer_shape(path: str | os.PathLike) -> dict:
     nodes = [node for graph in graphs for node in graph.node]
     model_type, reason = _model_type(model, nodes, constants, str(Path(path).parent))
     shape = {"model_type": model_type, "model_type_reason": reason, "num_heads": 0, "hidden_size": 0,
-             "kv_cache": _has_cache(model, path)}
+             "kv_cache": model_has_cache(path)}
     widths = Counter(constants[n.input[1]].dims[0] for n in nodes
                      if n.op_type in ("MatMul", "Gemm") and len(n.input) > 1 and n.input[1] in constants
                      and len(constants[n.input[1]].dims) == 2)
@@ -203,17 +204,6 @@ def detect_transformer_shape(path: str | os.PathLike) -> dict:
     hidden = shape["hidden_size"] = int(widths.most_common(1)[0][0])
     shape["num_heads"] = _heads_from_reshapes(nodes, constants, hidden) or _heads_from_scale(nodes, constants, hidden)
     return shape
-
-
-def _has_cache(model, path) -> bool:
-    """Whether the model is a decoder with a KV cache to generate with (app.core.session.decoder)."""
-    from app.core.model.value_type import describe_value
-    from app.core.session.decoder import find_decoder
-    from app.core.session.graph_hints import read_hints
-
-    weights = {t.name for t in model.graph.initializer}
-    inputs = [describe_value(v) for v in model.graph.input if v.name not in weights]
-    return find_decoder(inputs, read_hints(path)) is not None
 
 
 def _values(name: str, constants: dict, producers: dict):

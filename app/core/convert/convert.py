@@ -323,7 +323,8 @@ def advice(kind: str, fidelity: dict) -> list[str]:
                         "more accurate.",
         "int8-static": "Int8 moved the outputs beyond the tolerance: calibrate on real inputs (a folder of .npy "
                        "files), try per-channel or the Entropy/Percentile methods, or exclude sensitive nodes.",
-        "int4": "Int4 moved the outputs beyond the tolerance: try a smaller block size or leave Gather out.",
+        "int4": "Int4 moved the outputs beyond the tolerance: try a smaller block size (16), or the k_quant "
+                "method, which searches each block's scale.",
     }.get(kind, "The variant's outputs differ from the source's beyond the tolerance.")]
 
 

@@ -63,3 +63,31 @@ def test_where_the_task_decides_the_tokens_are_the_verdict_else_both_must_hold()
 def test_the_agreement_in_words_names_the_count_the_first_difference_and_the_bar():
     text = agreement_text(_check(0.5, decides=True))
     assert text == "next tokens agree on 8 of 16 greedy steps (first differs at step 3), ≥ 90% required (it decides)"
+
+
+def test_k_quant_packs_the_same_weights_and_is_judged_alike(tmp_path):
+    import onnx
+
+    source = save(gpt2(layers=2, hidden=64, vocab=128, seed=1), tmp_path / "decoder.onnx")
+    rtn = convert("int4", source, tmp_path / "rtn.onnx")
+    k_quant = convert("int4", source, tmp_path / "k_quant.onnx", method="k_quant", block_size=16)
+    packed = [[n for n in onnx.load(report["output"]).graph.node if n.op_type == "MatMulNBits"]
+              for report in (rtn, k_quant)]
+    assert len(packed[0]) == len(packed[1]) > 0
+    assert {a.i for n in packed[1] for a in n.attribute if a.name == "block_size"} == {16}
+    assert k_quant["options"]["method"] == "k_quant" and k_quant["fidelity"]["next_tokens"]["decides"]
+
+
+def test_hqq_without_pytorch_is_refused_in_one_line(tmp_path, monkeypatch):
+    import importlib.util
+
+    from app.core.jobs.errors import UserError
+
+    found = importlib.util.find_spec
+    monkeypatch.setattr(importlib.util, "find_spec", lambda name, *a: None if name == "torch" else found(name, *a))
+    source = save(models.mlp(width=32, depth=2), tmp_path / "mlp.onnx")
+    with pytest.raises(UserError) as caught:
+        from app.core.convert.jobs import MAKE
+        MAKE({"kind": "int4", "input": str(source), "output": str(tmp_path / "hqq.onnx"),
+              "options": {"method": "hqq"}}, None)
+    assert "needs PyTorch" in caught.value.message

@@ -36,7 +36,7 @@ def _apply(row: dict, speed: dict) -> None:
                latency_ms=speed["variant_p50_ms"], source_latency_ms=speed["source_p50_ms"], confirmed=True)
     row["reason"] = (f"{speed_reason(speed)}, measured again alone ({said} at ×{before['speedup']:.2f} "
                      f"[{before['speedup_ci'][0]:.2f}–{before['speedup_ci'][1]:.2f}])"
-                     + next_tokens_note(row["fidelity"]))
+                     + next_tokens_note(row.get("fidelity")))
 
 
 def confirm_best(search, limit: float | None) -> dict:

@@ -132,7 +132,7 @@ def _update(rows: list[dict], alternation: Alternation, partial: bool) -> None:
         row.update(speedup=line["speedup"], speedup_ci=list(line["speedup_ci"]), verdict=line["verdict"],
                    latency_ms=report["latency_ms"]["p50"], source_latency_ms=source_ms,
                    reason=speed_reason(speed) + f" — measured precisely as a finalist, {line['rounds']} rounds"
-                   + (" (stopped early)" if partial else "") + next_tokens_note(row["fidelity"]), finalist=True)
+                   + (" (stopped early)" if partial else "") + next_tokens_note(row.get("fidelity")), finalist=True)
 
 
 def measure_finalists(rows: list[dict], made: dict[str, str], config: SessionConfig, seconds: float, ctx,

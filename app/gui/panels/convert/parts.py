@@ -155,8 +155,8 @@ def _next_tokens_line(check: dict | None) -> str:
     """A decoder's next-token agreement under the verdict ('' for a model without a cache)."""
     if not check:
         return ""
-    text = f"not measured: {check['problem']}" if "problem" in check else agreement_text(check)
-    return f"<br>Next tokens: {escape(text)}"
+    text = f"next tokens not measured: {check['problem']}" if "problem" in check else agreement_text(check)
+    return f"<br>{escape(text[:1].upper() + text[1:])}"
 
 
 #: the result next to the output's name: at 1024×700 the card's table shows two columns and a

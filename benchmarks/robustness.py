@@ -26,8 +26,10 @@ as a user would, in subprocesses, on files made here:
 - hostile: hostile files and peers (benchmarks/robustness_hostile.py): escape sequences in
   a model's names and metadata, a worker sent jobs and paths it must refuse, poisoned and
   abandoned uploads, bomb-like data folders, a FIFO and a planted link in the settings
-  folder, string outputs; figures: exit 1 on bad input, files written outside their place,
-  raw control bytes printed, hangs.
+  folder, string outputs, and what CI reads of gate, optimize and history with a model named
+  to forge it (benchmarks/robustness_ci.py); figures: exit 1 on bad input, files written
+  outside their place, raw control bytes printed, hangs, forged workflow-command lines,
+  markup from names in rendered Markdown, CI cases held.
 
 Prints one JSON object. Run it at low priority: nice -n 10 python benchmarks/robustness.py
 [--mutants 40] [--seed 0] [--workers 2] [--only hostile]

@@ -14,6 +14,8 @@ each run as a user or a peer would, through `python -m app`, on files made here.
   claiming 200 GB, a labels.csv with a header): exit codes and seconds.
 - settings: a FIFO at settings.json (a hang), a symbolic link planted at settings.tmp.
 - strings: compare on a model whose output is a string tensor.
+- ci: what CI reads of gate, optimize and history, with a model named to forge it
+  (benchmarks/robustness_ci.py).
 """
 
 from __future__ import annotations
@@ -32,6 +34,7 @@ from pathlib import Path
 
 import numpy as np
 
+from benchmarks import robustness_ci
 from benchmarks.robustness_cases import Tool
 
 ESC = "\x1b[2J\x1b]0;owned\x07\x1b]8;;http://x\x1b\\link\x1b]8;;\x1b\\\x9b31m\x7f"
@@ -250,13 +253,17 @@ def strings(tool: Tool) -> dict:
 
 def hostile(tool: Tool) -> dict:
     return {"terminal": terminal(tool), "worker": worker(tool), "data": data_folders(tool),
-            "settings": settings(tool), "strings": strings(tool)}
+            "settings": settings(tool), "strings": strings(tool), "ci": robustness_ci.ci(tool)}
 
 
 def figures(report: dict) -> dict:
-    """The issue's four figures, all 0 when the product holds."""
-    return {"exit_1_on_bad_input": report["worker"]["exit_1"] + report["data"]["exit_1"] + report["strings"]["exit_1"],
+    """The issues' figures, all 0 when the product holds (but the CI cases' tries and held)."""
+    ci = report["ci"]
+    return {"exit_1_on_bad_input": report["worker"]["exit_1"] + report["data"]["exit_1"] + report["strings"]["exit_1"]
+            + ci["exit_1"],
             "files_written_outside_their_place": report["worker"]["files_written_outside"]
-            + report["settings"]["written_through_link"],
+            + report["settings"]["written_through_link"] + ci["writes_outside_the_output"],
             "raw_control_bytes_printed": report["terminal"]["raw_control_bytes"],
-            "hangs": report["worker"]["hangs"] + report["data"]["hangs"] + report["settings"]["fifo_hang"]}
+            "hangs": report["worker"]["hangs"] + report["data"]["hangs"] + report["settings"]["fifo_hang"] + ci["hangs"],
+            "forged_command_lines": ci["forged_command_lines"], "markup_from_names": ci["markup_from_names"],
+            "ci_cases": f"{ci['held']} of {ci['tries']} held"}

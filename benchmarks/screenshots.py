@@ -35,6 +35,8 @@ def main() -> int:
     parser.add_argument("--drift", default="fp16", choices=("fp16", "int8-dynamic"),
                         help="the variant whose drift is found (and repaired where it drifts)")
     parser.add_argument("--only-open", action="store_true", help="open the model and grab the screen, no jobs")
+    parser.add_argument("--switch-to", metavar="MODEL2", help="at the end, open MODEL2, make it the current model "
+                        "and grab every tab again: no tab may show MODEL's results as MODEL2's")
     args = parser.parse_args()
     out = Path(args.out)
     out.mkdir(parents=True, exist_ok=True)
@@ -193,6 +195,19 @@ def main() -> int:
                 window.model_list.select(drifted[-1])
                 settle(0.3)
             window.model_list.select(source)
+    if args.switch_to:
+        step("open the second model", lambda: opened(args.switch_to))
+        for size in args.sizes.split(","):
+            width, height = (int(v) for v in size.split("x"))
+            window.resize(width, height)
+            settle(1.0)
+            for index, (title, _, _) in enumerate(PANELS):
+                show(title)
+                jobs_done(180)
+                settle(0.5)
+                path = out / f"{size}-switched-{index:02d}-{title.replace(' ', '_')}.png"
+                window.grab().save(str(path))
+                files.append(str(path))
     print(json.dumps({"files": files, "steps": steps}))
     window.jobs.shutdown()
     return 0

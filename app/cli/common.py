@@ -5,7 +5,6 @@ from __future__ import annotations
 
 import argparse
 import json
-import os
 import sys
 from dataclasses import replace
 from pathlib import Path
@@ -17,6 +16,7 @@ from app.core.runner.failure import describe_failure
 from app.core.session.inputs import origin_word
 from app.cli.parser import CommandParser  # noqa: F401  (re-exported)
 from app.core.jobs.entry import Job
+from app.core.ci_lines import runner_safe
 from app.core.targets.start import Where, start
 from app.core.text import printable, printable_values
 from app.core.units import human_bytes  # noqa: F401  (re-exported for the sub-commands)
@@ -39,7 +39,7 @@ def warn(message: str, level: str = "warning") -> None:
     printable whole, so a name cannot drive the terminal or start a line of its own."""
     if message not in _warned:
         _warned.add(message)
-        sys.stderr.write(f"{level}: {printable(message, LINE_LIMIT)}\n")
+        sys.stderr.write(runner_safe(f"{level}: {printable(message, LINE_LIMIT)}") + "\n")
 
 
 class ProgressLine:
@@ -152,32 +152,55 @@ def output(args: argparse.Namespace, result: Any, render: Callable[[Any], str]) 
         print_json(result)
     else:
         # rendered from a printable copy, so each value from a file is escaped before it is
-        # put into our lines; the whole text once more, for what a render adds from elsewhere
+        # put into our lines; the whole text once more, for what a render adds from elsewhere,
+        # and no line a CI runner would read as a command (a table's first column is a name)
         shown = printable_values(result)
         text = render(shown).rstrip("\n") + "\n" + _target_line(shown)
-        sys.stdout.write(printable(text, None, lines=True))
+        sys.stdout.write(runner_safe(printable(text, None, lines=True)))
     return 0
 
 
-def check_output_file(path: str | None, force: bool) -> Path | None:
+def check_output_file(path: str | None, force: bool, inputs: tuple[Path, ...] = ()) -> Path | None:
     """A file a command is asked to write (a report, a CSV table), refused before any work
-    when its folder is missing or it would replace a file without --force."""
-    from app.core.model.output import check_replaceable
+    when its folder is missing or cannot be written, when it is a folder, FIFO or device,
+    when it is one of the job's `inputs` (even with --force), or when it would replace a
+    file without --force."""
+    from app.core.model.output import check_replaceable, check_writable, same_file
 
     if not path:
         return None
     target = Path(path).absolute()
     if not target.parent.is_dir():
         raise UserError("bad-output", f"{target.parent}: the folder for {target.name} does not exist")
+    check_writable(target.parent, f"the folder for {target.name}")
+    for given in inputs:
+        if same_file(target, given):
+            raise UserError("bad-output", f"{target}: is one of this command's inputs; an input is never "
+                                          "written, even with --force")
     check_replaceable(target, force)
     return target
 
 
-def write_output_file(path: Path, text: str) -> None:
-    """Staged beside and renamed into place: an interrupted write leaves nothing half-written."""
-    staged = path.with_name(f".{path.name}.partial")
-    staged.write_text(text, encoding="utf-8")
-    os.replace(staged, path)
+def distinct_outputs(outputs: dict[str, Path | None]) -> None:
+    """Refuse two options naming one file: the second would silently replace the first."""
+    from app.core.model.output import same_file
+
+    seen: dict[Path, str] = {}
+    for flag, path in outputs.items():
+        if path is None:
+            continue
+        for other_path, other in seen.items():
+            if same_file(path, other_path):
+                raise UserError("bad-output", f"{path}: named by both {other} and {flag}; give each its own file")
+        seen[path] = flag
+
+
+def write_output_file(path: Path, text: str, force: bool = True, inputs: tuple[Path, ...] = ()) -> None:
+    """Staged under a fresh name beside and renamed into place: an interrupted write leaves
+    nothing half-written, and no name planted beside it is written through."""
+    from app.core.model.output import write_text_file
+
+    write_text_file(path, text, force, inputs)
 
 
 def write_csv_table(path: Path | None, table: tuple[list[str], list[list]]) -> None:
@@ -265,5 +288,5 @@ def report_failure(exc: BaseException, as_json: bool) -> int:
     failure = describe_failure(exc)
     if as_json:
         print_json({"error": failure.to_dict()})
-    sys.stderr.write(f"ortune: {printable(failure.line, LINE_LIMIT)}\n")
+    sys.stderr.write(runner_safe(f"ortune: {printable(failure.line, LINE_LIMIT)}") + "\n")
     return failure.exit_code

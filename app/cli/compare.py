@@ -120,7 +120,8 @@ def positive_seconds(text: str) -> float:
 
 def run(args) -> int:
     config = session_config_from_args(args)
-    table = check_output_file(args.csv, args.force)          # before the work, not after it
+    inputs = tuple(Path(p).absolute() for p in [*args.models, args.config] if p)     # never written, --force or not
+    table = check_output_file(args.csv, args.force, inputs)          # before the work, not after it
     params = {"models": [{"path": p, "label": label} for p, label in zip(args.models, labels_for(args.models))],
               "session": config.to_dict(), "run": run_settings_from_args(args), "record": not args.no_history,
               "pairs": whole_number(args.pairs, "--pairs", 1), "max_seconds": positive_seconds(args.max_seconds)}

@@ -5,11 +5,12 @@ from __future__ import annotations
 
 import argparse
 import os
+import stat
 import sys
 from pathlib import Path
 
-from app.cli.common import (add_json_flag, check_output_file, format_table, output, render_inputs, run_job_cli,
-                            write_output_file)
+from app.cli.common import (add_json_flag, check_output_file, distinct_outputs, format_table, output, render_inputs,
+                            run_job_cli, warn, write_output_file)
 from app.cli.compare import generation_text
 from app.cli.convert import add_tolerance_arguments, tolerance_from_args
 from app.cli.session_args import (add_run_arguments, add_session_arguments, run_settings_from_args, session_config_from_args,
@@ -91,7 +92,8 @@ def params_from_args(args) -> dict:
             "max_memory_growth": _percent(args.max_memory_growth, "--max-memory-growth"),
             "tolerance": tolerance_from_args(args), "output_tolerance": output_tolerances(args.tolerance),
             "record": not args.no_history,
-            "new_label": "new" if new.model == old.model else "", "old_label": "old" if new.model == old.model else ""}
+            "new_label": "new" if new.model == old.model else "", "old_label": "old" if new.model == old.model else "",
+            "presets": [args.config, args.against_config, new.preset, old.preset]}      # read, never written
 
 
 def render(result: dict) -> str:
@@ -115,22 +117,69 @@ def render(result: dict) -> str:
     return "\n".join(lines)
 
 
-def publish(args, result: dict, junit: Path | None, markdown: Path | None) -> None:
+def gate_inputs(params: dict) -> tuple[Path, ...]:
+    """Every file the gate reads: the two models, their presets (taken out of `params`, which
+    name them only for this) and the input files of each session. None of them is ever an
+    output, --force or not."""
+    files = [params["new"], params["old"], *params.pop("presets")]
+    for key in ("new_session", "old_session"):
+        files += list((params[key].get("inputs") or {}).get("files", {}).values())
+    return tuple(Path(f).expanduser().absolute() for f in files if f)
+
+
+def step_summary(inputs: tuple[Path, ...]) -> Path | None:
+    """$GITHUB_STEP_SUMMARY, checked before measuring: a summary is appended only to a
+    regular file (or one that does not exist yet), never to a FIFO, which would hold the
+    gate until something read it, nor to one of the gate's inputs."""
+    from app.core.model.output import same_file
+
+    given = os.environ.get("GITHUB_STEP_SUMMARY")
+    if not given:
+        return None
+    path = Path(given).absolute()
+    try:
+        mode = path.stat().st_mode
+    except FileNotFoundError:
+        return path
+    except OSError as exc:
+        warn(f"GITHUB_STEP_SUMMARY {path} cannot be checked ({exc.strerror}); no summary is appended to it")
+        return None
+    if not stat.S_ISREG(mode) or any(same_file(path, read) for read in inputs):
+        why = "is one of the gate's inputs" if stat.S_ISREG(mode) else "is not a regular file"
+        warn(f"GITHUB_STEP_SUMMARY {path} {why}; no summary is appended to it")
+        return None
+    return path
+
+
+def _append(path: Path, text: str) -> None:
+    """Append without waiting: a FIFO put there since the check is refused, not waited on."""
+    try:
+        handle = os.open(path, os.O_WRONLY | os.O_APPEND | os.O_CREAT | os.O_NONBLOCK, 0o666)
+    except OSError as exc:
+        warn(f"GITHUB_STEP_SUMMARY could not be appended to ({exc.strerror})")
+        return
+    with os.fdopen(handle, "a", encoding="utf-8") as stream:
+        if not stat.S_ISREG(os.fstat(handle).st_mode):
+            warn("GITHUB_STEP_SUMMARY is not a regular file; no summary was appended to it")
+            return
+        os.set_blocking(handle, True)
+        try:
+            stream.write(text)
+        except OSError as exc:
+            warn(f"GITHUB_STEP_SUMMARY could not be appended to ({exc.strerror})")
+
+
+def publish(args, result: dict, files: dict[str, Path | None], inputs: tuple[Path, ...]) -> None:
     """The files and lines a CI system reads."""
     from app.core.gate.report import annotations, junit_xml, markdown as markdown_text
 
-    if junit:
-        write_output_file(junit, junit_xml(result))
+    if files["--junit"]:
+        write_output_file(files["--junit"], junit_xml(result), args.force, inputs)
     summary = markdown_text(result)
-    if markdown:
-        write_output_file(markdown, summary)
-    step_summary = os.environ.get("GITHUB_STEP_SUMMARY")
-    if step_summary:
-        try:
-            with open(step_summary, "a", encoding="utf-8") as handle:
-                handle.write(summary + "\n")
-        except OSError as exc:
-            sys.stderr.write(f"warning: GITHUB_STEP_SUMMARY could not be appended to ({exc.strerror})\n")
+    if files["--markdown"]:
+        write_output_file(files["--markdown"], summary, args.force, inputs)
+    if files["GITHUB_STEP_SUMMARY"]:
+        _append(files["GITHUB_STEP_SUMMARY"], summary + "\n")
     if os.environ.get("GITHUB_ACTIONS") == "true":
         stream = sys.stderr if args.json else sys.stdout       # --json keeps stdout one JSON object
         for line in annotations(result):
@@ -142,10 +191,15 @@ def run(args) -> int:
     from app.core.gate.jobs import GATE
     from app.core.gate.judge import exit_code
 
-    params = GATE.make_params(params_from_args(args))
-    junit, markdown = check_output_file(args.junit, args.force), check_output_file(args.markdown, args.force)
+    given = params_from_args(args)
+    inputs = gate_inputs(given)
+    params = GATE.make_params(given)
+    files = {"--junit": check_output_file(args.junit, args.force, inputs),
+             "--markdown": check_output_file(args.markdown, args.force, inputs)}
+    distinct_outputs(files)
+    files["GITHUB_STEP_SUMMARY"] = step_summary(inputs)
     result = run_job_cli(GATE, params, memory_limit=args.memory_limit, target=args.target)
-    publish(args, result, junit, markdown)
+    publish(args, result, files, inputs)
     output(args, result, render)
     return exit_code(result["verdict"])
 

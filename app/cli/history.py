@@ -1,19 +1,35 @@
 """`ortune history`: the stored results (benchmarks, comparisons, sweeps, profiles, tuning
-runs, conversions, drift searches and optimize runs)."""
+runs, conversions, drift searches, optimize runs and gates: every kind of the job registry)."""
 
 from __future__ import annotations
 
+import argparse
 import time
 
 from app.cli.common import add_json_flag, format_table, output
 from app.core.units import duration_column, shared_decimals
 
 ORDER = 90
-#: how each kind of stored result is printed: the command that makes it prints it so
+#: how each kind of stored result is printed: the command that makes it prints it so (one for
+#: each of app.core.registry.RECORDED_KINDS; the tests hold the two lists together)
 RENDERERS = {"bench": ("app.cli.bench", "render"), "compare": ("app.cli.compare", "render"),
              "sweep": ("app.cli.bench", "render_sweep"), "profile": ("app.cli.profile", "render_profile"),
              "tune": ("app.cli.tune", "render"), "convert": ("app.cli.convert", "render"),
-             "drift": ("app.cli.drift", "render"), "optimize": ("app.cli.optimize", "render")}
+             "drift": ("app.cli.drift", "render"), "optimize": ("app.cli.optimize", "render"),
+             "gate": ("app.cli.gate", "render")}
+#: SQLite's ids are signed 64-bit integers
+LARGEST_ID = 2 ** 63 - 1
+
+
+def entry_id(text: str) -> int:
+    """An argparse type: a stored result's id, a whole number SQLite can hold."""
+    try:
+        value = int(text)
+    except ValueError:
+        raise argparse.ArgumentTypeError(f"expected a result's id (a whole number), not {text!r}") from None
+    if not 1 <= value <= LARGEST_ID:
+        raise argparse.ArgumentTypeError(f"there is no stored result number {text} (ids run from 1)")
+    return value
 
 
 def render_list(entries: list[dict]) -> str:
@@ -31,10 +47,22 @@ def render_list(entries: list[dict]) -> str:
                          "runs/s"], rows)
 
 
+def _check_kind(kind: str) -> None:
+    """A kind the registry records (read only when one is given: the registry imports every job)."""
+    from app.core.jobs.errors import UserError
+    from app.core.registry import RECORDED_KINDS
+
+    if kind not in RECORDED_KINDS:
+        raise UserError("bad-option", f"--kind {kind!r}: not a kind of stored result (one of "
+                                      f"{', '.join(RECORDED_KINDS)})")
+
+
 def run(args) -> int:
     from app.core.store.history import History
 
     history = History()
+    if args.kind:
+        _check_kind(args.kind)
     if args.delete:
         for entry_id in args.delete:
             history.get(entry_id)           # one that is not there is named before any is deleted
@@ -54,16 +82,16 @@ def run(args) -> int:
 
 
 def register(subparsers) -> None:
-    from app.core.store.history import KINDS
-
     parser = subparsers.add_parser("history", help="list stored results: benchmarks, comparisons, sweeps, "
-                                                   "profiles, tuning runs, conversions, drift and optimize runs",
+                                                   "profiles, tuning runs, conversions, drift, optimize runs "
+                                                   "and gates",
                                    description="List the stored results, newest first, or show one in full.")
     parser.add_argument("--model", metavar="TEXT", help="only results whose model path contains TEXT")
-    parser.add_argument("--kind", choices=list(KINDS), help="only this kind of result")
+    parser.add_argument("--kind", metavar="KIND", help="only this kind of result (a word of the listing's "
+                                                         "kind column)")
     parser.add_argument("--limit", type=int, default=50, metavar="N", help="at most N results (default 50)")
-    parser.add_argument("--show", type=int, metavar="ID", help="print one stored result in full")
-    parser.add_argument("--delete", type=int, nargs="+", metavar="ID",
+    parser.add_argument("--show", type=entry_id, metavar="ID", help="print one stored result in full")
+    parser.add_argument("--delete", type=entry_id, nargs="+", metavar="ID",
                         help="delete these stored results (with the candidate model optimize kept for each)")
     add_json_flag(parser)
     parser.set_defaults(handler=run)

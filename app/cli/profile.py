@@ -5,7 +5,7 @@ from __future__ import annotations
 import argparse
 from pathlib import Path
 
-from app.cli.common import (add_json_flag, check_output_file, format_table, output, positive_int, render_inputs,
+from app.cli.common import (add_json_flag, check_output_file, distinct_outputs, format_table, output, positive_int, render_inputs,
                             run_job_cli, write_csv_table)
 from app.cli.session_args import (add_run_arguments, add_session_arguments, run_settings_from_args,
                                   session_config_from_args)
@@ -137,7 +137,8 @@ def _has_session_flags(args) -> bool:
 def run_profile(args) -> int:
     source = Path(args.source)
     top = args.top if args.top is not None else DEFAULT_TOP
-    table = check_output_file(args.csv, args.force)
+    table = check_output_file(args.csv, args.force, (source.absolute(),))     # the model or trace is never written
+    distinct_outputs({"--csv": table, "--out": Path(args.out).absolute() if args.out else None})
     if args.csv_nodes and not args.csv:
         raise UserError("bad-option", "--csv-nodes says which table --csv writes: give --csv FILE too")
     if source.suffix.lower() == ".json":

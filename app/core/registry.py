@@ -26,3 +26,6 @@ JOBS: tuple[Job, ...] = (
     GENERATE,
 )
 
+#: the kinds of result the history keeps, one per entry that records its result: every list
+#: of them (the command's --kind, the window's filter, the renderers' tests) is this one
+RECORDED_KINDS: tuple[str, ...] = tuple(dict.fromkeys(job.records.kind for job in JOBS if job.records))

@@ -1,7 +1,11 @@
 """Text that came from a file or a peer, made safe to show: on a terminal, in a log file,
 in the window. Model files and remote workers are written by anyone; a name holding
 ESC[2J or an OSC-8 link must not clear a screen or fake a hyperlink, a name holding a
-newline must not forge a line of our own, and a 10 MB metadata value is not a line."""
+newline must not forge a line of our own, and a 10 MB metadata value is not a line.
+
+This is the terminal's rule; each other place such text goes has its own, in one module:
+the lines a CI runner reads (app.core.ci_lines), Markdown (app.core.markdown_text) and XML
+(app.core.xml_text)."""
 
 from __future__ import annotations
 
@@ -12,9 +16,10 @@ from typing import Any
 VALUE_LIMIT = 500
 
 #: C0 controls, DEL and C1 controls (ESC and CSI among them), the Unicode line and paragraph
-#: separators, and the bidirectional overrides that make text read other than it is stored
-_UNSAFE = re.compile("[\x00-\x1f\x7f-\x9f\u2028\u2029\u202a-\u202e\u2066-\u2069]")
-_UNSAFE_IN_LINES = re.compile("[\x00-\x08\x0b-\x1f\x7f-\x9f\u2028\u2029\u202a-\u202e\u2066-\u2069]")
+#: separators, the bidirectional overrides that make text read other than it is stored, and
+#: lone surrogates (a file name that is not UTF-8 decodes to them; no stream can write one)
+_UNSAFE = re.compile("[\x00-\x1f\x7f-\x9f\u2028\u2029\u202a-\u202e\u2066-\u2069\ud800-\udfff]")
+_UNSAFE_IN_LINES = re.compile("[\x00-\x08\x0b-\x1f\x7f-\x9f\u2028\u2029\u202a-\u202e\u2066-\u2069\ud800-\udfff]")
 
 
 def _escape(match: re.Match) -> str:

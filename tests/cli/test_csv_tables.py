@@ -3,6 +3,7 @@
 import csv
 
 from app.core.units import interval_text
+from app.core.verdict import verdict_words
 from app.core.bench.compare import COMPARE_HEADERS
 from app.core.profile.tables import NODE_HEADERS, OPERATOR_HEADERS
 from tests import models
@@ -56,5 +57,5 @@ def test_compare_writes_its_table_with_interval_and_verdict(ortune, tmp_path):
     assert [row[0] for row in rows] == ["a.onnx", "b.onnx"]
     other = result["models"][1]
     low, high = other["speedup_ci"]
-    assert rows[1][1:4] == [str(other["speedup"]), interval_text((low, high)), other["verdict"]]   # as the tab writes it
+    assert rows[1][1:4] == [str(other["speedup"]), interval_text((low, high)), verdict_words(other["verdict"])]  # as the tab
     assert rows[0][3] == "reference" and rows[0][9] == "reference"

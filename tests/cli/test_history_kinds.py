@@ -33,6 +33,9 @@ def test_a_benchmark_from_the_command_line_is_kept_once(ortune, folder, own_hist
 
 
 COMMANDS = {
+    "bench": ["bench", "mlp.onnx", "--iterations", "10"],
+    "compare": ["compare", "mlp.onnx", "mlp.onnx", "--iterations", "10", "--max-seconds", "1"],
+    "sweep": ["bench", "mlp.onnx", "--sweep", "batch=1,2", "--iterations", "10"],
     "convert": ["convert", "fp16", "mlp.onnx", "-o", "mlp16.onnx", "--no-speed", "--force"],
     "drift": ["drift", "mlp.onnx", "mlp16.onnx"],
     "profile": ["profile", "mlp.onnx", "--runs", "5"],
@@ -40,14 +43,24 @@ COMMANDS = {
              "--confirm-seconds", "0.05"],
     "optimize": ["optimize", "mlp.onnx", "-o", "shipped", "--kinds", "fp16", "--screen-seconds", "0.05", "--no-tune",
                  "--force"],
+    "gate": ["gate", "mlp.onnx", "--against", "mlp.onnx", "--duration", "0.05", "--pairs", "1", "--max-seconds", "1"],
 }
+EXIT_CODES = {"gate": (0, 5, 6)}      # its verdict is its exit code; any verdict is kept
+
+
+def test_every_kind_the_registry_records_is_run_here_and_has_a_renderer():
+    from app.cli.history import RENDERERS
+    from app.core.registry import RECORDED_KINDS
+
+    assert set(COMMANDS) == set(RECORDED_KINDS), "a kind of result no test records and shows"
+    assert set(RENDERERS) == set(RECORDED_KINDS), "a kind of result `ortune history --show` cannot print"
 
 
 def test_each_kind_is_kept_listed_and_shown(ortune, folder, own_history):
     ids = {}
     for kind, command in COMMANDS.items():     # in order: drift reads the conversion's variant
         done = ortune(*command, "--json", cwd=folder)
-        assert done.code == 0, f"{kind}: {done.stderr}"
+        assert done.code in EXIT_CODES.get(kind, (0,)), f"{kind}: {done.stderr}"
         ids[kind] = done.json()["history_id"]
         assert ids[kind], f"{kind} was not kept: {done.json().get('history_warnings')}"
     rows = _listed(ortune)
@@ -58,8 +71,23 @@ def test_each_kind_is_kept_listed_and_shown(ortune, folder, own_history):
         assert _listed_kind(ortune, kind) == [ids[kind]]
         shown = ortune("history", "--show", ids[kind])
         assert shown.code == 0 and shown.stdout.strip(), f"{kind}: {shown.stderr}"
+        as_json = ortune("history", "--show", ids[kind], "--json")
+        assert as_json.code == 0 and as_json.json() and "error" not in as_json.json()
     text = ortune("history")
     assert all(kind in text.stdout for kind in COMMANDS)
+
+
+@pytest.mark.parametrize("flag", ["--show", "--delete"])
+@pytest.mark.parametrize("given", ["1" + "0" * 39, "0", "-3", str(2 ** 63)])
+def test_an_id_out_of_range_is_one_line_and_exit_2(ortune, own_history, flag, given):
+    done = ortune("history", flag, given)
+    assert done.code == 2 and len(done.stderr.strip().splitlines()) == 1 and "Traceback" not in done.stderr
+    assert "no stored result" in done.stderr
+
+
+def test_an_unknown_kind_names_the_kinds(ortune, own_history):
+    done = ortune("history", "--kind", "bogus")
+    assert done.code == 2 and "gate" in done.stderr and len(done.stderr.strip().splitlines()) == 1
 
 
 def _listed_kind(ortune, kind: str) -> list[int]:

@@ -25,7 +25,7 @@ def test_iobinding_text_names_the_modes_and_the_cpu_note(ortune, tmp_path):
     result = ortune("iobinding", path, "--iterations", "3", "--warmup", "0")
     assert result.code == 0, result.stderr
     for text in ("1. Plain run", "4. Preallocated outputs", "5. CUDA graph", "skipped", "On the CPU",
-                 "vs plain p50 [95 % interval]", "verdict: faster or slower only when"):
+                 "vs plain p50 [95 % interval]", "verdict: faster or slower when the whole"):
         assert text in result.stdout
     row = next(line for line in result.stdout.splitlines() if line.startswith("2. Bind inputs each run"))
     assert "× [" in row and any(word in row for word in ("faster", "slower", "no-difference", "could-not-tell"))

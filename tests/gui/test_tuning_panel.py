@@ -79,6 +79,8 @@ def test_tune_panel_says_when_nothing_beat_your_settings(qtbot, window, tmp_path
     assert "best" not in [row[6] for row in panel.table.rows]
     assert [row[1] for row in panel.table.rows] == ["slower", "slower"]
     assert not any(panel.table.source.item(i, 0).font().bold() for i in range(2))
+    accent = panel.chart.colors["accent"]      # no bar may stand out as if it were the answer
+    assert all(brush != accent for brush in panel.chart.bars.opts["brushes"])
     assert panel.caption.current and panel.summary.isEnabled()
     with qtbot.waitSignal(window.model_opened, timeout=60000):
         window.open_model(models.save(models.tiny_add(), tmp_path / "other.onnx"))
@@ -118,3 +120,12 @@ def test_the_leaderboard_chart_keeps_its_labels_and_its_bars_when_narrow(qtbot):
     qtbot.waitUntil(lambda: chart.plot.getViewBox().width() >= 0.4 * chart.width())
     labels = [text for _, text in chart.category_axis._tickLevels[0]]
     assert len(labels) == 12 and all(len(text.strip("…")) >= 6 for text in labels), labels
+
+
+def test_the_race_chart_labels_leave_out_what_every_setting_shares():
+    from app.gui.panels.tune.panel import distinct_labels
+
+    labels = ["2 threads, spinning off, 1 inter-op thread", "2 threads, parallel, 1 inter-op thread",
+              "2 threads, 1 inter-op thread"]
+    assert distinct_labels(labels) == ["spinning off", "parallel", "2 threads, 1 inter-op thread"]
+    assert distinct_labels(["1 thread"]) == ["1 thread"]

@@ -110,10 +110,8 @@ def member_job(params: MemberParams, ctx: JobContext) -> dict:
     feeds, then times the blocks the comparison asks for (alternate.serve_blocks). The
     reference saves its feeds and outputs; every later member runs on those feeds and
     measures its outputs against them."""
-    import numpy as np
-
     from app.core.session.input_spec import FeedSpec
-    from app.core.session.inputs import save_arrays
+    from app.core.session.inputs import load_by_position, save_arrays, save_by_position
 
     folder = Path(params.reference_dir)
     config = params.session
@@ -121,7 +119,7 @@ def member_job(params: MemberParams, ctx: JobContext) -> dict:
     if params.is_reference:
         def on_first_outputs(feeds: dict, outputs: dict) -> dict:
             save_arrays(folder / FEEDS_FILE, feeds)
-            save_arrays(folder / OUTPUTS_FILE, outputs)
+            save_by_position(folder / OUTPUTS_FILE, outputs)     # names of any length, in their order
             return {}
     else:
         spec = config.inputs
@@ -129,8 +127,7 @@ def member_job(params: MemberParams, ctx: JobContext) -> dict:
                                  vocab_size=spec.vocab_size)
 
         def on_first_outputs(feeds: dict, outputs: dict) -> dict:
-            with np.load(folder / OUTPUTS_FILE, allow_pickle=False) as saved:
-                reference = {name: saved[name] for name in saved.files}
+            reference = load_by_position(folder / OUTPUTS_FILE)
             return {"fidelity": output_fidelity(reference, outputs, params.tolerance, params.output_tolerance)}
 
     prepared = prepare(params.path, config, ctx, on_first_outputs=on_first_outputs)

@@ -26,8 +26,10 @@ class Side:
 def read_side(given: str, what: str) -> Side:
     """A model file, or a folder `optimize` shipped (its model.onnx or model.ort and its
     preset.json); anything else is the user's mistake, said in one line."""
+    from app.core.model.intake import check_name
     from app.core.optimize.ship import MODEL_STEM
 
+    check_name(given)
     path = Path(given).expanduser()
     if path.is_dir():
         models = [path / f"{MODEL_STEM}{ending}" for ending in MODEL_ENDINGS if (path / f"{MODEL_STEM}{ending}").is_file()]

@@ -25,7 +25,7 @@ ANYWHERE = frozenset({HERE, TARGET, CLUSTER})
 
 @dataclass(frozen=True)
 class Records:
-    """History keeps the job's result under `kind` (app.core.store.history.KINDS), filed by
+    """History keeps the job's result under `kind` (listed in app.core.registry.RECORDED_KINDS), filed by
     `facts(params, result)`: a dict with the `model` it ran on (a path) and, where the
     result does not hold them as a benchmark's does, its `variant`, `providers`, `p50_ms`,
     `p99_ms`, `throughput_per_s`, `session` and `run`; or None when this run asked not to be

@@ -89,10 +89,22 @@ def file_kind(mode: int) -> str:
     return "" if stat.S_ISREG(mode) else "not a regular file"
 
 
+def check_name(path: str | os.PathLike) -> None:
+    """Refuse a path that is not valid UTF-8 (Python keeps its bytes as lone surrogates):
+    ONNX Runtime and onnx take a path only as UTF-8 text, and say so in a dump of their
+    bindings' signatures."""
+    try:
+        os.fspath(path).encode("utf-8")
+    except UnicodeEncodeError:
+        raise UserError("bad-input", f"{path}: the file name is not valid UTF-8, and ONNX Runtime opens only "
+                                     "UTF-8 names; rename the file (or a folder above it)") from None
+
+
 def check_readable(path: str | os.PathLike) -> Path:
     """The path names a non-empty regular file we can open; returns that file's own path
     (links followed). A FIFO or device is never opened: opening one can block or consume it.
     An onnxruntime-genai folder is its decoder file (app.core.model.genai)."""
+    check_name(path)
     path = model_file(path)
     try:
         info = os.stat(path)

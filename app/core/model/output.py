@@ -8,6 +8,7 @@ whatever happens."""
 
 from __future__ import annotations
 
+import contextlib
 import glob
 import os
 import shutil
@@ -36,10 +37,37 @@ def check_target(source: Path, target: Path, force: bool, companions: tuple[str,
     folder = target.parent
     if not folder.is_dir():
         raise UserError("bad-output", f"{folder}: the output folder does not exist")
-    if not os.access(folder, os.W_OK):
-        raise UserError("bad-output", f"{folder}: the output folder is not writable")
+    check_writable(folder)
     for name in (target.name, *companions):
         check_replaceable(folder / name, force, (source, *depends))
+
+
+def check_writable(folder: Path, what: str = "the output folder") -> None:
+    """Refuse a folder no file can be made in, by making (exclusively) and removing one: a
+    read-only file system, or permissions root is not exempt from, say so only when tried."""
+    try:
+        handle, probe = tempfile.mkstemp(prefix=".ortune-", suffix=".probe", dir=folder)
+    except OSError as exc:
+        raise UserError("bad-output", f"{folder}: {what} is not writable ({exc.strerror})") from None
+    os.close(handle)
+    os.unlink(probe)
+
+
+def write_text_file(path: Path, text: str, force: bool = True, protected: tuple[Path, ...] = ()) -> None:
+    """A text file written whole or not at all: staged under a fresh name made exclusively in
+    the target folder (never through a link, folder or FIFO planted at a name of our own),
+    then renamed into place once `path` has been checked again."""
+    handle, staged = tempfile.mkstemp(prefix=".ortune-", suffix=".partial", dir=path.parent)
+    try:
+        with os.fdopen(handle, "w", encoding="utf-8") as stream:
+            stream.write(text)
+        os.chmod(staged, file_mode())
+        check_replaceable(path, force, protected)
+        os.replace(staged, path)
+    except BaseException:
+        with contextlib.suppress(OSError):
+            os.unlink(staged)
+        raise
 
 
 def check_replaceable(path: Path, force: bool, protected: tuple[Path, ...] = ()) -> None:
@@ -68,14 +96,15 @@ def check_replaceable(path: Path, force: bool, protected: tuple[Path, ...] = ())
         raise UserError("bad-output", f"{path}: is {kind}; an output only ever replaces a regular file, "
                                       "even with --force")
     for index, other in enumerate(protected):
-        if _same_file(path, other):
+        if same_file(path, other):
             what = "the source model itself" if index == 0 else f"the source model's external data ({other.name})"
             raise UserError("bad-output", f"{path}: is {what}; the source is never modified")
     if not force:
         raise UserError("output-exists", f"{path}: already exists; use --force to replace it")
 
 
-def _same_file(path: Path, other: Path) -> bool:
+def same_file(path: Path, other: Path) -> bool:
+    """Whether two paths name one file (a link or a hard link to it counts)."""
     try:
         return os.path.samefile(path, other)
     except OSError:

@@ -243,3 +243,31 @@ def label_inputs(rows: list[dict], samples: dict | None) -> list[dict]:
     return [dict(row, source="sample", reason=samples["described"][row["name"]], values="sample")
             if row["name"] in samples["described"] else row for row in rows]
 
+
+def probe_inputs(source: Path, params, ctx) -> dict:
+    """The inputs the model runs on (the plan, then the probe): what the samples are made for
+    and what the shipped session.py feeds when no candidate was measured; {"why"} when they
+    could not be found."""
+    from app.core.jobs.errors import JobFailed, UserError
+    from app.core.runner.process import run_child
+    from app.core.session.jobs import PROBE_INPUTS, ModelSession
+
+    try:
+        return run_child(PROBE_INPUTS, ModelSession(str(source), params.session), ctx)
+    except (UserError, JobFailed) as exc:
+        return {"why": f"the inputs could not be found ({exc.message})"}
+
+
+def make_samples(source: Path, probe: dict, params, scratch: Path) -> dict | None:
+    """Samples by modality (write_samples) when no data folder was given, from
+    the inputs the probe found the model runs on; {"why"} when none could be made."""
+    if "why" in probe:
+        return {"why": f"no samples: {probe['why']}"}
+    made = write_samples(probe["inputs"], scratch / "samples", seed=params.session.inputs.seed,
+                         guessed=tuple(probe["guessed"]), model_name=source.stem)
+    if made and not probe["worked"] and not made["shapes"]:
+        return {"why": f"no samples: the model did not run on the inputs found ({probe['message']})"}
+    if not made:
+        return {"why": "no input looks like an image, text, token ids or audio: no samples were made"}
+    params.session.inputs.shapes.update(made["shapes"])     # a text line's size, where it was only guessed
+    return made

@@ -36,7 +36,7 @@ from app.core.optimize.reuse import Reuse
 from app.core.store.recording import ALSO
 from app.core.optimize.rows import (candidate_tolerance, choose, explain, failed_row, made_row, source_row,
                                     tune_summary)
-from app.core.optimize.samples import label_inputs
+from app.core.optimize.samples import label_inputs, make_samples, probe_inputs
 from app.core.runner.process import run_child
 from app.core.tune.jobs import TUNE, TuneParams
 
@@ -291,26 +291,6 @@ def _data(params: OptimizeParams, split: dict | None, samples: dict | None) -> d
             "judged_on": f"your data: {split['check_samples']} held-out samples"}
 
 
-def _samples(source: Path, params: OptimizeParams, scratch: Path, ctx) -> dict | None:
-    """Samples by modality when no data folder was given (app.core.optimize.samples), from
-    the inputs the probe found the model runs on; {"why"} when none could be made."""
-    from app.core.optimize.samples import write_samples
-    from app.core.session.jobs import PROBE_INPUTS, ModelSession
-
-    try:
-        probe = run_child(PROBE_INPUTS, ModelSession(str(source), params.session), ctx)
-    except (UserError, JobFailed) as exc:
-        return {"why": f"no samples: the inputs could not be found ({exc.message})"}
-    made = write_samples(probe["inputs"], scratch / "samples", seed=params.session.inputs.seed,
-                         guessed=tuple(probe["guessed"]), model_name=source.stem)
-    if made and not probe["worked"] and not made["shapes"]:
-        return {"why": f"no samples: the model did not run on the inputs found ({probe['message']})"}
-    if not made:
-        return {"why": "no input looks like an image, text, token ids or audio: no samples were made"}
-    params.session.inputs.shapes.update(made["shapes"])     # a text line's size, where it was only guessed
-    return made
-
-
 def _user_session(params: OptimizeParams, split: dict | None, session: dict | None = None) -> dict:
     """A session to show and ship (the user's, or tune's): its data folder is the user's,
     not the held-out half, which goes with the scratch folder."""
@@ -340,9 +320,11 @@ def optimize(params: OptimizeParams, ctx, place=None) -> dict:
     budget.progress()
     partial = False
     with tempfile.TemporaryDirectory(prefix="ortune-optimize-") as scratch, ThreadPoolExecutor(2) as pool:
-        # two processes at once: the model's layout, and the inputs it runs on for the samples
+        # two processes at once: the model's layout, and the inputs it runs on (for the samples,
+        # and for session.py when the budget measures nothing)
         shape = pool.submit(run_child, DETECT_TRANSFORMER, ModelPath(str(source)), ctx)
-        samples = None if params.data else pool.submit(_samples, source, params, Path(scratch), ctx).result()
+        probe = pool.submit(probe_inputs, source, params, ctx).result()
+        samples = None if params.data else make_samples(source, probe, params, Path(scratch))
         plan = candidates.plan(params.kinds, params.session, shape.result(), cpu_description()[1],
                                params.try_expected_slower)
         split = None
@@ -379,7 +361,8 @@ def optimize(params: OptimizeParams, ctx, place=None) -> dict:
                                     if params.objective == "throughput" else "",
                   "latency_limit_ms": params.latency_limit_ms, "candidates": search.rows,
                   "tune": search.tune, "finalists": search.finals,
-                  "inputs": label_inputs(_inputs(search.reports), samples if split else None),
+                  "inputs": label_inputs(_inputs(search.reports) or probe.get("inputs", []),
+                                         samples if split else None),
                   "data": data, "parallel_makes": search.parallel,
                   "session": _user_session(params, split), "budget_seconds": params.budget_seconds,
                   # a cancel that came after the last step that checks for one still makes the result partial

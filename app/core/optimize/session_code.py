@@ -30,10 +30,20 @@ def _feed_line(row: dict) -> str:
     return f"    {row['name']!r}: {value},"
 
 
+#: feeds from the session's own inputs, where no plan was made (the model's inputs could not be
+#: found): each input's shape, 1 for a dimension it leaves open, zeros of its type
+_UNPLANNED = """# the inputs were not planned: zeros of each input's type and shape (1 for an open dimension)
+feeds = {}
+for meta in session.get_inputs():
+    shape = tuple(d if isinstance(d, int) and d > 0 else 1 for d in meta.shape)
+    kind = meta.type[len("tensor("):-1]
+    feeds[meta.name] = np.zeros(shape, dtype={"float": np.float32, "double": np.float64}.get(kind, kind))"""
+
+
 def session_script(config: SessionConfig, model_name: str, inputs: list[dict]) -> str:
+    """The script; its feeds are the input plan's (`inputs`, the rows a result names)."""
     code = to_python(config, model_name)
-    feeds = ["rng = np.random.default_rng(0)", "feeds = {", *map(_feed_line, inputs), "}"] if inputs else [
-        "feeds = {}  # the inputs were not planned: fill in one array per input"]
+    feeds = ["rng = np.random.default_rng(0)", "feeds = {", *map(_feed_line, inputs), "}"] if inputs else [_UNPLANNED]
     run = ["outputs = session.run(None, feeds)",
            "for meta, value in zip(session.get_outputs(), outputs):",
            "    print(meta.name, value.shape, value.dtype)"]

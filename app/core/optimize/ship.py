@@ -7,7 +7,6 @@ is replaced only with force."""
 from __future__ import annotations
 
 import json
-import os
 import shutil
 import time
 from pathlib import Path
@@ -15,7 +14,7 @@ from typing import Callable
 
 from app.core.jobs.errors import UserError
 from app.core.jobs.results import json_safe
-from app.core.model.output import Staging, check_replaceable, data_file_name, load_model, save_model
+from app.core.model.output import Staging, check_replaceable, check_writable, data_file_name, load_model, save_model
 from app.core.optimize.rows import answer
 
 MODEL_STEM = "model"
@@ -25,17 +24,18 @@ _MODEL_FILES = (f"{MODEL_STEM}.onnx", data_file_name(f"{MODEL_STEM}.onnx"), f"{M
 
 
 def prepare_folder(folder: Path, force: bool, source: Path, keep_candidates: bool = False) -> Path:
-    """The output folder, checked before any work: it or its parent exists, and no file the
-    search will write is there already (without force) or is the source."""
+    """The output folder, checked before any work: it or its parent exists and takes a new
+    file (a read-only file system is found now, not after the search), and no file the search
+    will write is there already (without force) or is the source."""
     folder = folder.absolute()
     if folder.exists() and not folder.is_dir():
         raise UserError("bad-output", f"{folder}: is not a folder")
     if not folder.exists():
         if not folder.parent.is_dir():
             raise UserError("bad-output", f"{folder.parent}: the output folder's parent does not exist")
+        check_writable(folder.parent, f"the folder to make {folder.name} in")
         return folder
-    if not os.access(folder, os.W_OK):
-        raise UserError("bad-output", f"{folder}: the output folder is not writable")
+    check_writable(folder)
     for name in (*_MODEL_FILES, *COMPANIONS):
         check_replaceable(folder / name, force, (source,))
     kept = folder / CANDIDATES

@@ -125,7 +125,9 @@ def create_session(model_path: str | os.PathLike, config: SessionConfig,
     import onnxruntime as ort
 
     from app.core.model.genai import model_file
+    from app.core.model.intake import check_name
 
+    check_name(model_path)
     model_path = model_file(model_path)
     options, providers, provider_options = build_session_options(config)
     check_providers_in_build(config)

@@ -3,6 +3,8 @@
 
 from __future__ import annotations
 
+import json
+
 from pathlib import Path
 
 import numpy as np
@@ -76,6 +78,25 @@ def storable(arrays: dict) -> dict[str, np.ndarray]:
 def save_arrays(path, arrays: dict) -> None:
     """Write arrays to an .npz that another process loads without pickle (see storable)."""
     np.savez(path, **storable(arrays))
+
+
+#: the member of an .npz kept by position that holds the arrays' names, as JSON
+_NAMES = "names"
+
+
+def save_by_position(path, arrays: dict) -> None:
+    """Write arrays to an .npz kept by position, not by name: a model's names are anyone's
+    (64 KiB long, or holding "/"), and a zip member's name is not. Read with load_by_position."""
+    kept = storable(arrays)
+    names = np.frombuffer(json.dumps(list(kept)).encode("utf-8"), dtype=np.uint8)
+    np.savez(path, **{_NAMES: names}, **{f"a{index}": array for index, array in enumerate(kept.values())})
+
+
+def load_by_position(path) -> dict[str, np.ndarray]:
+    """The arrays save_by_position wrote, under their names, in their order."""
+    with np.load(path, allow_pickle=False) as saved:
+        names = json.loads(saved[_NAMES].tobytes().decode("utf-8"))
+        return {name: saved[f"a{index}"] for index, name in enumerate(names)}
 
 
 def _read_arrays(path: Path) -> np.ndarray | dict[str, np.ndarray]:

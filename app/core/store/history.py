@@ -24,7 +24,6 @@ from app.core.store.paths import data_dir
 
 SCHEMA_VERSION = 1
 MAX_STORED_SAMPLES = 1_000_000   # beyond this, every n-th sample is kept for the chart
-KINDS = ("bench", "compare", "sweep", "profile", "tune", "convert", "drift", "optimize", "gate")
 #: a result's latencies for the chart, kept by the history and taken out of the result it
 #: returns: {"warmup_ms": [...], "samples_ms": [...]} (app.core.store.recording)
 SAMPLES_KEY = "history_samples"
@@ -203,8 +202,6 @@ class History:
         session, run.
 
         Returns its id, or None (with a warning) when the store cannot be used."""
-        if kind not in KINDS:
-            raise ValueError(f"unknown result kind {kind!r}")
         facts = facts or {}
         model = facts.get("model") or report["model"]
         summary = report.get("summary", report)

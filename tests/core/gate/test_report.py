@@ -67,3 +67,33 @@ def test_the_junit_file_validates_against_the_common_junit_schema():
         schema.validate(junit_xml(gate_result(verdict)))
     broken = junit_xml(gate_result(judge.REGRESSION)).replace('classname="ortune.gate" ', "", 1)
     assert not schema.is_valid(broken)      # the schema can say no
+
+
+def test_markdown_from_names_that_forge_a_verdict_renders_no_markup_of_theirs():
+    import re
+
+    from tests.core.test_ci_text import render
+    from tests.hostile_models import FORGED_MARKDOWN
+
+    result = gate_result(judge.REGRESSION, new_label=FORGED_MARKDOWN, old_label="old`` ` .onnx")
+    failed = {"name": FORGED_MARKDOWN, "max_abs_diff": 2.0, "cosine": 0.5, "passed": False}
+    result["criteria"][1] = judge.output_criterion(
+        {"outputs": [failed], "max_abs_diff": 2.0, "min_cosine": 0.5, "passed": False,
+         "tolerance": {"atol": 1e-4, "rtol": 1e-3, "min_cosine": 0.9999}},
+        {"first_drift": {"node": FORGED_MARKDOWN, "op_type": "Relu", "tensor": FORGED_MARKDOWN}}, None)
+    html = render(markdown(result))
+    assert re.findall(r"<h\d>(.*?)</h\d>", html) == ["ORTune gate: ❌ regression"], "one heading: ours"
+    for tag in ("<img", "<a ", "<script", "<h3>ORTune gate: ✅"):
+        assert tag not in html, f"{tag} from a name"
+    assert html.count("<table>") == 1 and html.count("<tr>") == 5
+
+
+def test_junit_with_characters_xml_forbids_parses_and_counts_them():
+    import xml.etree.ElementTree as ElementTree
+
+    from tests.hostile_models import NOT_XML
+
+    text = junit_xml(gate_result(judge.REGRESSION, new_label=f"new{NOT_XML}\udcff.onnx"))
+    suite = ElementTree.fromstring(text.encode("utf-8")).find("testsuite")
+    replaced = suite.find("properties/property[@name='characters_replaced']").get("value")
+    assert int(replaced) >= 4 and "\\ufffe\\uffff\\x01\\udcff" in suite.get("name")

@@ -13,7 +13,6 @@ import pytest
 
 from app.core.jobs.entry import CLUSTER, HERE, TARGET
 from app.core.registry import JOBS
-from app.core.store.history import KINDS
 
 ROOT = Path(__file__).resolve().parents[3]
 #: a decision made on a job's name: `job.name == "convert"`, `self.job.name in MEASURING` …
@@ -38,7 +37,8 @@ def test_every_entry_declares_its_facts(job):
     assert job.runs and job.runs <= {HERE, TARGET, CLUSTER}, "where it may run"
     fields = {field.name for field in dataclasses.fields(job.params)}
     assert set(job.outputs) <= fields, "its outputs are fields of its parameters"
-    assert job.records is None or job.records.kind in KINDS, "history keeps it under a kind it knows"
+    assert job.records is None or [other for other in JOBS if other.records and other.records.kind == job.records.kind] \
+        == [job], "history keeps it under a kind of its own"
     assert not job.on_target or job.measures, "a target runs only jobs that measure"
     assert CLUSTER not in job.runs or job.on_target
     assert (CLUSTER in job.runs) == (job.spread is not None), "a job a cluster runs says how it spreads"

@@ -43,9 +43,10 @@ def example(kind):
     return kind().to_dict()            # a preset type of its own (SessionConfig)
 
 
-#: text fields with a format of their own: an example of it
+#: fields with a format of their own, or whose last choice the other examples rule out: an example of it
 FORMATTED = {"memory_limit": "2G", "intra_op_thread_affinities": "1;2",   # three threads: two groups
-             "share": [1, 3], "kinds": ["fp16", "ort"]}
+             "share": [1, 3], "kinds": ["fp16", "ort"],
+             "device_policy": "none"}       # a policy picks the providers: the example names some
 
 
 def example_params(cls):
@@ -53,7 +54,8 @@ def example_params(cls):
     data = {}
     for field in dataclasses.fields(cls):
         choices = field.metadata.get("choices")
-        data[field.name] = choices[-1] if choices else FORMATTED.get(field.name) or example(hints[field.name])
+        data[field.name] = (FORMATTED[field.name] if field.name in FORMATTED else choices[-1] if choices
+                            else example(hints[field.name]))
     return cls.from_dict(data)
 
 

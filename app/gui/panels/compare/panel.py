@@ -9,7 +9,7 @@ from __future__ import annotations
 from pathlib import Path
 
 from PySide6.QtCore import Qt
-from PySide6.QtWidgets import QFileDialog, QLabel, QPushButton
+from PySide6.QtWidgets import QFileDialog, QHBoxLayout, QLabel, QPushButton
 
 from app.core.bench.compare import COMPARE_HEADERS, compare_table
 from app.core.bench.generation import GENERATION_HEADERS, generation_table
@@ -42,12 +42,18 @@ class ComparePanel(OneJobView, Panel):
         self.hint.setWordWrap(True)
         self.run_form = RunSettingsForm("Each model")
         self.pairs_form = PairsForm()
-        self.start_button, self.cancel_button, _row = start_and_cancel(
+        self.start_button, self.cancel_button, buttons = start_and_cancel(
             self.start, lambda: self.job and self.job.cancel(), "Compare selected")
-        export_table = QPushButton("Export table as CSV…")
+        # two to a row: one to a row, the drift button sat below the fold of a 1024×700 window
+        export_table = QPushButton("Table as CSV…")
+        export_table.setToolTip("Export the table as CSV.")
         export_table.clicked.connect(lambda: self.table.export_csv())
-        export_charts = QPushButton("Export charts as PNG…")
+        export_charts = QPushButton("Charts as PNG…")
+        export_charts.setToolTip("Export the three charts as PNG images.")
         export_charts.clicked.connect(lambda: self.export_charts())
+        exports = QHBoxLayout()
+        exports.addWidget(export_table)
+        exports.addWidget(export_charts)
         self.drift_button = QPushButton("Where does it drift?")
         self.drift_button.setToolTip("Open the Drift tab on the selected model (or the second) against the reference.")
         self.drift_button.setEnabled(False)
@@ -73,9 +79,8 @@ class ComparePanel(OneJobView, Panel):
         self.caption = results.caption
         self.tabs = results.charts
         self.tabs.setTabVisible(self.tabs.indexOf(self.generation_table), False)
-        self.layout_.addLayout(settings_beside([self.hint, self.run_form, self.pairs_form, self.start_button, self.cancel_button,
-                                                export_table, export_charts, self.drift_button, self.status],
-                                               results))
+        self.layout_.addLayout(settings_beside([self.hint, self.run_form, self.pairs_form, buttons, exports,
+                                                self.drift_button, self.status], results))
 
     def remembered(self) -> dict:
         return {**self.run_form.remembered(), **self.pairs_form.remembered()}

@@ -49,13 +49,14 @@ class OverviewPanel(Panel):
         self.facts.addRow("", self.recount_button)
 
         self.io_table = DataTable(["", "Name", "Type", "Shape"])
+        self.io_table.key_columns = ("Shape",)        # a long name gives up width first: at 1024 px Shape was cut
         io_box = QGroupBox("Inputs and outputs")
         QVBoxLayout(io_box).addWidget(self.io_table)
 
         top = QSplitter(Qt.Orientation.Horizontal)
         top.addWidget(facts_box)
         top.addWidget(io_box)
-        top.setSizes([550, 450])          # the facts' long lines get the room; the table's columns are short
+        top.setSizes([430, 570])          # the facts cut their long lines with "…"; the shapes need the room
 
         self.op_table = DataTable(["Operator", "Count", "Share %"])
         self.op_table.fixed_decimals = {"Share %": 1}

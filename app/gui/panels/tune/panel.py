@@ -19,8 +19,9 @@ from app.core.tune.confirm import trials_text
 from app.core.tune.jobs import TUNE, TuneParams
 
 # the answer (each finalist measured alone against yours) before the race that chose it: at
-# 1024 px the table has about 380 px, where the verdict last was past the edge
-HEADERS = ["Setting (what it changes in yours)", "Verdict", "Alone ×", "Alone 95% low", "Alone 95% high", "Alone ms",
+# 1024 px the table has about 380 px, where the verdict last was past the edge (and a long first
+# header was scrolled to "tting (what it changes in you")
+HEADERS = ["Change to yours", "Verdict", "Alone ×", "Alone 95% low", "Alone 95% high", "Alone ms",
            "Status", "Race ms", "Race 95 % interval", "Blocks"]
 CHART_ROWS = 12          # the leaderboard chart shows the best this many; the table has them all
 
@@ -186,7 +187,8 @@ class TunePanel(Panel):
             self.show_board(self.pending["rows"], self.pending.get("default_ms"))
             self.pending = None
 
-    def show_board(self, rows: list[dict], default_ms: float | None, best: str | None = None) -> None:
+    def show_board(self, rows: list[dict], default_ms: float | None, best: str | None = None,
+                   finished: bool = False) -> None:
         """The leaderboard; `best`: the label of the offered winner, shown in bold on green."""
         winner = next((r for r in rows if r["label"] == best), None)
         self.table.set_rows([[row["label"], verdict_words(row.get("verdict")), row.get("speedup"),
@@ -195,7 +197,7 @@ class TunePanel(Panel):
                              for row in rows])
         if winner is not None:
             self._highlight(rows.index(winner))
-        self.chart.show_rows([r for r in rows if r["latency_ms"] is not None][:CHART_ROWS], default_ms, best)
+        self.chart.show_rows([r for r in rows if r["latency_ms"] is not None][:CHART_ROWS], default_ms, best, finished)
 
     def _highlight(self, index: int) -> None:
         from PySide6.QtGui import QBrush, QColor
@@ -220,7 +222,7 @@ class TunePanel(Panel):
                               note="stopped early" if result["cancelled"] else "")
         best, default = result["best"], result["default"]
         winner = best["label"] if result["clearly_faster"] else None
-        self.show_board(result["trials"], default["race_latency_ms"], winner)
+        self.show_board(result["trials"], default["race_latency_ms"], winner, finished=True)
         searched = (f"{trials_text(result)} in "
                     f"{result['seconds']:.0f} s. {result.get('stop_reason', '')}")
         if result["clearly_faster"]:
@@ -301,6 +303,15 @@ def status_text(row: dict, winner: dict | None) -> str:
     return text
 
 
+def distinct_labels(labels: list[str]) -> list[str]:
+    """Each setting's label less the changes every one of them makes: cut to the chart's width,
+    "2 threads, spinning off, 1 inter-op thread" and two others read the same "2 threads,…-op
+    thread", the part that told them apart cut away."""
+    parts = [label.split(", ") for label in labels]
+    shared = set(parts[0]).intersection(*parts[1:]) if len(parts) > 1 else set()
+    return [", ".join(part for part in own if part not in shared) or label for own, label in zip(parts, labels)]
+
+
 class LeaderboardChart(BarChart):
     """Each contender's race latency with its 95 % interval, your settings as a dashed line,
     the winner in green and the dropped in grey."""
@@ -316,13 +327,17 @@ class LeaderboardChart(BarChart):
         self.baseline.setVisible(False)        # until the baseline has been measured
         self.plot.addItem(self.baseline)
 
-    def show_rows(self, rows: list[dict], default_ms: float | None, best: str | None = None) -> None:
+    def show_rows(self, rows: list[dict], default_ms: float | None, best: str | None = None,
+                  finished: bool = False) -> None:
+        """`finished`: the race is over, so only the offered winner stands out (a finalist left
+        in the race's colour read as the answer beside "nothing beat your settings")."""
         import numpy as np
 
         pg = self._pg
-        colors = [self.colors["good"] if r["label"] == best else self.colors["accent"] if r["alive"]
+        colors = [self.colors["good"] if r["label"] == best else self.colors["accent"] if r["alive"] and not finished
                   else self.colors["muted"] for r in rows]
-        self.set_bars([r["label"] for r in rows], [r["latency_ms"] for r in rows], "race_latency_ms", brushes=colors)
+        self.set_bars(distinct_labels([r["label"] for r in rows]), [r["latency_ms"] for r in rows], "race_latency_ms",
+                      brushes=colors)
         if self.errors is not None:
             self.plot.removeItem(self.errors)
             self.errors = None

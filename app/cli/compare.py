@@ -11,9 +11,11 @@ from app.cli.session_args import (add_run_arguments, add_session_arguments, run_
                               whole_number)
 from app.core.bench.accuracy import accuracy_text
 from app.core.bench.compare import compare_table
+from app.core.bench.generation import generation_table
 from app.core.bench.jobs import COMPARE, COMPARE_PAIRS
 from app.core.verdict import verdict_words
 from app.core.jobs.errors import UserError
+from app.core.text import printable
 from app.core.units import cosine_text, diff_text
 
 ORDER = 31
@@ -53,6 +55,30 @@ def speedup_text(row: dict) -> str:
     return f"{row['speedup']:.3f}× [{low:.3f}–{high:.3f}]"
 
 
+def generation_text(generation: dict | None) -> list[str]:
+    """Two decoders as they generate: TTFT and tokens/s with their verdicts ([] for other models)."""
+    if not generation:
+        return []
+    headers, rows = generation_table(generation)
+    shown = [[printable(row[0], 60), _ms(row[1]), *(_judged(row[2:5])), _number(row[5]), _ms(row[6]),
+              *(_judged(row[7:10]))] for row in rows]
+    return ["", "generation: " + "; ".join(f"{phase}: {means}" for phase, means in generation["phases"].items()),
+            format_table([h.lower() for h in headers], shown), generation["how"]]
+
+
+def _ms(value) -> str:
+    return "–" if value is None else f"{value:.3g}"
+
+
+def _number(value) -> str:
+    return "–" if value is None else f"{value:,.1f}"
+
+
+def _judged(cells: list) -> list[str]:
+    speedup, interval, verdict = cells
+    return ["–" if speedup is None else f"×{speedup:.2f}", interval or "–", verdict]
+
+
 def render(result: dict) -> str:
     keys = ("p50", "p90", "p99")
     latency = latency_columns([row["latency_ms"] for row in result["models"]], keys)
@@ -77,6 +103,7 @@ def render(result: dict) -> str:
                   f"{result['speedup_definition'].replace('reference', result['baseline'], 1)}",
                   f"verdict: {plan['verdict_rule']}"]
     lines.append(f"fidelity compares each model's outputs with {result['baseline']}'s on the same inputs")
+    lines += generation_text(result.get("generation"))
     lines += render_inputs(result.get("inputs", []))
     lines += cluster_lines(result, lambda row: row["label"])
     if result.get("history_id"):

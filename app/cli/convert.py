@@ -11,12 +11,13 @@ from app.cli.repair_steps import add_repair_arguments, render_repair, repair_bou
 from app.cli.session_args import add_session_arguments, session_config_from_args
 from app.core.convert.compiled import compiled_lines
 from app.core.convert.jobs import CONVERT
-from app.core.convert.fusers import fusers_lines
+from app.core.convert.fusers import attention_text, fusers_lines
 from app.core.convert.options import KINDS, options_for_flags
 from app.core.convert.speed import speed_sentence
 from app.core.convert.weights import share_text
 from app.core.drift.jobs import REPAIR
 from app.core.jobs.errors import UserError
+from app.core.convert.next_tokens import agreement_text
 from app.core.session.fidelity_policy import policy_text
 from app.core.session.inputs import origin_word
 from app.core.units import cosine_text, human_bytes
@@ -50,6 +51,8 @@ def _render_conversion(result: dict) -> str:
         fused = ", ".join(f"{op} ×{n}" for op, n in result["fused_operators"].items()) or "none"
         lines.append(f"  fused       {fused} (as {result['model_type']}, {result['num_heads'] or 'unknown'} heads, "
                      f"hidden size {result['hidden_size'] or 'unknown'}; {_shape_source(result['shape_source'])})")
+        if result.get("attention_layers"):
+            lines.append(f"  attention   {attention_text(result['attention_layers'])[len('attention '):]}")
         lines += [f"  fuser       {line}" for line in fusers_lines(result)]
     half = result.get("float16_weights")
     if half and half["share"] is not None:
@@ -80,8 +83,13 @@ def _render_conversion(result: dict) -> str:
     lines.append(format_table(["output", "max abs diff", "max rel diff", "cosine", "NaN/Inf", "result"], rows))
     lines.append("inputs: " + ", ".join(f"{i['name']} {'×'.join(map(str, i['shape'])) or 'scalar'} ({origin_word(i)})"
                                         for i in fidelity.get("inputs", [])))
+    check = fidelity.get("next_tokens")
+    if check:
+        lines.append(f"next tokens not measured: {check['problem']}" if "problem" in check
+                     else f"{agreement_text(check)}, from a prompt of {check['prompt_length']}")
     lines.append(f"PASSED {policy_text(tolerance)}" if fidelity["passed"] else
-                 f"FAILED {policy_text(tolerance)}: the variant's outputs are outside it (exit code 4)")
+                 f"FAILED {policy_text(tolerance)}: the variant's "
+                 f"{'next tokens or outputs are' if check else 'outputs are'} outside it (exit code 4)")
     lines.append(speed_sentence(result["speed"]))
     return "\n".join(lines)
 

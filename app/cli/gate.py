@@ -11,6 +11,7 @@ from pathlib import Path
 
 from app.cli.common import (add_json_flag, check_output_file, distinct_outputs, format_table, output, render_inputs,
                             run_job_cli, warn, write_output_file)
+from app.cli.compare import generation_text
 from app.cli.convert import add_tolerance_arguments, tolerance_from_args
 from app.cli.session_args import (add_run_arguments, add_session_arguments, run_settings_from_args, session_config_from_args,
                               whole_number)
@@ -105,6 +106,7 @@ def render(result: dict) -> str:
              f"{result['slowdown_definition']}; a regression only when the whole 95 % interval lies beyond "
              "--max-slowdown; each pair of fresh processes gives one ratio and the interval comes from their spread; an "
              "interval across the limit gets more pairs while one fits in --max-seconds, then undecided"]
+    lines += generation_text(result.get("generation"))
     for key in ("new", "old"):
         sha = result[key].get("sha256")
         lines.append(f"{key}: {result[key]['path']}" + (f" (sha256 {sha[:12]}…)" if sha else ""))

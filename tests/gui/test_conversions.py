@@ -246,3 +246,22 @@ def test_the_card_says_what_a_compiled_model_is_for_and_how_soon_it_starts(qtbot
     assert ("Compiled for OpenVINOExecutionProvider (onnxruntime-ep-openvino 1.8.1) on CPU &lt;b&gt;Xeon&lt;/b&gt;, "
             "ONNX Runtime 1.31.1") in text
     assert "Session start 800 ms → 200 ms (×4.00, 3.50–4.50 over 3 rounds, the two made in turns)" in text
+
+
+def test_a_decoders_card_gives_its_next_tokens_and_fails_on_them_where_they_decide(qtbot):
+    from app.gui.panels.convert.parts import ResultCard
+
+    card = ResultCard()
+    qtbot.addWidget(card)
+    card.show()
+    report = failing_report()
+    report["fidelity"]["tolerance"] = {"atol": 0.1, "rtol": 0.1, "min_cosine": 0.99, "min_top1": 0.9,
+                                       "policy": "int4"}
+    report["fidelity"]["next_tokens"] = {"rate": 0.5, "agree": 8, "steps": 16, "first_disagreement": 0,
+                                         "required": 0.9, "decides": True, "prompt_length": 8}
+    card.show_report(report)
+    text = card.verdict.text()
+    why = text.split("<br>")[0]
+    assert "FAILED" in why and "next tokens agree on 8 of 16 greedy steps (first differs at step 1)" in why
+    assert "logits" not in why, "where the tokens decide, the logits' cosine is a figure beside them"
+    assert "<br>Next tokens agree on 8 of 16 greedy steps" in text

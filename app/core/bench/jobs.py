@@ -15,6 +15,7 @@ from app.core.bench.alternate import SPEEDUP_DEFINITION, alternate, summarize
 from app.core.bench.pairs import Pairs, per_pair
 from app.core.bench.serve import serve_blocks
 from app.core.bench.sweep_tokens import decoder_steps
+from app.core.bench.generation import generation_phases, generation_report, in_phase
 from app.core.bench.bench import RunSettings, bench_report, benchmark, prepare
 from app.core.bench.compare import (FEEDS_FILE, OUTPUTS_FILE, PLAN_FILE, compare_row, output_fidelity, partial_row,
                                    shared_inputs)
@@ -205,7 +206,40 @@ def compare_job(params: CompareParams, ctx: JobContext) -> dict:
         "model": {"path": str(Path(baseline["model"]["path"]).resolve())},
         "created": time.time(),
     }
+    generation = both_phases([(model["path"], config, label) for model, label in zip(models, labels)],
+                             result["models"], result["inputs"], settings, params.pairs, params.max_seconds, ctx)
+    if generation is not None:
+        result["generation"] = generation
     return result
+
+
+def time_phase(members: list[tuple[str, SessionConfig, str]], phase: str, settings, pairs: int, max_seconds: float,
+               ctx) -> tuple[list[dict], list[dict]]:
+    """`members` ((path, session, label), the reference first) timed in alternation on the
+    decoder step `phase`, in `pairs` pairs of fresh processes and more while an interval
+    cannot answer, within max_seconds: (their comparison rows, the reference's inputs)."""
+    labels = [label for _, _, label in members]
+    ctx.progress(None, f"timing the {phase} phase in alternation")
+    with tempfile.TemporaryDirectory(prefix=f"ortune-{phase}-") as folder:
+        params = [MemberParams(path=path, session=in_phase(config, phase).checked(), run=settings, variant=label,
+                               reference_dir=folder, is_reference=index == 0, record=False)
+                  for index, (path, config, label) in enumerate(members)]
+        rule = Pairs(pairs, max_seconds, lambda result: all(row["conclusive"] for row in summarize(result)[1:]))
+        measured = alternate(MEMBER, params, per_pair(settings, pairs), ctx, member_events(ctx, labels), pairs=rule)
+    rows = [compare_row(report, row) for report, row in zip(measured.reports, summarize(measured))]
+    return rows, measured.reports[0]["inputs"]
+
+
+def both_phases(members: list[tuple[str, SessionConfig, str]], timed: list[dict], timed_inputs: list[dict],
+                settings, pairs: int, max_seconds: float, ctx) -> dict | None:
+    """The generation report of a comparison whose reference is a decoder: the phase it timed
+    (`timed`, its rows) and the other one, timed here; None for a model without a cache."""
+    phases = generation_phases(members[0][0], members[0][1])
+    if phases is None:
+        return None
+    first, other = phases
+    rows, inputs = time_phase(members, other, settings, pairs, max_seconds, ctx)
+    return generation_report({first: timed, other: rows}, {first: timed_inputs, other: inputs})
 
 
 def cell_job(params: BenchParams, ctx: JobContext) -> dict:

@@ -17,6 +17,7 @@ from app.core.convert.work import Handler, Problem, Work, working_folder
 from app.core.jobs.errors import JobCancelled, UserError
 from app.core.convert.fidelity import (Reference, RunFailed, Tolerance, compare, failed_report, load_session, reference_run,
                                run_variant)
+from app.core.convert.next_tokens import judge, next_token_check
 from app.core.jobs.protocol import JobContext
 from app.core.model.output import PROTOBUF_LIMIT, Staging, check_target, data_file_name, op_changes, op_counts
 from app.core.units import first_line
@@ -276,6 +277,9 @@ def convert_model(params, ctx: JobContext | None = None) -> dict:
         ctx.progress(0.85, "comparing the variant with the source")
         stage.companions = [stage.folder / name for name in work.companions]
         fidelity = _fidelity(reference, outputs, tolerance, unchecked)
+        if outputs is not None:
+            ctx.progress(0.9, "comparing the variant's next tokens with the source's")
+            fidelity = judge(fidelity, next_token_check(source, stage.path, config, tolerance, ctx))
         work.warnings.extend(advice(kind, fidelity))
         changes = op_changes(summary["op_counts"], work.ops_after or op_counts(stage.path))
         output_bytes = sum(p.stat().st_size for p in stage.files())
@@ -319,7 +323,8 @@ def advice(kind: str, fidelity: dict) -> list[str]:
                         "more accurate.",
         "int8-static": "Int8 moved the outputs beyond the tolerance: calibrate on real inputs (a folder of .npy "
                        "files), try per-channel or the Entropy/Percentile methods, or exclude sensitive nodes.",
-        "int4": "Int4 moved the outputs beyond the tolerance: try a smaller block size or leave Gather out.",
+        "int4": "Int4 moved the outputs beyond the tolerance: try a smaller block size (16), or the k_quant "
+                "method, which searches each block's scale.",
     }.get(kind, "The variant's outputs differ from the source's beyond the tolerance.")]
 
 

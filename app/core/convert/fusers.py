@@ -181,6 +181,17 @@ def attention_blocks(path: Path) -> int:
     return blocks
 
 
+def attention_layers(blocks: int, fused: dict) -> dict:
+    """{"fused", "of"}: how many of the graph's `blocks` attention blocks (layers) the kept
+    result fused, from its fused operators (one attention operator a layer)."""
+    return {"fused": min(blocks, sum(n for op, n in fused.items() if op in ATTENTION_OPS)), "of": blocks}
+
+
+def attention_text(layers: dict) -> str:
+    """"attention fused in 3 of 4 layers"."""
+    return f"attention fused in {layers['fused']} of {layers['of']} layer{'s' if layers['of'] > 1 else ''}"
+
+
 def fusers_lines(result: dict) -> list[str]:
     """What each fuser made of the model, the kept one first, as plain sentences."""
     outcomes, kept = result.get("fusers", {}), result.get("fuser")

@@ -14,6 +14,8 @@ from app.core.jobs.errors import UserError
 from app.core.session.fields import OPT_LEVELS
 
 QUANT_TYPES = ("QInt8", "QUInt8")
+#: how int4 finds each block's scale: ONNX Runtime's matmul_nbits_quantizer's algorithms that run here
+INT4_METHODS = ("rtn", "k_quant", "hqq")
 TRANSFORMER_TYPES = ("bert", "bart", "clip", "conformer", "gpt2", "gpt_neox", "mmdit", "phi", "sam2", "swin",
                      "t5", "tnlr", "unet", "vae", "vit")
 #: fusions FusionOptions enables by default, by their names without "enable_"
@@ -141,6 +143,12 @@ KINDS: dict[str, Kind] = {k.name: k for k in (
                                                 "4 int8 (fastest on CPU, least accurate).", minimum=0),
              _list("op_types", "Operator types whose weights are packed: MatMul, Gather.", ("MatMul",),
                    label="Op types", choices=("MatMul", "Gather")),
+             Option("method", "choice", "rtn", "How each block's scale is found. rtn: round to nearest (ONNX "
+                                               "Runtime's default, fastest to make); k_quant: a search over "
+                                               "scales for the least error in each block (slower to make, often "
+                                               "closer to the source); hqq: half-quadratic quantization (needs "
+                                               "PyTorch). k_quant and hqq pack MatMul weights only.",
+                    choices=INT4_METHODS),
          )),
     Kind("ort", "ORT format", "The .ort flatbuffer format for ONNX Runtime Mobile and minimal builds, with the "
          "required-operators config for a reduced build.", ".ort", (
@@ -275,6 +283,9 @@ def parse_options(kind: str, given: dict | None) -> dict:
             raise UserError("bad-option", "int4 option accuracy_level runs from 0 to 4")
         if not options["op_types"]:
             raise UserError("bad-option", "int4 needs at least one op type (MatMul, Gather)")
+        if options["method"] != "rtn" and "Gather" in options["op_types"]:
+            raise UserError("bad-option", f"int4 method {options['method']} packs MatMul weights only; leave Gather "
+                                          "out of op_types or use the rtn method")
     return options
 
 

@@ -264,10 +264,31 @@ def produce_int4(work: Work) -> None:
                                      is_symmetric=options["symmetric"],
                                      accuracy_level=options["accuracy_level"] or None,
                                      nodes_to_exclude=_exclusions(work),
-                                     op_types_to_quantize=tuple(options["op_types"]))
+                                     op_types_to_quantize=tuple(options["op_types"]),
+                                     algo_config=_int4_method(options, model))
     quantizer.process()
     quantizer.model.save_model_to_file(str(work.target), work.large)
     _require_quantized(work)
+
+
+def _int4_method(options: dict, model):
+    """The algorithm config of `method` (None: the quantizer's default, round to nearest)."""
+    from onnxruntime.quantization import matmul_nbits_quantizer as nbits
+
+    method, types = options["method"], tuple(options["op_types"])
+    if method == "rtn":
+        return None
+    if method == "hqq":
+        import importlib.util
+
+        if importlib.util.find_spec("torch") is None:
+            raise UserError("bad-option", "int4 method hqq needs PyTorch, which is not installed here: install "
+                                          "torch, or choose the rtn or k_quant method")
+        return nbits.HQQWeightOnlyQuantConfig(block_size=options["block_size"], bits=4, op_types_to_quantize=types)
+    # k-quant's quantizer sorts the graph by node name: an unnamed node would be lost
+    for index, node in enumerate(model.graph.node):
+        node.name = node.name or f"{node.op_type}_{index}"
+    return nbits.KQuantWeightOnlyQuantConfig(op_types_to_quantize=types)
 
 
 def _opset(work: Work) -> int:

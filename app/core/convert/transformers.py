@@ -106,10 +106,13 @@ def _fuse_with_onnxruntime(work: Work, target) -> None:
 
 def _note_unfused(work: Work, outcomes: dict, best: str) -> None:
     """A warning where nothing was fused, or where the graph has attention that stayed unfused."""
-    from app.core.convert.fusers import ATTENTION_OPS, attention_blocks
+    from app.core.convert.fusers import attention_blocks, attention_layers, attention_text
 
     shape, plan = work.plan["shape"], work.plan
     fused = outcomes[best]["fused_operators"]
+    blocks = plan.setdefault("attention_blocks", attention_blocks(work.source))
+    if blocks:
+        work.details["attention_layers"] = attention_layers(blocks, fused)
     if "no_fusion_noted" in plan:
         return
     plan["no_fusion_noted"] = True
@@ -119,12 +122,16 @@ def _note_unfused(work: Work, outcomes: dict, best: str) -> None:
         work.warnings.append(f"No fusion matched this graph as a {shape['model_type']} model; check the model "
                              f"type (and the head count and hidden size){why}.")
         return
-    blocks = attention_blocks(work.source)
-    if blocks and not any(op in ATTENTION_OPS for op in fused):
+    layers = work.details.get("attention_layers")
+    if blocks and not layers["fused"]:
         reason = ("the head count was not found" if not shape["num_heads"] else
                   f"neither fuser knows this attention's layout as a {shape['model_type']} model")
         work.warnings.append(f"The graph has {blocks} attention block{'s' if blocks > 1 else ''} but none was "
                              f"fused: {reason}{why}. The other fusions were kept.")
+    elif blocks and layers["fused"] < blocks:
+        work.warnings.append(f"{attention_text(layers).capitalize()}: the other {blocks - layers['fused']} kept "
+                             f"their unfused attention, which neither fuser matched as a {shape['model_type']} "
+                             f"layer{why}.")
 
 
 def _settled_shape(work: Work) -> dict:
@@ -175,6 +182,7 @@ def detect_transformer_shape(path: str | os.PathLike) -> dict:
     import onnx
 
     from app.core.model.intake import iter_graphs
+    from app.core.session.decoder import model_has_cache
 
     model = onnx.load(str(path), load_external_data=False)
     graphs = list(iter_graphs(model.graph))
@@ -186,7 +194,8 @@ def detect_transformer_shape(path: str | os.PathLike) -> dict:
                 constants.update((node.output[0], a.t) for a in node.attribute if a.HasField("t"))
     nodes = [node for graph in graphs for node in graph.node]
     model_type, reason = _model_type(model, nodes, constants, str(Path(path).parent))
-    shape = {"model_type": model_type, "model_type_reason": reason, "num_heads": 0, "hidden_size": 0}
+    shape = {"model_type": model_type, "model_type_reason": reason, "num_heads": 0, "hidden_size": 0,
+             "kv_cache": model_has_cache(path)}
     widths = Counter(constants[n.input[1]].dims[0] for n in nodes
                      if n.op_type in ("MatMul", "Gemm") and len(n.input) > 1 and n.input[1] in constants
                      and len(constants[n.input[1]].dims) == 2)

@@ -12,7 +12,7 @@ import time
 
 from app.core.bench.alternate import SPEEDUP_DEFINITION, Alternation, alternate, summarize
 from app.core.bench.compare import compare_row
-from app.core.bench.jobs import MEMBER, MemberParams, member_events
+from app.core.bench.jobs import MEMBER, MemberParams, both_phases, member_events
 from app.core.bench.pairs import Pairs, per_pair
 from app.core.gate.judge import (SLOWDOWN_DEFINITION, UNDECIDED, accuracy_criterion, judged_speed, memory_criterion,
                                  overall, output_criterion, speed_criterion, speed_decision, slowdown)
@@ -125,6 +125,10 @@ def gate_job(params: GateParams, ctx) -> dict:
         "ort_version": new["ort_version"], "machine": new["machine"], "providers": new["providers"],
         "created": time.time(),
     }
+    generation = both_phases([(params.old, params.old_session, old_label), (params.new, params.new_session, new_label)],
+                             rows, old["inputs"], params.run, params.pairs, params.max_seconds, ctx)
+    if generation is not None:          # reported beside the criteria: the speed criterion judges the plan's phase
+        result["generation"] = generation
     if history is not None:
         result["model"] = {key: result["new"][key] for key in ("path", "sha256", "size_bytes")}
         result["variant"] = f"{new_label} against {old_label}"

@@ -51,8 +51,9 @@ def prompt_feeds(decoder: Decoder, inputs: list[dict], hints, spec, prompt: int,
     elif batch != 1 and batch_label != batch:
         raise UserError("bad-option", f"the model's batch is fixed at {batch_label}; it cannot generate {batch} "
                                       "sequences at once")
+    # a data folder's samples are one step's inputs (optimize's hold a decode step): a prompt is drawn
     planned = replace(spec, phase="prefill", prompt_length=prompt, dims=dims, shapes={}, values={}, files={},
-                      mode="random")
+                      mode="random", data="")
     return make_feeds(inputs, planned, hints)
 
 

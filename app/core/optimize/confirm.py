@@ -27,7 +27,7 @@ def confirm_seconds(budget_seconds: float, screen_seconds: float) -> float:
 
 
 def _apply(row: dict, speed: dict) -> None:
-    from app.core.optimize.rows import speed_reason
+    from app.core.optimize.rows import next_tokens_note, speed_reason
 
     key, said = ("as_finalist", "as a finalist") if row.get("finalist") else ("screened", "screened")
     before = row[key] = {k: row[k] for k in ("speedup", "speedup_ci", "verdict", "latency_ms")}
@@ -35,7 +35,8 @@ def _apply(row: dict, speed: dict) -> None:
                claim=speed.get("claim", speed["ratio"]),
                latency_ms=speed["variant_p50_ms"], source_latency_ms=speed["source_p50_ms"], confirmed=True)
     row["reason"] = (f"{speed_reason(speed)}, measured again alone ({said} at ×{before['speedup']:.2f} "
-                     f"[{before['speedup_ci'][0]:.2f}–{before['speedup_ci'][1]:.2f}])")
+                     f"[{before['speedup_ci'][0]:.2f}–{before['speedup_ci'][1]:.2f}])"
+                     + next_tokens_note(row.get("fidelity")))
 
 
 def confirm_best(search, limit: float | None) -> dict:

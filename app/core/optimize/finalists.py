@@ -18,7 +18,7 @@ from app.core.bench.alternate import BLOCK_S, MIN_BLOCK_RUNS, MIN_ROUNDS, Altern
 from app.core.bench.bench import RunSettings
 from app.core.jobs.errors import JobCancelled
 from app.core.optimize.budget import START_GUESS_S
-from app.core.optimize.rows import speed_reason
+from app.core.optimize.rows import next_tokens_note, speed_reason
 from app.core.session.config import SessionConfig
 
 #: how many of the screened candidates are measured precisely
@@ -136,7 +136,7 @@ def _update(rows: list[dict], alternation: Alternation, partial: bool) -> None:
         row.update(speedup=line["speedup"], speedup_ci=list(line["speedup_ci"]), verdict=line["verdict"],
                    latency_ms=report["latency_ms"]["p50"], source_latency_ms=source_ms,
                    reason=speed_reason(speed) + f" — measured precisely as a finalist, {line['rounds']} rounds"
-                   + (" (stopped early)" if partial else ""), finalist=True)
+                   + (" (stopped early)" if partial else "") + next_tokens_note(row.get("fidelity")), finalist=True)
 
 
 def measure_finalists(rows: list[dict], made: dict[str, str], config: SessionConfig, seconds: float, ctx,

@@ -28,21 +28,45 @@ def failed_row(kind: str, status: str, reason: str) -> dict:
             "latency_ms": None, "fidelity": None, "size_bytes": None, "seconds": None}
 
 
+def candidate_tolerance(given: dict, decoder: bool) -> dict:
+    """The tolerance a candidate's check is given: the user's bounds, and for a decoder the
+    policy whose task decides (the next tokens, app.core.convert.next_tokens) whatever the kind."""
+    from app.core.session.fidelity_policy import DECODER_TASK
+    return {**DECODER_TASK.tolerance(), **given} if decoder else dict(given)
+
+
 def _fidelity(report: dict) -> dict:
     fidelity = report["fidelity"]
     rows = [o for o in fidelity.get("outputs", []) if o.get("max_abs_diff") is not None]
     cosines = [o["cosine"] for o in rows if o.get("cosine") is not None]
-    return {"passed": report["check"] == "passed", "check": report["check"],
-            "cosine": min(cosines) if cosines else None,
-            "max_abs_diff": max((o["max_abs_diff"] for o in rows), default=None),
-            "failing_outputs": [o["name"] for o in fidelity.get("outputs", []) if o.get("passed") is False],
-            "tolerance": fidelity.get("tolerance"), "problem": fidelity.get("problem", "")}
+    found = {"passed": report["check"] == "passed", "check": report["check"],
+             "cosine": min(cosines) if cosines else None,
+             "max_abs_diff": max((o["max_abs_diff"] for o in rows), default=None),
+             "failing_outputs": [o["name"] for o in fidelity.get("outputs", []) if o.get("passed") is False],
+             "tolerance": fidelity.get("tolerance"), "problem": fidelity.get("problem", "")}
+    if fidelity.get("next_tokens"):
+        found["next_tokens"] = fidelity["next_tokens"]
+    return found
+
+
+def next_tokens_note(fidelity: dict) -> str:
+    """"; next tokens agree on 16 of 16 greedy steps …" for a decoder's candidate, else ''."""
+    from app.core.convert.next_tokens import agreement_text
+
+    check = (fidelity or {}).get("next_tokens")
+    if not check:
+        return ""
+    return f"; next tokens not measured: {check['problem']}" if "problem" in check else f"; {agreement_text(check)}"
 
 
 def _where_drifted(report: dict, fidelity: dict) -> str:
-    outputs = ", ".join(fidelity["failing_outputs"]) or "its outputs"
-    cosine = f", cosine {cosine_text(fidelity['cosine'])}" if fidelity["cosine"] is not None else ""
-    text = f"failed its check: {outputs} outside the tolerance{cosine}"
+    check = fidelity.get("next_tokens") or {}
+    if "rate" in check and check["rate"] < check["required"]:
+        text = f"failed its check{next_tokens_note(fidelity)}"
+    else:
+        outputs = ", ".join(fidelity["failing_outputs"]) or "its outputs"
+        cosine = f", cosine {cosine_text(fidelity['cosine'])}" if fidelity["cosine"] is not None else ""
+        text = f"failed its check: {outputs} outside the tolerance{cosine}"
     repair = report.get("repair")
     if repair:
         steps = repair["steps"]
@@ -74,9 +98,10 @@ def made_row(kind: str, report: dict) -> dict:
     elif report["check"] != "passed":
         row.update(status="refused", reason=f"its check could not run: {fidelity['problem'] or report['check']}")
     elif not measured:
-        row.update(status="passed", reason=f"passed its check; its speed was not measured: {speed['why']}")
+        row.update(status="passed",
+                   reason=f"passed its check{next_tokens_note(fidelity)}; its speed was not measured: {speed['why']}")
     else:
-        row.update(status="passed", reason=speed_reason(speed))
+        row.update(status="passed", reason=speed_reason(speed) + next_tokens_note(fidelity))
     return row
 
 

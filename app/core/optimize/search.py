@@ -34,7 +34,8 @@ from app.core.optimize.machine import machine_facts
 from app.core.optimize.params import OptimizeParams
 from app.core.optimize.reuse import Reuse
 from app.core.store.recording import ALSO
-from app.core.optimize.rows import choose, explain, failed_row, made_row, source_row, tune_summary
+from app.core.optimize.rows import (candidate_tolerance, choose, explain, failed_row, made_row, source_row,
+                                    tune_summary)
 from app.core.optimize.samples import label_inputs, make_samples, probe_inputs
 from app.core.runner.process import run_child
 from app.core.tune.jobs import TUNE, TuneParams
@@ -61,12 +62,18 @@ class Search:
         self.finals: dict = {"skipped": True, "why": "not reached"}
         self.parallel = 1
         self.fixed_s = 0.0          # the least the work besides tuning needs to measure anything (screen)
+        self.decoder = False        # a decoder with a KV cache: its candidates are judged on their next tokens
 
     # the seconds kept for tuning at what a process start is seen to cost now (app.core.optimize.plan);
     # the least of it making and screening leave it; and what the screening leaves (tuning's, the finalists')
     tune_reserve = property(lambda self: tune_keep(self.params.budget_seconds, self.budget.start_s) * self.params.tune)
     tune_floor = property(lambda self: tune_least(self.params.budget_seconds, self.budget.start_s) * self.params.tune)
     reserve = property(lambda self: self.tune_reserve + self.params.budget_seconds * FINAL_SHARE)
+
+    def judge_decoder(self, decoder: bool) -> None:
+        """A decoder's candidates are judged on their next tokens; one judged otherwise before is not reused."""
+        self.decoder = decoder
+        self.reuse.base["tolerance"] = candidate_tolerance(self.params.tolerance, decoder)
 
     def _add(self, row: dict) -> None:
         self.rows.append(row)
@@ -183,7 +190,8 @@ class Search:
             self.reports.append(report)
             return row
         convert = ConvertParams(kind=kind, input=str(self.source), output=str(output), force=True, options=options,
-                                tolerance=dict(self.params.tolerance), session=self.config, speed_s=0)
+                                tolerance=candidate_tolerance(self.params.tolerance, self.decoder),
+                                session=self.config, speed_s=0)
         try:
             started = self.budget.elapsed()
             with self.budget.sub(f"{kind}: making and checking it", share=self.parallel) as sub:
@@ -342,6 +350,7 @@ def optimize(params: OptimizeParams, ctx, place=None) -> dict:
         if split:
             params.session.inputs.data = split["check"]
         search = Search(params, source, Path(scratch), budget, split)
+        search.judge_decoder(bool(shape.result().get("kv_cache")))
         if place is not None:
             search.run_tune = place.run_tune
         try:

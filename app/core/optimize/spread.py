@@ -81,6 +81,7 @@ def part_job(params: OptimizeParams, ctx) -> dict:
         search = Search(replace(params, tune=False, fresh=True), source, Path(scratch),
                         Budget(params.budget_seconds, ctx), split)
         search.reuse.keeps = False      # kept where the search was started, keyed by this worker
+        search.judge_decoder(bool(shape.get("kv_cache")))
         cut = False
         try:
             search.screen(plan)

@@ -232,3 +232,21 @@ def step_labels(decoder: Decoder, inputs: list[dict], step: Step) -> dict[str, i
     if decoder.mask and len(by_name[decoder.mask].get("shape") or []) > 1 and _label(by_name[decoder.mask], 1):
         labels.setdefault(_label(by_name[decoder.mask], 1), step.context)
     return labels
+
+
+def model_has_cache(path) -> bool:
+    """Whether the model at `path` (a file or a genai folder) is a decoder with a KV cache
+    to generate with, read from its graph without a session."""
+    from app.core.model.genai import model_file
+    from app.core.model.proto_scan import ScanError, load_structure
+    from app.core.model.value_type import describe_value
+    from app.core.session.graph_hints import read_hints
+
+    try:
+        model = load_structure(model_file(path))
+    except (ScanError, OSError, ValueError, UserError):
+        return False
+    weights = {t.name for t in model.graph.initializer}
+    inputs = [describe_value(v) for v in model.graph.input if v.name not in weights]
+    return find_decoder(inputs, read_hints(path)) is not None
+

@@ -27,6 +27,9 @@ from dataclasses import dataclass
 
 #: fewer rows than this make a top-1 agreement a coin, not a rate: reported, not required
 TASK_ROWS = 10
+#: a decoder's variant is asked for its next tokens over this many greedy steps, from a
+#: prompt of this many tokens (app.core.convert.next_tokens)
+NEXT_TOKEN_STEPS, NEXT_TOKEN_PROMPT = 16, 8
 
 
 @dataclass(frozen=True)
@@ -59,6 +62,8 @@ INT8 = FidelityPolicy("int8", "quantised arithmetic keeps the outputs' direction
 INT4 = FidelityPolicy("int4", "weight-only 4-bit keeps the top class or next token; the element-wise figures are "
                               "reported beside it", 0.1, 0.1, 0.99, 0.9, decides="task")
 POLICIES = {policy.name: policy for policy in (FLOAT32, FLOAT16, INT8, INT4)}
+#: the policy every candidate optimize makes of a decoder is held to: the next tokens decide
+DECODER_TASK = INT4
 
 #: the policy each conversion kind is held to
 KIND_POLICY = {"fp16": FLOAT16, "mixed": FLOAT16, "int8-dynamic": INT8, "int8-static": INT8, "int4": INT4,

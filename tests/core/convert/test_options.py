@@ -28,6 +28,8 @@ def test_values_are_coerced_and_checked():
     ("int4", {"block_size": 48}, "power of two"),
     ("int4", {"block_size": 8}, "at least 16"),
     ("int4", {"op_types": "MatMul,Conv"}, "unknown Conv"),
+    ("int4", {"method": "gptq"}, "rtn, k_quant, hqq"),
+    ("int4", {"method": "k_quant", "op_types": "MatMul,Gather"}, "packs MatMul weights only"),
     ("int8-static", {"calibrate_method": "Guess"}, "MinMax, Entropy, Percentile"),
     ("transformers", {"disable_fusions": "attention,teleport"}, "unknown teleport"),
     ("nonsense", {}, "unknown conversion"),

@@ -67,3 +67,31 @@ def test_the_users_model_type_is_kept(tmp_path):
     report = fuse(source, tmp_path / "fused.onnx", model_type="bert")
     assert report["model_type"] == "bert" and report["shape_source"]["model_type"] == "yours"
     assert "Attention" not in report["fused_operators"]        # bert's fusions do not know GPT-2's attention
+
+
+def _with_plain_attention(model):
+    """The layer followed by one more attention block no fuser knows: single-head scores of
+    the output against itself, with no projections or head split."""
+    from onnx import helper
+
+    graph = model.graph
+    last = graph.node[-1]                       # Identity(out) -> y
+    out = last.input[0]
+    graph.node.extend([helper.make_node("Transpose", [out], ["plain_kt"], name="plain_t", perm=[0, 2, 1]),
+                       helper.make_node("MatMul", [out, "plain_kt"], ["plain_scores"], name="plain_qk"),
+                       helper.make_node("Softmax", ["plain_scores"], ["plain_probs"], name="plain_softmax", axis=-1),
+                       helper.make_node("MatMul", ["plain_probs", out], ["plain_context"], name="plain_pv")])
+    identity = helper.make_node("Identity", ["plain_context"], ["y"], name="output")
+    graph.node.remove(last)
+    graph.node.append(identity)
+    return model
+
+
+def test_partial_fusion_is_counted_and_said(tmp_path):
+    source = models.save(_with_plain_attention(transformer_models.bert_layer()), tmp_path / "two_blocks.onnx")
+    report = fuse(source, tmp_path / "fused.onnx")
+    assert report["attention_layers"] == {"fused": 1, "of": 2}
+    assert any(w.startswith("Attention fused in 1 of 2 layers: the other 1 kept") for w in report["warnings"])
+    whole = fuse(models.save(transformer_models.bert_layer(), tmp_path / "one.onnx"), tmp_path / "fused_one.onnx")
+    assert whole["attention_layers"] == {"fused": 1, "of": 1}
+    assert not any("Attention fused in" in w for w in whole["warnings"])

@@ -12,6 +12,7 @@ from PySide6.QtCore import Qt
 from PySide6.QtWidgets import QFileDialog, QHBoxLayout, QLabel, QPushButton
 
 from app.core.bench.compare import COMPARE_HEADERS, compare_table
+from app.core.bench.generation import GENERATION_HEADERS, generation_table
 from app.core.units import cosine_text, diff_text, ratio_text
 from app.gui.shell.panel import OneJobView, Panel, start_and_cancel
 from app.gui.widgets.plain_text import plain
@@ -68,11 +69,16 @@ class ComparePanel(OneJobView, Panel):
         self.speedup_whiskers = None
         self.latency_chart = GroupedBarChart("Latency", placeholder="No comparison yet.")
         self.throughput_chart = BarChart("Throughput (runs/s)", horizontal=False, placeholder="No comparison yet.")
+        # two decoders: their time to the first token and tokens/s, each phase timed in alternation
+        self.generation_table = DataTable(GENERATION_HEADERS)
+        self.generation_table.column_formats = {"TTFT speedup": ratio_text, "Tokens/s speedup": ratio_text}
         charts = ((self.speedup_chart, "Speedup"), (self.latency_chart, "Latency"),
-                  (self.throughput_chart, "Throughput"))
+                  (self.throughput_chart, "Throughput"), (self.generation_table, "Generation"))
         results = CaptionedResults("No comparison yet: the table and the charts will say which models and inputs "
                                    "they measured.", self.table, charts, (250, 350))
         self.caption = results.caption
+        self.tabs = results.charts
+        self.tabs.setTabVisible(self.tabs.indexOf(self.generation_table), False)
         self.layout_.addLayout(settings_beside([self.hint, self.run_form, self.pairs_form, buttons, exports,
                                                 self.drift_button, self.status], results))
 
@@ -163,6 +169,9 @@ class ComparePanel(OneJobView, Panel):
         colors = series_colors()
         self.throughput_chart.set_bars(labels, [row["throughput_per_s"] for row in result["models"]], "runs/s",
                                        brushes=[colors[i % len(colors)] for i in range(len(labels))])
+        generation = result.get("generation")
+        self.generation_table.set_rows(generation_table(generation)[1] if generation else [])
+        self.tabs.setTabVisible(self.tabs.indexOf(self.generation_table), bool(generation))
         if not result.get("partial"):
             self.status.setText("Done: the first model is the reference" + stored_text(result))
         self.drift_button.setEnabled(len(result["models"]) > 1 and not result.get("partial"))

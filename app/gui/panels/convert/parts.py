@@ -11,10 +11,11 @@ from PySide6.QtWidgets import (QCheckBox, QComboBox, QFileDialog, QFormLayout, Q
                                QLabel, QLineEdit, QPushButton, QScrollArea, QSpinBox, QVBoxLayout, QWidget)
 
 from app.core.convert.compiled import compiled_lines
-from app.core.convert.fusers import fusers_lines
+from app.core.convert.fusers import attention_text, fusers_lines
 from app.core.convert.options import Option
 from app.core.convert.speed import speed_sentence
 from app.core.convert.weights import share_text
+from app.core.convert.next_tokens import agreement_text
 from app.core.session.fidelity_policy import policy_text
 from app.core.session.outputs import REL_FLOOR
 from app.core.units import cosine_text, diff_text, human_bytes, ratio_text
@@ -142,9 +143,20 @@ def failed_check_text(fidelity: dict) -> str:
     """Why the fidelity check failed, output by output ("" when it passed or was not run)."""
     if fidelity.get("skipped") or fidelity.get("passed") is not False:
         return ""
+    check = fidelity.get("next_tokens") or {}
+    if "rate" in check and check["rate"] < check["required"]:
+        return agreement_text(check)
     failed = [f"{o['name']}: {o['problem'] or 'outside the tolerance'}" for o in fidelity.get("outputs", [])
-              if o.get("passed") is False]
+              if o.get("passed") is False and not check.get("decides")]
     return "; ".join(failed) or fidelity.get("problem", "") or "outside the tolerance"
+
+
+def _next_tokens_line(check: dict | None) -> str:
+    """A decoder's next-token agreement under the verdict ('' for a model without a cache)."""
+    if not check:
+        return ""
+    text = f"next tokens not measured: {check['problem']}" if "problem" in check else agreement_text(check)
+    return f"<br>{escape(text[:1].upper() + text[1:])}"
 
 
 #: the result next to the output's name: at 1024×700 the card's table shows two columns and a
@@ -240,6 +252,8 @@ class ResultCard(QGroupBox):
             fused = ", ".join(f"{op} ×{n}" for op, n in report["fused_operators"].items()) or "none"
             lines.append(f"Fused: {escape(fused)} (as {escape(report['model_type'])}, "
                          f"{report['num_heads'] or 'unknown'} heads)")
+            if report.get("attention_layers"):
+                lines.append(f"Attention: {escape(attention_text(report['attention_layers']))[len('attention '):]}")
             lines += [f"Fuser {escape(line)}" for line in fusers_lines(report)]
         half = report.get("float16_weights")
         if half and half["share"] is not None:
@@ -266,7 +280,8 @@ class ResultCard(QGroupBox):
         why = failed_check_text(fidelity)
         self.verdict.setText(f"<b style='color:{colour}'>Fidelity {'passed' if fidelity['passed'] else 'FAILED'}"
                              "</b>" + (f"<span style='color:{colour}'> — {escape(why)}</span>" if why else "")
-                             + f"<br>Held to {escape(policy_text(tolerance))}; inputs: {escape(dims)}")
+                             + f"<br>Held to {escape(policy_text(tolerance))}; inputs: {escape(dims)}"
+                             + _next_tokens_line(fidelity.get("next_tokens")))
         self.table.set_rows([[o["name"], _verdict(o["passed"]), o["max_abs_diff"], o["max_rel_diff"], o["cosine"],
                               o["nonfinite"], o["problem"]] for o in fidelity["outputs"]])
         self.rel_note.setVisible(bool(fidelity["outputs"]))

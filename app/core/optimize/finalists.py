@@ -125,6 +125,7 @@ def _update(rows: list[dict], alternation: Alternation, partial: bool) -> None:
         for row in rows:
             row["reason"] += f" (its measurement as a finalist was stopped after {alternation.rounds} rounds)"
         return
+    from app.core.convert.speed import speed_fields
     from app.core.tune.narrow import thinned
 
     summary = summarize(thinned(alternation))       # the p50s below come from every run
@@ -132,8 +133,9 @@ def _update(rows: list[dict], alternation: Alternation, partial: bool) -> None:
     source_ms = reports[0]["latency_ms"]["p50"]
     for row, line, report in zip(rows, summary[1:], reports[1:]):
         row["screening"] = {k: row[k] for k in ("speedup", "speedup_ci", "verdict")}
-        speed = {"ratio": line["speedup"], "ratio_ci": line["speedup_ci"], "verdict": line["verdict"]}
+        speed = speed_fields(line)     # the claim and contention are this measurement's, not the screening's
         row.update(speedup=line["speedup"], speedup_ci=list(line["speedup_ci"]), verdict=line["verdict"],
+                   claim=speed["claim"], contention=speed["contention"],
                    latency_ms=report["latency_ms"]["p50"], source_latency_ms=source_ms,
                    reason=speed_reason(speed) + f" — measured precisely as a finalist, {line['rounds']} rounds"
                    + (" (stopped early)" if partial else "") + next_tokens_note(row.get("fidelity")), finalist=True)

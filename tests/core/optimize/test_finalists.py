@@ -73,3 +73,20 @@ def test_an_alternation_is_fitted_to_the_time_left_with_fewer_rounds():
     assert plan.extend_s == 0.0, "no extension past what is left"
     roomy = fit_plan(BlockPlan(5, budget_s=8.0, min_rounds=10, extend_s=16.0), 10.0, 4, 30.0)
     assert (roomy.min_rounds, roomy.extend_s) == (10, 16.0)
+
+
+def test_a_finalist_measured_on_a_busy_machine_takes_that_measurements_lower_claim():
+    """A wide MLP's int8 was measured ×32.1 [27.0–38.1] as a finalist beside a core burner and
+    claimed at ×21.3: the screening's claim, not the finalist's."""
+    import numpy as np
+
+    from app.core.bench.alternate import Alternation, BlockPlan
+    from app.core.optimize.finalists import _update
+
+    row = _row("int8-static", 30.0) | {"reason": "faster", "claim": 20.0}
+    rounds = 12
+    blocks = [[np.full(10, 30.0)] * rounds, [np.full(10, 1.0)] * rounds]
+    busy = [[{"switches": 9, "runs": 10}] * rounds] * 2          # every round disturbed
+    _update([row], Alternation(BlockPlan(10, rounds=rounds), [], blocks, [[0.1] * rounds] * 2, busy), partial=False)
+    assert row["speedup"] == pytest.approx(30.0) and row["contention"] == 1.0
+    assert 20.0 < row["claim"] <= 30.0 and f"claimed at ×{row['claim']:.2f}" in row["reason"]

@@ -30,8 +30,8 @@ MAX_ATTEMPTS = 12
 #: refusals of the check's run that are about the user's settings, not the source: they end the
 #: conversion (exit 2) rather than give a variant whose check "could not run" (exit 4)
 NOT_THE_SOURCE = frozenset({"provider-unavailable", "bad-input-file", "not-found", "bad-option"})
-_HANDLER_MODULES = ("app.core.convert.kinds", "app.core.convert.quantize", "app.core.convert.transformers",
-                    "app.core.convert.compiled")
+_HANDLER_MODULES = ("app.core.convert.kinds", "app.core.convert.quantize", "app.core.convert.int4",
+                    "app.core.convert.transformers", "app.core.convert.compiled")
 
 
 def handler(kind: str) -> Handler:

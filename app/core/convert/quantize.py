@@ -1,5 +1,6 @@
-"""Quantization with onnxruntime.quantization: int8 dynamic, int8 static (calibrated on
-random or the user's inputs) and int4 weight packing (MatMulNBits).
+"""Quantization with onnxruntime.quantization: int8 dynamic and int8 static (calibrated on
+random or the user's inputs); int4 weight packing (app.core.convert.int4) shares its steps
+and repairs.
 
 Repairs: a model the quantizer cannot read (weights made by Constant nodes, shapes it
 cannot infer) is pre-processed with `quant_pre_process` first, and quantized without it
@@ -32,7 +33,7 @@ _OUTER_WEIGHT = re.compile(r"Expected (\S+) to be an initializer")
 _QUANT_SUFFIXES = re.compile(r"(_quant|_QuantizeLinear|_DequantizeLinear|_MatMulNBits|_Q4|_output_quantized)$")
 
 
-def _amended(work: Work) -> Path:
+def amended(work: Work) -> Path:
     """The source, or a copy with the amendments the repairs asked for: its declared
     intermediate shapes dropped (the quantizer infers them again), the standard domain
     declared once."""
@@ -85,7 +86,7 @@ def _weights_into_subgraphs(model) -> None:
 
 def _preprocessed(work: Work) -> Path:
     """The model the quantizer reads: the (amended) source, or its pre-processed copy."""
-    source = _amended(work)
+    source = amended(work)
     if not work.plan.get("preprocess"):
         return source
     from onnxruntime.quantization import quant_pre_process
@@ -100,7 +101,7 @@ def _preprocessed(work: Work) -> Path:
     return target
 
 
-def _exclusions(work: Work, read: Path | None = None) -> list[str]:
+def exclusions(work: Work, read: Path | None = None) -> list[str]:
     """The nodes to leave unquantized, by name: the user's and the repairs'. When the quantizer
     reads a pre-processed copy (`read`), a node its graph optimisation folded into another (a
     BatchNormalization or a bias Add into the Conv before it) is no longer there, and its name
@@ -165,7 +166,7 @@ def _quantized_ops(counts: dict) -> int:
     return sum(n for op, n in counts.items() if op in QUANTIZED_OPS)
 
 
-def _require_quantized(work: Work) -> None:
+def require_quantized(work: Work) -> None:
     after = work.ops_after = op_counts(work.target)
     before = work.summary["op_counts"]
     if _quantized_ops(after) > _quantized_ops(before):
@@ -191,7 +192,7 @@ def _refuse_quantized_source(work: Work) -> None:
                                                "quantize the float model it was made from")
 
 
-def _begin(work: Work) -> None:
+def begin(work: Work) -> None:
     """Every quantizing try starts here: refuse a quantized source, note the user's exclusions."""
     _refuse_quantized_source(work)
     work.kept = [k for k in work.kept if k.get("source") == "repair"]
@@ -204,21 +205,21 @@ def produce_int8_dynamic(work: Work) -> None:
     from onnxruntime.quantization import QuantType, quantize_dynamic
 
     options = work.options
-    _begin(work)
+    begin(work)
     read = _preprocessed(work)
     quantize_dynamic(str(read), str(work.target), op_types_to_quantize=_op_types(work),
                      per_channel=options["per_channel"], reduce_range=options["reduce_range"],
-                     weight_type=QuantType[options["weight_type"]], nodes_to_exclude=_exclusions(work, read),
+                     weight_type=QuantType[options["weight_type"]], nodes_to_exclude=exclusions(work, read),
                      use_external_data_format=work.large,
                      extra_options={"EnableSubgraph": True} if work.plan.get("subgraphs") else None)
-    _require_quantized(work)
+    require_quantized(work)
 
 
 def produce_int8_static(work: Work) -> None:
     options = work.options
     if options["preprocess"] and "preprocess" not in work.plan:
         work.plan["preprocess"] = True
-    _begin(work)
+    begin(work)
     reader = FeedReader(work, work.summary["inputs"])
     work.details["calibration_samples"] = reader.count
     work.details["calibration_source"] = options["calibration"] or (
@@ -234,7 +235,7 @@ def produce_int8_static(work: Work) -> None:
                                               f"{Problem('run', str(exc)).short()[:300]} — calibrate on real "
                                               "inputs (a folder of .npy/.npz files) or set the dimensions they "
                                               "need") from None
-    _require_quantized(work)
+    require_quantized(work)
 
 
 def _quantize_static(work: Work, reader: FeedReader) -> None:
@@ -246,49 +247,11 @@ def _quantize_static(work: Work, reader: FeedReader) -> None:
                     quant_format=QuantFormat[options["quant_format"]], op_types_to_quantize=_op_types(work),
                     per_channel=options["per_channel"], reduce_range=options["reduce_range"],
                     activation_type=QuantType[options["activation_type"]],
-                    weight_type=QuantType[options["weight_type"]], nodes_to_exclude=_exclusions(work, read),
+                    weight_type=QuantType[options["weight_type"]], nodes_to_exclude=exclusions(work, read),
                     use_external_data_format=work.large,
                     calibrate_method=CalibrationMethod[options["calibrate_method"]],
                     extra_options={"ActivationSymmetric": options["activation_symmetric"],
                                    "WeightSymmetric": options["weight_symmetric"]})
-
-
-def produce_int4(work: Work) -> None:
-    from onnxruntime.quantization.matmul_nbits_quantizer import MatMulNBitsQuantizer
-
-    options = work.options
-    _begin(work)
-    source = _amended(work)
-    model = work.take_model() if source == work.source else load_model(source)
-    quantizer = MatMulNBitsQuantizer(model, bits=4, block_size=options["block_size"],
-                                     is_symmetric=options["symmetric"],
-                                     accuracy_level=options["accuracy_level"] or None,
-                                     nodes_to_exclude=_exclusions(work),
-                                     op_types_to_quantize=tuple(options["op_types"]),
-                                     algo_config=_int4_method(options, model))
-    quantizer.process()
-    quantizer.model.save_model_to_file(str(work.target), work.large)
-    _require_quantized(work)
-
-
-def _int4_method(options: dict, model):
-    """The algorithm config of `method` (None: the quantizer's default, round to nearest)."""
-    from onnxruntime.quantization import matmul_nbits_quantizer as nbits
-
-    method, types = options["method"], tuple(options["op_types"])
-    if method == "rtn":
-        return None
-    if method == "hqq":
-        import importlib.util
-
-        if importlib.util.find_spec("torch") is None:
-            raise UserError("bad-option", "int4 method hqq needs PyTorch, which is not installed here: install "
-                                          "torch, or choose the rtn or k_quant method")
-        return nbits.HQQWeightOnlyQuantConfig(block_size=options["block_size"], bits=4, op_types_to_quantize=types)
-    # k-quant's quantizer sorts the graph by node name: an unnamed node would be lost
-    for index, node in enumerate(model.graph.node):
-        node.name = node.name or f"{node.op_type}_{index}"
-    return nbits.KQuantWeightOnlyQuantConfig(op_types_to_quantize=types)
 
 
 def _opset(work: Work) -> int:
@@ -396,7 +359,7 @@ def _exclude_reported_node(work: Work, problem: Problem) -> dict | None:
     if found is None:
         return None
     node = found[0]
-    if node.name in _exclusions(work):
+    if node.name in exclusions(work):
         return None
     work.plan.setdefault("exclude", []).append(node.name)
     why = f"ONNX Runtime could not {problem.stage} it once quantized: {problem.short()}"
@@ -407,5 +370,4 @@ def _exclude_reported_node(work: Work, problem: Problem) -> dict | None:
 HANDLERS = {
     "int8-dynamic": Handler(produce_int8_dynamic, repair_quantized),
     "int8-static": Handler(produce_int8_static, repair_quantized),
-    "int4": Handler(produce_int4, repair_quantized),
 }

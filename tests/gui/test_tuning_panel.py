@@ -86,6 +86,7 @@ def test_tune_panel_says_when_nothing_beat_your_settings(qtbot, window, tmp_path
         window.open_model(models.save(models.tiny_add(), tmp_path / "other.onnx"))
     assert panel.caption.state == "previous" and not panel.table.isEnabled()
     assert not panel.summary.isEnabled(), "the other model's verdict is greyed with its leaderboard"
+    assert not panel.apply_button.isEnabled(), "another model's settings are not applied to this one"
 
 
 def test_tune_panel_shows_progress_in_per_cent_and_explains_dropped_rows(qtbot, window):

@@ -131,6 +131,9 @@ class TunePanel(Panel):
     def model_changed(self, model) -> None:
         self.start_button.setEnabled(model is not None and model.summary is not None and self.job is None)
         self.caption.model_changed(model)
+        # another model's best settings are not applied, saved or copied for this one
+        for button in (self.apply_button, self.save_button, self.copy_button):
+            button.setEnabled(self.result is not None and self.caption.current)
         if self.job is None and self.result is None:
             self.summary.setText("Open a model to tune it." if model is None else
                                  f"Ready: Start tuning searches session settings for {model.label}.")

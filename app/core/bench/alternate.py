@@ -372,10 +372,11 @@ def summarize(result: Alternation, reference: int = 0, band: float = PRACTICAL_B
     the verdict (app.core.verdict.judge_speed: `conclusive` unless it could not tell,
     `claim`, `widened_ci`, `why`) and the rounds. Only the rounds where no member waited for
     a core count (Alternation.judged); when too few are left, every round counts and the row
-    is flagged `too_busy`. When the rounds ran in more than one set of processes, the interval is the pair-level one (pairs.pairs_ratio) and the row
-    has each set's speedup (`pair_speedups`). The reference's own row is speedup 1,
-    interval [1, 1], verdict "reference"."""
+    is flagged `too_busy`. When the rounds ran in more than one set of processes, the
+    interval is the pair-level one (pairs.pairs_ratio) and the row has each set's speedup
+    (`pair_speedups`). The reference's own row is speedup 1, interval [1, 1], verdict "reference"."""
     kept, too_busy = result.judged()
+    measure, contention = "cpu" if result.on_cpu() else "wall", result.contention(kept)   # the same for every row
     rows = []
     for index, blocks in enumerate(result.blocks):
         if index == reference:
@@ -391,8 +392,7 @@ def summarize(result: Alternation, reference: int = 0, band: float = PRACTICAL_B
             speedup, low, high, each = pairs_ratio(result.lower_part(reference, kept), result.lower_part(index, kept),
                                                    labels, seed=seed)
             own = {"pair_speedups": each}
-        measure = "cpu" if result.on_cpu() else "wall"
-        judged = judge_speed(speedup, low, high, result.contention(kept), measure, band)
+        judged = judge_speed(speedup, low, high, contention, measure, band)
         row = {"speedup": speedup, "speedup_ci": [low, high], **judged.to_dict(), "conclusive": judged.answered,
                "rounds": len(blocks), "rounds_judged": int(kept.size), "too_busy": too_busy}
         row["measure"] = measure

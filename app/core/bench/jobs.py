@@ -23,7 +23,7 @@ from app.core.bench.sweep import (LIMIT_PERCENTILES, MAX_PROCESSES, RATIO_DEFINI
                                   cell_ratio, items_unit, measure_grid, pair_ratio, report_figures, runner_up,
                                   sweep_cell)
 from app.core.jobs.entry import ANYWHERE, Job, LOCAL_ONLY, ON_TARGET, Records
-from app.core.session.fidelity_policy import for_paths
+from app.core.session.fidelity_policy import file_precision, for_precisions
 from app.core.verdict import RULE
 from app.core.jobs.errors import UserError
 from app.core.jobs.params import Params, setting
@@ -183,9 +183,11 @@ def compare_job(params: CompareParams, ctx: JobContext) -> dict:
                                      "partial": True, "created": time.time()})
 
     with tempfile.TemporaryDirectory(prefix="ortune-compare-") as folder:
+        reference = file_precision(models[0]["path"])       # read once, not once per model beside it
         members = [MemberParams(path=model["path"], session=config.checked(), run=settings, variant=label,
                                 reference_dir=folder, is_reference=index == 0,
-                                tolerance=for_paths(models[0]["path"], model["path"])[0].tolerance() if index else {})
+                                tolerance=for_precisions(reference, file_precision(model["path"]))[0].tolerance()
+                                if index else {})
                    for index, (model, label) in enumerate(zip(models, labels))]
         pairs = Pairs(params.pairs, params.max_seconds,
                       lambda result: all(row["conclusive"] for row in summarize(result)[1:]))

@@ -22,8 +22,8 @@ from app.core.jobs.errors import JobCancelled
 from app.core.jobs.results import GateResult
 from app.core.session.config import SessionConfig
 
-def _undecided(result: Alternation, limit: float) -> bool:
-    row = summarize(result)[1]
+def _undecided(row: dict, limit: float) -> bool:
+    """Whether the new model's row of a summary (alternate.summarize) leaves the speed undecided."""
     _, low, high = slowdown(row["speedup"], list(judged_speed(row).widened))
     return speed_decision(low, high, limit) == UNDECIDED
 
@@ -52,10 +52,11 @@ def measure(params: GateParams, ctx, labels: list[str], folder: str, tolerance: 
     started = time.monotonic()
 
     def answered(result: Alternation) -> bool:
-        if not _undecided(result, params.max_slowdown):
+        row = summarize(result)[1]
+        if not _undecided(row, params.max_slowdown):
             return True
-        why = ("the machine is too busy (a model's process waited for a core in most rounds)"
-               if summarize(result)[1].get("too_busy") else "the slowdown's interval reaches across the limit")
+        why = "the slowdown's interval reaches across the limit" + (
+            " (widened: a model's process waited for a core in most rounds)" if row.get("too_busy") else "")
         left = params.max_seconds - (time.monotonic() - started)
         ctx.log(f"{why} after {len(set(result.pairs))} pairs: measuring on in a fresh pair ({left:.0f} s left "
                 "of --max-seconds)")

@@ -96,28 +96,39 @@ def model_precision(model) -> str:
     return "float32"
 
 
-def for_pair(source_model, variant_model) -> tuple[FidelityPolicy, str]:
+def for_precisions(source: str | None, variant: str | None) -> tuple[FidelityPolicy, str]:
     """(the policy, why): a variant in a lower precision than its source is held to that
     precision's policy; two models of one precision (or a source in the lower one) to the
-    strict float32 policy, as two unrelated models are."""
+    strict float32 policy, as two unrelated models are; so is a pair whose precision could
+    not be read (None)."""
+    if source is None or variant is None:
+        return FLOAT32, "a model's graph could not be read here, so the strict policy applies"
     order = ["float32", "float16", "int8", "int4"]
-    source, variant = model_precision(source_model), model_precision(variant_model)
     if order.index(variant) > order.index(source):
         return POLICIES[variant], f"the new model computes in {variant}, the old one in {source}"
     return FLOAT32, f"both models compute in {source}" if source == variant else \
         f"the new model computes in {variant}, no lower than the old one ({source})"
 
 
-def for_paths(source: str, variant: str) -> tuple[FidelityPolicy, str]:
-    """for_pair on two model files; the strict float32 policy where a graph cannot be read
-    here (an .ort file, or one onnx cannot parse: the run itself says what is wrong with it)."""
+def for_pair(source_model, variant_model) -> tuple[FidelityPolicy, str]:
+    """for_precisions of two onnx ModelProtos."""
+    return for_precisions(model_precision(source_model), model_precision(variant_model))
+
+
+def file_precision(path: str) -> str | None:
+    """model_precision of a model file; None where its graph cannot be read here (an .ort
+    file, or one onnx cannot parse: the run itself says what is wrong with it)."""
     import onnx
 
     try:
-        models = [onnx.load(str(path), load_external_data=False) for path in (source, variant)]
+        return model_precision(onnx.load(str(path), load_external_data=False))
     except Exception:       # any parse failure: the judgement falls back to the strict policy
-        return FLOAT32, "a model's graph could not be read here, so the strict policy applies"
-    return for_pair(*models)
+        return None
+
+
+def for_paths(source: str, variant: str) -> tuple[FidelityPolicy, str]:
+    """for_precisions of two model files."""
+    return for_precisions(file_precision(source), file_precision(variant))
 
 
 def bounds_text(tolerance: dict) -> str:

@@ -3,9 +3,10 @@ measurement not tell? Every command, tab, report, the gate and optimize take the
 verdicts from `judge_speed` and their words from `verdict_words`, so one interval always
 reads the same wherever it is shown.
 
-The interval decides the direction. A busy machine does not void the evidence: it widens
-the interval by how much contention can have moved the ratio in that run, and the verdict is
-read off the widened interval:
+The interval decides the direction. A busy machine does not void the evidence: contention
+exaggerates a gap between two models, it neither makes one from nothing nor turns it round,
+so the interval is widened toward ×1 by as much as contention can have added to the gap in
+that run, and the verdict is read off the widened interval:
 - faster: the whole widened interval lies above 1 + PRACTICAL_BAND;
 - slower: the whole widened interval lies below 1 / (1 + PRACTICAL_BAND);
 - no difference: it lies within ±DECISIVE_WIDTH around 1 (a gap, if any, too small to act on);
@@ -20,8 +21,10 @@ threaded run), a wait for the core does not count, and only what the neighbours 
 it (caches, memory bandwidth, a hyper-thread sibling) moves it (CPU_INFLATION). The widening
 is that inflation times the share of rounds in which a member was switched out in most of its
 runs (app.core.bench.noise.disturbed): nothing on a quiet machine, all of it when every
-round was disturbed. It cannot turn a lower bound of ×6 into "no faster": a tenfold int8 win
-measured beside a core burner stays a win.
+round was disturbed. An end of the interval on one side of ×1 moves toward ×1, its distance
+from ×1 (on a log scale) divided by the inflation; an interval that already holds ×1 keeps
+its ends, since a gap that is not there cannot be exaggerated. So a tenfold int8 win
+measured beside a core burner stays a win, and two copies of one file stay no different.
 
 A claim is the figure a winner is reported at: the speedup itself on a quiet machine; when
 the machine was busy, the speedup less the inflation (never below the interval's own lower
@@ -49,7 +52,7 @@ FASTER, SLOWER, NO_DIFFERENCE, COULD_NOT_TELL, REFERENCE = (
 VERDICTS = (FASTER, SLOWER, NO_DIFFERENCE, COULD_NOT_TELL)
 _WORDS = {FASTER: "faster", SLOWER: "slower", NO_DIFFERENCE: "no difference", COULD_NOT_TELL: "could not tell",
           REFERENCE: "reference"}
-RULE = (f"faster or slower when the whole 95 % interval, widened by the contention measured in the run, lies "
+RULE = (f"faster or slower when the whole 95 % interval, widened toward ×1 by the contention measured in the run, lies "
         f"beyond ±{PRACTICAL_BAND:.0%} around ×1; no difference when it lies within ±{DECISIVE_WIDTH:.0%}; "
         f"otherwise could not tell")
 
@@ -83,9 +86,20 @@ def verdict_words(verdict: str | None) -> str:
 
 
 def inflation(contention: float, measure: str = "wall") -> float:
-    """The factor an interval's ends are widened by for `contention` (0 … 1) on `measure`."""
+    """How many times contention (0 … 1) on `measure` can have stretched a gap (its logarithm)."""
     share = min(1.0, max(0.0, contention if math.isfinite(contention) else 1.0))
     return 1.0 + (CPU_INFLATION if measure == "cpu" else WALL_INFLATION) * share
+
+
+def deflated(ratio: float, grow: float) -> float:
+    """`ratio` with its gap from ×1 (on a log scale) taken back by the inflation `grow`: what
+    it may have been before contention stretched it; never across ×1."""
+    return math.exp(math.log(ratio) / grow) if ratio > 0 and math.isfinite(ratio) else ratio
+
+
+def widened(low: float, high: float, grow: float) -> tuple[float, float]:
+    """[low, high] widened toward ×1 by the inflation `grow` (each end only ever toward ×1)."""
+    return min(low, deflated(low, grow)), max(high, deflated(high, grow))
 
 
 def _x(value: float) -> str:
@@ -98,28 +112,29 @@ def judge_speed(speedup: float, low: float, high: float, contention: float = 0.0
     (the share of disturbed rounds, 0 … 1) on `measure` ("wall" or "cpu" time)."""
     grow = inflation(contention, measure)
     finite = all(math.isfinite(v) for v in (low, high)) and low > 0
-    wide = (low / grow, high * grow) if finite else (low, high)
+    wide = widened(low, high, grow) if finite else (low, high)
     busy = grow > 1.0
-    widened = f", widened to [{_x(wide[0])}–{_x(wide[1])}] for a busy machine" if busy and finite else ""
+    moved = busy and finite and wide != (low, high)
+    stretched = f", widened to [{_x(wide[0])}–{_x(wide[1])}] for a busy machine" if moved else ""
     interval = f"[{_x(low)}–{_x(high)}]" if finite else "an interval that could not be computed"
     claim = speedup
     if not finite:
         verdict, why = COULD_NOT_TELL, f"could not tell: {interval} (too few rounds)"
     elif wide[0] > 1.0 + band:
         verdict = FASTER
-        claim = max(low, speedup / grow) if busy else speedup
-        why = f"faster: the 95 % interval {interval}{widened} lies above ×{1 + band:.2f}"
+        claim = max(low, deflated(speedup, grow)) if busy else speedup
+        why = f"faster: the 95 % interval {interval}{stretched} lies above ×{1 + band:.2f}"
     elif wide[1] < 1.0 / (1.0 + band):
         verdict = SLOWER
-        claim = min(high, speedup * grow) if busy else speedup
-        why = f"slower: the 95 % interval {interval}{widened} lies below ×{1 / (1 + band):.2f}"
+        claim = min(high, deflated(speedup, grow)) if busy else speedup
+        why = f"slower: the 95 % interval {interval}{stretched} lies below ×{1 / (1 + band):.2f}"
     elif wide[0] >= 1.0 / (1.0 + width) and wide[1] <= 1.0 + width:
         verdict = NO_DIFFERENCE
-        why = (f"no difference: the 95 % interval {interval}{widened} lies within ±{width:.0%} of ×1 and does not "
+        why = (f"no difference: the 95 % interval {interval}{stretched} lies within ±{width:.0%} of ×1 and does not "
                f"clear ±{band:.0%}")
     else:
         verdict = COULD_NOT_TELL
-        why = (f"could not tell: the 95 % interval {interval}{widened} reaches from within ±{band:.0%} of ×1 to "
+        why = (f"could not tell: the 95 % interval {interval}{stretched} reaches from within ±{band:.0%} of ×1 to "
                f"beyond ±{width:.0%}" + ("; measure on a quieter machine or for longer" if busy
                                         else "; measure for longer"))
     if busy and verdict in (FASTER, SLOWER) and claim != speedup:

@@ -24,9 +24,12 @@ from app.core.verdict import (COULD_NOT_TELL, FASTER, NO_DIFFERENCE, SLOWER, inf
     (0.20, 0.12, 0.39, 1.0, "wall", SLOWER),                # a fivefold loss stays a loss
     (0.19, 0.17, 0.21, 0.8, "wall", SLOWER),
     (0.075, 0.034, 0.171, 1.0, "wall", SLOWER),
-    (1.3, 1.2, 1.4, 1.0, "wall", COULD_NOT_TELL),           # ×1.2 could be contention's 70 %
-    (1.3, 1.2, 1.4, 1.0, "cpu", FASTER),                    # on CPU time a wait for the core does not count
-    (1.0, 0.99, 1.01, 1.0, "wall", COULD_NOT_TELL),         # widened past ±10 %
+    (1.08, 1.03, 1.14, 1.0, "wall", COULD_NOT_TELL),        # ×1.03 could be ×1.018 stretched by contention
+    (1.08, 1.03, 1.14, 1.0, "cpu", FASTER),                 # on CPU time a wait for the core does not count
+    (1.3, 1.2, 1.4, 1.0, "wall", FASTER),                   # a gap of 20 % is more than contention's 70 % of 11 %
+    (1.0, 0.99, 1.01, 1.0, "wall", NO_DIFFERENCE),          # two copies of one file beside a core burner
+    (1.0, 0.93, 1.07, 1.0, "wall", NO_DIFFERENCE),          # contention makes no gap from nothing
+    (1.05, 0.97, 1.14, 1.0, "wall", COULD_NOT_TELL),        # reaches beyond ±10 % busy or quiet
     (1.0, 0.99, 1.01, 0.5, "cpu", NO_DIFFERENCE),
 ])
 def test_the_rule_over_intervals_and_busy_states(speedup, low, high, contention, measure, verdict):
@@ -43,9 +46,11 @@ def test_a_quiet_machine_widens_nothing_and_claims_what_it_measured():
 
 def test_a_busy_winner_is_claimed_at_the_lower_figure_and_says_so():
     judged = judge_speed(10.59, 6.36, 21.67, 1.0)
-    assert judged.claim == pytest.approx(max(6.36, 10.59 / inflation(1.0)))
+    assert judged.claim == pytest.approx(max(6.36, math.exp(math.log(10.59) / inflation(1.0))))
     assert 6.36 <= judged.claim < 10.59
-    assert judged.widened[0] == pytest.approx(6.36 / inflation(1.0))
+    assert judged.widened[0] == pytest.approx(math.exp(math.log(6.36) / inflation(1.0)))
+    assert 1.02 < judged.widened[0] < 6.36
+    assert judged.widened[1] == 21.67
     assert "busy" in judged.why and "claimed at" in judged.why
 
 
@@ -54,9 +59,12 @@ def test_a_busy_loser_is_claimed_at_the_higher_figure():
     assert 0.20 < judged.claim <= 0.39
 
 
-def test_more_contention_widens_more():
+def test_more_contention_widens_more_and_only_toward_one():
     quiet, half, full = (judge_speed(1.5, 1.3, 1.7, c).widened for c in (0.0, 0.5, 1.0))
-    assert quiet[0] > half[0] > full[0] and quiet[1] < half[1] < full[1]
+    assert quiet[0] > half[0] > full[0] > 1.0 and quiet[1] == half[1] == full[1] == 1.7
+    slow_quiet, slow_full = (judge_speed(0.6, 0.5, 0.7, c).widened for c in (0.0, 1.0))
+    assert slow_quiet[1] < slow_full[1] < 1.0 and slow_quiet[0] == slow_full[0] == 0.5
+    assert judge_speed(1.0, 0.9, 1.1, 1.0).widened == (0.9, 1.1)
     assert inflation(1.0, "cpu") < inflation(1.0, "wall")
 
 

@@ -22,7 +22,11 @@ seconds per model, shared by its first pairs of fresh processes (more while an i
 answer, up to compare's --max-seconds), so each spans several spells. Prints one JSON object.
 
     python benchmarks/compare_truth.py [--identical 20] [--double 10] [--duration 2]
-        [--width 512] [--depth 3] [--batch 16] [--threads 1] [--spell 3] [--quiet-compare]
+        [--width 512] [--depth 3] [--batch 16] [--threads 1] [--spell 3] [--no-burner] [--quiet-compare]
+
+The same pair measured again and again in a row (`--identical 5 --double 5`, with and without
+`--no-burner`) is the check that an interval holds across runs: `intervals_apart` lists the
+runs whose 95 % intervals do not overlap (target: none).
 """
 
 from __future__ import annotations
@@ -95,6 +99,8 @@ def main() -> None:
     parser.add_argument("--batch", type=int, default=16)
     parser.add_argument("--threads", type=int, default=1, help="intra-op threads (0: ORT's default)")
     parser.add_argument("--spell", type=float, default=3.0, help="seconds the burner burns, then rests")
+    parser.add_argument("--no-burner", action="store_true",
+                        help="keep the burner paused all the while: the same checks on the machine as it is")
     parser.add_argument("--quiet-compare", action="store_true",
                         help="also run each 2x-work comparison again with the burner paused: the quiet machine's "
                              "answer by the same method (the in-process loop shares one process's caches)")
@@ -109,6 +115,8 @@ def main() -> None:
     copy.write_bytes(model.read_bytes())
     double = models.save(models.mlp(width=args.width, depth=2 * args.depth), folder / "double.onnx")
     with burning(args.spell) as burner:
+        if args.no_burner:
+            burner.send_signal(signal.SIGSTOP)
         loads = [os.getloadavg()[0]]
         identical_results = [compare([model, copy], args) for _ in range(args.identical)]
         identical = [result["models"][1] for result in identical_results]
@@ -125,7 +133,8 @@ def main() -> None:
                 truth, truth_cpu = independent_ratio(*loop)
                 quiet = compare([model, double], args)["models"][1] if args.quiet_compare else None
             finally:
-                burner.send_signal(signal.SIGCONT)
+                if not args.no_burner:
+                    burner.send_signal(signal.SIGCONT)
             doubled.append({"pairs": plan.get("pairs_run"), "speedup": row["speedup"], "speedup_ci": row["speedup_ci"], "verdict": row["verdict"],
                             "widened_ci": row.get("widened_ci") or row["speedup_ci"], "rounds": row["rounds"], "rounds_judged": row.get("rounds_judged"),
                             "too_busy": bool(row.get("too_busy")), "block_runs": plan["block_runs"],
@@ -145,7 +154,7 @@ def main() -> None:
     print(json.dumps({
         "model": {"width": args.width, "depth": args.depth, "batch": args.batch, "threads": args.threads,
                   "p50_ms": identical[0]["latency_ms"]["p50"] if identical else None},
-        "burner": {"spell_s": args.spell, "cores": 1},
+        "burner": {"spell_s": args.spell, "cores": 0 if args.no_burner else 1},
         "duration_s_per_model": args.duration,
         "identical": {"comparisons": len(identical),
                       "no_difference": sum(r["verdict"] == "no-difference" for r in identical),

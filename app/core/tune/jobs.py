@@ -128,7 +128,10 @@ def tune_job(params: TuneParams, ctx) -> dict:
         best = "best" if len(chosen) == 1 else f"best {len(chosen)}"      # not "its best 1"
         rest = ("no time was left to measure its best alone" if short else
                 f"measuring its {best} again alone ({each:.1f} s{' each' if len(chosen) > 1 else ''}) had the rest")
-        result["stop_reason"] = reason + f" The race had {share:.0f} s of the {budget:g} s budget; {rest}."
+        # a race ends at a round's end: past its share by up to a round, said rather than left to add up
+        over = (f" and ran {race['seconds']:.0f} s, as a round under way is finished"
+                if round(race["seconds"]) > round(share) else "")
+        result["stop_reason"] = reason + f" The race had {share:.0f} s of the {budget:g} s budget{over}; {rest}."
     return result | {"seconds": time.monotonic() - started}
 
 

@@ -1,3 +1,5 @@
+import re
+
 import pytest
 
 from app.core.jobs.errors import UserError
@@ -217,6 +219,9 @@ def test_a_time_budget_is_shared_between_the_race_and_the_remeasurement(tmp_path
     assert f"{share:.0f} s budget" not in result["stop_reason"], "the race's share is not called the budget"
     assert "measuring its best again alone" in result["stop_reason"], "one finalist: not 'its best 1'"
     assert result["plan"]["race_s"] == share
+    stopped = re.search(r"Stopped after (\d+) s", result["stop_reason"])
+    if stopped and int(stopped[1]) > round(share):      # past its share by the round it finished: said so
+        assert f"ran {stopped[1]} s, as a round under way is finished" in result["stop_reason"]
 
 
 def test_a_race_whose_setup_outlasts_its_budget_still_measures_a_setting(small_model):

@@ -63,7 +63,9 @@ def own_output_folder(monkeypatch, tmp_path_factory):
 @pytest.fixture
 def window(qtbot):
     from app.gui.shell.main_window import MainWindow
+    from app.gui.widgets.run_caption import SITTING
 
+    SITTING.figures.clear()           # a window is a sitting: no figure of another test's beside its own
     win = MainWindow(Settings(), probe_providers=False)
     qtbot.addWidget(win)
     win.show()

@@ -149,3 +149,35 @@ def test_the_benchmark_profile_and_io_binding_tabs_pass_their_results_load_to_th
     iobinding._finished(str(path), {**binding, "load": busy})
     for panel in (bench, profiles, iobinding):
         assert "the machine was busy: other programs used 1.4" in panel.caption.text(), panel.title
+
+
+def test_a_p50_measured_on_two_tabs_is_shown_with_the_other(qtbot, window, tmp_path):
+    """The source's p50 read 1.01 / 1.36 / 1.48 ms on three tabs with nothing to say they were
+    one fact timed three ways: each tab now names the others' figures beside its own."""
+    from app.core.units import duration_text
+    from tests.gui.steps import open_and_wait, tab
+
+    path = models.save(models.mlp(), tmp_path / "mlp.onnx")
+    open_and_wait(qtbot, window, path)
+    bench = tab(window, "Benchmark")
+    bench.run_form.iterations.setValue(20)
+    bench.start()
+    wait_for_job(qtbot, bench.job)
+    report = bench.report
+    assert "Also measured" not in bench.caption.text(), "nothing else was measured yet"
+    compare = tab(window, "Compare")
+    row = {"label": "mlp.onnx", "path": str(path), "size_bytes": 1, "throughput_per_s": 1.0,
+           "latency_ms": {"p50": 2.5, "p90": 3.0, "p99": 4.0}, "speedup": 1.0, "speedup_ci": [1.0, 1.0],
+           "verdict": "reference", "fidelity": None, "providers": ["CPUExecutionProvider"]}
+    other = {**row, "label": "other", "path": str(tmp_path / "other.onnx"), "verdict": "no-difference"}
+    compare.show_result({"baseline": "mlp.onnx", "models": [row, other], "alternation": None,
+                         "inputs": report["inputs"], "session": report["session"], "created": report["created"] + 5})
+    said = compare.caption.text()
+    assert f"Benchmark {duration_text(report['latency_ms']['p50'])} (alone" in said
+    bench.show_report(report, str(path))          # re-opened: its own figure, and Compare's beside it
+    assert "Compare 2.5 ms (beside the others, in alternation" in bench.caption.text()
+    # other inputs: another fact, nothing beside it
+    compare.show_result({"baseline": "mlp.onnx", "models": [row, other], "alternation": None,
+                         "inputs": [{**report["inputs"][0], "shape": [7, 7]}], "session": report["session"],
+                         "created": report["created"] + 9})
+    assert "Also measured" not in compare.caption.text()

@@ -13,6 +13,7 @@ from PySide6.QtCore import QSize, Qt
 from PySide6.QtGui import QColor
 from PySide6.QtWidgets import QGraphicsColorizeEffect, QLabel, QWidget
 
+from app.core.facts import FactBook, Figure, figures_text
 from app.core.session.inputs import origin_word
 from app.core.session.load import busy_note
 from app.gui.widgets.plain_text import plain
@@ -22,6 +23,9 @@ GUESSED = "sizes chosen by default: check them"
 WARN_STYLE = "color: #c0392b;"
 GREY = "#a0a0a0"              # the wash over results that are no longer current
 NARROWEST_PX = 160            # the caption's least width, whatever the name it shows
+#: every figure of a model's p50 the window showed in this sitting (the app's one window, from
+#: start to quit), whichever tab measured it
+SITTING = FactBook()
 
 
 def shape_text(shape) -> str:
@@ -64,6 +68,31 @@ class ShownRun:
     load: dict | None = None  # the machine's load while it was timed (app.core.session.load)
     paths: tuple = ()        # every model the run measured (a comparison's), the first `path`
     detail: str = ""         # how to read the figures (a speedup's definition), under the heading
+    also: str = ""           # the same facts measured elsewhere in this sitting (app.core.facts)
+
+
+@dataclass(frozen=True)
+class Timed:
+    """A model's p50 a result shows, to put beside the same fact's other figures: `label`
+    names the model where a result shows several."""
+    path: str
+    inputs: list
+    session: dict | None
+    p50_ms: float | None
+    how: str
+    label: str = ""
+
+
+def also_text(where: str, when: float, timed: list[Timed]) -> str:
+    """Keeps each timed p50 in the sitting's book and says the same facts' other figures."""
+    parts = []
+    for one in timed:
+        if one.p50_ms is None:
+            continue
+        text = figures_text(SITTING.add(one.path, one.inputs, one.session, Figure(where, one.how, one.p50_ms, when)))
+        if text:
+            parts.append(f"{one.label}: {text}" if one.label and len(timed) > 1 else text)
+    return " ".join(parts)
 
 
 class RunCaption(QLabel):
@@ -97,13 +126,17 @@ class RunCaption(QLabel):
 
     # what happens ------------------------------------------------------------------------
     def show_run(self, path: str, label: str, inputs, when: float | None = None, note: str = "",
-                 paths=(), detail: str = "", load: dict | None = None) -> None:
+                 paths=(), detail: str = "", load: dict | None = None, where: str = "",
+                 timed: list[Timed] = ()) -> None:
         """A run's results are shown (just finished, or re-opened). `paths`: all the models it
         measured, when more than one (it stays current while any of them is chosen). `load`:
-        the machine's while it was timed; a busy one is said in the same words on every tab."""
-        self.run = ShownRun(str(path), label or Path(path).name, list(inputs or []),
-                            when if when is not None else time.time(), note, load,
-                            tuple(str(p) for p in paths) or (str(path),), detail)
+        the machine's while it was timed; a busy one is said in the same words on every tab.
+        `timed`: the p50s it shows, said beside their other figures of this sitting, from
+        other tabs (`where` names this one)."""
+        when = when if when is not None else time.time()
+        self.run = ShownRun(str(path), label or Path(path).name, list(inputs or []), when, note, load,
+                            tuple(str(p) for p in paths) or (str(path),), detail,
+                            also_text(where, when, list(timed)) if timed and not note else "")
         if self._model_path not in self.run.paths:
             self._model_path = self.run.path
         self._set("current")
@@ -170,6 +203,8 @@ class RunCaption(QLabel):
             body += f"<br><span style='{WARN_STYLE}'>{html.escape(busy)}</span>"
         if run.detail:
             body += f"<br><small>{html.escape(run.detail)}</small>"
+        if run.also:
+            body += f"<br><small>{html.escape(run.also)}</small>"
         if self.state == "previous":
             return f"<span style='color: gray'>previous model: {body}</span>"
         if self.state == "earlier":

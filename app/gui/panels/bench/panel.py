@@ -11,7 +11,7 @@ from PySide6.QtWidgets import (QGridLayout, QGroupBox, QHBoxLayout, QLabel, QSiz
 
 from app.core.units import human_bytes
 from app.gui.widgets.clipped import breakable
-from app.gui.widgets.run_caption import stored_text
+from app.gui.widgets.run_caption import Timed, stored_text
 from app.gui.widgets.run_form import RunSettingsForm, ms_text
 from app.gui.shell.panel import OneJobView, Panel, start_and_cancel
 from app.core.bench.jobs import BENCH, BenchParams
@@ -244,7 +244,9 @@ class BenchmarkPanel(OneJobView, Panel):
         path = path or report["model"]["path"]
         self.shown = (report, path, label, note)
         self.caption.show_run(path, label or report.get("variant") or "", report.get("inputs"),
-                              report.get("created"), note=note, load=report.get("load"))
+                              report.get("created"), note=note, load=report.get("load"), where="Benchmark",
+                              timed=[Timed(path, report.get("inputs"), report.get("session"),
+                                           report["latency_ms"]["p50"], "alone")])
         self._show_guesses(report.get("inputs"))
         for key in LIVE_KEYS:
             self.values[key].setText(ms_text(report["latency_ms"][key]))

@@ -17,7 +17,7 @@ from app.core.units import cosine_text, diff_text, ratio_text
 from app.gui.shell.panel import OneJobView, Panel, start_and_cancel
 from app.gui.widgets.plain_text import plain
 from app.gui.widgets.captioned import CaptionedResults, settings_beside
-from app.gui.widgets.run_caption import inputs_text, stored_text
+from app.gui.widgets.run_caption import Timed, inputs_text, stored_text
 from app.core.bench.jobs import COMPARE, CompareParams
 
 CHART_LABEL_CHARS = 28     # a bar's label; a longer one would be dropped by the axis for want of room
@@ -156,8 +156,12 @@ class ComparePanel(OneJobView, Panel):
         self.ensure_built()
         self.result = result
         paths = [row.get("path") or row["label"] for row in result["models"]]
+        how = "beside the others, in alternation" if "verdict" in result["models"][-1] else "one after the other"
         self.caption.show_run(paths[0], _label(result["models"]), result.get("inputs"), result.get("created"),
-                              note=note, paths=paths, detail=_definition(result))
+                              note=note, paths=paths, detail=_definition(result), where="Compare",
+                              timed=[Timed(row.get("path") or "", result.get("inputs"), result.get("session"),
+                                           row["latency_ms"]["p50"], how, row["label"])
+                                     for row in result["models"] if row.get("path")])
         headers, rows = compare_table(result)
         self.table.decimals = 4
         self.table.set_rows(rows, headers)

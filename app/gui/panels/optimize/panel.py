@@ -19,7 +19,7 @@ from app.core.optimize.report import where_text
 from app.core.optimize.rows import answer_text, judged_text, tune_text
 from app.core.units import ratio_text
 from app.gui.shell.panel import Panel, start_and_cancel
-from app.gui.widgets.run_caption import RunCaption
+from app.gui.widgets.run_caption import RunCaption, Timed
 
 # the verdict beside its speedup: at 1024 px the board has about 370 px, where it came sixth, past the edge
 HEADERS = ["Candidate", "Status", "Speedup ×", "Verdict", "95% low", "95% high", "Median ms", "Size (bytes)", "Why"]
@@ -239,8 +239,13 @@ class OptimizePanel(Panel):
         self.result = result
         # current while its source, the shipped model or a kept candidate is the current model
         made = [result["choice"]["model"]] + [row["model"] for row in result["candidates"] if row.get("model")]
+        source = result["candidates"][0] if result["candidates"] else {}
         self.caption.show_run(result["model"], Path(result["model"]).name, result.get("inputs"),
-                              when=result.get("created"), note=caption, paths=[result["model"], *made])
+                              when=result.get("created"), note=caption, paths=[result["model"], *made],
+                              where="Optimize",
+                              timed=[Timed(result["model"], result.get("inputs"), result.get("session"),
+                                           source.get("latency_ms"), "the source beside a candidate")]
+                              if source.get("kind") == "source" else [])
         self.table.set_rows([board_row(r) for r in result["candidates"]])
         self.chart.set_rows(result["candidates"])
         self.answer.setText(f"Answer: {answer_text(result['choice'])}."

@@ -15,6 +15,7 @@ from app.core.units import duration_text, interval_text, ratio_text
 from app.gui.shell.panel import Panel, start_and_cancel
 from app.gui.widgets.chart_base import BarChart
 from app.gui.widgets.clipped import WrappedLabel
+from app.gui.widgets.run_caption import Timed
 from app.core.tune.confirm import trials_text
 from app.core.tune.jobs import TUNE, TuneParams
 
@@ -221,8 +222,11 @@ class TunePanel(Panel):
         self._stop()
         self.result = result
         self.context.report_inputs(path, result.get("inputs") or [])
+        default = result["default"]
         self.caption.show_run(path, label, result.get("inputs"), started,
-                              note="stopped early" if result["cancelled"] else "")
+                              note="stopped early" if result["cancelled"] else "", where="Tune",
+                              timed=[Timed(path, result.get("inputs"), default.get("session"),
+                                           default.get("latency_ms"), "your settings, in alternation")])
         best, default = result["best"], result["default"]
         winner = best["label"] if result["clearly_faster"] else None
         self.show_board(result["trials"], default["race_latency_ms"], winner, finished=True)

@@ -21,8 +21,8 @@ threaded run), a wait for the core does not count, and only what the neighbours 
 it (caches, memory bandwidth, a hyper-thread sibling) moves it (CPU_INFLATION). The widening
 is that inflation times the share of rounds in which a member was switched out in most of its
 runs (app.core.bench.noise.disturbed): nothing on a quiet machine, all of it when every
-round was disturbed. An end of the interval on one side of ×1 moves toward ×1, its distance
-from ×1 (on a log scale) divided by the inflation; an interval that already holds ×1 keeps
+round was disturbed. An end of the interval on one side of ×1 moves toward ×1, its gap
+divided by the inflation (`deflated`); an interval that already holds ×1 keeps
 its ends, since a gap that is not there cannot be exaggerated. So a tenfold int8 win
 measured beside a core burner stays a win, and two copies of one file stay no different.
 
@@ -92,9 +92,14 @@ def inflation(contention: float, measure: str = "wall") -> float:
 
 
 def deflated(ratio: float, grow: float) -> float:
-    """`ratio` with its gap from ×1 (on a log scale) taken back by the inflation `grow`: what
-    it may have been before contention stretched it; never across ×1."""
-    return math.exp(math.log(ratio) / grow) if ratio > 0 and math.isfinite(ratio) else ratio
+    """`ratio` with its gap taken back by the inflation `grow`: what it may have been before
+    contention stretched it; never across ×1. The gap of a speedup is how much more than ×1
+    it is, of a slowdown how much longer the slower model takes (×0.5: 100 %)."""
+    if not (ratio > 0 and math.isfinite(ratio)):
+        return ratio
+    if ratio >= 1.0:
+        return 1.0 + (ratio - 1.0) / grow
+    return 1.0 / (1.0 + (1.0 / ratio - 1.0) / grow)
 
 
 def widened(low: float, high: float, grow: float) -> tuple[float, float]:

@@ -46,9 +46,9 @@ def test_a_quiet_machine_widens_nothing_and_claims_what_it_measured():
 
 def test_a_busy_winner_is_claimed_at_the_lower_figure_and_says_so():
     judged = judge_speed(10.59, 6.36, 21.67, 1.0)
-    assert judged.claim == pytest.approx(max(6.36, math.exp(math.log(10.59) / inflation(1.0))))
+    assert judged.claim == pytest.approx(max(6.36, 1 + 9.59 / inflation(1.0)))
     assert 6.36 <= judged.claim < 10.59
-    assert judged.widened[0] == pytest.approx(math.exp(math.log(6.36) / inflation(1.0)))
+    assert judged.widened[0] == pytest.approx(1 + 5.36 / inflation(1.0))
     assert 1.02 < judged.widened[0] < 6.36
     assert judged.widened[1] == 21.67
     assert "busy" in judged.why and "claimed at" in judged.why
@@ -72,3 +72,11 @@ def test_every_verdict_reads_in_one_vocabulary():
     assert [verdict_words(v) for v in (FASTER, SLOWER, NO_DIFFERENCE, COULD_NOT_TELL)] == [
         "faster", "slower", "no difference", "could not tell"]
     assert verdict_words(None) == "–"
+
+
+def test_a_gap_is_taken_back_alike_for_faster_and_slower_and_never_across_one():
+    from app.core.verdict import deflated
+
+    assert deflated(2.0, 2.0) == pytest.approx(1.5) and deflated(0.5, 2.0) == pytest.approx(1 / 1.5)
+    assert deflated(1.0, 1.7) == 1.0 and deflated(1.3, 1.0) == 1.3
+    assert all(deflated(r, 1.7) > 1.0 for r in (1.001, 2.0, 50.0)) and all(deflated(r, 1.7) < 1.0 for r in (0.999, 0.02))

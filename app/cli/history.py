@@ -11,7 +11,7 @@ from app.core.units import duration_column, shared_decimals
 
 ORDER = 90
 #: how each kind of stored result is printed: the command that makes it prints it so (one for
-#: each of app.core.registry.RECORDED_KINDS; the tests hold the two lists together)
+#: each of app.core.launch.registry.RECORDED_KINDS; the tests hold the two lists together)
 RENDERERS = {"bench": ("app.cli.bench", "render"), "compare": ("app.cli.compare", "render"),
              "sweep": ("app.cli.bench", "render_sweep"), "profile": ("app.cli.profile", "render_profile"),
              "tune": ("app.cli.tune", "render"), "convert": ("app.cli.convert", "render"),
@@ -50,7 +50,7 @@ def render_list(entries: list[dict]) -> str:
 def _check_kind(kind: str) -> None:
     """A kind the registry records (read only when one is given: the registry imports every job)."""
     from app.core.jobs.errors import UserError
-    from app.core.registry import RECORDED_KINDS
+    from app.core.launch.registry import RECORDED_KINDS
 
     if kind not in RECORDED_KINDS:
         raise UserError("bad-option", f"--kind {kind!r}: not a kind of stored result (one of "

@@ -50,7 +50,7 @@ EXIT_CODES = {"gate": (0, 5, 6)}      # its verdict is its exit code; any verdic
 
 def test_every_kind_the_registry_records_is_run_here_and_has_a_renderer():
     from app.cli.history import RENDERERS
-    from app.core.registry import RECORDED_KINDS
+    from app.core.launch.registry import RECORDED_KINDS
 
     assert set(COMMANDS) == set(RECORDED_KINDS), "a kind of result no test records and shows"
     assert set(RENDERERS) == set(RECORDED_KINDS), "a kind of result `ortune history --show` cannot print"

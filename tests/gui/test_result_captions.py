@@ -95,7 +95,7 @@ def test_history_lists_the_inputs_and_a_reopened_result_names_them(qtbot, window
 
 def test_history_lists_the_inputs_of_comparisons_and_sweeps(window, tmp_path):
     from app.core.bench.jobs import COMPARE, SWEEP
-    from app.core.targets.start import run as start_and_wait      # history keeps what the start function ran
+    from app.core.launch.start import run as start_and_wait      # history keeps what the start function ran
 
     path = models.save(models.mlp(), tmp_path / "listed.onnx")
     other = models.save(models.mlp(seed=1), tmp_path / "other.onnx")

@@ -45,7 +45,7 @@ class HistoryPanel(Panel):
         self.model_filter.setSizeAdjustPolicy(QComboBox.SizeAdjustPolicy.AdjustToMinimumContentsLengthWithIcon)
         self.model_filter.setMinimumContentsLength(18)
         self.kind_filter = QComboBox()
-        from app.core.registry import RECORDED_KINDS
+        from app.core.launch.registry import RECORDED_KINDS
         self.kind_filter.addItems([ALL_KINDS, *RECORDED_KINDS])
         self.text_filter = QLineEdit()
         self.text_filter.setPlaceholderText("Filter rows…")

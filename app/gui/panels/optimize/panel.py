@@ -187,14 +187,6 @@ class OptimizePanel(Panel):
         if self.model is None or self.job is not None:
             return
         params = self.params()
-        if self.jobs.target or self.jobs.cluster:   # the Targets menu's choice: the search runs there
-            from app.core.jobs.errors import UserError
-            from app.core.optimize.spread import check_elsewhere
-            try:
-                check_elsewhere(params)
-            except UserError as exc:
-                self.answer.setText(f"Not started: {exc.message}.")
-                return
         self.result, self.rows = None, []
         self.table.set_rows([])
         self.chart.set_rows([])

@@ -48,9 +48,8 @@ class Where:
 HERE_ = Where()
 
 
-#: why an entry is refused at a place it does not run
-NOT_THERE = {HERE: "{} does not run on this machine", TARGET: "{} runs on this machine only, not on a target",
-             CLUSTER: "{} is not spread over a cluster"}
+#: why an entry is refused at a place it does not run (every entry runs here)
+NOT_THERE = {TARGET: "{} runs on this machine only, not on a target", CLUSTER: "{} is not spread over a cluster"}
 
 
 def start(entry: Job, params=None, where: Where = HERE_, *, memory_limit: str | None = None, fork: bool = False,

@@ -218,7 +218,7 @@ class OptimizePanel(Panel):
             self.table.set_rows([board_row(r) for r in self.rows])
             self.chart.set_rows(self.rows)
 
-    def open_result(self, kind: str, result: dict) -> None:
+    def open_result(self, job, result: dict) -> None:
         """A stored search (from History): its leaderboard and answer, as when it finished."""
         if self.job is None:
             self.show_result(result, caption="Re-opened from History.")

@@ -169,7 +169,7 @@ def test_the_parent_sends_only_what_the_entry_allows_and_brings_back_its_outputs
     from app.core.targets.handle import RemoteHandle
     from app.core.targets.store import Target
 
-    refused = start(NETRON, {"path": str(tmp_path / "m.onnx")}, Where(TARGET, "nowhere"))   # never looked up
+    refused = start(NETRON, {"path": str(tmp_path / "m.onnx")}, Where(TARGET, "nowhere")).handle   # never looked up
     assert refused.done and isinstance(refused.error, UserError) and "this machine only" in str(refused.error)
     nowhere = Target("nowhere", "127.0.0.1", port=1)
     out = str(tmp_path / "out.onnx")

@@ -11,7 +11,7 @@ from app.core.session.plugins import devices_text
 from app.core.text import printable
 from app.core.jobs.errors import UserError
 from app.core.bench.jobs import BENCH, SWEEP
-from app.core.bench.sweep import check_swept_dim, items_unit
+from app.core.bench.sweep import items_unit
 from app.core.units import duration_column, duration_text
 
 ORDER = 30
@@ -143,7 +143,6 @@ def run(args) -> int:
             raise UserError("bad-option", "--cluster spreads a sweep: add --sweep or --sweep-concurrency")
         return output(args, run_job_cli(BENCH, params, memory_limit=args.memory_limit, target=args.target), render)
     sweep["concurrency_values"] = sweep["concurrency_values"] or [settings["concurrency"]]
-    check_swept_dim(args.model, sweep["dim"])          # here, before a target or a cluster is contacted
     result = run_job_cli(SWEEP, {**params, **sweep}, memory_limit=args.memory_limit, target=args.target,
                          cluster=args.cluster, tasks=args.cluster_tasks)
     return output(args, result, render_sweep)

@@ -17,7 +17,7 @@ from app.core.session.inputs import origin_word
 from app.cli.parser import CommandParser  # noqa: F401  (re-exported)
 from app.core.jobs.entry import Job
 from app.core.ci_lines import runner_safe
-from app.core.targets.start import Where, start
+from app.core.launch.start import Where, start
 from app.core.text import printable, printable_values
 from app.core.units import human_bytes  # noqa: F401  (re-exported for the sub-commands)
 
@@ -84,7 +84,7 @@ def run_job_cli(job: Job, params, on_event: Callable[[str, dict], None] | None =
     files the job writes there are copied back as its entry says. `cluster`: the Ray
     cluster to spread it over (--cluster), in `tasks` Ray tasks (--cluster-tasks; one per
     worker when None). Started, and its result kept, as every job is
-    (app.core.targets.start)."""
+    (app.core.launch.start)."""
     if tasks is not None and not cluster:
         raise UserError("bad-option", "--cluster-tasks is for a search spread over a cluster: give --cluster too")
     progress = ProgressLine()

@@ -10,13 +10,6 @@ from app.cli.common import add_json_flag, format_table, output
 from app.core.units import duration_column, shared_decimals
 
 ORDER = 90
-#: how each kind of stored result is printed: the command that makes it prints it so (one for
-#: each of app.core.registry.RECORDED_KINDS; the tests hold the two lists together)
-RENDERERS = {"bench": ("app.cli.bench", "render"), "compare": ("app.cli.compare", "render"),
-             "sweep": ("app.cli.bench", "render_sweep"), "profile": ("app.cli.profile", "render_profile"),
-             "tune": ("app.cli.tune", "render"), "convert": ("app.cli.convert", "render"),
-             "drift": ("app.cli.drift", "render"), "optimize": ("app.cli.optimize", "render"),
-             "gate": ("app.cli.gate", "render")}
 #: SQLite's ids are signed 64-bit integers
 LARGEST_ID = 2 ** 63 - 1
 
@@ -47,10 +40,41 @@ def render_list(entries: list[dict]) -> str:
                          "runs/s"], rows)
 
 
+def renderers() -> dict:
+    """How each job's stored result prints, keyed by its entry: as the command that makes it
+    prints it (one for each entry in app.core.launch.registry.RECORDED; a test holds the two
+    together). Read only to show one: it imports those commands and every job they run."""
+    from app.cli import bench, compare, convert, drift, gate, optimize, profile, tune
+    from app.core.bench.jobs import BENCH, COMPARE, SWEEP
+    from app.core.convert.jobs import CONVERT
+    from app.core.drift.jobs import DRIFT
+    from app.core.gate.jobs import GATE
+    from app.core.optimize.jobs import OPTIMIZE
+    from app.core.profile.jobs import PROFILE
+    from app.core.tune.jobs import TUNE
+
+    return {BENCH: bench.render, SWEEP: bench.render_sweep, COMPARE: compare.render, PROFILE: profile.render_profile,
+            TUNE: tune.render, CONVERT: convert.render, DRIFT: drift.render, OPTIMIZE: optimize.render,
+            GATE: gate.render}
+
+
+def _renderer(entry: dict):
+    """The renderer of a stored result's job; a kind this version does not know (a store
+    another version wrote) is one line."""
+    from app.core.jobs.errors import UserError
+    from app.core.launch.registry import recorded_entry
+
+    render = renderers().get(recorded_entry(entry["kind"]))
+    if render is None:
+        raise UserError("bad-option", f"stored result #{entry['id']} is of a kind this version does not know "
+                                      f"({entry['kind']!r}): --json prints it")
+    return render
+
+
 def _check_kind(kind: str) -> None:
     """A kind the registry records (read only when one is given: the registry imports every job)."""
     from app.core.jobs.errors import UserError
-    from app.core.registry import RECORDED_KINDS
+    from app.core.launch.registry import RECORDED_KINDS
 
     if kind not in RECORDED_KINDS:
         raise UserError("bad-option", f"--kind {kind!r}: not a kind of stored result (one of "
@@ -71,11 +95,8 @@ def run(args) -> int:
                       lambda result: f"deleted {len(result['deleted'])} result(s)"
                                      + (f" and {len(removed)} kept candidate model(s)" if removed else ""))
     if args.show is not None:
-        import importlib
-
         entry = history.get(args.show)
-        module, name = RENDERERS[entry["kind"]]
-        return output(args, entry["report"], getattr(importlib.import_module(module), name))
+        return output(args, entry["report"], (lambda report: report) if args.json else _renderer(entry))
     entries = history.entries(model=args.model, kind=args.kind, limit=args.limit)
     return output(args, {"results": entries, "history_warnings": history.warnings},
                   lambda result: render_list(result["results"]))

@@ -10,7 +10,6 @@ from app.core.jobs.errors import UserError
 from app.core.optimize.jobs import OPTIMIZE
 from app.core.optimize.report import where_text
 from app.core.optimize.rows import answer_text, judged_text, tune_text
-from app.core.optimize.spread import check_elsewhere
 from app.core.units import human_bytes
 
 ORDER = 75
@@ -51,8 +50,6 @@ def run(args) -> int:
         if getattr(args, name) is not None:
             given[name] = getattr(args, name)
     params = OPTIMIZE.params.from_dict(given, text=True)
-    if args.cluster or (args.target and args.target != "local"):
-        check_elsewhere(params)
     return output(args, run_job_cli(OPTIMIZE, params, memory_limit=args.memory_limit, target=args.target,
                                     cluster=args.cluster, tasks=args.cluster_tasks), render)
 

@@ -34,13 +34,13 @@ def test_a_benchmark_from_the_command_line_is_kept_once(ortune, folder, own_hist
 
 COMMANDS = {
     "bench": ["bench", "mlp.onnx", "--iterations", "10"],
-    "compare": ["compare", "mlp.onnx", "mlp.onnx", "--iterations", "10", "--max-seconds", "1"],
+    "compare": ["compare", "mlp.onnx", "mlp.onnx", "--duration", "0.05", "--pairs", "1", "--max-seconds", "1"],
     "sweep": ["bench", "mlp.onnx", "--sweep", "batch=1,2", "--iterations", "10"],
     "convert": ["convert", "fp16", "mlp.onnx", "-o", "mlp16.onnx", "--no-speed", "--force"],
     "drift": ["drift", "mlp.onnx", "mlp16.onnx"],
     "profile": ["profile", "mlp.onnx", "--runs", "5"],
     "tune": ["tune", "mlp.onnx", "--budget-trials", "2", "--block-runs", "1", "--finalists", "1",
-             "--confirm-seconds", "0.05"],
+             "--confirm-seconds", "0.05", "--max-threads", "1"],
     "optimize": ["optimize", "mlp.onnx", "-o", "shipped", "--kinds", "fp16", "--screen-seconds", "0.05", "--no-tune",
                  "--force"],
     "gate": ["gate", "mlp.onnx", "--against", "mlp.onnx", "--duration", "0.05", "--pairs", "1", "--max-seconds", "1"],
@@ -49,11 +49,11 @@ EXIT_CODES = {"gate": (0, 5, 6)}      # its verdict is its exit code; any verdic
 
 
 def test_every_kind_the_registry_records_is_run_here_and_has_a_renderer():
-    from app.cli.history import RENDERERS
-    from app.core.registry import RECORDED_KINDS
+    from app.cli.history import renderers
+    from app.core.launch.registry import RECORDED, RECORDED_KINDS
 
     assert set(COMMANDS) == set(RECORDED_KINDS), "a kind of result no test records and shows"
-    assert set(RENDERERS) == set(RECORDED_KINDS), "a kind of result `ortune history --show` cannot print"
+    assert set(renderers()) == set(RECORDED), "an entry whose stored result `ortune history --show` cannot print"
 
 
 def test_each_kind_is_kept_listed_and_shown(ortune, folder, own_history):

@@ -72,8 +72,9 @@ def test_compare_opens_the_drift_of_the_selected_model(qtbot, window, monkeypatc
     compare.show_drift()
     compare.table.selectRow(2)
     compare.show_drift()
-    assert asked == [("drift", {"source": "/a.onnx", "variant": "/b.onnx"}),
-                     ("drift", {"source": "/a.onnx", "variant": "/c.onnx"})]
+    from app.core.drift.jobs import DRIFT
+    assert asked == [(DRIFT, {"source": "/a.onnx", "variant": "/b.onnx"}),
+                     (DRIFT, {"source": "/a.onnx", "variant": "/c.onnx"})]
 
 
 def test_a_repair_never_replaces_the_variant_and_asks_before_replacing_a_file(window, tmp_path, monkeypatch):

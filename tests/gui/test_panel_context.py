@@ -83,6 +83,7 @@ def test_a_tab_follows_the_model_list_through_its_context(window, tmp_path):
     assert window.context.selected_models() == [first, second]
 
 
-def test_an_unknown_kind_of_result_has_no_tab(window):
+def test_a_job_whose_results_no_tab_shows_has_no_tab(window):
+    from app.core.model.jobs import INSPECT
     with pytest.raises(KeyError):
-        window.context.show_result("nothing", {})
+        window.context.show_result(INSPECT, {})

@@ -1,5 +1,6 @@
 """Results say what they ran on, and old numbers never pass as current."""
 
+from app.core.bench.jobs import BENCH
 from app.core.jobs.errors import JobCancelled
 from app.gui.widgets.run_caption import RunCaption, inputs_text
 from tests import models
@@ -89,13 +90,13 @@ def test_history_lists_the_inputs_and_a_reopened_result_names_them(qtbot, window
     history.table.selectRow(0)
     history.open_selected()
     assert "on x 1×4" in history.detail_title.text() and "sizes chosen by default" in history.detail_title.text()
-    window.context.show_result("bench", history.entry["report"])
+    window.context.show_result(BENCH, history.entry["report"])
     assert "tiny.onnx</b> · x 1×4 (generated) · " in panel.caption.text() and "re-opened from History" in panel.caption.text()
 
 
 def test_history_lists_the_inputs_of_comparisons_and_sweeps(window, tmp_path):
     from app.core.bench.jobs import COMPARE, SWEEP
-    from app.core.targets.start import run as start_and_wait      # history keeps what the start function ran
+    from app.core.launch.start import run as start_and_wait      # history keeps what the start function ran
 
     path = models.save(models.mlp(), tmp_path / "listed.onnx")
     other = models.save(models.mlp(seed=1), tmp_path / "other.onnx")

@@ -14,7 +14,7 @@ from app.core.jobs.entry import CLUSTER
 from app.core.optimize.jobs import OPTIMIZE
 from app.core.session.config import SessionConfig
 from app.core.store import kept
-from app.core.targets.start import Where, start
+from app.core.launch.start import Where, start
 from tests import models
 from tests.cli.conftest import ROOT
 

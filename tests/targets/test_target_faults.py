@@ -122,7 +122,7 @@ LONG = {"run": {"duration_s": 60}}
 
 
 def test_connection_killed_mid_run(loop_target, model):
-    handle = RemoteHandle(get_target(loop_target), BENCH, {"path": str(model), **LONG}).start()
+    handle = RemoteHandle(get_target(loop_target), BENCH, BENCH.make_params({"path": str(model), **LONG})).start()
     _started(handle)
     assert handle.remote_pid
     os.kill(handle.pid, signal.SIGKILL)                     # the ssh client: the connection drops
@@ -136,7 +136,7 @@ def test_connection_killed_mid_run(loop_target, model):
 
 
 def test_remote_child_killed(loop_target, model):
-    handle = RemoteHandle(get_target(loop_target), BENCH, {"path": str(model), **LONG}).start()
+    handle = RemoteHandle(get_target(loop_target), BENCH, BENCH.make_params({"path": str(model), **LONG})).start()
     _started(handle)
     os.kill(handle.remote_pid, signal.SIGKILL)
     with pytest.raises(JobFailed) as failure:
@@ -145,14 +145,15 @@ def test_remote_child_killed(loop_target, model):
 
 
 def test_remote_child_past_its_budget(loop_target, model):
-    handle = RemoteHandle(get_target(loop_target), BENCH, {"path": str(model), **LONG}, memory_limit="30M").start()
+    handle = RemoteHandle(get_target(loop_target), BENCH, BENCH.make_params({"path": str(model), **LONG}),
+                          memory_limit="30M").start()
     with pytest.raises(UserError) as failure:
         handle.wait()
     assert failure.value.kind == "over-memory-budget"
 
 
 def test_cancel_stops_the_remote_job(loop_target, model):
-    handle = RemoteHandle(get_target(loop_target), BENCH, {"path": str(model), **LONG}).start()
+    handle = RemoteHandle(get_target(loop_target), BENCH, BENCH.make_params({"path": str(model), **LONG})).start()
     _started(handle)
     handle.cancel()
     with pytest.raises(JobCancelled):
@@ -161,7 +162,7 @@ def test_cancel_stops_the_remote_job(loop_target, model):
 
 
 def test_a_dropped_upload_leaves_no_partial_file(tmp_path, monkeypatch):
-    from app.cli import worker
+    from app.core.launch import worker
 
     from app.core.targets.upload import content_key
 
@@ -177,7 +178,7 @@ def test_a_dropped_upload_leaves_no_partial_file(tmp_path, monkeypatch):
 
 
 def test_an_upload_outside_its_folder_is_refused(tmp_path, monkeypatch):
-    from app.cli import worker
+    from app.core.launch import worker
 
     monkeypatch.setenv("ORTUNE_DATA_DIR", str(tmp_path / "data"))
     stream = io.BytesIO(b"".join(channel.encode(m) for m in (

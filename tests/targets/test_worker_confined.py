@@ -12,7 +12,7 @@ from pathlib import Path
 
 import pytest
 
-from app.cli import worker
+from app.core.launch import worker
 from app.core.targets import channel
 from app.core.targets.upload import bundle, content_key
 from tests import models
@@ -163,15 +163,18 @@ def test_a_relative_path_is_read_from_the_jobs_scratch_folder(cache, tmp_path, m
 def test_the_parent_sends_only_what_the_entry_allows_and_brings_back_its_outputs(tmp_path):
     from app.core.convert.jobs import CONVERT
     from app.core.graph.jobs import NETRON
+    from app.core.jobs.entry import TARGET
     from app.core.jobs.errors import UserError
+    from app.core.launch.start import Where, start
     from app.core.targets.handle import RemoteHandle
     from app.core.targets.store import Target
 
-    nowhere = Target("nowhere", "127.0.0.1", port=1)
-    refused = RemoteHandle(nowhere, NETRON, {"path": str(tmp_path / "m.onnx")})
+    refused = start(NETRON, {"path": str(tmp_path / "m.onnx")}, Where(TARGET, "nowhere")).handle   # never looked up
     assert refused.done and isinstance(refused.error, UserError) and "this machine only" in str(refused.error)
+    nowhere = Target("nowhere", "127.0.0.1", port=1)
     out = str(tmp_path / "out.onnx")
-    convert = RemoteHandle(nowhere, CONVERT, {"kind": "fp16", "input": "m.onnx", "output": out, "force": True})
+    convert = RemoteHandle(nowhere, CONVERT, CONVERT.make_params({"kind": "fp16", "input": "m.onnx", "output": out,
+                                                                  "force": True}))
     assert convert.outputs == {"output": out} and convert.force
 
 

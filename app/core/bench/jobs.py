@@ -354,6 +354,12 @@ def _spread_sweep(job: Job, params: SweepParams, address: str, tasks: int | None
     return spread_sweep(job, params, address, tasks, ctx)
 
 
+def _check_sweep(params: SweepParams, place: str) -> None:
+    """The swept dimension is the model's, read here: refused before a target or a cluster is contacted."""
+    from app.core.bench.sweep import check_swept_dim
+    check_swept_dim(params.path, params.dim)
+
+
 BENCH = Job("bench", bench_job, BenchParams, result=BenchResult, runs=ON_TARGET, records=Records("bench", _bench_facts),
             measures=True, text=("variant",))
 MEMBER = Job("compare-member", member_job, MemberParams, result=BenchResult, runs=LOCAL_ONLY)
@@ -363,4 +369,4 @@ COMPARE = Job("compare", compare_job, CompareParams, child=False, result=Compare
 CELL = Job("sweep-cell", cell_job, BenchParams, result=BenchResult, runs=LOCAL_ONLY)
 SWEEP = Job("sweep", sweep_job, SweepParams, child=False, result=SweepResult,
             runs=ANYWHERE, records=Records("sweep", _sweep_facts), measures=True,
-            spread=_spread_sweep)   # it only starts children
+            spread=_spread_sweep, before=_check_sweep)   # it only starts children

@@ -7,7 +7,7 @@ hardware, ONNX Runtime build and load): then one task's ratios stand beside anot
 Latencies in milliseconds from different workers are only as comparable as the workers;
 each cell and model says which worker measured it. These are the entries' `spread`
 (app.core.bench.jobs): they are started, and their results kept, as every job is
-(app.core.targets.start)."""
+(app.core.launch.start)."""
 
 from __future__ import annotations
 

@@ -4,9 +4,10 @@ The window, the command line and the tests start a job through its entry, never 
 name, so a reader can follow a click to the function it runs and a rename breaks at
 import, not in front of a user. The entry is also the one place for the facts about a job
 that other code acts on (where it may run, how it spreads over a cluster, whether history
-keeps its result, which of its parameters are files it writes, whether it measures):
+keeps its result, which of its parameters are files it writes, whether it measures, what
+is checked before it starts):
 nothing else branches on a name. Each room of app.core declares its entries in its `jobs`
-module; app.core.registry lists them all."""
+module; app.core.launch.registry lists them all."""
 
 from __future__ import annotations
 
@@ -25,11 +26,11 @@ ANYWHERE = frozenset({HERE, TARGET, CLUSTER})
 
 @dataclass(frozen=True)
 class Records:
-    """History keeps the job's result under `kind` (listed in app.core.registry.RECORDED_KINDS), filed by
+    """History keeps the job's result under `kind` (listed in app.core.launch.registry.RECORDED_KINDS), filed by
     `facts(params, result)`: a dict with the `model` it ran on (a path) and, where the
     result does not hold them as a benchmark's does, its `variant`, `providers`, `p50_ms`,
     `p99_ms`, `throughput_per_s`, `session` and `run`; or None when this run asked not to be
-    kept. The one start function (app.core.targets.start) stores it, once a run."""
+    kept. The one start function (app.core.launch.start) stores it, once a run."""
     kind: str
     facts: Callable[[Any, dict], dict | None]
 
@@ -39,7 +40,7 @@ class Job(Generic[P]):
     name: str                                  # stable: shown in logs and the Jobs dock
     func: Callable[[P, Any], Any]              # func(params, ctx) -> result
     params: type[P]
-    child: bool = True                         # runs in a process of its own (see jobs.runner)
+    child: bool = True                         # runs in a process of its own (app.core.runner)
     result: type = dict                        # what func returns (JSON-able)
     runs: frozenset[str] = field(kw_only=True)   # every entry says: HERE, TARGET (`ortune worker` over ssh), CLUSTER (Ray)
     records: Records | None = None             # how history keeps its result, if it does
@@ -58,6 +59,10 @@ class Job(Generic[P]):
     # arrived(result): a run on a target has come back, its outputs copied here and its paths made
     # this machine's: rewrite what it wrote that names them (a report, a summary)
     arrived: Callable[[Any], None] | None = None
+    # before(params, place): the checks made on this machine before a run goes to `place` (HERE, TARGET,
+    # CLUSTER), by the one start function, once its parameters are checked: a UserError refuses the run
+    # before a target or a cluster is contacted; it may complete the parameters (a folder made absolute)
+    before: Callable[[P, str], None] | None = None
 
     @property
     def on_target(self) -> bool:

@@ -124,6 +124,22 @@ class DriftResult(TypedDict):
     inputs: list[dict]
 
 
+class OptimizeResult(TypedDict):
+    model: str                     # the source, never modified
+    out_dir: str                   # the folder shipped: model, preset, session.py, report.html, optimize.json
+    objective: str                 # latency or throughput
+    candidates: list[dict]         # per kind: status, speedup, speedup_ci, verdict, reason, fidelity, model?
+    choice: dict                   # the answer shipped: kind, settings, speedup, speedup_ci, verdict, note
+    tune: dict | None              # the tuning of the best candidate's session, if it ran
+    inputs: list[dict]             # the input plan every candidate ran on
+    data: dict                     # what the candidates were judged on: your data, samples or synthetic values
+    session: dict
+    partial: bool                  # cancelled or out of budget before every candidate was judged
+    status: str                    # complete or cancelled
+    elapsed_seconds: float
+    files: list[str]
+
+
 class RepairResult(ConvertResult):
     repair: dict                   # steps [{step, kept, added, cosine, max_abs_diff, passed, speed, first_drift, next}],
                                    # passed, kept, option, stopped, seconds

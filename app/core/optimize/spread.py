@@ -16,7 +16,7 @@ import tempfile
 from dataclasses import replace
 from pathlib import Path
 
-from app.core.jobs.entry import LOCAL_ONLY, Job
+from app.core.jobs.entry import Job
 from app.core.jobs.errors import JobCancelled, UserError
 from app.core.optimize.params import OptimizeParams
 from app.core.optimize.rows import failed_row
@@ -105,15 +105,12 @@ def data_folders(given: dict) -> dict:
     return {"data": folder_files(given["data"])} if given.get("data") else {}
 
 
-OPTIMIZE_PART = Job("optimize-part", part_job, OptimizeParams, child=False, runs=LOCAL_ONLY,   # a Ray task's share
-                    folders=data_folders)
-
-
 class ClusterPlace:
     """The search's place when spread over the cluster at `address` (app.core.optimize.search)."""
 
-    def __init__(self, address: str, tasks: int | None = None):
-        self.address, self.tasks = address, tasks
+    def __init__(self, address: str, part: Job, tasks: int | None = None):
+        """`part`: the entry of a task's share (app.core.optimize.jobs.OPTIMIZE_PART)."""
+        self.address, self.part, self.tasks = address, part, tasks
         self.cluster: dict = {}
         self.machines: list[dict] = []
         self.config = None
@@ -145,7 +142,7 @@ class ClusterPlace:
         search.budget.label = f"making {len(to_make)} candidates over {len(parts)} Ray task(s)"
         search.budget.progress()
         if parts:
-            came, self.cluster = run_spread(self.address, OPTIMIZE_PART, parts, ctx, places=places, partial=True,
+            came, self.cluster = run_spread(self.address, self.part, parts, ctx, places=places, partial=True,
                                             on_answer=lambda answer: self._arrived(search, answer, nodes))
             answers += came
         else:
@@ -226,10 +223,11 @@ def check_elsewhere(params: OptimizeParams) -> None:
     prepare_folder(Path(params.out_dir).expanduser(), params.force, model, params.keep_candidates)
 
 
-def spread_optimize(job: Job, params: OptimizeParams, address: str, tasks: int | None = None, ctx=None) -> dict:
-    """The optimize entry's spread: the search, its candidates made and measured on the workers."""
+def spread_optimize(job: Job, part: Job, params: OptimizeParams, address: str, tasks: int | None = None,
+                    ctx=None) -> dict:
+    """The optimize entry's spread: the search, its candidates made and measured on the workers,
+    each task's share run by `part` (its checks, check_elsewhere, made by the one start function first)."""
     from app.core.jobs.protocol import JobContext
     from app.core.optimize.search import optimize
 
-    check_elsewhere(params)
-    return optimize(params, ctx or JobContext(), ClusterPlace(address, tasks))
+    return optimize(params, ctx or JobContext(), ClusterPlace(address, part, tasks))

@@ -167,8 +167,10 @@ class JobHandle(Waitable):
 
     def __init__(self, job: Job, params=None, isolate: bool | None = None, fork: bool = False,
                  memory_limit: str | None = None):
-        """`params`: the job's Params, or a dict read into them; wrong ones end the job at
-        once with the UserError that says why. `isolate`: in a child process (the entry's
+        """`params`: the job's Params (checked once, by the one start function, for a job a
+        user starts; the entry checks them again as it reads them in the child), or a dict
+        read into them here (a part a job starts); wrong ones end the job at once with the
+        UserError that says why. `isolate`: in a child process (the entry's
         choice unless a test asks otherwise). `fork`: start the child by forking where that
         is safe (see child_start.fork_is_safe), which saves starting a second interpreter.
         `memory_limit`: the child's budget ("4G", "75%"; when None, the one its params' session
@@ -190,11 +192,12 @@ class JobHandle(Waitable):
         self._control_conn = None
         self._queue: queue.Queue | None = None
         self._ctx: JobContext | None = None
-        try:
-            self.params = job.make_params(params)
-        except UserError as exc:
-            self.params = None
-            self._finish(error=exc)
+        self.params = params if isinstance(params, job.params) else None
+        if self.params is None:
+            try:
+                self.params = job.make_params(params)
+            except UserError as exc:
+                self._finish(error=exc)
 
     # starting --------------------------------------------------------------
     def start(self) -> "JobHandle":

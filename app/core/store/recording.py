@@ -1,6 +1,6 @@
 """The one place a finished job's result is kept in the history: its entry's Records say
 under which kind and file it (app.core.jobs.entry.Records); the result gets the stored
-entry's id and the store's warnings. The one start function (app.core.targets.start)
+entry's id and the store's warnings. The one start function (app.core.launch.start)
 calls it once a run, wherever the run was measured.
 
 A job whose result holds parts worth keeping on their own (optimize's candidates, each a

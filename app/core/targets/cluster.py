@@ -43,7 +43,7 @@ def connect(address: str):
         _reachable(address)
         os.environ.setdefault("RAY_USAGE_STATS_ENABLED", "0")
         os.environ.setdefault("RAY_IGNORE_UNHANDLED_ERRORS", "1")     # failures are reported here, once
-        # attached from a thread of its own (app.core.targets.start), Ray leaves this command's SIGTERM
+        # attached from a thread of its own (app.core.launch.start), Ray leaves this command's SIGTERM
         # handling alone, and would say so on stderr
         quiet = logging.getLogger("ray._private.worker")
         level = quiet.level

@@ -1,11 +1,11 @@
 """A job run on a remote target: the same face as app.core.runner.process.JobHandle (start,
 events, cancel, send, wait, result, error), driven over ssh and `ortune worker`.
 
-The parent checks the parameters here, connects, checks the worker's version, copies the
+The one start function has checked the parameters; this handle connects, checks the worker's version, copies the
 files the job names into the target's cache (once per content hash), sends the job and
 relays its events. The job's children run on the target within the memory budget the
 parent passes on; a result measured there comes back with the target's description (and
-is stored in this machine's history by the one start function, app.core.targets.start).
+is stored in this machine's history by the one start function, app.core.launch.start).
 A dropped connection, a worker of another version, a worker that answers out of turn or
 a remote child that died each end the job with one line naming the cause; every failure
 of the target itself (unreachable, lost, answering wrongly) is a UserError of its own
@@ -27,6 +27,7 @@ from typing import Any, Iterator
 import app
 from app.core.jobs.entry import Job
 from app.core.jobs.errors import JobCancelled, JobFailed, UserError, error_from_dict
+from app.core.jobs.params import Params
 from app.core.text import printable
 from app.core.runner.failure import signal_name
 from app.core.runner.process import JobHandle
@@ -67,7 +68,7 @@ def describe_target(target: Target, hello: dict) -> dict:
 
 
 class RemoteHandle:
-    def __init__(self, target: Target, job: Job, params=None, memory_limit: str | None = None):
+    def __init__(self, target: Target, job: Job, params: Params, memory_limit: str | None = None):
         """The entry's output parameters name files the job writes: it writes them in a
         scratch folder there, and they are copied back here once it has succeeded, into
         place as a conversion's output is (the parameters' `force` to replace)."""
@@ -88,11 +89,9 @@ class RemoteHandle:
         self._paths: dict[str, str] = {}        # local file -> the target's copy
         self._folders: dict[str, str] = {}      # local folder -> the target's copy
         self._to_send: dict[str, list] = {}     # field -> the files of the folder it names (Job.folders)
+        self.params = params          # checked by the one start function, which sends here only what runs here
         try:
-            if not job.on_target:
-                raise UserError("bad-option", f"{job.name} runs on this machine only, not on a target")
-            self.params = job.make_params(params)
-            given = self.params.to_dict()
+            given = params.to_dict()
             self.outputs = {key: str(given[key]) for key in job.outputs if given.get(key)}
             if job.default_output is not None and not self.outputs:
                 # left unnamed, it would stay on the target: made in scratch there (removed when
@@ -104,7 +103,6 @@ class RemoteHandle:
                                                          f"({exc.strerror or exc})"))
             return
         except UserError as exc:
-            self.params = None
             self._finish(error=exc)
             return
         self.force = bool(given.get("force"))
@@ -173,7 +171,7 @@ class RemoteHandle:
 
     def _arrived(self, result: Any) -> Any:
         """The result as if measured here: this machine's paths and the target named (the run
-        that started it keeps it in this machine's history, app.core.targets.start)."""
+        that started it keeps it in this machine's history, app.core.launch.start)."""
         brought = dict(self._fetched)
         for remote, local in self._fetched.items():
             brought |= fetch(self, remote, Path(local), self.force)       # with the files beside it

@@ -6,7 +6,7 @@ its finalists measured again alone, the winner confirmed fresh. So every speedup
 on one machine. The task whose winner its worker found fastest gives the answer: valid when
 the workers are alike, which is when spreading is valid at all. Each trial says which
 worker measured it. This is the entry's `spread` (app.core.tune.jobs), started as every
-job is (app.core.targets.start)."""
+job is (app.core.launch.start)."""
 
 from __future__ import annotations
 

@@ -10,9 +10,9 @@ from typing import TYPE_CHECKING, Any
 from PySide6.QtCore import QObject, Signal
 
 from app.gui.shell.plan_cost import recount
-from app.gui.shell.tabs import RESULT_TABS
 
 if TYPE_CHECKING:
+    from app.core.jobs.entry import Job
     from app.core.session.state import SessionState
     from app.core.store.settings import Settings
     from app.gui.shell.jobs import JobManager
@@ -130,18 +130,27 @@ class PanelContext(QObject):
         self._window.tabs.setCurrentWidget(panel)
 
     # results in their tabs -----------------------------------------------------------
-    def show_result(self, kind: str, result: dict) -> None:
-        """Show a result (e.g. a stored comparison or sweep) in the tab that makes that kind."""
-        self._tab_for(kind).open_result(kind, result)
+    def show_result(self, job: Job, result: dict) -> None:
+        """Show a result of the job `job` (e.g. a stored comparison or sweep) in the tab that makes it."""
+        self._tab_for(job).open_result(job, result)
 
-    def run_again(self, kind: str, entry: dict[str, Any]) -> None:
-        """Start a stored run (a history entry: model, session, run settings) again in its tab."""
-        self._tab_for(kind).run_again(kind, entry)
+    def run_again(self, job: Job, entry: dict[str, Any]) -> None:
+        """Start a stored run of `job` (a history entry: model, session, run settings) again in its tab."""
+        self._tab_for(job).run_again(job, entry)
 
-    def _tab_for(self, kind: str):
-        if kind not in RESULT_TABS:
-            raise KeyError(f"no tab shows results of kind {kind!r}")
-        panel = self._window.panel(RESULT_TABS[kind])
+    def show_node(self, path: str, name: str) -> None:
+        """Show a node of the model at `path` in the Graph tab's drawing."""
+        self._open("Graph").choose(path, name)
+
+    def _tab_for(self, job: Job):
+        from app.gui.shell.result_views import RESULT_VIEWS
+
+        if job not in RESULT_VIEWS:
+            raise KeyError(f"no tab shows results of {job.name}")
+        return self._open(RESULT_VIEWS[job].tab)
+
+    def _open(self, title: str):
+        panel = self._window.panel(title)
         panel.ensure_built()
         self.show_tab(panel)
         return panel

@@ -34,10 +34,10 @@ class JobWorker(QObject):
     def __init__(self, job, params, target: str | None = None, cluster: str | None = None):
         """`target`: the remote target the window measures on (None: this machine); `cluster`:
         the Ray cluster's address the window spreads over instead. A job that may not run
-        there runs here (app.core.targets.start, which also keeps its result in the history
+        there runs here (app.core.launch.start, which also keeps its result in the history
         as its entry says)."""
         super().__init__()
-        from app.core.targets.start import Where, start
+        from app.core.launch.start import Where, start
         self.handle = start(job, params, Where.of(target, cluster).fitting(job))
 
     @Slot()

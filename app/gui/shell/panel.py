@@ -90,13 +90,13 @@ class Panel(QWidget):
     def model_changed(self, model) -> None:
         """The current model changed, or its summary arrived."""
 
-    def open_result(self, kind: str, result: dict) -> None:
-        """Show a stored result of `kind` (for the kinds tabs.RESULT_TABS sends here)."""
-        raise NotImplementedError(f"{type(self).__name__} does not show {kind!r} results")
+    def open_result(self, job, result: dict) -> None:
+        """Show a stored result of the job entry `job` (for the entries result_views sends here)."""
+        raise NotImplementedError(f"{type(self).__name__} does not show {job.name} results")
 
-    def run_again(self, kind: str, entry: dict) -> None:
-        """Start a stored run of `kind` again (a history entry: model, session, run settings)."""
-        raise NotImplementedError(f"{type(self).__name__} does not run {kind!r} again")
+    def run_again(self, job, entry: dict) -> None:
+        """Start a stored run of the job entry `job` again (a history entry: model, session, run settings)."""
+        raise NotImplementedError(f"{type(self).__name__} does not run {job.name} again")
 
     # helpers -----------------------------------------------------------------
     @property

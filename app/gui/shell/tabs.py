@@ -23,14 +23,3 @@ PANELS = [
 DROP_TARGETS = {
     ".json": ("Profile", "open_dropped_trace"),
 }
-
-#: where each kind of stored result is shown and run again: kind -> tab title (see PanelContext.show_result)
-RESULT_TABS = {
-    "bench": "Benchmark",
-    "sweep": "Benchmark",
-    "compare": "Compare",
-    "gate": "Compare",               # a gate's result holds its comparison of the pair
-    "node": "Graph",                 # {path, name}: a node shown in the drawing
-    "drift": "Drift",           # run_again: {source, variant, conversion?} finds that pair's drift
-    "optimize": "Optimize",          # a stored search: its leaderboard and answer
-}

@@ -87,7 +87,7 @@ def test_required_dimension_must_exist(tiny):
 def test_bench_job_streams_batches_and_stores_the_result(tiny):
     from app.core.store.history import History
 
-    from app.core.targets.start import run
+    from app.core.launch.start import run
 
     events = []
     report = run(BENCH,

@@ -33,7 +33,7 @@ def test_compare_two_variants(tmp_path):
     source = models.mlp()
     first = models.save(source, tmp_path / "mlp.onnx")
     second = models.save(float16.convert_float_to_float16(source, keep_io_types=False), tmp_path / "mlp16.onnx")
-    from app.core.targets.start import run
+    from app.core.launch.start import run
 
     progress = []
     result = run(COMPARE, {"models": [{"path": str(first), "label": "fp32"}, {"path": str(second), "label": "fp16"}],

@@ -22,7 +22,8 @@ def test_cpu_fallback_and_memcpy_under_a_gpu_provider():
     assert set(found) == {"cpu-fallback", "memcpy-nodes"}
     assert "NonMaxSuppression" in found["cpu-fallback"]["evidence"]
     assert "10 Memcpy" in found["memcpy-nodes"]["evidence"]
-    assert rules.placement_findings(prof, ["CPUExecutionProvider"]) != [] or True
+    # asked for the CPU alone, nothing falls back from a GPU; the copies the trace holds are still named
+    assert [f["id"] for f in rules.placement_findings(prof, ["CPUExecutionProvider"])] == ["memcpy-nodes"]
     cpu_only = profile([{"op_type": "Conv", "total_us": 100}])
     assert rules.placement_findings(cpu_only, ["CPUExecutionProvider"]) == []
 

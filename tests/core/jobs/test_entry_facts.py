@@ -1,7 +1,7 @@
 """A job's facts live on its entry: where it may run, how it spreads over a cluster,
 whether history keeps its result, which parameters are files it writes, whether it
-measures; and no code outside the entry asks a job its name to decide anything. Every job
-is started through the one start function, which is the one place history is written; and
+measures, what it checks before it starts; the one start function acts on those facts, not
+on a name. Every job is started through it, and it is the one place history is written; and
 the window starts every job on its parameters dataclass, never on a dict."""
 
 import ast
@@ -12,12 +12,9 @@ from pathlib import Path
 import pytest
 
 from app.core.jobs.entry import CLUSTER, HERE, TARGET
-from app.core.registry import JOBS
+from app.core.launch.registry import JOBS
 
 ROOT = Path(__file__).resolve().parents[3]
-#: a decision made on a job's name: `job.name == "convert"`, `self.job.name in MEASURING` …
-NAME_BRANCH = re.compile(r"\bjob\.name\s*(==|!=|\bin\b|\bnot in\b)|(==|!=)\s*\w*job\.name\b")
-NAME_TABLE = re.compile(r"\b(MEASURING|RECORDED)\b")
 #: a result written into the history, a job handle made by hand, a spread called by name
 HISTORY_WRITE = re.compile(r"\.record\(|\bSAMPLES_KEY\b")
 HANDLE_MADE = re.compile(r"\b(JobHandle|RemoteHandle)\(|\brun_spread\(|\bspread_(sweep|compare|tune)\(")
@@ -34,7 +31,7 @@ def app_lines(pattern: re.Pattern) -> list[str]:
 
 @pytest.mark.parametrize("job", JOBS, ids=lambda job: job.name)
 def test_every_entry_declares_its_facts(job):
-    assert job.runs and job.runs <= {HERE, TARGET, CLUSTER}, "where it may run"
+    assert HERE in job.runs and job.runs <= {HERE, TARGET, CLUSTER}, "where it may run: here, and perhaps elsewhere"
     fields = {field.name for field in dataclasses.fields(job.params)}
     assert set(job.outputs) <= fields, "its outputs are fields of its parameters"
     assert job.records is None or [other for other in JOBS if other.records and other.records.kind == job.records.kind] \
@@ -44,17 +41,53 @@ def test_every_entry_declares_its_facts(job):
     assert (CLUSTER in job.runs) == (job.spread is not None), "a job a cluster runs says how it spreads"
 
 
-def test_the_facts_are_the_ones_the_targets_act_on():
-    by_name = {job.name: job for job in JOBS}
-    assert {"bench", "convert", "profile", "tune"} <= {name for name, job in by_name.items() if job.on_target}
-    assert not {"netron", "graph-layout", "copy-trace", "inspect", "diff"} & {
-        name for name, job in by_name.items() if job.on_target}
-    assert by_name["convert"].outputs == ("output",) and by_name["copy-trace"].outputs == ("target",)
-    recorded = {name: job.records.kind for name, job in by_name.items() if job.records}
-    assert recorded == {"bench": "bench", "compare": "compare", "sweep": "sweep", "profile": "profile",
-                        "tune": "tune", "convert": "convert", "drift": "drift", "optimize": "optimize", "gate": "gate"}
-    assert not {"compare-member", "sweep-cell", "tune-race", "convert-make", "repair"} & set(recorded), \
-        "the parts a job runs are not kept apart from it"
+def test_where_a_run_may_go_follows_the_entry_not_its_name():
+    """The one start function refuses a place by the entry's `runs`: the same entry told it
+    runs here only is refused on a target and a cluster before either is looked up, and one
+    told it runs anywhere gets past that check to the place itself."""
+    from app.core.bench.jobs import BENCH
+    from app.core.jobs.entry import ANYWHERE, LOCAL_ONLY
+    from app.core.launch.start import Where, start
+
+    params = {"path": "m.onnx"}
+    for runs, refused in ((LOCAL_ONLY, True), (ANYWHERE, False)):
+        entry = dataclasses.replace(BENCH, runs=runs)
+        for where in (Where(TARGET, "no-such-target"), Where(CLUSTER, "127.0.0.1:1")):
+            run = start(entry, params, where)          # not started: nothing is contacted
+            said = str(run.handle.error or "")
+            assert ("this machine only" in said or "not spread over a cluster" in said) == refused, (runs, said)
+
+
+def test_parameters_are_checked_once_before_any_place_is_contacted():
+    """Wrong parameters end the run with one UserError whatever the place: none is contacted."""
+    from app.core.bench.jobs import BENCH
+    from app.core.jobs.errors import UserError
+    from app.core.launch.start import Where, start
+
+    for where in (Where(), Where(TARGET, "no-such-target")):
+        error = start(BENCH, {"path": "m.onnx", "no_such_setting": 1}, where).handle.error
+        assert isinstance(error, UserError) and "unknown setting" in str(error)
+
+
+def test_an_entrys_own_checks_run_before_it_starts(tmp_path):
+    """A sweep over a dimension the model lacks is refused here, from its entry's check, before
+    a target (not even saved) is looked up."""
+    from app.core.bench.jobs import SWEEP
+    from app.core.launch.start import Where, start
+    from tests import models
+
+    path = str(models.save(models.mlp(), tmp_path / "mlp.onnx"))
+    for where in (Where(), Where(TARGET, "no-such-target")):
+        run = start(SWEEP, {"path": path, "dim": "nosuchdim", "dim_values": [1, 2]}, where)
+        assert "no symbolic dimension named nosuchdim" in str(run.handle.error), where
+
+
+def test_the_history_kinds_are_the_registrys():
+    from app.core.launch.registry import RECORDED, RECORDED_KINDS, recorded_entry
+
+    assert RECORDED_KINDS == tuple(job.records.kind for job in JOBS if job.records)
+    assert all(recorded_entry(job.records.kind) is job for job in RECORDED)
+    assert recorded_entry("no-such-kind") is None
 
 
 def test_the_runs_field_is_required():
@@ -62,15 +95,6 @@ def test_the_runs_field_is_required():
     from app.core.session.jobs import NoParams
     with pytest.raises(TypeError):
         Job("x", lambda params, ctx: None, NoParams)
-
-
-def test_no_app_code_branches_on_a_jobs_name():
-    found = []
-    for path in sorted((ROOT / "app").rglob("*.py")):
-        for number, line in enumerate(path.read_text(encoding="utf-8").splitlines(), 1):
-            if NAME_BRANCH.search(line) or NAME_TABLE.search(line):
-                found.append(f"{path.relative_to(ROOT)}:{number}: {line.strip()}")
-    assert not found, "\n".join(found)
 
 
 def test_history_is_written_in_one_place():
@@ -81,13 +105,13 @@ def test_history_is_written_in_one_place():
     assert all("SAMPLES_KEY" in line and line.startswith("app/core/bench/jobs.py:") for line in found), \
         "\n".join(found)
     callers = app_lines(re.compile(r"\bkeep\(|recording import keep"))
-    assert {line.split(":")[0] for line in callers} == {"app/core/targets/start.py"}, "\n".join(callers)
+    assert {line.split(":")[0] for line in callers} == {"app/core/launch/start.py"}, "\n".join(callers)
 
 
 def test_every_job_is_started_through_the_one_start_function():
     """No handle is made, and no spread called, outside the runner, the start function and
     the jobs that run their parts (a comparison's members, a tuning race …)."""
-    allowed = ("app/core/runner/", "app/core/targets/start.py", "app/core/targets/handle.py",
+    allowed = ("app/core/runner/", "app/core/launch/start.py", "app/core/targets/handle.py",
                "app/core/targets/cluster.py", "app/core/bench/alternate.py", "app/core/bench/jobs.py",
                "app/core/bench/spread.py", "app/core/tune/jobs.py", "app/core/tune/spread.py",
                "app/core/optimize/spread.py")

@@ -11,7 +11,7 @@ from pathlib import Path
 import pytest
 
 from app.core.jobs.params import Params
-from app.core.registry import JOBS
+from app.core.launch.registry import JOBS
 
 ROOT = Path(__file__).resolve().parents[3]
 #: "package.module:function": how jobs were named before the registry
@@ -137,13 +137,16 @@ def _quick_params(job, tmp_path):
         "drift": {"source": mlp, "variant": mlp, "session": quick["session"]},
         "gate": {"new": mlp, "old": mlp, "new_session": quick["session"], "old_session": quick["session"],
                  "run": {"warmup": 1, "iterations": 5}, "max_seconds": 1, "record": False},
+        "optimize": {"model": mlp, "out_dir": str(tmp_path / "ship"), "kinds": ["fp16"], "screen_seconds": 0.05,
+                     "tune": False, "session": quick["session"]},
         "repair": {"convert": {"kind": "fp16", "input": mlp, "output": str(tmp_path / "kept.onnx"), "speed_s": 0},
                    "max_steps": 1},
     }.get(job.name)
 
 
 @pytest.mark.parametrize("job", [j for j in JOBS if typing.is_typeddict(j.result) and j.name not in
-                                 ("compare-member", "sweep-cell", "read-trace")], ids=lambda job: job.name)
+                                 ("compare-member", "sweep-cell", "read-trace", "diagnose-evidence")],
+                         ids=lambda job: job.name)   # parts: the jobs that run them are run here
 def test_real_results_carry_every_promised_field(job, tmp_path):
     from app.core.runner.process import run_job
 

@@ -5,7 +5,7 @@ from app.core.optimize.jobs import OPTIMIZE
 from app.core.optimize.params import OptimizeParams
 from app.core.optimize.reuse import Reuse
 from app.core.optimize.rows import CHOSEN, explain, measured_reason, source_row
-from app.core.targets.start import run
+from app.core.launch.start import run
 from app.core.session.config import SessionConfig
 from app.core.store.history import History
 from tests import models

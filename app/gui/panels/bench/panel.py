@@ -14,7 +14,7 @@ from app.gui.widgets.clipped import breakable
 from app.gui.widgets.run_caption import Timed, stored_text
 from app.gui.widgets.run_form import RunSettingsForm, ms_text
 from app.gui.shell.panel import OneJobView, Panel, start_and_cancel
-from app.core.bench.jobs import BENCH, BenchParams
+from app.core.bench.jobs import BENCH, SWEEP, BenchParams
 from app.core.session.plugins import devices_text
 
 LIVE_KEYS = ["mean", "p50", "p90", "p95", "p99", "p999", "min", "max", "std"]
@@ -111,19 +111,19 @@ class BenchmarkPanel(OneJobView, Panel):
         self.sweep.model_changed(model)
 
     # stored results ----------------------------------------------------------------
-    def open_result(self, kind: str, result: dict) -> None:
+    def open_result(self, job, result: dict) -> None:
         """A stored sweep opens on the Sweep page; a benchmark's figures on the first."""
-        if kind == "sweep":
+        if job is SWEEP:
             self.tabs.setCurrentWidget(self.sweep)
             self.sweep.show_result(result, note="re-opened from History")
         else:
             self.tabs.setCurrentIndex(0)
             self.show_report(result, note="re-opened from History")
 
-    def run_again(self, kind: str, entry: dict) -> None:
+    def run_again(self, job, entry: dict) -> None:
         from app.core.session.config import SessionConfig
         config = SessionConfig.from_dict(entry["session"])
-        if kind == "sweep":
+        if job is SWEEP:
             self.tabs.setCurrentWidget(self.sweep)
             report = entry["report"]
             sweep = {key: report[key] for key in ("dim", "dim_values", "concurrency_values", "latency_limit_ms",

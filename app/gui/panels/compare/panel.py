@@ -91,10 +91,10 @@ class ComparePanel(OneJobView, Panel):
     def selected_models(self) -> list:
         return self.context.selected_models()
 
-    def open_result(self, kind: str, result: dict) -> None:
+    def open_result(self, job, result: dict) -> None:
         self.show_result(result, note="re-opened from History")
 
-    def run_again(self, kind: str, entry: dict) -> None:
+    def run_again(self, job, entry: dict) -> None:
         from app.core.session.config import SessionConfig
         models = [{"path": r["path"], "label": r["label"]} for r in entry["report"]["models"]]
         self.start(models, SessionConfig.from_dict(entry["session"]), entry["run"])
@@ -185,7 +185,8 @@ class ComparePanel(OneJobView, Panel):
         models = self.result["models"]
         index = self.table.currentIndex()
         row = self.table.proxy.mapToSource(index).row() if index.isValid() else 1
-        self.context.run_again("drift", {"source": models[0]["path"], "variant": models[row or 1]["path"]})
+        from app.core.drift.jobs import DRIFT
+        self.context.run_again(DRIFT, {"source": models[0]["path"], "variant": models[row or 1]["path"]})
 
     def _show_speedups(self, result: dict) -> None:
         """Speedup bars with their 95 % intervals as whiskers."""

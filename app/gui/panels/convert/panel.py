@@ -312,7 +312,8 @@ class ConvertPanel(Panel):
 
     def show_drift(self) -> None:
         report = self.card.report
-        self.context.run_again("drift", {"source": report["input"], "variant": report["output"], "conversion": report})
+        from app.core.drift.jobs import DRIFT
+        self.context.run_again(DRIFT, {"source": report["input"], "variant": report["output"], "conversion": report})
 
     def _say(self, text: str, failed: bool = False) -> None:
         self.status.setText(text)

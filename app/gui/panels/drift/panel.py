@@ -117,7 +117,7 @@ class DriftPanel(Panel):
                             "conversion": (model.extra or {}).get("conversion")})
         self._refresh()
 
-    def run_again(self, kind: str, entry: dict) -> None:
+    def run_again(self, job, entry: dict) -> None:
         """entry: {source, variant, conversion?}: find that pair's drift now."""
         self.ensure_built()
         self._set_pair({"source": entry["source"], "variant": entry["variant"],

@@ -4,15 +4,41 @@ diff against another open model, drawn and listed."""
 
 from __future__ import annotations
 
+from dataclasses import dataclass
 from pathlib import Path
+from typing import Callable
 
 from PySide6.QtCore import Qt
 from PySide6.QtWidgets import QComboBox, QFileDialog, QHBoxLayout, QLabel, QMenu, QPushButton, QVBoxLayout, QWidget
 
 from app.core.graph.jobs import DIFF, NETRON, DiffParams, NetronParams
 from app.core.graph.netron import INSTALL_HINT, netron_installed
+from app.core.jobs.entry import Job
+from app.core.profile.jobs import PROFILE, ProfileParams
+from app.core.session.jobs import PLACEMENT, PlacementParams
 
 PROFILE_RUNS = 10
+
+
+@dataclass(frozen=True)
+class OverlayRun:
+    """The run an overlay needs, one click away: its job's entry and parameters, and its words."""
+    job: Job
+    params: Callable[[str, object], object]   # params(model path, the Session tab's config)
+    published: str                            # the kind of result the tabs share it as (PanelContext.publish)
+    doing: str                                # "Profiling …" while it runs
+    first: str                                # the button before the overlay was painted
+    again: str                                # the button once it was
+    plans_inputs: bool = False                # its result names the inputs it ran on
+
+
+#: overlay -> the run that paints it
+OVERLAY_RUNS = {
+    "profile": OverlayRun(PROFILE, lambda path, config: ProfileParams(model=path, session=config, runs=PROFILE_RUNS),
+                          "profile", "Profiling", "Profile now", "Profile again", plans_inputs=True),
+    "provider": OverlayRun(PLACEMENT, lambda path, config: PlacementParams(path=path, session=config),
+                           "placement", "Placing", "Show placement", "Place again"),
+}
 
 
 class ExtrasBar(QWidget):
@@ -69,37 +95,30 @@ class ExtrasBar(QWidget):
 
     # the run an overlay needs --------------------------------------------------------------
     def show_action(self, kind: str, painted) -> None:
-        offers = {"profile": "Profile now", "provider": "Show placement"}
+        run = OVERLAY_RUNS.get(kind)
         self._measure_kind = kind
-        self.measure_button.setVisible(kind in offers)
-        self.measure_button.setText(offers.get(kind, "") if isinstance(painted, str) else
-                                    {"profile": "Profile again", "provider": "Place again"}.get(kind, ""))
+        self.measure_button.setVisible(run is not None)
+        self.measure_button.setText("" if run is None else run.first if isinstance(painted, str) else run.again)
 
     def measure(self) -> None:
-        from app.core.profile.jobs import PROFILE, ProfileParams
-        from app.core.session.jobs import PLACEMENT, PlacementParams
-
+        run = OVERLAY_RUNS.get(self._measure_kind)
         model = self.context.current_model()
-        if model is None:
+        if run is None or model is None:
             return
         config = self.context.session_config("Graph")
         if config is None:
             return
-        kind = "profile" if self._measure_kind == "profile" else "placement"
-        params = (ProfileParams(model=model.path, session=config, runs=PROFILE_RUNS) if kind == "profile"
-                  else PlacementParams(path=model.path, session=config))
         self.measure_button.setEnabled(False)
-        self.panel.status.setText(f"{'Profiling' if kind == 'profile' else 'Placing'} {model.label} with the "
-                                  "Session tab's settings…")
+        self.panel.status.setText(f"{run.doing} {model.label} with the Session tab's settings…")
 
         def done(result: dict) -> None:
             self.measure_button.setEnabled(True)
             self.panel.status.setText(self.panel.drawn_text)
-            if kind == "profile":
+            if run.plans_inputs:
                 self.context.report_inputs(model.path, result.get("inputs") or [])
-            self.context.publish(kind, model.path, result)
+            self.context.publish(run.published, model.path, result)
 
-        self.context.jobs.start(f"{kind.title()} {model.label}", PROFILE if kind == "profile" else PLACEMENT, params,
+        self.context.jobs.start(f"{run.published.title()} {model.label}", run.job, run.params(model.path, config),
                                 on_result=done, on_error=lambda _exc: self._measure_failed())
 
     def _measure_failed(self) -> None:

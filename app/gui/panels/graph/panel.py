@@ -229,11 +229,6 @@ class GraphPanel(Panel):
             self.pending = None
             self.select(canvas.ids[index], centre=True)
 
-    def open_result(self, kind: str, result: dict) -> None:
-        if kind != "node":
-            super().open_result(kind, result)
-        self.choose(result["path"], result["name"])
-
     # search ------------------------------------------------------------------------------
     def find(self, text: str) -> None:
         canvas = self.view.canvas

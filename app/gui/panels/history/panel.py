@@ -1,7 +1,8 @@
 """History tab: every stored result (benchmarks, comparisons, sweeps, profiles, tuning runs,
-conversions, drift searches and optimize runs); filter by model and kind, re-open one
-(chart, its settings and figures in words and tables, the raw JSON) and run it again with
-the same settings."""
+conversions, drift searches, optimize runs and gates: every kind the registry records);
+filter by model and kind, re-open one (chart, its settings and figures in words and tables,
+the raw JSON; or in the tab that made it, as its view says: app.gui.shell.result_views) and
+run it again with the same settings."""
 
 from __future__ import annotations
 
@@ -20,11 +21,6 @@ from app.gui.shell.panel import Panel
 HEADERS = ["#", "Time", "Kind", "Model", "Variant", "Inputs", "Providers", "p50 ms", "p99 ms", "runs/s", "ORT"]
 ALL = "All models"
 ALL_KINDS = "all kinds"
-#: stored kinds their own tab re-opens (a benchmark's chart and every other kind open here)
-OPENED_IN_THEIR_TAB = ("compare", "sweep", "optimize")
-#: stored kinds run again from here: kind -> what its tab's run_again takes from the entry
-RUN_AGAIN = {"bench": lambda entry: entry, "compare": lambda entry: entry, "sweep": lambda entry: entry,
-             "drift": lambda entry: {"source": entry["report"]["source"], "variant": entry["report"]["variant"]}}
 
 
 def inputs_cell(inputs: list[dict]) -> str:
@@ -45,7 +41,7 @@ class HistoryPanel(Panel):
         self.model_filter.setSizeAdjustPolicy(QComboBox.SizeAdjustPolicy.AdjustToMinimumContentsLengthWithIcon)
         self.model_filter.setMinimumContentsLength(18)
         self.kind_filter = QComboBox()
-        from app.core.registry import RECORDED_KINDS
+        from app.core.launch.registry import RECORDED_KINDS
         self.kind_filter.addItems([ALL_KINDS, *RECORDED_KINDS])
         self.text_filter = QLineEdit()
         self.text_filter.setPlaceholderText("Filter rows…")
@@ -146,6 +142,16 @@ class HistoryPanel(Panel):
         from app.gui.widgets.table import SORT_ROLE
         return int(rows[0].data(SORT_ROLE))
 
+    @staticmethod
+    def job_of(entry: dict):
+        """The job entry that made a stored result, and its view (None, None: a kind this
+        version does not know, from a store another version wrote)."""
+        from app.core.launch.registry import recorded_entry
+        from app.gui.shell.result_views import RESULT_VIEWS
+
+        job = recorded_entry(entry["kind"])
+        return job, RESULT_VIEWS.get(job)
+
     def _selected_entry(self) -> dict | None:
         from app.core.jobs.errors import UserError
         from app.core.store.history import History
@@ -186,9 +192,10 @@ class HistoryPanel(Panel):
         self.summary.setHtml(summary_html(entry))
         self.raw_text.setPlainText(json.dumps(tidy_floats({k: v for k, v in report.items() if k != "warmup_ms"}),
                                               indent=2))
-        if entry["kind"] in OPENED_IN_THEIR_TAB:     # here its summary, there the whole result
+        job, view = self.job_of(entry)
+        if view is not None and view.reopens:     # here its summary, there the whole result
             self.details.setCurrentWidget(self.summary)
-            self.context.show_result(entry["kind"], report)
+            self.context.show_result(job, report)
             return
         self.chart.set_samples(entry["warmup_ms"], entry["samples_ms"], report.get("concurrency", 1),
                                figures=report.get("latency_ms") if len(entry["samples_ms"]) else None)
@@ -201,22 +208,26 @@ class HistoryPanel(Panel):
         entry = self._selected_entry()
         if entry is None:
             return
+        from app.core.drift.jobs import DRIFT
+
         models = entry["report"].get("models") or []
-        if entry["kind"] not in ("gate", "compare") or len(models) < 2:
+        job, view = self.job_of(entry)
+        if view is None or view.tab != "Compare" or len(models) < 2:
             self.context.show_error("History", "Compare and Drift opens a gate or a comparison of two models.")
             return
-        self.context.show_result(entry["kind"], entry["report"])
-        self.context.run_again("drift", {"source": models[0]["path"], "variant": models[1]["path"]})
+        self.context.show_result(job, entry["report"])
+        self.context.run_again(DRIFT, {"source": models[0]["path"], "variant": models[1]["path"]})
 
     def rerun_selected(self) -> None:
         entry = self._selected_entry()
         if entry is None:
             return
-        if entry["kind"] not in RUN_AGAIN:
+        job, view = self.job_of(entry)
+        if view is None or view.again is None:
             self.context.show_error("History", f"A stored {entry['kind']} result runs again from its own tab: open "
                                                "its model there, or use its settings.")
             return
-        self.context.run_again(entry["kind"], RUN_AGAIN[entry["kind"]](entry))
+        self.context.run_again(job, view.again(entry))
 
     def use_settings(self) -> None:
         from app.core.session.config import SessionConfig

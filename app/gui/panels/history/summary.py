@@ -5,6 +5,14 @@ from __future__ import annotations
 
 from html import escape
 
+from app.core.bench.jobs import BENCH, COMPARE, SWEEP
+from app.core.convert.jobs import CONVERT
+from app.core.drift.jobs import DRIFT
+from app.core.gate.jobs import GATE
+from app.core.launch.registry import recorded_entry
+from app.core.optimize.jobs import OPTIMIZE
+from app.core.profile.jobs import PROFILE
+from app.core.tune.jobs import TUNE
 from app.core.verdict import verdict_words
 from app.core.session.settings_text import settings_text
 from app.core.units import (diff_text, duration_column, duration_text, human_bytes, interval_text, ratio_text,
@@ -45,9 +53,10 @@ def summary_html(entry: dict) -> str:
     report = entry["report"]
     head = facts([("Settings", settings_text(entry["session"]) if entry.get("session") else ""),
                   ("Run", run_text(entry.get("run") or report.get("run")))])
-    body = {"bench": _bench, "compare": _compare, "sweep": _sweep, "profile": _profile, "tune": _tune,
-            "convert": _convert, "drift": _drift, "optimize": _optimize, "gate": _compare}[entry["kind"]](report)
-    return head + "<br>" + body
+    figures = FIGURES.get(recorded_entry(entry["kind"]))
+    if figures is None:         # a kind a store written by another version keeps: its raw JSON is one tab away
+        return head
+    return head + "<br>" + figures(report)
 
 
 def _bench(report: dict) -> str:
@@ -159,3 +168,8 @@ def _optimize(report: dict) -> str:
     return facts([("Answer", choice.get("kind", "")),
                   ("Speedup", _ratio(choice.get("speedup"), choice.get("speedup_ci"), choice.get("verdict"))),
                   ("Why", choice.get("note", "")), ("Shipped in", report.get("out_dir", ""))]) + candidates
+
+
+#: each job's figures in a stored result, keyed by its entry (one for each entry the history records)
+FIGURES = {BENCH: _bench, COMPARE: _compare, SWEEP: _sweep, PROFILE: _profile, TUNE: _tune, CONVERT: _convert,
+           DRIFT: _drift, OPTIMIZE: _optimize, GATE: _compare}

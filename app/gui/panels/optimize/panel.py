@@ -187,14 +187,6 @@ class OptimizePanel(Panel):
         if self.model is None or self.job is not None:
             return
         params = self.params()
-        if self.jobs.target or self.jobs.cluster:   # the Targets menu's choice: the search runs there
-            from app.core.jobs.errors import UserError
-            from app.core.optimize.spread import check_elsewhere
-            try:
-                check_elsewhere(params)
-            except UserError as exc:
-                self.answer.setText(f"Not started: {exc.message}.")
-                return
         self.result, self.rows = None, []
         self.table.set_rows([])
         self.chart.set_rows([])
@@ -226,7 +218,7 @@ class OptimizePanel(Panel):
             self.table.set_rows([board_row(r) for r in self.rows])
             self.chart.set_rows(self.rows)
 
-    def open_result(self, kind: str, result: dict) -> None:
+    def open_result(self, job, result: dict) -> None:
         """A stored search (from History): its leaderboard and answer, as when it finished."""
         if self.job is None:
             self.show_result(result, caption="Re-opened from History.")

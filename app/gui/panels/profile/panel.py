@@ -227,7 +227,7 @@ class ProfilePanel(Panel):
         name = self.nodes.table.proxy.index(index.row(), 1).data()
         self.context.choose_node(str(Path(path).resolve()), name)
         if show:
-            self.context.show_result("node", {"path": str(Path(path).resolve()), "name": name})
+            self.context.show_node(str(Path(path).resolve()), name)
 
     def update_compare(self) -> None:
         from app.core.profile.diff import diff_profiles

@@ -85,4 +85,4 @@ class PlacementView(QWidget):
         name = self.nodes.proxy.index(index.row(), 0).data()
         self.panel.context.choose_node(self.model_path, name)
         if show:
-            self.panel.context.show_result("node", {"path": self.model_path, "name": name})
+            self.panel.context.show_node(self.model_path, name)

@@ -17,6 +17,7 @@ from typing import Any, Callable, Iterator
 
 from app.core.jobs.entry import CLUSTER, HERE, TARGET, Job
 from app.core.jobs.errors import JobCancelled, JobFailed, UserError
+from app.core.jobs.params import Params
 from app.core.jobs.protocol import Waitable
 
 
@@ -47,15 +48,23 @@ class Where:
 HERE_ = Where()
 
 
+#: why an entry is refused at a place it does not run (every entry runs here)
+NOT_THERE = {TARGET: "{} runs on this machine only, not on a target", CLUSTER: "{} is not spread over a cluster"}
+
+
 def start(entry: Job, params=None, where: Where = HERE_, *, memory_limit: str | None = None, fork: bool = False,
           warn: Callable[[str], None] | None = None) -> "Run":
     """A handle on a run of `entry` with `params` (its Params, or a dict read into them)
-    `where` says; call its start(). A place the entry does not run ends the run at once
-    with the UserError that says so. `fork`: a child started here forks where that is safe
-    (the command line). `warn`: gets the history's warning lines as they come."""
-    if where.place == CLUSTER and (CLUSTER not in entry.runs or entry.spread is None):
-        return Run(entry, _Refused(UserError("bad-option", f"{entry.name} is not spread over a cluster")), warn)
-    if where.place == TARGET:       # the handle refuses an entry that runs here only
+    `where` says; call its start(). The parameters are checked here, once for every place,
+    and the entry's own checks (Job.before) made before anything is sent anywhere: wrong
+    ones, or a place the entry does not run, end the run at once with the UserError that
+    says why. `fork`: a child started here forks where that is safe (the command line).
+    `warn`: gets the history's warning lines as they come."""
+    try:
+        params = ready(entry, params, where.place)
+    except UserError as exc:
+        return Run(entry, _Refused(exc), warn)
+    if where.place == TARGET:
         from app.core.targets.handle import RemoteHandle
         from app.core.targets.store import get_target
         try:
@@ -66,6 +75,17 @@ def start(entry: Job, params=None, where: Where = HERE_, *, memory_limit: str | 
         return Run(entry, _Spread(entry, params, where.name, where.tasks), warn)
     from app.core.runner.process import JobHandle   # multiprocessing is not needed before the first job
     return Run(entry, JobHandle(entry, params, fork=fork, memory_limit=memory_limit), warn)
+
+
+def ready(entry: Job, params, place: str):
+    """The entry's parameters for a run at `place`, checked, after the entry's own checks for
+    that place; a UserError says what is wrong."""
+    if place not in entry.runs:
+        raise UserError("bad-option", NOT_THERE[place].format(entry.name))
+    params = entry.make_params(params)
+    if entry.before is not None:
+        entry.before(params, place)
+    return params
 
 
 def run(entry: Job, params=None, where: Where = HERE_, on_event: Callable[[str, dict], None] | None = None,
@@ -146,7 +166,7 @@ class _Spread:
     its events (the spread's context's) are read from it, and cancel cancels that context:
     the spread stops its outstanding tasks and returns what was measured."""
 
-    def __init__(self, entry: Job, params, address: str, tasks: int | None):
+    def __init__(self, entry: Job, params: Params, address: str, tasks: int | None):
         from app.core.jobs.protocol import JobContext
 
         self.entry, self.address, self.tasks = entry, address, tasks
@@ -156,10 +176,7 @@ class _Spread:
         self._events: queue.Queue = queue.Queue()
         self._thread: threading.Thread | None = None
         self.ctx = JobContext(lambda kind, payload: self._events.put((kind, payload)))
-        try:
-            self.params = entry.make_params(params)
-        except UserError as exc:
-            self.params, self.error, self.done = None, exc, True
+        self.params = params            # checked by start()
 
     def start(self) -> "_Spread":
         if not self.done and self._thread is None:

@@ -64,6 +64,20 @@ def _overlay(config: SessionConfig) -> dict:
     return {"model": {"decoder": {"session_options": options}}} if options else {}
 
 
+def genai_unusable(path) -> str:
+    """Why the genai engine cannot run the model at `path`, without loading anything (for a
+    window that offers the choice); "" when it can."""
+    import importlib.util
+
+    if importlib.util.find_spec("onnxruntime_genai") is None:
+        return "onnxruntime-genai is not installed"
+    path = Path(path)
+    folder = path if path.is_dir() else path.parent
+    if not (folder / GENAI_CONFIG).is_file():
+        return "the model is no onnxruntime-genai folder (no genai_config.json beside it)"
+    return ""
+
+
 def check_engine(path, config: SessionConfig) -> None:
     """Refuse what genai cannot run here: no onnxruntime-genai, no genai folder, settings it
     does not take."""

@@ -302,7 +302,9 @@ class Race:
         reference = self.reference_ms()
         return {"strategy": self.params.strategy, "default_ms": reference, "default_blocks": len(self.pacer_ms),
                 "trials": [c.entry(reference) for c in sorted(measured, key=lambda c: c.score)],
-                "failed": [{"label": c.label, "error": c.error} for c in self.contenders if c.error],
+                "failed": [{"label": c.label, "error": c.error,
+                            "unfaithful": bool(c.fidelity) and not c.fidelity["passed"]}
+                           for c in self.contenders if c.error],
                 "merged": self.merged, "trials_used": self.trials, "space_size": len(self.contenders),
                 "rounds": self.rounds, "cancelled": cancelled, "stop_reason": self.stop_reason,
                 "seconds": self.elapsed(), "setup_seconds": self.setup_seconds,

@@ -77,6 +77,7 @@ def test_the_race_drops_a_setting_whose_outputs_drift_and_never_makes_it_a_final
     assert result["trials"][0]["fidelity"]["policy"] == "float32"
     (failed,) = result["failed"]
     assert failed["label"].startswith("no graph optimisation") and "beyond the float32 policy" in failed["error"]
+    assert failed["unfaithful"] is True
 
 
 def test_a_finalist_faster_alone_but_with_other_answers_is_not_offered():

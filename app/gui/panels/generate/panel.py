@@ -20,7 +20,7 @@ from app.core.units import human_bytes
 from app.gui.shell.panel import Panel
 
 #: the engines the Engine box offers (app.core.generate.genai_engine.ENGINES), in words
-ENGINE_NAMES = {"ort": "ORTune's loop (ONNX Runtime)", "genai": "onnxruntime-genai's generator"}
+ENGINE_NAMES = {"ort": "ORTune's loop", "genai": "onnxruntime-genai"}
 COLUMNS = ["Prompt", "Context", "TTFT ms", "Token p50 ms", "Token p90 ms", "Token p99 ms", "Tokens/s decode",
            "Tokens/s end to end", "Growth ms/1k tokens", "KV cache MB"]
 
@@ -65,14 +65,14 @@ class GeneratePanel(Panel):
         self.cancel_button = QPushButton("Cancel")
         self.cancel_button.setEnabled(False)
         self.cancel_button.clicked.connect(self.cancel)
-        for widget in (QLabel("Prompt tokens:"), self.prompts, QLabel("New tokens:"), self.new_tokens):
+        for widget in (QLabel("Prompt tokens:"), self.prompts, QLabel("New tokens:"), self.new_tokens,
+                       QLabel("Engine:"), self.engine):
             controls.addWidget(widget)
         controls.addStretch(1)
         controls.addWidget(self.run_button)
         controls.addWidget(self.cancel_button)
         for widget in (QLabel("Batch:"), self.batch, QLabel("Timed generations:"), self.repeats,
-                       QLabel("Warm-up generations:"), self.warmup, QLabel("Next tokens against:"), self.against,
-                       QLabel("Engine:"), self.engine):
+                       QLabel("Warm-up generations:"), self.warmup, QLabel("Next tokens against:"), self.against):
             more.addWidget(widget)
         more.addStretch(1)
         self.layout_.addLayout(controls)

@@ -7,7 +7,8 @@ import pytest
 from tests.decoder_models import genai_folder, gpt2
 from tests.models import save
 
-GENERATE = ("--prompt-lengths", "8,20", "--new-tokens", "12", "--repeats", "1", "--warmup", "0", "--json")
+GENERATE = ("--prompt-lengths", "8,20", "--new-tokens", "12", "--batch", "2", "--repeats", "1", "--warmup", "0",
+            "--json")
 
 
 def _genai():
@@ -27,7 +28,7 @@ def test_genai_and_ortunes_loop_choose_the_same_tokens(ortune, tmp_path):
     assert "onnxruntime-genai" in theirs["loop"]["how"]
     for mine, genai in zip(ours["runs"], theirs["runs"], strict=True):
         assert genai["prompt_ids"] == mine["prompt_ids"]
-        assert len(genai["token_ids"][0]) == 12
+        assert len(genai["token_ids"]) == 2 and len(genai["token_ids"][0]) == 12
         assert genai["token_ids"] == mine["token_ids"]
         assert genai["ttft_ms"] > 0 and genai["tokens_per_s"]["decode"] > 0
 
@@ -42,3 +43,17 @@ def test_genai_engine_refuses_in_one_line(ortune, tmp_path):
     assert result.code == 2 and len(result.stderr.strip().splitlines()) == 1 and "--against" in result.stderr
     result = ortune("generate", folder, "--engine", "genai", "--provider", "openvino", "--json")
     assert result.code == 2 and "runs on the CPU here" in result.json()["error"]["message"]
+
+
+def test_without_onnxruntime_genai_the_engine_says_what_to_install(tmp_path, monkeypatch):
+    import sys
+
+    from app.core.generate.genai_engine import genai_module, genai_unusable
+    from app.core.jobs.errors import UserError
+
+    folder = genai_folder(tmp_path / "genai-model")
+    monkeypatch.setitem(sys.modules, "onnxruntime_genai", None)        # as if it were not installed
+    assert genai_unusable(folder) == "onnxruntime-genai is not installed"
+    with pytest.raises(UserError, match="pip install onnxruntime-genai") as refused:
+        genai_module()
+    assert refused.value.kind == "engine-unavailable"

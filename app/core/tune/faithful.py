@@ -4,9 +4,8 @@ and a faster setting that changes the answers must not win. Each contender's out
 checked once, when its session is made, against the user's own session's outputs on the same
 feeds, under the fidelity policy of the pair (app.core.session.fidelity_policy): float16's
 where either side computes in a lowered precision, float32's otherwise (a quantised model
-keeps its own). A contender outside
-it leaves the race with the outputs where it drifts; the finalists' re-measurement holds
-them to the same policy (app.core.tune.confirm)."""
+keeps its own). A contender outside it leaves the race with the outputs where it drifts;
+the finalists' re-measurement holds them to the same policy (app.core.tune.confirm)."""
 
 from __future__ import annotations
 

@@ -3,8 +3,10 @@ provider, on the models given: each session in a process of its own, timed in al
 (app.core.tune.confirm.remeasure, the comparison's member job: the CPU provider is the
 reference that writes the feeds), at FP32 and at OpenVINO's default precision (bf16 on a CPU
 with AMX). Per model: the speedup of each with its 95 % interval and verdict, the fidelity of
-its outputs against the CPU provider's (cosine, largest difference, passed or not under the
-float tolerance), and each session's creation time. Prints one JSON object.
+its outputs against the CPU provider's (cosine, largest difference, passed or not under its
+fidelity policy: float32's for FP32, float16's for the default precision, as tune holds them;
+outputs near zero everywhere judged by the absolute bound and named), and each session's
+creation time. Prints one JSON object.
 
     python benchmarks/openvino_vs_cpu.py MODEL.onnx [MODEL.onnx ...] [--seconds 4] [--extend 8] [--shape X=1,3,48,320]
 """
@@ -46,7 +48,9 @@ def measure(path: str, seconds: float, extend: float, shapes: dict) -> dict:
                          "speedup": row["speedup"], "speedup_ci": row["speedup_ci"], "verdict": row["verdict"],
                          "conclusive": row["conclusive"], "session_create_ms": report["session_create_ms"],
                          "min_cosine": fidelity.get("min_cosine"), "max_abs_diff": fidelity.get("max_abs_diff"),
-                         "fidelity_passed": fidelity.get("passed")}
+                         "fidelity_passed": fidelity.get("passed"),
+                         "policy": (fidelity.get("tolerance") or {}).get("policy"),
+                         "near_zero_outputs": fidelity.get("notes", [])}
     return result
 
 

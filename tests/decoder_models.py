@@ -13,12 +13,15 @@ it is read from the graph)."""
 
 from __future__ import annotations
 
+import json
+from pathlib import Path
+
 import numpy as np
 import onnx
-from onnx import TensorProto, helper
+from onnx import TensorProto, helper, numpy_helper
 
 from tests.transformer_models import _Graph
-from tests.models import _model
+from tests.models import _model, save
 
 NAMES = ("optimum", "dynamo", "legacy", "genai")
 
@@ -122,3 +125,41 @@ def gpt2(names: str = "optimum", **kwargs) -> onnx.ModelProto:
 
 def llama_gqa(names: str = "optimum", **kwargs) -> onnx.ModelProto:
     return decoder(heads=4, kv_heads=2, names=names, **kwargs)
+
+
+def genai_folder(folder, layers: int = 2, hidden: int = 32, heads: int = 4, kv_heads: int = 2, vocab: int = 64,
+                 context: int = 512, seed: int = 0):
+    """An onnxruntime-genai model folder: a Llama-like GQA decoder in genai's spelling
+    (model.onnx) beside the genai_config.json its generator reads — the decoder's input and
+    output names, its sizes, and greedy search settings. The cache is grown by Concat, so the
+    config says past and present do not share one buffer. The last token is the end of text;
+    its column of the output weights is zeroed so that greedy generation (its logit 0 against
+    the largest of the others) does not stop early and runs the tokens asked for."""
+    folder = Path(folder)
+    folder.mkdir(parents=True, exist_ok=True)
+    model = decoder(layers=layers, hidden=hidden, heads=heads, kv_heads=kv_heads, vocab=vocab, positions=context,
+                    names="genai", seed=seed)
+    head = next(node for node in reversed(model.graph.node) if node.output[0] == "logits")
+    weights = next(init for init in model.graph.initializer if init.name == head.input[1])
+    matrix = numpy_helper.to_array(weights).copy()
+    matrix[:, vocab - 1] = 0
+    weights.CopyFrom(numpy_helper.from_array(matrix, weights.name))
+    save(model, folder / "model.onnx")
+    config = {
+        "model": {"type": "llama", "vocab_size": vocab, "context_length": context, "bos_token_id": 0,
+                  "eos_token_id": vocab - 1, "pad_token_id": vocab - 1,
+                  "decoder": {"filename": "model.onnx", "session_options": {"provider_options": []},
+                              "head_size": hidden // heads, "hidden_size": hidden, "num_attention_heads": heads,
+                              "num_hidden_layers": layers, "num_key_value_heads": kv_heads,
+                              "inputs": {"input_ids": "input_ids", "attention_mask": "attention_mask",
+                                         "position_ids": "position_ids",
+                                         "past_key_names": "past_key_values.%d.key",
+                                         "past_value_names": "past_key_values.%d.value"},
+                              "outputs": {"logits": "logits", "present_key_names": "present.%d.key",
+                                          "present_value_names": "present.%d.value"}}},
+        "search": {"do_sample": False, "num_beams": 1, "num_return_sequences": 1, "max_length": context,
+                   "min_length": 0, "past_present_share_buffer": False, "repetition_penalty": 1.0,
+                   "temperature": 1.0, "top_k": 1, "top_p": 1.0, "early_stopping": True, "length_penalty": 1.0,
+                   "no_repeat_ngram_size": 0, "diversity_penalty": 0.0}}
+    (folder / "genai_config.json").write_text(json.dumps(config, indent=2), encoding="utf-8")
+    return folder

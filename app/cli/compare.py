@@ -37,6 +37,8 @@ def fidelity_text(fidelity: dict | None) -> str:
         text += f", cos {cosine_text(fidelity['min_cosine'])}"
     if fidelity["nonfinite"]:
         text += f", {fidelity['nonfinite']} NaN/inf"
+    if fidelity.get("notes"):           # an output near zero everywhere: its cosine is not used
+        text += f", {len(fidelity['notes'])} output(s) near zero judged by |Δ|"
     if fidelity.get("tolerance"):
         text += f"; {'within' if fidelity['passed'] else 'outside'} the {fidelity['tolerance'].get('policy', 'float32')} policy"
     return text

@@ -78,7 +78,8 @@ def _render_conversion(result: dict) -> str:
     lines += ["", f"fidelity: held to {policy_text(tolerance)}; dimensions used: {dims}"]
     rows = [[o["name"], _number(o["max_abs_diff"]), _number(o["max_rel_diff"]),
              cosine_text(o["cosine"]), o["nonfinite"],
-             {True: "pass", False: "FAIL", None: "not compared"}[o["passed"]] + (f" ({o['problem']})" if o["problem"] else "")]
+             {True: "pass", False: "FAIL", None: "not compared"}[o["passed"]]
+             + (f" ({o['problem'] or o.get('note')})" if o["problem"] or o.get("note") else "")]
             for o in fidelity["outputs"]]
     lines.append(format_table(["output", "max abs diff", "max rel diff", "cosine", "NaN/Inf", "result"], rows))
     lines.append("inputs: " + ", ".join(f"{i['name']} {'×'.join(map(str, i['shape'])) or 'scalar'} ({origin_word(i)})"

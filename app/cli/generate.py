@@ -7,6 +7,7 @@ from pathlib import Path
 from app.cli.common import add_json_flag, format_table, human_bytes, output, run_job_cli
 from app.cli.session_args import add_session_arguments, session_config_from_args
 from app.core.bench.sweep import parse_values
+from app.core.generate.genai_engine import ENGINES
 from app.core.generate.jobs import GENERATE, GenerateParams
 from app.core.units import duration_text
 
@@ -29,8 +30,10 @@ def _growth(growth: dict) -> str:
 
 
 def render(report: dict) -> str:
+    engine = report.get("engine") or {}
+    through = f", through onnxruntime-genai {engine['genai_version']}" if engine.get("engine") == "genai" else ""
     lines = [f"{Path(report['model']['path']).name} on {', '.join(report['providers'])} "
-             f"(ONNX Runtime {report['ort_version']})",
+             f"(ONNX Runtime {report['ort_version']}{through})",
              f"greedy generation: batch {report['batch']}, {report['new_tokens']} new tokens, "
              f"{report['repeats']} timed generation(s) per prompt after {report['warmup']} warm-up",
              f"loop: {report['loop']['how']}",
@@ -71,7 +74,7 @@ def run(args) -> int:
         "path": args.model, "session": config.to_dict(),
         "prompt_lengths": parse_values(args.prompt_lengths, "--prompt-lengths"),
         "new_tokens": args.new_tokens, "batch": args.batch, "repeats": args.repeats, "warmup": args.warmup,
-        "against": args.against or ""}, text=True)
+        "against": args.against or "", "engine": args.engine}, text=True)
     return output(args, run_job_cli(GENERATE, params, memory_limit=args.memory_limit, target=args.target), render)
 
 
@@ -92,6 +95,10 @@ def register(subparsers) -> None:
     group.add_argument("--batch", metavar="N", default="1", help="sequences generated at once (default 1)")
     group.add_argument("--repeats", metavar="N", default="3", help="timed generations per prompt length (default 3)")
     group.add_argument("--warmup", metavar="N", default="1", help="generations before timing (default 1)")
+    group.add_argument("--engine", choices=ENGINES, default="ort",
+                       help="who runs the generation loop: ort, ORTune's present->past loop on an ONNX Runtime "
+                            "session (default); genai, onnxruntime-genai's generator on a genai model folder (a "
+                            "genai_config.json beside the decoder), for its figures beside ORTune's")
     group.add_argument("--against", metavar="REFERENCE",
                        help="a reference decoder (the source of a variant): how often this model's next token is the "
                             "reference's, over the same greedy steps")

@@ -52,9 +52,13 @@ def render(result: dict) -> str:
         first = result["merged"][0]
         lines += ["", f"{len(result['merged'])} setting(s) left out as the same as another, e.g. "
                       f"{first['label']} = {first['same_as']}"]
-    if result["failed"]:
-        lines += ["", f"{len(result['failed'])} setting(s) could not run, e.g. {result['failed'][0]['label']}: "
-                      f"{result['failed'][0]['error']}"]
+    broke = [row for row in result["failed"] if not row.get("unfaithful")]
+    drifted = [row for row in result["failed"] if row.get("unfaithful")]
+    if broke:
+        lines += ["", f"{len(broke)} setting(s) could not run, e.g. {broke[0]['label']}: {broke[0]['error']}"]
+    if drifted:        # faster or not, other answers: never offered
+        lines += ["", f"{len(drifted)} setting(s) gave other answers than yours and were left out, e.g. "
+                      f"{drifted[0]['label']}: {drifted[0]['error']}"]
     saved = result.get("saved_preset")
     if saved:
         lines += ["", f"Saved {'the best' if result['clearly_faster'] else 'your settings'} as a preset in "

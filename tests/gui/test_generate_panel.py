@@ -61,3 +61,31 @@ def test_a_bad_prompt_list_is_said_in_the_tab(qtbot, window, tmp_path):
     panel.prompts.setText("8, zero")
     panel.start()
     assert panel.job is None and "whole numbers" in panel.status.text()
+
+
+def test_a_genai_folder_runs_through_onnxruntime_genai_with_the_same_tokens(qtbot, window, tmp_path):
+    import pytest
+
+    pytest.importorskip("onnxruntime_genai", reason="onnxruntime-genai is not installed (the genai engine needs it)")
+    from tests.decoder_models import genai_folder
+
+    window.open_model(save(llama_gqa(), tmp_path / "plain.onnx"))
+    wait_for_model(qtbot, window)
+    panel = tab(window, "Generate")
+    genai = panel.engine.model().item(panel.engine.findData("genai"))
+    assert not genai.isEnabled() and "genai_config.json" in genai.toolTip()
+    window.open_model(genai_folder(tmp_path / "genai-model", vocab=200))
+    wait_for_model(qtbot, window)
+    assert genai.isEnabled()
+    panel.prompts.setText("8")
+    panel.new_tokens.setValue(10)
+    panel.repeats.setValue(1)
+    tokens = {}
+    for engine in ("ort", "genai"):
+        panel.engine.setCurrentIndex(panel.engine.findData(engine))
+        with qtbot.waitSignal(window.jobs.job_finished, timeout=60000,
+                              check_params_cb=lambda job: job.title.startswith("Generate")):
+            panel.start()
+        tokens[engine] = panel.details.toPlainText().split("next tokens: ")[1]
+    assert "through onnxruntime-genai" in panel.details.toPlainText()
+    assert tokens["genai"] == tokens["ort"] and len(tokens["ort"].split()) == 10

@@ -65,7 +65,10 @@ def output_fidelity(reference: dict, outputs: dict, tolerance: dict | None = Non
     verdicts = [r["passed"] for r in rows if r["passed"] is not None]
     return {"outputs": rows,
             "max_abs_diff": max((r["max_abs_diff"] for r in compared), default=None),
-            "min_cosine": min((r["cosine"] for r in compared if r["cosine"] is not None), default=None),
+            # a near-zero output's cosine is not used (app.core.session.outputs): nor is it the summary's
+            "min_cosine": min((r["cosine"] for r in compared if r["cosine"] is not None and not r.get("note")),
+                              default=None),
+            "notes": [f"{r['name']}: {r['note']}" for r in compared if r.get("note")],
             "nonfinite": sum(r["nonfinite"] for r in compared),
             "compared": len(compared) == len(rows),
             "passed": bool(verdicts) and all(verdicts), "tolerance": tolerance.to_dict()}

@@ -5,6 +5,7 @@ from __future__ import annotations
 import time
 from dataclasses import dataclass
 
+from app.core.generate.genai_engine import ENGINES, HOW
 from app.core.jobs.entry import Job, ON_TARGET
 from app.core.jobs.errors import UserError
 from app.core.jobs.params import Params, setting
@@ -24,10 +25,16 @@ class GenerateParams(Params):
     repeats: int = setting(3, minimum=1, maximum=1000, flag="--repeats")     # timed generations per prompt length
     warmup: int = setting(1, minimum=0, maximum=1000, flag="--warmup")       # generations before them, not timed
     against: str = ""              # a reference decoder: the next-token agreement with it (app.core.generate.agreement)
+    # who runs the loop: ORTune's present->past loop on an ONNX Runtime session, or onnxruntime-genai's
+    # generator on a genai folder (app.core.generate.genai_engine)
+    engine: str = setting("ort", choices=ENGINES, flag="--engine")
 
     def validate(self) -> None:
         if not self.prompt_lengths or any(not 1 <= n <= MAX_TOKENS for n in self.prompt_lengths):
             raise UserError("bad-option", f"prompt lengths are whole numbers from 1 to {MAX_TOKENS:,}")
+        if self.engine == "genai" and self.against:
+            raise UserError("bad-option", "--against compares on ORTune's loop (it feeds the reference's tokens); "
+                                          "leave --engine genai out, or compare the token ids of two runs")
 
 
 def generate_job(params: GenerateParams, ctx: JobContext) -> dict:
@@ -47,6 +54,9 @@ def generate_job(params: GenerateParams, ctx: JobContext) -> dict:
     if params.against:                   # a reference that is not there is said before the measuring, not after
         from app.core.model.intake import check_readable
         check_readable(params.against)
+    if params.engine == "genai":            # what genai cannot run is said before anything loads
+        from app.core.generate.genai_engine import check_engine
+        check_engine(params.path, config)
     ctx.progress(None, "creating the session")
     session = create_session(summary["path"], config)
     decoder, inputs, hints = decoder_of(params.path, session)
@@ -59,14 +69,22 @@ def generate_job(params: GenerateParams, ctx: JobContext) -> dict:
                                            params.batch)
     per_token = first_info["decoder"]["kv_cache_bytes_per_token"]
     check_memory(per_token, longest, ctx.memory_budget, rss_bytes() or summary["total_bytes"])
-    binding = use_binding(config, session)
+    providers, settings, binding, engine = session.get_providers(), effective_settings(session, config), False, None
+    if params.engine == "genai":
+        from app.core.generate.genai_engine import GenaiLoop, load_model
+        session = None           # the plan's session is let go: genai loads the folder itself
+        ctx.progress(None, "loading the folder with onnxruntime-genai")
+        model, engine = load_model(params.path, config)
+        make_loop = lambda longest: GenaiLoop(model, decoder.ids, longest)  # noqa: E731
+    else:
+        binding = use_binding(config, session)
+        make_loop = lambda longest: CacheLoop(session, decoder, longest, params.batch, binding)  # noqa: E731
     runs, prefill_rss, decode_rss = [], 0, 0
     for index, prompt in enumerate(params.prompt_lengths):
         feeds, info = (first_feeds, first_info) if index == 0 else prompt_feeds(
             decoder, inputs, hints, config.inputs, prompt, params.batch)
         context = prompt + params.new_tokens
-        row, rss = measure_prompt(lambda longest=context: CacheLoop(session, decoder, longest, params.batch, binding),
-                                  feeds, prompt, params, ctx, index)
+        row, rss = measure_prompt(lambda longest=context: make_loop(longest), feeds, prompt, params, ctx, index)
         prefill_rss, decode_rss = max(prefill_rss, rss[0]), max(decode_rss, rss[1])
         runs.append(row | {"kv_cache_bytes": per_token * context,
                            "prompt_ids": feeds[decoder.ids].tolist(), "inputs": info["inputs"]})
@@ -86,14 +104,15 @@ def generate_job(params: GenerateParams, ctx: JobContext) -> dict:
         "memory": {"peak_rss_bytes": max(peak_rss_bytes(), prefill_rss, decode_rss),
                    "after_prefill_rss_bytes": prefill_rss,
                    "after_decode_rss_bytes": decode_rss,
-                   "gpu_memory_bytes": gpu_memory_bytes() if session.get_providers()[0] in DEVICE_PROVIDERS else None},
+                   "gpu_memory_bytes": gpu_memory_bytes() if providers[0] in DEVICE_PROVIDERS else None},
+        "engine": engine or {"engine": "ort"},
         "loop": {"io_binding": binding,
-                 "how": ("IO binding: each step's present stays on the device and is bound as the next past; only "
+                 "how": HOW if engine else ("IO binding: each step's present stays on the device and is bound as the next past; only "
                          "the logits come to the host") if binding else
                         ("plain runs: each step's present arrays are fed back as the next past as ONNX Runtime "
                          "returned them, no copy")},
         "next_token_agreement": agreement, "decoder": decoder.to_dict(), "inputs": first["inputs"],
-        "providers": session.get_providers(), "session": effective_settings(session, config),
+        "providers": providers, "session": settings,
         "ort_version": ort.__version__, "machine": describe_machine(), "created": time.time(),
     }
 

@@ -47,13 +47,17 @@ def remeasure(path: str, base: SessionConfig, chosen: list[dict], seconds: float
     process on the same feeds, timed in alternation for about `seconds` each; with
     `extend_s`, for up to that long more while an interval is wide (app.core.tune.narrow)."""
     from app.core.bench.jobs import MEMBER, MemberParams
+    from app.core.session.fidelity_policy import file_precision
+    from app.core.tune.faithful import policy_of
     from app.core.tune.narrow import alternate_until_narrow
 
     settings = RunSettings(duration_s=seconds)
-    sessions = [(DEFAULT_LABEL, base.to_dict())] + [(t["label"], t["session"]) for t in chosen]
+    sessions = [(DEFAULT_LABEL, base)] + [(t["label"], SessionConfig.from_dict(t["session"])) for t in chosen]
+    precision = file_precision(path)
     with tempfile.TemporaryDirectory(prefix="ortune-tune-") as folder:
-        members = [MemberParams(path=path, session=SessionConfig.from_dict(session), run=settings, variant=label,
-                                reference_dir=folder, is_reference=index == 0)
+        # each finalist's outputs are held to its policy against the user's settings' (app.core.tune.faithful)
+        members = [MemberParams(path=path, session=session, run=settings, variant=label, reference_dir=folder,
+                                is_reference=index == 0, tolerance=policy_of(session, base, precision).tolerance())
                    for index, (label, session) in enumerate(sessions)]
         if extend_s > 0:
             return alternate_until_narrow(MEMBER, members, settings, ctx, extend_s, on_event=on_event)
@@ -79,7 +83,8 @@ def judge(race: dict, base: SessionConfig, chosen: list[int], alternation: Alter
                                  verdict=row["verdict"], remeasured_ms=report["latency_ms"]["p50"],
                                  outputs_match=(report.get("fidelity") or {}).get("passed"))
     remeasured = [t for t in trials if t["remeasured"]]
-    faster = [t for t in remeasured if t["verdict"] == "faster"]
+    # faster but with other answers is not offered (app.core.tune.faithful)
+    faster = [t for t in remeasured if t["verdict"] == "faster" and t["outputs_match"] is not False]
     if faster:
         top = max(faster, key=lambda t: t["speedup"])
         best = dict(top, latency_ms=top["remeasured_ms"], race_latency_ms=top["latency_ms"])
@@ -89,7 +94,13 @@ def judge(race: dict, base: SessionConfig, chosen: list[int], alternation: Alter
     else:
         best = dict(default, label=NOTHING_FASTER_LABEL)
         figures = {"speedup": 1.0, "speedup_ci": [1.0, 1.0], "verdict": "reference"}
-        note = nothing_faster(remeasured, race["cancelled"])
+        faithful = [t for t in remeasured if t["outputs_match"] is not False]
+        note = nothing_faster(faithful, race["cancelled"]) if faithful or not remeasured else \
+            "Nothing is offered: every setting measured again gave other answers than yours. Your settings stay."
+    unfaithful = [t for t in remeasured if t["verdict"] == "faster" and t["outputs_match"] is False]
+    if unfaithful:
+        note += " " + " ".join(f"{t['label']} ran ×{t['speedup']:.2f} but its outputs drift from your settings' "
+                               "beyond its fidelity policy: not offered." for t in unfaithful)
     return result | figures | {"default": default, "best": best, "clearly_faster": bool(faster), "note": note,
                                "trials": trials}
 

@@ -3,7 +3,10 @@
 A candidate is a small dict of SessionConfig overrides; applying it to the base preset
 gives the session to measure. Pruning follows what ORT allows: inter-op threads only
 exist in parallel mode, IO binding only pays off on a device provider, and CUDA
-graphs need IO binding and the sequential executor.
+graphs need IO binding and the sequential executor. OpenVINO is also tried at its default
+precision (bf16 on CPUs with AMX) and in float32, unless you set its precision: a faster
+precision that changes the answers is dropped by the race's output check
+(app.core.tune.faithful), never offered.
 
 Settings that differ only in options without effect are one setting, never two
 contenders whose gap can only be noise: a pool of one thread is no pool (ORT starts no
@@ -19,9 +22,12 @@ from dataclasses import dataclass, field
 
 from app.core.session.config import TYPED_ENTRIES, ProviderSpec, SessionConfig
 from app.core.session.fields import OPT_LEVELS as LEVELS
+from app.core.session.openvino import NAME as OPENVINO
 
 OPT_LEVELS = tuple(LEVELS)          # every level, the session's own table in its order
 DEVICE_PROVIDERS = {"CUDAExecutionProvider", "DmlExecutionProvider", "TensorrtExecutionProvider"}
+#: OpenVINO's precisions a search tries: its default ("") and float32
+PRECISIONS = ("", "FP32")
 
 
 @dataclass
@@ -35,6 +41,7 @@ class SearchLimits:
     try_dynamic_block_base: bool = True
     try_io_binding: bool = True
     try_cuda_graph: bool = True
+    try_precision: bool = True           # OpenVINO: its default precision and float32
 
 
 def physical_cores() -> int:
@@ -72,13 +79,16 @@ def build_space(limits: SearchLimits, cores: int) -> list[dict]:
                 if (provider == "CUDAExecutionProvider" and binding and mode == "sequential"
                         and limits.try_cuda_graph):
                     graph_choices = [False, True]
-                for cuda_graph in graph_choices:
+                precisions = PRECISIONS if provider == OPENVINO and limits.try_precision else (None,)
+                for cuda_graph, precision in itertools.product(graph_choices, precisions):
                     candidate = {"provider": provider, "graph_optimization_level": level,
                                  "execution_mode": mode, "intra_op_num_threads": intra,
                                  "inter_op_num_threads": inter, "intra_op_allow_spinning": spin,
                                  "dynamic_block_base": block, "io_binding": binding}
                     if cuda_graph:
                         candidate["enable_cuda_graph"] = True
+                    if precision is not None:
+                        candidate["precision"] = precision
                     candidate = canonical(candidate)
                     if candidate not in candidates:
                         candidates.append(candidate)
@@ -125,6 +135,9 @@ def apply_candidate(base: SessionConfig, candidate: dict) -> SessionConfig:
     options = dict(next((p.options for p in base.providers if p.name == provider), {}))
     if candidate.get("enable_cuda_graph"):
         options["enable_cuda_graph"] = "1"
+    if candidate.get("precision") and "precision" not in options:
+        # "" is the provider's default; a precision you set for the provider is kept
+        options["precision"] = candidate["precision"]
     config.providers = [ProviderSpec(provider, options)]
     for key in ("graph_optimization_level", "execution_mode", "intra_op_num_threads", "inter_op_num_threads",
                 "intra_op_allow_spinning", "dynamic_block_base", "io_binding"):

@@ -34,6 +34,8 @@ from app.core.jobs.protocol import JobContext
 from app.core.session.config import SessionConfig
 from app.core.bench.stats import mean_ci
 from app.core.bench.timing import time_loop
+from app.core.session.fidelity_policy import file_precision
+from app.core.tune.faithful import Unfaithful, check_outputs, policy_of, summary
 from app.core.tune.space import SearchLimits, apply_candidate, build_space, describe, effective, physical_cores
 
 class Contender:
@@ -44,6 +46,7 @@ class Contender:
         self.eliminated_in_round: int | None = None
         self.dropped_because: str | None = None
         self.error: str | None = None
+        self.fidelity: dict | None = None  # its outputs against the user's session's (app.core.tune.faithful)
 
     def drop(self, round_index: int, because: str) -> None:
         self.alive, self.eliminated_in_round, self.dropped_because = False, round_index, because
@@ -66,22 +69,29 @@ class Contender:
                 "ci_ms": [low * pacer_ms, high * pacer_ms] if low is not None else None,
                 "blocks": len(self.ratios), "alive": self.alive,
                 "eliminated_in_round": self.eliminated_in_round, "dropped_because": self.dropped_because,
-                "error": self.error}
+                "error": self.error, "fidelity": self.fidelity}
 
 
 class SessionPool:
     """Sessions of live contenders, kept between rounds while memory allows."""
 
-    def __init__(self, path: str, feeds: dict, keep: int, warmup: int, ctx: JobContext):
+    def __init__(self, path: str, feeds: dict, keep: int, warmup: int, ctx: JobContext, check=None):
+        """`check(session, config)`: a contender's output check, the first time its session is
+        made (its fidelity; app.core.tune.faithful.Unfaithful where it drifts)."""
         self.path, self.feeds, self.keep, self.warmup, self.ctx = path, feeds, keep, warmup, ctx
         self.runners: dict[int, object] = {}
+        self.check = check
+        self.checked: dict[int, dict] = {}
 
     def runner(self, key: int, config: SessionConfig):
         if key in self.runners:
             return self.runners[key]
         from app.core.session.create import create_session, idle_threads_sleep
 
-        runner = make_runner(create_session(self.path, idle_threads_sleep(config)), self.feeds, config, self.ctx)
+        session = create_session(self.path, idle_threads_sleep(config))
+        if key >= 0 and self.check is not None and key not in self.checked:
+            self.checked[key] = self.check(session, config)
+        runner = make_runner(session, self.feeds, config, self.ctx)
         for _ in range(self.warmup):
             runner()
         if len(self.runners) < self.keep:
@@ -156,9 +166,16 @@ class Race:
         probe = create_session(params.path, params.session)
         first = prepare_feeds(params.path, probe, params.session.inputs, ctx)
         self.feeds, self.feed_info = first.feeds, first.info
+        reference = dict(zip([o.name for o in probe.get_outputs()], probe.run(None, self.feeds)))
         del probe, first
         keep = max(4, int(3e9 // (3 * max(os.path.getsize(params.path), 1))))
-        self.pool = SessionPool(params.path, self.feeds, keep, params.warmup, ctx)
+
+        precision = file_precision(params.path)
+
+        def check(session, config: SessionConfig) -> dict:
+            return check_outputs(session, self.feeds, reference, policy_of(config, params.session, precision))
+
+        self.pool = SessionPool(params.path, self.feeds, keep, params.warmup, ctx, check)
         self.pacer = self.pool.runner(-1, params.session)
         self.setup_seconds = self.elapsed()
 
@@ -181,10 +198,14 @@ class Race:
         self.ctx.check_cancel()
         try:
             runner = self.pool.runner(contender.index, contender.config)
+            contender.fidelity = summary(self.pool.checked[contender.index])
             pacer = measure_block(self.pacer, self.params.block_runs, self.ctx)
             own = measure_block(runner, self.params.block_runs, self.ctx)
         except JobCancelled:
             raise
+        except Unfaithful as exc:       # faster or not, it gives other answers: out, and never offered
+            contender.fidelity, contender.error = summary(exc.fidelity), exc.message
+            contender.drop(self.rounds, exc.message)
         except Exception as exc:  # a setting ORT refuses: that contender is out, the race goes on
             contender.error = getattr(exc, "message", None) or str(exc).splitlines()[0][:200]
             contender.drop(self.rounds, "it failed")
@@ -281,7 +302,9 @@ class Race:
         reference = self.reference_ms()
         return {"strategy": self.params.strategy, "default_ms": reference, "default_blocks": len(self.pacer_ms),
                 "trials": [c.entry(reference) for c in sorted(measured, key=lambda c: c.score)],
-                "failed": [{"label": c.label, "error": c.error} for c in self.contenders if c.error],
+                "failed": [{"label": c.label, "error": c.error,
+                            "unfaithful": bool(c.fidelity) and not c.fidelity["passed"]}
+                           for c in self.contenders if c.error],
                 "merged": self.merged, "trials_used": self.trials, "space_size": len(self.contenders),
                 "rounds": self.rounds, "cancelled": cancelled, "stop_reason": self.stop_reason,
                 "seconds": self.elapsed(), "setup_seconds": self.setup_seconds,

@@ -103,3 +103,28 @@ def test_an_unknown_policy_is_refused_in_one_line():
 
     with pytest.raises(UserError, match="no fidelity policy is called 'float8'"):
         Tolerance.from_dict({"policy": "float8"})
+
+
+def test_an_output_near_zero_everywhere_is_judged_by_the_absolute_bound_and_says_so():
+    rng = np.random.default_rng(4)
+    # a text detector's map on an image without text: every value all but zero
+    quiet = rng.uniform(0, 5e-5, size=(1, 1, 64, 64))
+    rounded = quiet * (1 + rng.normal(0, 0.05, quiet.shape))          # cosine ~0.998, |Δ| ~1e-5
+    float32 = Tolerance.from_dict(policy.FLOAT32.tolerance())
+    row = compare_values("maps", quiet, rounded, float32)
+    assert row["cosine"] < float32.min_cosine
+    assert row["passed"] is True and "near zero everywhere" in row["note"] and "not used" in row["note"]
+    lit = rounded.copy()
+    lit[0, 0, 3, 3] = 0.5                                               # a text the source does not see
+    row = compare_values("maps", quiet, lit, float32)
+    assert row["passed"] is False and "differences above" in row["problem"]
+
+
+def test_a_small_valued_output_with_a_direction_keeps_its_cosine():
+    rng = np.random.default_rng(5)
+    embedding = rng.normal(size=(4, 512))
+    embedding /= np.linalg.norm(embedding, axis=1, keepdims=True)      # elements about 0.04, under int8's 0.1
+    other = rng.normal(size=(4, 512))
+    other /= np.linalg.norm(other, axis=1, keepdims=True)
+    row = compare_values("embedding", embedding, other, Tolerance.from_dict(policy.INT8.tolerance()))
+    assert "note" not in row and row["passed"] is False and "cosine" in row["problem"]

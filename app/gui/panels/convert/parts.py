@@ -283,7 +283,7 @@ class ResultCard(QGroupBox):
                              + f"<br>Held to {escape(policy_text(tolerance))}; inputs: {escape(dims)}"
                              + _next_tokens_line(fidelity.get("next_tokens")))
         self.table.set_rows([[o["name"], _verdict(o["passed"]), o["max_abs_diff"], o["max_rel_diff"], o["cosine"],
-                              o["nonfinite"], o["problem"]] for o in fidelity["outputs"]])
+                              o["nonfinite"], o["problem"] or o.get("note", "")] for o in fidelity["outputs"]])
         self.rel_note.setVisible(bool(fidelity["outputs"]))
 
     def show_speed(self, speed: dict) -> None:

@@ -19,6 +19,8 @@ from app.core.jobs.errors import UserError
 from app.core.units import human_bytes
 from app.gui.shell.panel import Panel
 
+#: the engines the Engine box offers (app.core.generate.genai_engine.ENGINES), in words
+ENGINE_NAMES = {"ort": "ORTune's loop", "genai": "onnxruntime-genai"}
 COLUMNS = ["Prompt", "Context", "TTFT ms", "Token p50 ms", "Token p90 ms", "Token p99 ms", "Tokens/s decode",
            "Tokens/s end to end", "Growth ms/1k tokens", "KV cache MB"]
 
@@ -52,12 +54,19 @@ class GeneratePanel(Panel):
                                 "token is that one's, over the same greedy steps.")
         self.against.setMinimumContentsLength(12)
         self.against.setSizeAdjustPolicy(QComboBox.SizeAdjustPolicy.AdjustToMinimumContentsLengthWithIcon)
+        self.engine = QComboBox()
+        for engine, text in ENGINE_NAMES.items():
+            self.engine.addItem(text, engine)
+        self.engine.setToolTip("Who runs the generation loop: ORTune's present→past loop on an ONNX Runtime "
+                               "session, or onnxruntime-genai's generator on a genai model folder, timed alike so "
+                               "the two sit side by side.")
         self.run_button = QPushButton("Generate")
         self.run_button.clicked.connect(self.start)
         self.cancel_button = QPushButton("Cancel")
         self.cancel_button.setEnabled(False)
         self.cancel_button.clicked.connect(self.cancel)
-        for widget in (QLabel("Prompt tokens:"), self.prompts, QLabel("New tokens:"), self.new_tokens):
+        for widget in (QLabel("Prompt tokens:"), self.prompts, QLabel("New tokens:"), self.new_tokens,
+                       QLabel("Engine:"), self.engine):
             controls.addWidget(widget)
         controls.addStretch(1)
         controls.addWidget(self.run_button)
@@ -104,8 +113,20 @@ class GeneratePanel(Panel):
                 self.against.addItem(other.label, other.path)
         self.against.setCurrentIndex(max(0, self.against.findData(chosen)))
 
+    def _offer_engines(self, model) -> None:
+        """genai where it can run the model; otherwise greyed, saying why, and ORTune's loop chosen."""
+        from app.core.generate.genai_engine import genai_unusable
+
+        why = genai_unusable(model.path) if model is not None else "no model is open"
+        item = self.engine.model().item(self.engine.findData("genai"))
+        item.setEnabled(not why)
+        item.setToolTip(why or "onnxruntime-genai's generator on this folder")
+        if why and self.engine.currentData() == "genai":
+            self.engine.setCurrentIndex(self.engine.findData("ort"))
+
     def model_changed(self, model) -> None:
         self._fill_against(model)
+        self._offer_engines(model)
         self.caption.model_changed(model)
         self.run_button.setEnabled(model is not None and model.summary is not None and self.job is None)
         if model is None:
@@ -134,7 +155,7 @@ class GeneratePanel(Panel):
         params = GenerateParams(path=model.path, session=config, prompt_lengths=prompts,
                                 new_tokens=self.new_tokens.value(), batch=self.batch.value(),
                                 repeats=self.repeats.value(), warmup=self.warmup.value(),
-                                against=self.against.currentData() or "")
+                                against=self.against.currentData() or "", engine=self.engine.currentData())
         self.run_button.setEnabled(False)
         self.cancel_button.setEnabled(True)
         self.status.setText("Starting…")
@@ -199,7 +220,9 @@ class GeneratePanel(Panel):
     @staticmethod
     def details_text(result: dict) -> str:
         memory = result["memory"]
-        lines = [f"On {', '.join(result['providers'])}: batch {result['batch']}, {result['new_tokens']} new tokens, "
+        engine = result.get("engine") or {}
+        through = f" through onnxruntime-genai {engine['genai_version']}" if engine.get("engine") == "genai" else ""
+        lines = [f"On {', '.join(result['providers'])}{through}: batch {result['batch']}, {result['new_tokens']} new tokens, "
                  f"{result['repeats']} timed generation(s) per prompt after {result['warmup']} warm-up.",
                  f"Loop: {result['loop']['how']}.",
                  f"KV cache: {human_bytes(result['kv_cache_bytes_per_token'])} a token, "

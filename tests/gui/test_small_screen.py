@@ -15,7 +15,7 @@ from tests.gui.steps import tab
 MAIN_ACTIONS = [("Overview", "recount_button"), ("Convert", "run_button"), ("Graph", "extras.fit_button"),
                 ("Session", "find_button"), ("Benchmark", "start_button"), ("Compare", "start_button"),
                 ("Drift", "find_button"), ("Profile", "profile_button"), ("IO Binding", "run_button"), ("Generate", "run_button"),
-                ("Tune", "start_button"), ("Optimize", "start_button"), ("Diagnose", "run_button")]
+                ("Tune", "start_button"), ("Optimize", "start_button"), ("Diagnose", "control.start_button")]
 
 
 def small_window(qtbot, window):

@@ -129,6 +129,7 @@ def test_the_benchmark_profile_and_io_binding_tabs_pass_their_results_load_to_th
     from app.core.jobs.protocol import JobContext
     from app.core.profile.jobs import PROFILE
     from app.core.session.config import SessionConfig
+    from app.gui.shell.job_control import RunOf
     from tests.gui.steps import open_and_wait, tab
 
     path = models.save(models.mlp(), tmp_path / "mlp.onnx")
@@ -146,6 +147,6 @@ def test_the_benchmark_profile_and_io_binding_tabs_pass_their_results_load_to_th
     profiles = tab(window, "Profile")
     profiles.add_profile("mlp.onnx", {**profile, "load": busy})
     iobinding = tab(window, "IO Binding")
-    iobinding._finished(str(path), {**binding, "load": busy})
+    iobinding.keep_result({**binding, "load": busy}, RunOf(str(path), "mlp.onnx"))
     for panel in (bench, profiles, iobinding):
         assert "the machine was busy: other programs used 1.4" in panel.caption.text(), panel.title

@@ -14,7 +14,7 @@ from tests.gui.steps import tab
 #: each tab's main action: (tab, the panel's attribute holding it)
 MAIN_ACTIONS = [("Overview", "recount_button"), ("Convert", "run_button"), ("Graph", "extras.fit_button"),
                 ("Session", "find_button"), ("Benchmark", "start_button"), ("Compare", "start_button"),
-                ("Drift", "find_button"), ("Profile", "profile_button"), ("IO Binding", "run_button"), ("Generate", "run_button"),
+                ("Drift", "find_button"), ("Profile", "profile_button"), ("IO Binding", "control.start_button"), ("Generate", "control.start_button"),
                 ("Tune", "start_button"), ("Optimize", "start_button"), ("Diagnose", "control.start_button")]
 
 

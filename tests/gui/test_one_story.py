@@ -2,6 +2,7 @@
 view, the same figure written the same way on every tab, the same words for where inputs came
 from, no repair offered where nothing drifted, and chart labels clear of their whiskers."""
 
+from app.gui.shell.job_control import RunOf
 from tests import models
 from tests.gui.steps import open_and_wait, tab
 from tests.gui.test_small_screen import small_window, wholly_in_view
@@ -43,11 +44,11 @@ def test_a_long_conversion_summary_is_readable_whole_with_convert_in_view_at_102
     for label in (card.summary, card.verdict, card.speed):       # every line painted, none squeezed out
         qtbot.waitUntil(lambda label=label: whole_lines(label), timeout=5000)
     assert "Resize node backbone.stage8.upsample" in card.summary.text()
-    for button in (panel.run_button, panel.drift_button):
+    for button in (panel.control.start_button, panel.drift_button):
         qtbot.waitUntil(lambda button=button: wholly_in_view(button), timeout=5000)
     last = card.summary_area.verticalScrollBar()
     last.setValue(last.maximum())                 # what is below the card's fold is one scroll away, inside it
-    qtbot.waitUntil(lambda: wholly_in_view(panel.run_button), timeout=5000)
+    qtbot.waitUntil(lambda: wholly_in_view(panel.control.start_button), timeout=5000)
 
 
 def cell(table, row: int, header: str) -> str:
@@ -85,8 +86,7 @@ def test_a_tuned_speedup_reads_the_same_in_the_summary_and_the_table(qtbot, wind
     # the table said 0.599 where the summary said ×0.60
     open_and_wait(qtbot, window, models.save(models.mlp(), tmp_path / "mlp.onnx"))
     panel = tab(window, "Tune")
-    panel._running = (str(tmp_path / "mlp.onnx"), "mlp.onnx", 0.0)
-    panel._finished(tune_result())
+    panel.show_result(tune_result(), RunOf(str(tmp_path / "mlp.onnx"), "mlp.onnx"))
     assert "×0.60 (95 % interval 0.55–0.65" in panel.summary.text()
     assert cell(panel.table, 0, "Alone ×") == "×0.60"
     assert (cell(panel.table, 0, "Alone 95% low"), cell(panel.table, 0, "Alone 95% high")) == ("0.55", "0.65")

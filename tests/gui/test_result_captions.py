@@ -65,13 +65,13 @@ def test_a_cancelled_benchmark_keeps_its_runs_as_partial(qtbot, window, tmp_path
     panel.start()
     job = panel.job
     qtbot.waitUntil(lambda: panel.planned is not None and panel.view.series.count > 100, timeout=60000)
-    panel.cancel()
+    panel.control.cancel_button.click()
     wait_for_job(qtbot, job)
     assert isinstance(job.error, JobCancelled)
     count = panel.view.series.count
     assert count > 100, "the measured runs stay on the chart"
     note = f"partial — cancelled after {count:,} runs"
-    assert note in panel.caption.text() and note in panel.status.text()
+    assert note in panel.caption.text() and note in panel.control.status.text()
     assert panel.values["runs"].text() == f"{count:,}" and panel.values["p50"].text() != "–"
     assert "x 1×4" in panel.caption.text() and panel.view.isEnabled()
 

@@ -75,6 +75,7 @@ class JobControl(QObject):
         super().__init__(parent)
         self.jobs, self.caption = jobs, caption
         self.job = None
+        self.last_job = None                   # the running job, or the one that ran last
         self.subject: RunOf | None = None      # what the running (or last) job ran on
         self._ready = True
         self.start_button, self.cancel_button = QPushButton(start_text), QPushButton(cancel_text)
@@ -127,14 +128,20 @@ class JobControl(QObject):
         self.progress.setFormat("%p %")
         self.progress.setVisible(True)
         self.say(message)
-        self.job = self.jobs.start(title, entry, params, on_data=on_data, on_progress=self._progressed,
-                                   on_result=lambda result: self._returned(result, show),
-                                   on_error=self._errored)
+        self.job = self.last_job = self.jobs.start(
+            title, entry, params, on_data=on_data, on_progress=self._progressed,
+            on_result=lambda result: self._returned(result, show), on_error=self._errored)
         return self.job
 
     def cancel(self) -> None:
         if self.job is not None:
             self.job.cancel()
+
+    def note(self, text: str) -> None:
+        """Say `text` of the last job in the Jobs dock (the tab's last word on it, e.g. the runs
+        a cancelled benchmark kept)."""
+        if self.last_job is not None:
+            self.jobs.note(self.last_job, text)
 
     def _progressed(self, fraction: float | None, message: str) -> None:
         """The share of the work done and the time left; a bar that moves to and fro when the

@@ -17,13 +17,14 @@ from app.core.optimize.jobs import OPTIMIZE
 from app.core.optimize.spread import OPTIMIZE_PART
 from app.core.profile.jobs import COPY_TRACE, DIFF_TRACES, PROFILE, READ_TRACE
 from app.core.session.jobs import CAPABILITIES, PLACEMENT, PROBE_INPUTS, PROBE_PROVIDERS, SMOKE_RUN
+from app.core.targets.jobs import SCAN_HOST_KEYS
 from app.core.tune.jobs import RACE, TUNE
 
 JOBS: tuple[Job, ...] = (
     INSPECT, PROBE_PROVIDERS, CAPABILITIES, SMOKE_RUN, PROBE_INPUTS, PLACEMENT, MAKE, CONVERT, DETECT_TRANSFORMER,
     BENCH, MEMBER, COMPARE, CELL, SWEEP, PROFILE, READ_TRACE, DIFF_TRACES, COPY_TRACE, IOBINDING, TUNE, RACE,
     DIAGNOSE, COST, SUMMARY, DIFF, DRIFT, REPAIR, DRAW, NETRON, OPTIMIZE, OPTIMIZE_PART, GATE,
-    GENERATE,
+    GENERATE, SCAN_HOST_KEYS,
 )
 
 #: the kinds of result the history keeps, one per entry that records its result: every list

@@ -54,13 +54,13 @@ def eta_text(fraction: float | None, elapsed_s: float) -> str:
 
 
 def stopped_text(exc: BaseException) -> str:
-    """The status line's one sentence for a job that ended without a result."""
+    """The status line's one sentence for a job that ended without a result (the window's
+    error box, the one place errors are reported at length, names an internal error's log)."""
     from app.core.jobs.errors import JobCancelled
-    from app.core.runner.failure import describe_failure
 
     if isinstance(exc, JobCancelled):
         return "Cancelled."
-    return f"Stopped: {describe_failure(exc).line}"
+    return f"Stopped: {getattr(exc, 'message', None) or exc}"
 
 
 class JobControl(QObject):

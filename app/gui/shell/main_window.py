@@ -365,7 +365,7 @@ class MainWindow(QMainWindow):
         dialog.open()
 
     def show_about(self) -> None:
-        from app.gui.shell.providers_dialog import show_about
+        from app.gui.shell.about import show_about
         show_about(self, self.providers_info)
 
     # closing -------------------------------------------------------------------

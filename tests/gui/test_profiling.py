@@ -75,7 +75,7 @@ def test_profile_the_current_model_and_compare_with_a_trace(qtbot, window, tmp_p
     panel = window.panel("Profile")
     window.tabs.setCurrentWidget(panel)
     panel.runs.setValue(3)
-    panel.profile_button.click()
+    panel.control.start_button.click()
     qtbot.waitUntil(lambda: bool(panel.profiles or window.last_error), timeout=120000)
     assert window.last_error is None
     assert panel.profiles[-1][0].startswith("mlp.onnx")

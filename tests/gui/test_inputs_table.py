@@ -126,8 +126,8 @@ def test_a_plan_from_any_tab_shows_its_sources_and_flags_guesses(panel, window):
 def probe(qtbot, panel, monkeypatch):
     import app.gui.panels.session.panel as session_panel
     monkeypatch.setattr(session_panel, "PROBE_INPUTS", sample_jobs.PROBE_INPUTS_STAND_IN)
-    panel.find_inputs()
-    qtbot.waitUntil(lambda: panel._probing is None, timeout=10000)
+    with qtbot.waitSignal(panel.control.ended, timeout=10000):
+        panel.control.start_button.click()
 
 
 def test_found_inputs_fill_the_table_and_the_state(qtbot, panel, window, monkeypatch):
@@ -141,14 +141,14 @@ def test_found_inputs_fill_the_table_and_the_state(qtbot, panel, window, monkeyp
     assert "not set" in table.spins[("pixels", 0)].toolTip()
     assert table.row_shape("ids") == [2, 64] and table.item(2, table._column("Source")).text() == \
         "probed: ran with batch 2"
-    assert "These inputs run: ids 2×64 (probed), mask 2×64 (probed), pixels 2×3×8×8 (probed)" in panel.probe_status.text()
-    assert not panel.guess_note.isVisibleTo(panel) and panel.find_button.isEnabled()
+    assert "These inputs run: ids 2×64 (probed), mask 2×64 (probed), pixels 2×3×8×8 (probed)" in panel.control.status.text()
+    assert not panel.guess_note.isVisibleTo(panel) and panel.control.start_button.isEnabled()
 
 
 def test_when_nothing_works_the_probe_says_why_in_one_line(qtbot, panel, window, monkeypatch):
     open_summary(window, "/refuses.onnx")
     probe(qtbot, panel, monkeypatch)
-    text = panel.probe_status.text()
+    text = panel.control.status.text()
     assert "No inputs worked: Got invalid dimensions for input: ids" in text and "more" not in text
     assert window.session.get("inputs.dims") == {} and window.session.get("inputs.probed") == {}, \
         "sizes that did not work are not taken"
@@ -159,9 +159,9 @@ def test_the_real_probe_runs_the_model_on_its_plan(qtbot, panel, window, tmp_pat
     path = models.save(models.transformer_block(), tmp_path / "block.onnx")
     open_summary(window, str(path), {"inputs": [{"name": "x", "dtype": "float32", "shape": ["batch", "sequence", 32]}],
                                      "outputs": [], "total_bytes": 1})
-    panel.find_inputs()
-    qtbot.waitUntil(lambda: panel._probing is None, timeout=60000)
-    assert "These inputs run: x 1×128×32" in panel.probe_status.text(), panel.probe_status.text()
+    with qtbot.waitSignal(panel.control.ended, timeout=60000):
+        panel.control.start_button.click()
+    assert "These inputs run: x 1×128×32" in panel.control.status.text(), panel.control.status.text()
     assert window.session.get("inputs.probed") == {"batch": 1, "sequence": 128}
     assert panel.guess_note.isVisibleTo(panel), "the sizes ran, but they are still the defaults"
 

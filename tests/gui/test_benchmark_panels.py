@@ -65,7 +65,7 @@ def test_session_panel_round_trips_a_preset(qtbot, window, tmp_path):
 
 def test_unavailable_providers_are_greyed_with_the_reason(qtbot, window):
     panel = session_panel(window)
-    window._providers_checked(PROBE)
+    window.providers_checked(PROBE)
     items = {panel.providers.list.item(i).data(Qt.ItemDataRole.UserRole): panel.providers.list.item(i)
              for i in range(panel.providers.list.count())}
     cuda = items["CUDAExecutionProvider"]
@@ -74,7 +74,7 @@ def test_unavailable_providers_are_greyed_with_the_reason(qtbot, window):
     assert "Windows only" in panel.providers.unavailable.text()
     assert [p.name for p in panel.config().providers] == ["CPUExecutionProvider"]
     panel.widgets["config_entries"].setPlainText("not a pair")
-    assert panel._try_config() is None and "line 1" in window.last_error[1]
+    assert panel.python_snippet() is None and "line 1" in window.last_error[1]
     qtbot.waitUntil(lambda: not any(j.state == "running" for j in window.jobs.jobs), timeout=30000)
 
 

@@ -60,7 +60,7 @@ def test_an_existing_output_needs_consent(qtbot, window, tmp_path, monkeypatch):
 def test_mixed_precision_is_disabled_with_the_reason_without_a_gpu(qtbot, window, tmp_path):
     source = models.save(models.mlp(), tmp_path / "mlp.onnx")
     panel = open_source(qtbot, window, source)
-    window._providers_checked({"ort_version": "1", "package": "onnxruntime 1", "providers": [
+    window.providers_checked({"ort_version": "1", "package": "onnxruntime 1", "providers": [
         {"name": "CPUExecutionProvider", "short": "cpu", "available": True, "reason": "", "gpu": False,
          "in_build": True},
         {"name": "CUDAExecutionProvider", "short": "cuda", "available": False, "in_build": True, "gpu": True,

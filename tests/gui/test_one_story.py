@@ -33,8 +33,7 @@ def convert_tab_with(qtbot, window, tmp_path, report):
     small_window(qtbot, window)
     open_and_wait(qtbot, window, models.save(models.mlp(), tmp_path / "mlp.onnx"))
     panel = tab(window, "Convert")
-    panel.card.show_report(report)
-    panel._drift_ready()
+    panel.show_conversion(report)
     return panel
 
 
@@ -111,9 +110,8 @@ def test_generated_inputs_carry_the_same_word_on_every_tab(qtbot, window, tmp_pa
     compare = tab(window, "Compare")
     compare.caption.show_run(str(tmp_path / "mlp.onnx"), "mlp.onnx vs mlp.fp16.onnx", rows)
     drift = tab(window, "Drift")
-    drift._set_pair({"source": str(tmp_path / "mlp.onnx"), "variant": str(tmp_path / "v.onnx"), "conversion": None})
-    drift.result = {"inputs": rows}
-    drift._show_inputs()
+    drift.show_pair({"source": str(tmp_path / "mlp.onnx"), "variant": str(tmp_path / "v.onnx"), "conversion": None})
+    drift.show_result({**drift_result(tmp_path, drifted=False), "inputs": rows})
     texts = {"Convert": card.verdict.text(), "Compare": compare.caption.text(), "Drift": drift.inputs_label.text(),
              "History": inputs_cell(rows)}
     assert {tab_: said in text for tab_, text in texts.items()} == dict.fromkeys(texts, True), texts
@@ -136,7 +134,7 @@ def drift_result(tmp_path, drifted: bool) -> dict:
 
 def test_repair_automatically_is_off_with_its_reason_when_nothing_drifted(qtbot, window, tmp_path):
     drift = tab(window, "Drift")
-    drift._set_pair({"source": str(tmp_path / "mlp.onnx"), "variant": str(tmp_path / "v.onnx"), "conversion": None})
+    drift.show_pair({"source": str(tmp_path / "mlp.onnx"), "variant": str(tmp_path / "v.onnx"), "conversion": None})
     drift.show_result(drift_result(tmp_path, drifted=False))
     assert not drift.auto_button.isEnabled()
     assert "Nothing to repair" in drift.auto_button.toolTip() and "Nothing to repair" in drift.repair_note.text()

@@ -347,7 +347,8 @@ class MainWindow(QMainWindow):
     def check_providers(self) -> None:
         start_check(self)
 
-    def _providers_checked(self, info: dict) -> None:
+    def providers_checked(self, info: dict) -> None:
+        """The provider probe's result arrived: the status bar says it, and every tab hears it."""
         self.providers_info = info
         usable = [p["short"] for p in info["providers"] if p["available"]]
         self.ort_label.setText(f"ONNX Runtime {info['ort_version']} ({info['package'].split()[0]})")

@@ -215,8 +215,7 @@ class ConvertPanel(Panel):
             self.heading.setText(f"<b>Convert {html.escape(model.label)}</b>" + ("" if model.kind == "source"
                                                                      else f" ({model.kind} variant)"))
             self._suggest_output()
-        self.card.show_report((model.extra or {}).get("conversion") if model is not None else None)
-        self._drift_ready()
+        self.show_conversion((model.extra or {}).get("conversion") if model is not None else None)
         if model is not None and self.kind() == "transformers":
             self._detect_transformer_shape()
         self._refresh_state()
@@ -267,15 +266,15 @@ class ConvertPanel(Panel):
                                 reread=True, select=False)
         self.context.settings.convert_output_dir = str(Path(report["output"]).parent)
         self.output_edited = False         # the next name comes from the kind again, in this folder
-        self.card.show_report(report)
-        self._drift_ready()
+        self.show_conversion(report)
         problem = failed_check_text(report["fidelity"])
         name = Path(report["output"]).name
         self._say(f"made {name}, but the check failed: {problem}" if problem else
                   f"done: {name} is under its source in the model list", failed=bool(problem))
 
-    def _drift_ready(self) -> None:
-        report = self.card.report
+    def show_conversion(self, report: dict | None) -> None:
+        """A conversion's card (None: none), and the way to its drift where its check ran."""
+        self.card.show_report(report)
         self.drift_button.setEnabled(report is not None and report.get("check") in ("passed", "failed"))
 
     def show_drift(self) -> None:

@@ -113,18 +113,20 @@ class DriftPanel(Panel):
     # what is compared ------------------------------------------------------------
     def model_changed(self, model) -> None:
         if self.job is None and model is not None and model.parent is not None and model.kind != "source":
-            self._set_pair({"source": model.parent.path, "variant": model.path,
+            self.show_pair({"source": model.parent.path, "variant": model.path,
                             "conversion": (model.extra or {}).get("conversion")})
         self._refresh()
 
     def run_again(self, kind: str, entry: dict) -> None:
         """entry: {source, variant, conversion?}: find that pair's drift now."""
         self.ensure_built()
-        self._set_pair({"source": entry["source"], "variant": entry["variant"],
+        self.show_pair({"source": entry["source"], "variant": entry["variant"],
                         "conversion": entry.get("conversion")})
         self.start()
 
-    def _set_pair(self, pair: dict, keep_steps: bool = False) -> None:
+    def show_pair(self, pair: dict, keep_steps: bool = False) -> None:
+        """Look into `pair` ({source, variant, conversion: its report or None}): what it showed
+        before comes back; a new pair starts empty (`keep_steps`: a repair's steps stay)."""
         if self.pair is not None and (self.pair["source"], self.pair["variant"]) == (pair["source"], pair["variant"]):
             self.pair["conversion"] = pair["conversion"] or self.pair["conversion"]
             return
@@ -295,7 +297,7 @@ class DriftPanel(Panel):
     def _repaired(self, report: dict) -> None:
         self.context.open_model(report["output"], parent=self.context.model_at(report["input"]), kind=report["kind"],
                                 extra={"conversion": report}, reread=True)
-        self._set_pair({"source": report["input"], "variant": report["output"], "conversion": report},
+        self.show_pair({"source": report["input"], "variant": report["output"], "conversion": report},
                        keep_steps=True)
         # the first-drift lines were the unrepaired variant's: they wait for the repaired one's
         for label in (self.first_drift, self.first_nonfinite):

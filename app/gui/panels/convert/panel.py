@@ -56,7 +56,34 @@ class ConvertPanel(Panel):
         self.options = OptionsForm()
         options_box = QGroupBox("Options")
         QVBoxLayout(options_box).addWidget(self.options)
+        check_box = self._build_check()
+        buttons = QHBoxLayout()
+        buttons.addLayout(self.control.buttons)
+        buttons.addWidget(self.control.progress)
+        settings = QWidget()
+        column = QVBoxLayout(settings)
+        column.addWidget(QLabel("Kind:"))
+        column.addWidget(self.kind_box)
+        column.addWidget(self.kind_note)
+        column.addWidget(options_box)
+        column.addWidget(check_box)
+        column.addStretch(1)
+        scroll = QScrollArea()
+        scroll.setWidgetResizable(True)
+        scroll.setHorizontalScrollBarPolicy(Qt.ScrollBarPolicy.ScrollBarAlwaysOff)
+        scroll.setWidget(settings)
+        scroll.setMinimumWidth(settings.minimumSizeHint().width() + scroll.verticalScrollBar().sizeHint().width() + 4)
+        # Convert and its status under the options, not at their end: in view however long the form
+        left = QWidget()
+        left_column = QVBoxLayout(left)
+        left_column.setContentsMargins(0, 0, 0, 0)
+        left_column.addWidget(scroll, 1)
+        left_column.addLayout(buttons)
+        left_column.addWidget(self.control.status)
+        return left
 
+    def _build_check(self) -> QGroupBox:
+        """Where the variant goes, and how it is checked against its source."""
         self.output = PathEdit(save=True, filter_text="Models (*.onnx *.ort)")
         self.output.edit.textEdited.connect(lambda _: setattr(self, "output_edited", True))
         self.fidelity = QCheckBox("Check fidelity against the source")
@@ -91,30 +118,7 @@ class ConvertPanel(Panel):
         form.addRow("Tolerance:", tolerance)
         form.addRow("Dimensions:", self.dims)
         form.addRow("Inputs:", self.inputs)
-        buttons = QHBoxLayout()
-        buttons.addLayout(self.control.buttons)
-        buttons.addWidget(self.control.progress)
-        settings = QWidget()
-        column = QVBoxLayout(settings)
-        column.addWidget(QLabel("Kind:"))
-        column.addWidget(self.kind_box)
-        column.addWidget(self.kind_note)
-        column.addWidget(options_box)
-        column.addWidget(check_box)
-        column.addStretch(1)
-        scroll = QScrollArea()
-        scroll.setWidgetResizable(True)
-        scroll.setHorizontalScrollBarPolicy(Qt.ScrollBarPolicy.ScrollBarAlwaysOff)
-        scroll.setWidget(settings)
-        scroll.setMinimumWidth(settings.minimumSizeHint().width() + scroll.verticalScrollBar().sizeHint().width() + 4)
-        # Convert and its status under the options, not at their end: in view however long the form
-        left = QWidget()
-        left_column = QVBoxLayout(left)
-        left_column.setContentsMargins(0, 0, 0, 0)
-        left_column.addWidget(scroll, 1)
-        left_column.addLayout(buttons)
-        left_column.addWidget(self.control.status)
-        return left
+        return check_box
 
     def _build_result(self) -> QWidget:
         """The last conversion's card, and the way to its drift."""

@@ -37,9 +37,7 @@ class IOBindingPanel(Panel):
     title = "IO Binding"
 
     def build(self) -> None:
-        from app.gui.widgets.chart_base import BarChart
         from app.gui.widgets.run_caption import RunCaption
-        from app.gui.widgets.table import DataTable
 
         self.results: dict[str, dict] = {}
         self.heading = QLabel()
@@ -77,6 +75,19 @@ class IOBindingPanel(Panel):
         self.layout_.addWidget(self.control.status)
         self.layout_.addWidget(self.caption)
 
+        self.layout_.addWidget(self._build_results(), 1)
+        self.context.providers_ready.connect(self.set_providers)
+        self.set_providers(self.context.providers_info)
+        state, listener = self.context.session, self._session_changed
+        state.subscribe(listener)
+        self.destroyed.connect(lambda *_: state.unsubscribe(listener))
+        self.context.inputs_planned.connect(lambda *_: self._show_inputs())
+
+    def _build_results(self) -> QSplitter:
+        """Each mode's figures as a table and a chart, over what each mode does and costs."""
+        from app.gui.widgets.chart_base import BarChart
+        from app.gui.widgets.table import DataTable
+
         self.cpu_note = QLabel()
         self.cpu_note.setTextFormat(Qt.TextFormat.PlainText)     # escaped text showed "machine&#x27;s"
         self.cpu_note.setWordWrap(True)
@@ -97,15 +108,8 @@ class IOBindingPanel(Panel):
         body.addWidget(top)
         body.addWidget(self.explanation)
         body.setSizes([330, 260])
-        self.layout_.addWidget(body, 1)
         self.caption.follow(self.cpu_note, body)
-
-        self.context.providers_ready.connect(self.set_providers)
-        self.set_providers(self.context.providers_info)
-        state, listener = self.context.session, self._session_changed
-        state.subscribe(listener)
-        self.destroyed.connect(lambda *_: state.unsubscribe(listener))
-        self.context.inputs_planned.connect(lambda *_: self._show_inputs())
+        return body
 
     # providers ---------------------------------------------------------------
     def set_providers(self, info: dict | None) -> None:

@@ -3,6 +3,8 @@ says 100 % while work remains, the time left from the work measured, one line on
 stopped, the result to the view, and the caption greyed while a run is on. Real jobs run
 here (tests.sample_jobs), in child processes as a tab's do."""
 
+import time
+
 import pytest
 
 from app.core.jobs.errors import JobCancelled
@@ -98,9 +100,21 @@ def test_the_bar_never_says_100_while_work_remains():
     assert progress_percent(1.7) == 100 and progress_percent(-0.1) == 0
 
 
-def test_the_time_left_comes_from_the_rate_so_far():
-    assert eta_text(0.25, 10.0) == "about 30 s left"          # a quarter in 10 s: three quarters in 30 s
-    assert eta_text(0.5, 300.0) == "about 5 min left"
-    assert eta_text(0.1, 3600.0) == "about 9.0 h left"
-    assert eta_text(0.01, 10.0) == "", "too little done to go by"
-    assert eta_text(None, 10.0) == "" and eta_text(1.0, 10.0) == ""
+def test_the_time_left_is_said_in_the_unit_it_reads_best_in():
+    assert eta_text(30.4) == "about 30 s left"
+    assert eta_text(0.2) == "about 1 s left"
+    assert eta_text(300.0) == "about 5 min left"
+    assert eta_text(32400.0) == "about 9.0 h left"
+    assert eta_text(None) == "", "no rate to go by yet"
+
+
+def test_the_time_left_comes_from_the_work_measured():
+    from app.gui.shell.jobs import Job
+
+    job = Job("t", ECHO, worker=None, thread=None, started_at=time.monotonic() - 40.0)
+    job.fraction = 0.01
+    assert job.eta_s() is None, "too little done to go by"
+    job.fraction = 0.25
+    assert 119 < job.eta_s() < 130, "a quarter done in 40 s: three quarters in about 120 s"
+    job.state = "done"
+    assert job.eta_s() is None

@@ -23,10 +23,6 @@ from PySide6.QtWidgets import QHBoxLayout, QLabel, QProgressBar, QPushButton
 
 from app.gui.widgets.theme import verdict_color
 
-#: the least share of the work done before the time left is estimated (earlier guesses swing wildly)
-ETA_FROM = 0.02
-
-
 @dataclass(frozen=True)
 class RunOf:
     """What a job runs on, for the caption over its result: the model's path, its label, when."""
@@ -41,11 +37,11 @@ def progress_percent(fraction: float) -> int:
     return 100 if fraction >= 1.0 else min(99, math.floor(100 * fraction))
 
 
-def eta_text(fraction: float | None, elapsed_s: float) -> str:
-    """The time left, from the rate the work went at so far ('' until there is a rate to go by)."""
-    if fraction is None or fraction < ETA_FROM or fraction >= 1.0 or elapsed_s <= 0:
+def eta_text(left_s: float | None) -> str:
+    """The time left (the running Job's estimate, from the rate its work went at so far) in
+    words; '' while there is no rate to go by."""
+    if left_s is None:
         return ""
-    left_s = elapsed_s * (1 - fraction) / fraction
     if left_s < 90:
         return f"about {max(1, round(left_s))} s left"
     if left_s < 90 * 60:
@@ -118,6 +114,10 @@ class JobControl(QObject):
         `show(result, subject)`. `subject`: the model it runs on, which the caption names."""
         if self.job is not None:
             return None
+        # first: parameters the manager refuses leave the view as it was (what it sends back is queued)
+        self.job = self.last_job = self.jobs.start(
+            title, entry, params, on_data=on_data, on_progress=self._progressed,
+            on_result=lambda result: self._returned(result, show), on_error=self._errored)
         self.subject = subject
         if self.caption is not None and subject is not None:
             self.caption.running(subject.label)
@@ -128,9 +128,6 @@ class JobControl(QObject):
         self.progress.setFormat("%p %")
         self.progress.setVisible(True)
         self.say(message)
-        self.job = self.last_job = self.jobs.start(
-            title, entry, params, on_data=on_data, on_progress=self._progressed,
-            on_result=lambda result: self._returned(result, show), on_error=self._errored)
         return self.job
 
     def cancel(self) -> None:
@@ -151,7 +148,7 @@ class JobControl(QObject):
         else:
             self.progress.setRange(0, 100)
             self.progress.setValue(progress_percent(fraction))
-            left = eta_text(fraction, time.monotonic() - self.job.started_at) if self.job is not None else ""
+            left = eta_text(self.job.eta_s()) if self.job is not None else ""
             self.progress.setFormat("%p %" + (f" — {left}" if left else ""))
         if message:
             self.say(message)

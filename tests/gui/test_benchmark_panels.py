@@ -65,7 +65,7 @@ def test_session_panel_round_trips_a_preset(qtbot, window, tmp_path):
 
 def test_unavailable_providers_are_greyed_with_the_reason(qtbot, window):
     panel = session_panel(window)
-    window._providers_checked(PROBE)
+    window.providers_checked(PROBE)
     items = {panel.providers.list.item(i).data(Qt.ItemDataRole.UserRole): panel.providers.list.item(i)
              for i in range(panel.providers.list.count())}
     cuda = items["CUDAExecutionProvider"]
@@ -74,7 +74,7 @@ def test_unavailable_providers_are_greyed_with_the_reason(qtbot, window):
     assert "Windows only" in panel.providers.unavailable.text()
     assert [p.name for p in panel.config().providers] == ["CPUExecutionProvider"]
     panel.widgets["config_entries"].setPlainText("not a pair")
-    assert panel._try_config() is None and "line 1" in window.last_error[1]
+    assert panel.python_snippet() is None and "line 1" in window.last_error[1]
     qtbot.waitUntil(lambda: not any(j.state == "running" for j in window.jobs.jobs), timeout=30000)
 
 
@@ -178,15 +178,15 @@ def test_sweep_view_shows_the_grid_and_the_best_cell(window):
     assert [row[-1] for row in panel.sweep.table.rows] == [False, False, True, False]
     assert panel.sweep.table.rows[3][-4:-1] == ["×4.00", "3.50–4.50", "faster"]
     assert panel.sweep.heat.rows[-1] == [4, 2, 400.0]
-    assert "300.0 batch items/s at batch=4, concurrency 1" in panel.sweep.status.text()
-    assert "runner-up: ×1.67 [1.50–1.80], a measurable lead" in panel.sweep.status.text()
+    assert "300.0 batch items/s at batch=4, concurrency 1" in panel.sweep.control.status.text()
+    assert "runner-up: ×1.67 [1.50–1.80], a measurable lead" in panel.sweep.control.status.text()
     panel.sweep.show_result({"dim": "batch", "cells": cells, "best": cells[2], "latency_limit_ms": 5.0,
                              "limit_percentile": "p99", "best_vs_runner_up": margin | {"measurable": False}})
-    assert "not a measurable lead" in panel.sweep.status.text()
+    assert "not a measurable lead" in panel.sweep.control.status.text()
     old = [{k: v for k, v in c.items() if k not in ("ratio", "ratio_ci", "verdict")} for c in cells]
     panel.sweep.show_result({"dim": "batch", "cells": old, "best": old[2], "latency_limit_ms": 5.0,
                              "limit_percentile": "p99"})
-    assert panel.sweep.table.rows[3][-4:-1] == ["–", "–", "–"] and "runner-up" not in panel.sweep.status.text()
+    assert panel.sweep.table.rows[3][-4:-1] == ["–", "–", "–"] and "runner-up" not in panel.sweep.control.status.text()
     assert {r[1] for r in panel.sweep.latency_chart.rows} == {"p50, concurrency 1", "p99, concurrency 1",
                                                              "p50, concurrency 2", "p99, concurrency 2"}
 

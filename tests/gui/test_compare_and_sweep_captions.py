@@ -21,7 +21,7 @@ def cancel_at_round_three(qtbot, window, view, measuring: str) -> None:
     view.run_form.duration.setValue(600)
     view.start()
     job = window.jobs.jobs[-1]
-    qtbot.waitUntil(lambda: view.status.text().startswith("round 3"), timeout=60000)
+    qtbot.waitUntil(lambda: view.control.status.text().startswith("round 3"), timeout=60000)
     assert measuring in view.caption.text()
     job.cancel()
     wait_for_job(qtbot, job)

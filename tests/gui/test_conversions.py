@@ -1,5 +1,7 @@
 from pathlib import Path
 
+from PySide6.QtWidgets import QMessageBox
+
 from app.core.store.paths import output_dir
 from tests import models
 from tests.gui.steps import open_and_wait, tab
@@ -37,7 +39,7 @@ def test_converting_adds_a_checked_variant_under_its_source(qtbot, window, tmp_p
     assert set(report["speed"]) >= {"ratio", "ratio_ci", "verdict", "source_p50_ms", "variant_p50_ms", "rounds"}
     assert "the source's speed" in panel.card.speed.text()
     qtbot.waitUntil(lambda: panel.job is None, timeout=30000)
-    assert panel.run_button.isEnabled()
+    assert panel.control.start_button.isEnabled()
 
 
 def test_an_existing_output_needs_consent(qtbot, window, tmp_path, monkeypatch):
@@ -47,9 +49,10 @@ def test_an_existing_output_needs_consent(qtbot, window, tmp_path, monkeypatch):
     assert target.parent == output_dir()
     target.write_bytes(b"keep me")
     asked = []
-    monkeypatch.setattr(panel, "confirm_overwrite", lambda path: asked.append(path) or False)
+    monkeypatch.setattr(QMessageBox, "question",
+                        lambda _parent, title, text, *_: asked.append((title, text)) or QMessageBox.StandardButton.No)
     panel.start()
-    assert asked == [target]
+    assert asked == [("Replace the file?", f"{target} already exists. Replace it?")]
     assert panel.job is None
     assert target.read_bytes() == b"keep me"
 
@@ -57,7 +60,7 @@ def test_an_existing_output_needs_consent(qtbot, window, tmp_path, monkeypatch):
 def test_mixed_precision_is_disabled_with_the_reason_without_a_gpu(qtbot, window, tmp_path):
     source = models.save(models.mlp(), tmp_path / "mlp.onnx")
     panel = open_source(qtbot, window, source)
-    window._providers_checked({"ort_version": "1", "package": "onnxruntime 1", "providers": [
+    window.providers_checked({"ort_version": "1", "package": "onnxruntime 1", "providers": [
         {"name": "CPUExecutionProvider", "short": "cpu", "available": True, "reason": "", "gpu": False,
          "in_build": True},
         {"name": "CUDAExecutionProvider", "short": "cuda", "available": False, "in_build": True, "gpu": True,
@@ -67,8 +70,8 @@ def test_mixed_precision_is_disabled_with_the_reason_without_a_gpu(qtbot, window
     assert not item.isEnabled()
     assert "no NVIDIA driver" in item.toolTip()
     panel.select_kind("mixed")
-    assert not panel.run_button.isEnabled()
-    assert "GPU" in panel.status.text()
+    assert not panel.control.start_button.isEnabled()
+    assert "GPU" in panel.control.status.text()
 
 
 def test_a_conversion_can_be_cancelled(qtbot, window, tmp_path):
@@ -79,9 +82,9 @@ def test_a_conversion_can_be_cancelled(qtbot, window, tmp_path):
     with qtbot.waitSignal(window.jobs.job_finished, timeout=60000,
                           check_params_cb=lambda job: job.title.startswith("Convert")):
         panel.start()
-        qtbot.waitUntil(lambda: "calibrating" in panel.status.text(), timeout=60000)
-        panel.cancel()
-    assert panel.status.text() == "cancelled"
+        qtbot.waitUntil(lambda: "calibrating" in panel.control.status.text(), timeout=60000)
+        panel.control.cancel_button.click()
+    assert panel.control.status.text() == "Cancelled."
     assert not Path(panel.output.text()).exists()
     assert [p.name for p in tmp_path.iterdir()] == ["block.onnx"]
 
@@ -166,7 +169,7 @@ def test_the_output_folder_is_remembered_and_the_source_stays_selected(qtbot, wi
     qtbot.waitUntil(lambda: panel.job is None, timeout=30000)
     assert window.current_model().path == str(source.resolve())
     assert window.settings.convert_output_dir == str(chosen)
-    assert "mlp.fp16.onnx is under its source" in panel.status.text()
+    assert "mlp.fp16.onnx is under its source" in panel.control.status.text()
     panel.select_kind("int8-dynamic")                                  # converts the source again
     assert panel.output.text() == str(chosen / "mlp.int8-dynamic.onnx")
     assert panel.params().input == str(source.resolve())

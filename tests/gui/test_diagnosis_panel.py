@@ -13,7 +13,7 @@ def test_diagnose_panel_lists_findings_with_details(qtbot, window, tmp_path, mon
     path = models.save(models.shape_dependent(), tmp_path / "shape.onnx")
     open_and_wait(qtbot, window, path)
     panel = tab(window, "Diagnose")
-    assert panel.run_button.isEnabled()
+    assert panel.control.start_button.isEnabled()
     panel.start()
     qtbot.waitUntil(lambda: panel.job is None, timeout=120000)
     assert window.last_error is None
@@ -60,7 +60,7 @@ def test_diagnose_reads_the_profile_tabs_profile_of_the_same_session(qtbot, wind
 
 
 def test_diagnose_says_why_a_finding_has_nothing_to_apply_and_that_the_machine_was_busy(qtbot, window, tmp_path):
-    import time
+    from app.gui.shell.job_control import RunOf
 
     path = models.save(models.tiny_add(), tmp_path / "add.onnx")
     open_and_wait(qtbot, window, path)
@@ -68,10 +68,10 @@ def test_diagnose_says_why_a_finding_has_nothing_to_apply_and_that_the_machine_w
     finding = {"id": "busy-machine", "severity": "high", "title": "the machine was busy", "evidence": "e",
                "cost": "", "fix": "f", "setting": None, "nodes": []}
     stats = {"p50": 1.0, "p99": 2.0, "runs": 10}
-    panel._running = (str(path), "add.onnx", time.time())
     panel.show_result({"findings": [finding], "inputs": [],
                        "evidence": {"latency_ms": stats, "cpu": "a CPU",
-                                    "load": {"busy": True, "other_cores": 1.7, "cores": 2}}})
+                                    "load": {"busy": True, "other_cores": 1.7, "cores": 2}}},
+                      RunOf(str(path), "add.onnx"))
     assert not panel.apply_button.isEnabled()
     assert panel.apply_reason.text().startswith("Nothing to apply: this finding's fix is not a session setting")
     assert "The machine was busy" in panel.figures.text() and "disturbed" in panel.figures.text()

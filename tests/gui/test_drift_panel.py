@@ -2,6 +2,7 @@
 one-click repair and its before-and-after."""
 
 from PySide6.QtCore import Qt
+from PySide6.QtWidgets import QMessageBox
 
 from tests import drift_models, models
 from tests.gui.steps import open_and_wait, tab
@@ -87,13 +88,16 @@ def test_a_repair_never_replaces_the_variant_and_asks_before_replacing_a_file(wi
                                  "options": {}, "fidelity": {"tolerance": {}}}}
     drift.result = {"remade_as": {"kind": "fp16", "options": {}}}
     config = window.context.session.config()
-    conversion = drift._conversion(config)
+    conversion = drift.repair_conversion(config)
     assert conversion.output == str(tmp_path / "m.fp16.repaired.onnx") and conversion.force is False
     (tmp_path / "m.fp16.repaired.onnx").write_bytes(b"an earlier repair")
     asked = []
-    monkeypatch.setattr(drift, "confirm_overwrite", lambda path: asked.append(path) or False)
+    monkeypatch.setattr(QMessageBox, "question",
+                        lambda _parent, title, text, *_: asked.append((title, text)) or QMessageBox.StandardButton.No)
     drift.repair()
-    assert asked == [tmp_path / "m.fp16.repaired.onnx"] and drift.job is None     # declined: nothing runs
+    assert asked == [("Replace the file?", f"{tmp_path / 'm.fp16.repaired.onnx'} already exists. Replace it with "
+                                           "the repaired variant?")]
+    assert drift.job is None     # declined: nothing runs
     assert variant.read_bytes() == b"the user's variant"
 
 

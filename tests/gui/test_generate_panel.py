@@ -11,7 +11,7 @@ def test_generating_draws_per_token_latency_live_and_shows_the_figures(qtbot, wi
     window.open_model(save(llama_gqa(), tmp_path / "llama.onnx"))
     wait_for_model(qtbot, window)
     panel = tab(window, "Generate")
-    assert panel.chart.empty and panel.run_button.isEnabled()
+    assert panel.chart.empty and panel.control.start_button.isEnabled()
     panel.prompts.setText("8, 32")
     panel.new_tokens.setValue(12)
     panel.repeats.setValue(1)
@@ -19,10 +19,10 @@ def test_generating_draws_per_token_latency_live_and_shows_the_figures(qtbot, wi
     with qtbot.waitSignal(window.jobs.job_finished, timeout=60000,
                           check_params_cb=lambda job: job.title.startswith("Generate")):
         panel.start()
-        assert not panel.run_button.isEnabled() and panel.cancel_button.isEnabled()
+        assert not panel.control.start_button.isEnabled() and panel.control.cancel_button.isEnabled()
         qtbot.waitUntil(lambda: bool(panel.chart.curves), timeout=30000)
         curves.append(next(iter(panel.chart.curves.values())))
-    assert panel.run_button.isEnabled()
+    assert panel.control.start_button.isEnabled()
     # the curves were made once: the live one is the one that shows the medians
     assert panel.chart.curves[8] is curves[0] and set(panel.chart.curves) == {8, 32}
     xs, ys = panel.chart.curves[32].getData()
@@ -60,7 +60,7 @@ def test_a_bad_prompt_list_is_said_in_the_tab(qtbot, window, tmp_path):
     panel = tab(window, "Generate")
     panel.prompts.setText("8, zero")
     panel.start()
-    assert panel.job is None and "whole numbers" in panel.status.text()
+    assert panel.job is None and "whole numbers" in panel.control.status.text()
 
 
 def test_a_genai_folder_runs_through_onnxruntime_genai_with_the_same_tokens(qtbot, window, tmp_path):

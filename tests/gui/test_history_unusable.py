@@ -18,7 +18,7 @@ def test_a_benchmark_is_shown_when_the_history_cannot_be_used(qtbot, window, tmp
     wait_for_job(qtbot, job)
     assert job.state == "done", job.error
     assert panel.report["latency_ms"]["p50"] > 0 and panel.report["history_id"] is None
-    assert "this result is not stored" in panel.status.text()
+    assert "this result is not stored" in panel.control.status.text()
     history = window.panel("History")
     window.tabs.setCurrentWidget(history)
     history.ensure_built()

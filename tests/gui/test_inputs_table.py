@@ -21,6 +21,18 @@ def panel(qtbot, window):
     qtbot.waitUntil(lambda: not any(j.state == "running" for j in window.jobs.jobs), timeout=30000)
 
 
+def source_text(table, row: int) -> str:
+    """The Source cell of `row`, found by its header as a reader finds it."""
+    headers = [table.horizontalHeaderItem(c).text() for c in range(table.columnCount())]
+    return table.item(row, headers.index("Source")).text()
+
+
+def choose(table, name: str, action: str) -> None:
+    """Pick `action` in the menu of `name`'s Values button."""
+    menu = table.value_buttons[name].menu()
+    next(a for a in menu.actions() if a.text() == action).trigger()
+
+
 def open_summary(window, path="/m.onnx", summary=SUMMARY):
     model = OpenModel(path, summary=summary)
     window.model_list.add(model)
@@ -68,7 +80,7 @@ def test_a_file_per_input(panel, window):
     open_summary(window)
     table = panel.inputs_table
     table.choose_file = lambda name: f"/data/{name}.npy"
-    table._pick_file("ids")
+    choose(table, "ids", "From a .npy file…")
     assert window.session.get("inputs.files") == {"ids": "/data/ids.npy"}
     assert "ids.npy" in table.value_buttons["ids"].text() and table.value_buttons["mask"].text() == "random ▾"
     table.clear_file("ids")
@@ -79,9 +91,9 @@ def test_one_value_for_every_element_replaces_a_file(panel, window):
     open_summary(window)
     table = panel.inputs_table
     table.choose_file = lambda name: f"/data/{name}.npy"
-    table._pick_file("ids")
+    choose(table, "ids", "From a .npy file…")
     table.choose_value = lambda name: 3.0
-    table._pick_value("ids")
+    choose(table, "ids", "One value for every element…")
     assert window.session.get("inputs.values") == {"ids": 3.0} and window.session.get("inputs.files") == {}
     assert table.value_buttons["ids"].text() == "= 3 ▾"
     assert window.session.config().inputs.values == {"ids": 3.0}
@@ -109,11 +121,11 @@ def test_a_plan_from_any_tab_shows_its_sources_and_flags_guesses(panel, window):
              "values": "ones (a mask)"}]
     window.context.report_inputs(model.path, rows)
     table = panel.inputs_table
-    assert table.item(0, table._column("Source")).text() == "⚠ default: length 128, a usual text length"
-    assert table.item(1, table._column("Source")).text() == "model: as ids has it"
+    assert source_text(table, 0) == "⚠ default: length 128, a usual text length"
+    assert source_text(table, 1) == "model: as ids has it"
     window.context.report_inputs(model.path, [rows[0], rows[1] | {"source": "probed", "reason": "probed: 64 (32 "
                                                                                                "was refused)"}])
-    assert table.item(1, table._column("Source")).text() == "probed: 64 (32 was refused)", "said once"
+    assert source_text(table, 1) == "probed: 64 (32 was refused)", "said once"
     window.context.report_inputs(model.path, rows)
     assert panel.guess_note.isVisibleTo(panel) and "sizes chosen by default: check them" in panel.guess_note.text()
     other = open_summary(window, "/other.onnx")
@@ -126,8 +138,8 @@ def test_a_plan_from_any_tab_shows_its_sources_and_flags_guesses(panel, window):
 def probe(qtbot, panel, monkeypatch):
     import app.gui.panels.session.panel as session_panel
     monkeypatch.setattr(session_panel, "PROBE_INPUTS", sample_jobs.PROBE_INPUTS_STAND_IN)
-    panel.find_inputs()
-    qtbot.waitUntil(lambda: panel._probing is None, timeout=10000)
+    with qtbot.waitSignal(panel.control.ended, timeout=10000):
+        panel.control.start_button.click()
 
 
 def test_found_inputs_fill_the_table_and_the_state(qtbot, panel, window, monkeypatch):
@@ -139,16 +151,16 @@ def test_found_inputs_fill_the_table_and_the_state(qtbot, panel, window, monkeyp
     table = panel.inputs_table
     assert table.row_shape("pixels") == [2, 3, 8, 8] and table.spins[("pixels", 0)].font().italic()
     assert "not set" in table.spins[("pixels", 0)].toolTip()
-    assert table.row_shape("ids") == [2, 64] and table.item(2, table._column("Source")).text() == \
+    assert table.row_shape("ids") == [2, 64] and source_text(table, 2) == \
         "probed: ran with batch 2"
-    assert "These inputs run: ids 2×64 (probed), mask 2×64 (probed), pixels 2×3×8×8 (probed)" in panel.probe_status.text()
-    assert not panel.guess_note.isVisibleTo(panel) and panel.find_button.isEnabled()
+    assert "These inputs run: ids 2×64 (probed), mask 2×64 (probed), pixels 2×3×8×8 (probed)" in panel.control.status.text()
+    assert not panel.guess_note.isVisibleTo(panel) and panel.control.start_button.isEnabled()
 
 
 def test_when_nothing_works_the_probe_says_why_in_one_line(qtbot, panel, window, monkeypatch):
     open_summary(window, "/refuses.onnx")
     probe(qtbot, panel, monkeypatch)
-    text = panel.probe_status.text()
+    text = panel.control.status.text()
     assert "No inputs worked: Got invalid dimensions for input: ids" in text and "more" not in text
     assert window.session.get("inputs.dims") == {} and window.session.get("inputs.probed") == {}, \
         "sizes that did not work are not taken"
@@ -159,9 +171,9 @@ def test_the_real_probe_runs_the_model_on_its_plan(qtbot, panel, window, tmp_pat
     path = models.save(models.transformer_block(), tmp_path / "block.onnx")
     open_summary(window, str(path), {"inputs": [{"name": "x", "dtype": "float32", "shape": ["batch", "sequence", 32]}],
                                      "outputs": [], "total_bytes": 1})
-    panel.find_inputs()
-    qtbot.waitUntil(lambda: panel._probing is None, timeout=60000)
-    assert "These inputs run: x 1×128×32" in panel.probe_status.text(), panel.probe_status.text()
+    with qtbot.waitSignal(panel.control.ended, timeout=60000):
+        panel.control.start_button.click()
+    assert "These inputs run: x 1×128×32" in panel.control.status.text(), panel.control.status.text()
     assert window.session.get("inputs.probed") == {"batch": 1, "sequence": 128}
     assert panel.guess_note.isVisibleTo(panel), "the sizes ran, but they are still the defaults"
 

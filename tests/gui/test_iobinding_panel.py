@@ -57,8 +57,8 @@ def test_running_on_the_cpu_shows_one_compact_table_and_what_a_gpu_would_show(qt
     with qtbot.waitSignal(window.jobs.job_finished, timeout=60000,
                           check_params_cb=lambda job: job.title.startswith("IO binding")):
         panel.start()
-        assert not panel.run_button.isEnabled() and panel.cancel_button.isEnabled()
-    assert panel.run_button.isEnabled() and not panel.cancel_button.isEnabled()
+        assert not panel.control.start_button.isEnabled() and panel.control.cancel_button.isEnabled()
+    assert panel.control.start_button.isEnabled() and not panel.control.cancel_button.isEnabled()
     rows = panel.table.rows
     assert panel.table.headers == ["Mode", "p50 ms", "p99 ms", "× plain (p50)", "95 % interval", "Verdict", "Max diff"]
     assert [r[0] for r in rows] == ["1. Plain run", "2. Bind inputs each run", "3. Inputs on the device",

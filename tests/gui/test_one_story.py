@@ -2,6 +2,7 @@
 view, the same figure written the same way on every tab, the same words for where inputs came
 from, no repair offered where nothing drifted, and chart labels clear of their whiskers."""
 
+from app.gui.shell.job_control import RunOf
 from tests import models
 from tests.gui.steps import open_and_wait, tab
 from tests.gui.test_small_screen import small_window, wholly_in_view
@@ -32,8 +33,7 @@ def convert_tab_with(qtbot, window, tmp_path, report):
     small_window(qtbot, window)
     open_and_wait(qtbot, window, models.save(models.mlp(), tmp_path / "mlp.onnx"))
     panel = tab(window, "Convert")
-    panel.card.show_report(report)
-    panel._drift_ready()
+    panel.show_conversion(report)
     return panel
 
 
@@ -43,11 +43,11 @@ def test_a_long_conversion_summary_is_readable_whole_with_convert_in_view_at_102
     for label in (card.summary, card.verdict, card.speed):       # every line painted, none squeezed out
         qtbot.waitUntil(lambda label=label: whole_lines(label), timeout=5000)
     assert "Resize node backbone.stage8.upsample" in card.summary.text()
-    for button in (panel.run_button, panel.drift_button):
+    for button in (panel.control.start_button, panel.drift_button):
         qtbot.waitUntil(lambda button=button: wholly_in_view(button), timeout=5000)
     last = card.summary_area.verticalScrollBar()
     last.setValue(last.maximum())                 # what is below the card's fold is one scroll away, inside it
-    qtbot.waitUntil(lambda: wholly_in_view(panel.run_button), timeout=5000)
+    qtbot.waitUntil(lambda: wholly_in_view(panel.control.start_button), timeout=5000)
 
 
 def cell(table, row: int, header: str) -> str:
@@ -85,8 +85,7 @@ def test_a_tuned_speedup_reads_the_same_in_the_summary_and_the_table(qtbot, wind
     # the table said 0.599 where the summary said ×0.60
     open_and_wait(qtbot, window, models.save(models.mlp(), tmp_path / "mlp.onnx"))
     panel = tab(window, "Tune")
-    panel._running = (str(tmp_path / "mlp.onnx"), "mlp.onnx", 0.0)
-    panel._finished(tune_result())
+    panel.show_result(tune_result(), RunOf(str(tmp_path / "mlp.onnx"), "mlp.onnx"))
     assert "×0.60 (95 % interval 0.55–0.65" in panel.summary.text()
     assert cell(panel.table, 0, "Alone ×") == "×0.60"
     assert (cell(panel.table, 0, "Alone 95% low"), cell(panel.table, 0, "Alone 95% high")) == ("0.55", "0.65")
@@ -111,9 +110,8 @@ def test_generated_inputs_carry_the_same_word_on_every_tab(qtbot, window, tmp_pa
     compare = tab(window, "Compare")
     compare.caption.show_run(str(tmp_path / "mlp.onnx"), "mlp.onnx vs mlp.fp16.onnx", rows)
     drift = tab(window, "Drift")
-    drift._set_pair({"source": str(tmp_path / "mlp.onnx"), "variant": str(tmp_path / "v.onnx"), "conversion": None})
-    drift.result = {"inputs": rows}
-    drift._show_inputs()
+    drift.show_pair({"source": str(tmp_path / "mlp.onnx"), "variant": str(tmp_path / "v.onnx"), "conversion": None})
+    drift.show_result({**drift_result(tmp_path, drifted=False), "inputs": rows})
     texts = {"Convert": card.verdict.text(), "Compare": compare.caption.text(), "Drift": drift.inputs_label.text(),
              "History": inputs_cell(rows)}
     assert {tab_: said in text for tab_, text in texts.items()} == dict.fromkeys(texts, True), texts
@@ -136,7 +134,7 @@ def drift_result(tmp_path, drifted: bool) -> dict:
 
 def test_repair_automatically_is_off_with_its_reason_when_nothing_drifted(qtbot, window, tmp_path):
     drift = tab(window, "Drift")
-    drift._set_pair({"source": str(tmp_path / "mlp.onnx"), "variant": str(tmp_path / "v.onnx"), "conversion": None})
+    drift.show_pair({"source": str(tmp_path / "mlp.onnx"), "variant": str(tmp_path / "v.onnx"), "conversion": None})
     drift.show_result(drift_result(tmp_path, drifted=False))
     assert not drift.auto_button.isEnabled()
     assert "Nothing to repair" in drift.auto_button.toolTip() and "Nothing to repair" in drift.repair_note.text()

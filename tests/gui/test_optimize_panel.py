@@ -26,7 +26,7 @@ def test_optimize_tab_fills_the_leaderboard_and_shows_the_answer(qtbot, window, 
     seen = []
     original = panel.table.set_rows
     monkeypatch.setattr(panel.table, "set_rows", lambda rows, *more: (seen.append(len(rows)), original(rows, *more)))
-    assert panel.start_button.isEnabled()
+    assert panel.control.start_button.isEnabled()
     panel.start()
     qtbot.waitUntil(lambda: panel.job is None, timeout=120000)
     assert window.last_error is None and panel.result is not None

@@ -49,5 +49,5 @@ def test_a_benchmark_under_a_device_policy_says_which_devices_it_picked(qtbot, w
     wait_for_job(qtbot, job)
     assert job.state == "done", job.error
     assert panel.report["session"]["device_policy"] == "max-performance"
-    assert "(the device policy max-performance picked " in panel.status.text()
-    assert "CPUExecutionProvider: CPU" in panel.status.text()
+    assert "(the device policy max-performance picked " in panel.control.status.text()
+    assert "CPUExecutionProvider: CPU" in panel.control.status.text()

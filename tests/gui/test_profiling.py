@@ -59,10 +59,10 @@ def test_timeline_shows_a_typical_run_and_names_the_bar_under_the_mouse(qtbot, w
     view.hovered.connect(texts.append)
     box = view.plot.getViewBox()
     lane = view.lanes[0]
-    view._mouse_moved(box.mapViewToScene(QPointF((lane["start"][0] + lane["end"][0]) / 2, 0)))
+    view.plot.scene().sigMouseMoved.emit(box.mapViewToScene(QPointF((lane["start"][0] + lane["end"][0]) / 2, 0)))
     assert texts[-1].startswith("a  ·  MatMul  ·  110 µs")
-    view._mouse_moved(box.mapViewToScene(QPointF(lane["end"][0] + 0.5 * (view.lanes[1]["start"][0] -
-                                                                         lane["end"][0]), 0)))
+    between = lane["end"][0] + 0.5 * (view.lanes[1]["start"][0] - lane["end"][0])
+    view.plot.scene().sigMouseMoved.emit(box.mapViewToScene(QPointF(between, 0)))
     assert texts[-1] == ""
     tab.run.setValue(1)
     assert view.lanes[0]["end"][0] - view.lanes[0]["start"][0] == 0.5
@@ -75,7 +75,7 @@ def test_profile_the_current_model_and_compare_with_a_trace(qtbot, window, tmp_p
     panel = window.panel("Profile")
     window.tabs.setCurrentWidget(panel)
     panel.runs.setValue(3)
-    panel.profile_button.click()
+    panel.control.start_button.click()
     qtbot.waitUntil(lambda: bool(panel.profiles or window.last_error), timeout=120000)
     assert window.last_error is None
     assert panel.profiles[-1][0].startswith("mlp.onnx")

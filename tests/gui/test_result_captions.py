@@ -66,13 +66,13 @@ def test_a_cancelled_benchmark_keeps_its_runs_as_partial(qtbot, window, tmp_path
     panel.start()
     job = panel.job
     qtbot.waitUntil(lambda: panel.planned is not None and panel.view.series.count > 100, timeout=60000)
-    panel.cancel()
+    panel.control.cancel_button.click()
     wait_for_job(qtbot, job)
     assert isinstance(job.error, JobCancelled)
     count = panel.view.series.count
     assert count > 100, "the measured runs stay on the chart"
     note = f"partial — cancelled after {count:,} runs"
-    assert note in panel.caption.text() and note in panel.status.text()
+    assert note in panel.caption.text() and note in panel.control.status.text()
     assert panel.values["runs"].text() == f"{count:,}" and panel.values["p50"].text() != "–"
     assert "x 1×4" in panel.caption.text() and panel.view.isEnabled()
 
@@ -130,6 +130,7 @@ def test_the_benchmark_profile_and_io_binding_tabs_pass_their_results_load_to_th
     from app.core.jobs.protocol import JobContext
     from app.core.profile.jobs import PROFILE
     from app.core.session.config import SessionConfig
+    from app.gui.shell.job_control import RunOf
     from tests.gui.steps import open_and_wait, tab
 
     path = models.save(models.mlp(), tmp_path / "mlp.onnx")
@@ -147,7 +148,7 @@ def test_the_benchmark_profile_and_io_binding_tabs_pass_their_results_load_to_th
     profiles = tab(window, "Profile")
     profiles.add_profile("mlp.onnx", {**profile, "load": busy})
     iobinding = tab(window, "IO Binding")
-    iobinding._finished(str(path), {**binding, "load": busy})
+    iobinding.keep_result({**binding, "load": busy}, RunOf(str(path), "mlp.onnx"))
     for panel in (bench, profiles, iobinding):
         assert "the machine was busy: other programs used 1.4" in panel.caption.text(), panel.title
 

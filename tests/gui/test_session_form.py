@@ -129,7 +129,7 @@ def test_text_the_form_cannot_read_stops_jobs_until_it_is_redrawn(form, window):
     entries = panel.widgets["config_entries"]
     entries.setPlainText("not a pair")
     assert heard == [] and "line 1" in window.session.problems()["config_entries"]
-    assert panel._try_config() is None and "line 1" in window.last_error[1]
+    assert panel.python_snippet() is None and "line 1" in window.last_error[1]
     panel.reset()
     assert entries.toPlainText() == "" and window.session.problems() == {}
     assert window.session.config().to_dict() == SessionConfig().to_dict()

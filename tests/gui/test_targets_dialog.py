@@ -26,3 +26,28 @@ def test_test_and_remove_wait_for_a_selected_target(qtbot, window, tmp_path, mon
     dialog.remove()
     assert list(dialog.targets) == ["box"]
     assert not test.isEnabled() and not remove.isEnabled(), "the removed target's row is gone with its selection"
+
+
+def test_closing_the_dialog_cancels_its_host_key_scan_and_drops_its_answer(qtbot, window, tmp_path, monkeypatch):
+    from PySide6.QtWidgets import QDialog
+
+    from app.core.targets.jobs import SCAN_HOST_KEYS
+    from app.gui.shell.targets_dialog import AddTargetDialog, TargetsDialog
+
+    monkeypatch.setenv("ORTUNE_CONFIG_DIR", str(tmp_path))
+    dialog = TargetsDialog(window.jobs, window)
+    qtbot.addWidget(dialog)
+    dialog.show()
+    entered = AddTargetDialog(dialog)
+    entered.name.setText("lab")
+    entered.address.setText("me@192.0.2.1")           # a documentation address: nobody answers there
+    monkeypatch.setattr(entered, "exec", lambda: QDialog.DialogCode.Accepted)
+    dialog.add(dialog=entered)
+    scan = window.jobs.jobs[-1]
+    assert scan.entry is SCAN_HOST_KEYS and scan in window.jobs.running(), "the scan is a job of the window's"
+    asking = dialog.status.text()
+    assert asking.startswith("Asking lab (me@192.0.2.1) for its host key")
+    dialog.close()
+    assert scan.state == "cancelling", "closing the dialog stops its scan"
+    qtbot.waitUntil(lambda: scan.ended_at is not None, timeout=30000)
+    assert dialog.status.text() == asking, "what the scan sent after the dialog closed is dropped"

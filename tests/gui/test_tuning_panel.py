@@ -13,7 +13,7 @@ def _tune(qtbot, window, path, trials, session):
     panel.budget_seconds.setValue(0)
     panel.budget_trials.setValue(trials)
     panel.confirm_seconds.setValue(0.1)
-    assert panel.start_button.isEnabled()
+    assert panel.control.start_button.isEnabled()
     panel.start()
     qtbot.waitUntil(lambda: panel.job is None, timeout=120000)
     assert window.last_error is None
@@ -35,7 +35,7 @@ def test_tune_panel_races_and_offers_the_remeasured_winner(qtbot, window, tmp_pa
     assert f"Best: {result['best']['label']}" in text and "95 % interval" in text and "faster" in text
     assert "The budget of 8 trials was spent" in text          # why it stopped
     assert "optimisation" in result["best"]["label"] and " 1t" not in result["best"]["label"]   # in words
-    assert not panel.progress.isVisible()
+    assert not panel.control.progress.isVisible()
     winner = next(i for i, row in enumerate(panel.table.rows) if row[0] == result["best"]["label"])
     assert panel.table.rows[winner][6] == "best"
     low, high = result["speedup_ci"]
@@ -59,8 +59,7 @@ def test_tune_panel_races_and_offers_the_remeasured_winner(qtbot, window, tmp_pa
 
 
 def test_tune_panel_says_when_nothing_beat_your_settings(qtbot, window, tmp_path):
-    import time
-
+    from app.gui.shell.job_control import RunOf
     from tests.core.tune.test_confirm import _alternation, _race, _trial
     from app.core.tune.confirm import judge
 
@@ -72,8 +71,7 @@ def test_tune_panel_says_when_nothing_beat_your_settings(qtbot, window, tmp_path
     result = judge(_race([_trial("a", 0.93), _trial("bb", 0.95)]), SessionConfig(), [0, 1],
                    _alternation(10.0, 10.7, 10.6))
     result["seconds"] = 3.0
-    panel._running = (str(path), "mlp.onnx", time.time())
-    panel._finished(result)
+    panel.show_result(result, RunOf(str(path), "mlp.onnx"))
     text = panel.summary.text()
     assert "Nothing beat your settings." in text and "Nothing measured was faster" in text
     assert "best" not in [row[6] for row in panel.table.rows]
@@ -89,14 +87,11 @@ def test_tune_panel_says_when_nothing_beat_your_settings(qtbot, window, tmp_path
     assert not panel.apply_button.isEnabled(), "another model's settings are not applied to this one"
 
 
-def test_tune_panel_shows_progress_in_per_cent_and_explains_dropped_rows(qtbot, window):
+def test_tune_panel_explains_dropped_rows(qtbot, window):
     from app.gui.panels.tune.panel import status_text
 
     panel = window.panel("Tune")
     panel.ensure_built()
-    panel.progress.setVisible(True)
-    panel._progressed(0.37, "round 2: 5 left after 30 trials")
-    assert panel.progress.value() == 37 and panel.progress.text().startswith("37 %")
     assert panel.chart.empty and "start tuning" in panel.chart.placeholder.text()
     winner = {"label": "2 threads", "latency_ms": 4.4, "alive": True, "remeasured": True}
     dropped = {"label": "1 thread", "latency_ms": 3.9, "alive": False, "eliminated_in_round": 1, "blocks": 2,

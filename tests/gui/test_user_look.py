@@ -39,7 +39,7 @@ def test_optimizes_start_stays_in_view_under_a_long_answer_at_1024_by_700(qtbot,
     panel = tab(window, "Optimize")
     panel.answer.setText(ANSWER)
     panel.ship_button.setEnabled(True)
-    for button in (panel.start_button, panel.cancel_button):
+    for button in (panel.control.start_button, panel.control.cancel_button):
         qtbot.waitUntil(lambda button=button: wholly_in_view(button), timeout=5000)
 
 
@@ -50,7 +50,7 @@ def test_compares_settings_keep_their_height_at_1024_by_700(qtbot, window):
 
     small_window(qtbot, window)
     panel = tab(window, "Compare")
-    panel.status.setText("Done: the first model is the reference — stored as result 5")
+    panel.control.status.setText("Done: the first model is the reference — stored as result 5")
     form = panel.run_form
     boxes = (form.warmup, form.stop_by, form.iterations, form.duration, form.concurrency,
              panel.pairs_form.pairs, panel.pairs_form.max_seconds)
@@ -185,7 +185,7 @@ def test_a_repairs_eight_steps_mostly_show_at_1024_by_700(qtbot, window):
             "speed": {"ratio": 0.9, "ratio_ci": [0.85, 0.95], "verdict": "slower", "conclusive": True}}
     steps = [{**step, "step": index + 1} for index in range(8)]
     long = "a tensor made by a node with a long name, where the drift starts and the reason it gives, " * 2
-    for label in (panel.heading, panel.inputs_label, panel.first_drift, panel.first_nonfinite, panel.status):
+    for label in (panel.heading, panel.inputs_label, panel.first_drift, panel.first_nonfinite, panel.control.status):
         label.setText(long)
     panel.show_repair({"repair": {"steps": steps, "passed": True, "seconds": 60.0, "stopped": "it passed",
                                   "kept": ["conv_1"]}})
@@ -211,6 +211,7 @@ def test_the_verdicts_and_figures_that_matter_are_in_view_at_1024_by_700(qtbot, 
     # at 1024 px Tune's Verdict and Drift's Within, Cosine and Outputs were past the edge; a model
     # named as long as PP-OCR's classifier widened Tune's tab past the window
     from app.gui.panels.drift.views import TENSOR_HEADERS, STEP_HEADERS
+    from app.gui.shell.job_control import RunOf
     from tests import models
     from tests.gui.steps import open_and_wait
     from tests.gui.test_one_story import tune_result
@@ -221,17 +222,16 @@ def test_the_verdicts_and_figures_that_matter_are_in_view_at_1024_by_700(qtbot, 
     long_name = "rapidocr_onnxruntime_ch_ppocr_mobile_v2.0_cls_infer.onnx"
     open_and_wait(qtbot, window, models.save(models.mlp(), tmp_path / long_name))
     tune = tab(window, "Tune")
-    tune._running = (str(tmp_path / long_name), long_name, 0.0)
     long = "threads 2, inter-op 2, execution mode parallel, optimisation level extended, spinning off"
     finished = tune_result()
     finished["trials"] = [{**finished["trials"][0], "label": long}]
-    tune._finished(finished)
+    tune.show_result(finished, RunOf(str(tmp_path / long_name), long_name))
     qtbot.waitUntil(lambda: _in_view(tune.table, "Verdict"), timeout=5000)
     window.resize(960, 700)     # the name in the caption above the table set the tab's least width
     qtbot.waitUntil(lambda: _in_view(tune.table, "Alone ×"), timeout=5000)
     window.resize(1024, 700)
     optimize = tab(window, "Optimize")
-    optimize._finished(result(choice()))
+    optimize.show_result(result(choice()))
     qtbot.waitUntil(lambda: _in_view(optimize.table, "Verdict"), timeout=5000)
     drift = tab(window, "Drift")
     name = "/backbone/stage_3/block_2/conv_depthwise/Conv_output_0"

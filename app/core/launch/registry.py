@@ -18,13 +18,14 @@ from app.core.model.jobs import INSPECT
 from app.core.optimize.jobs import OPTIMIZE, OPTIMIZE_PART
 from app.core.profile.jobs import COPY_TRACE, DIFF_TRACES, PROFILE, READ_TRACE
 from app.core.session.jobs import CAPABILITIES, PLACEMENT, PROBE_INPUTS, PROBE_PROVIDERS, SMOKE_RUN
+from app.core.targets.jobs import SCAN_HOST_KEYS
 from app.core.tune.jobs import RACE, TUNE
 
 JOBS: tuple[Job, ...] = (
     INSPECT, PROBE_PROVIDERS, CAPABILITIES, SMOKE_RUN, PROBE_INPUTS, PLACEMENT, MAKE, CONVERT, DETECT_TRANSFORMER,
     BENCH, MEMBER, COMPARE, CELL, SWEEP, PROFILE, READ_TRACE, DIFF_TRACES, COPY_TRACE, IOBINDING, TUNE, RACE,
     DIAGNOSE, GATHER, COST, SUMMARY, DIFF, DRIFT, REPAIR, DRAW, NETRON, OPTIMIZE, OPTIMIZE_PART, GATE,
-    GENERATE,
+    GENERATE, SCAN_HOST_KEYS,
 )
 
 #: the entries whose results the history keeps, each under a kind of its own

@@ -347,7 +347,8 @@ class MainWindow(QMainWindow):
     def check_providers(self) -> None:
         start_check(self)
 
-    def _providers_checked(self, info: dict) -> None:
+    def providers_checked(self, info: dict) -> None:
+        """The provider probe's result arrived: the status bar says it, and every tab hears it."""
         self.providers_info = info
         usable = [p["short"] for p in info["providers"] if p["available"]]
         self.ort_label.setText(f"ONNX Runtime {info['ort_version']} ({info['package'].split()[0]})")
@@ -365,7 +366,7 @@ class MainWindow(QMainWindow):
         dialog.open()
 
     def show_about(self) -> None:
-        from app.gui.shell.providers_dialog import show_about
+        from app.gui.shell.about import show_about
         show_about(self, self.providers_info)
 
     # closing -------------------------------------------------------------------

@@ -8,8 +8,7 @@ its plots and tables to slivers (or growing past the screen)."""
 from __future__ import annotations
 
 from PySide6.QtCore import QSize
-from PySide6.QtWidgets import (QFrame, QGraphicsView, QHBoxLayout, QPushButton, QScrollArea, QSplitter,
-                               QVBoxLayout, QWidget)
+from PySide6.QtWidgets import QFrame, QGraphicsView, QScrollArea, QSplitter, QVBoxLayout, QWidget
 
 from app.gui.shell.remember import set_widget_values, widget_values
 
@@ -29,6 +28,7 @@ class _Body(QWidget):
 
 class Panel(QWidget):
     title = "Panel"
+    control = None          # the tab's JobControl (app.gui.shell.job_control), for a tab that runs a job
 
     def __init__(self, context):
         super().__init__()
@@ -103,43 +103,7 @@ class Panel(QWidget):
     def jobs(self):
         return self.context.jobs
 
-
-def start_and_cancel(start, cancel, start_text: str = "Start", cancel_text: str = "Cancel",
-                     cancel_tip: str = "") -> tuple[QPushButton, QPushButton, QHBoxLayout]:
-    """The Start and Cancel buttons of a view that runs one job at a time (Cancel is off until
-    a job runs; OneJobView turns them back), and a row holding them side by side."""
-    start_button, cancel_button = QPushButton(start_text), QPushButton(cancel_text)
-    start_button.clicked.connect(lambda: start())
-    cancel_button.clicked.connect(lambda: cancel())
-    cancel_button.setEnabled(False)
-    if cancel_tip:
-        cancel_button.setToolTip(cancel_tip)
-    row = QHBoxLayout()
-    row.addWidget(start_button)
-    row.addWidget(cancel_button)
-    return start_button, cancel_button, row
-
-
-class OneJobView:
-    """For a view that runs one job at a time behind Start and Cancel buttons: it makes
-    self.start_button, self.cancel_button and self.status, starts its job with
-    on_result=self._on_result and on_error=self._on_error, and shows a result in
-    show_result."""
-
-    job = None
-
-    def _finished(self) -> None:
-        self.job = None
-        self.start_button.setEnabled(True)
-        self.cancel_button.setEnabled(False)
-
-    def _on_error(self, exc) -> None:
-        self._finished()
-        self.status.setText(f"Stopped: {getattr(exc, 'message', exc)}")
-
-    def _on_result(self, result: dict) -> None:
-        self._finished()
-        self.show_result(result)
-
-    def show_result(self, result: dict) -> None:
-        raise NotImplementedError
+    @property
+    def job(self):
+        """The job this tab runs now (None when none does)."""
+        return self.control.job if self.control is not None else None

@@ -10,7 +10,7 @@ def start_check(window) -> None:
 
     libraries = window.session.get("ep_libraries") or window.settings.session.get("ep_libraries")
     window.jobs.start("Check execution providers", PROBE_PROVIDERS, ProbeParams.of_libraries(libraries),
-                      on_result=window._providers_checked)
+                      on_result=window.providers_checked)
 
 
 def follow_libraries(window) -> None:

@@ -1,5 +1,5 @@
-"""Help › Execution providers (which providers this ORT build has, which really start
-here, and for each one that does not, why) and Help › About."""
+"""Help › Execution providers: which providers this ORT build has, which really start
+here, and for each one that does not, why."""
 
 from __future__ import annotations
 
@@ -56,28 +56,3 @@ class ProvidersDialog(QDialog):
                                 d.get("available", True),
                                 "; ".join(f"{k}={v}" for k, v in d.get("metadata", {}).items()) or d.get("reason", "")]
                                for d in info.get("devices", [])])
-
-
-def show_about(parent, providers_info: dict | None) -> None:
-    """Help › About: the versions of ORTune, Qt, ONNX Runtime, onnx and Python."""
-    import importlib.metadata as metadata
-    import platform
-
-    from PySide6 import __version__ as pyside_version
-    from PySide6.QtCore import qVersion
-    from PySide6.QtWidgets import QMessageBox
-
-    import app
-
-    def version(name: str) -> str:
-        try:
-            return metadata.version(name)
-        except metadata.PackageNotFoundError:
-            return "not installed"
-
-    ort = providers_info["package"] if providers_info else "checking…"
-    QMessageBox.about(parent, f"About {app.APP_NAME}",
-                      f"<b>{app.APP_NAME} {app.__version__}</b><br>"
-                      "A workbench for making ONNX models run fast on ONNX Runtime.<br><br>"
-                      f"Qt {qVersion()} (PySide6 {pyside_version})<br>ONNX Runtime: {ort}<br>"
-                      f"onnx {version('onnx')}<br>Python {platform.python_version()}")

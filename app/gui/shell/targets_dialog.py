@@ -1,26 +1,25 @@
 """Targets › Manage Targets…: the remote machines jobs can run on (app.core.targets).
 
 Add asks for the address, shows the host key's fingerprint for the user to confirm (the
-scan runs off the GUI thread), and saves the target; Test runs the provider probe there
+scan is a job, in a process of its own), and saves the target; Test runs the provider probe there
 and shows which providers really start on it, with the reasons; Remove forgets it and its
-host key. The window's choice of target is in the Targets menu and the status bar."""
+host key. The window's choice of target is in the Targets menu and the status bar.
+
+The dialog's jobs end with it: closing it cancels the scan or test it started, and what
+they send back after that is dropped (the window, at quit, waits for every job)."""
 
 from __future__ import annotations
 
 import os
-import threading
 
-from PySide6.QtCore import QObject, Qt, Signal
+from PySide6.QtCore import Qt
 from PySide6.QtWidgets import (QDialog, QDialogButtonBox, QFileDialog, QFormLayout, QHBoxLayout, QLabel, QLineEdit,
                                QMessageBox, QPushButton, QSpinBox, QVBoxLayout)
 
 from app.core.jobs.errors import UserError
 from app.core.session.jobs import PROBE_PROVIDERS, ProbeParams
+from app.core.targets.jobs import SCAN_HOST_KEYS, HostParams
 from app.gui.widgets.table import DataTable
-
-
-class _Scanned(QObject):
-    done = Signal(object, object)        # target, lines or the UserError
 
 
 class AddTargetDialog(QDialog):
@@ -76,6 +75,9 @@ class TargetsDialog(QDialog):
     def __init__(self, jobs, parent=None, on_change=None):
         super().__init__(parent)
         self.jobs, self.on_change = jobs, on_change
+        self.running: list = []         # the jobs this dialog started that have not ended
+        running = self.running
+        self.destroyed.connect(lambda *_: running.clear())    # gone with the window: nothing reaches it
         self.setWindowTitle("Targets")
         self.resize(860, 460)
         layout = QVBoxLayout(self)
@@ -103,10 +105,32 @@ class TargetsDialog(QDialog):
         close = QDialogButtonBox(QDialogButtonBox.StandardButton.Close)
         close.rejected.connect(self.reject)
         layout.addWidget(close)
-        self._scanned = _Scanned(self)
-        self._scanned.done.connect(self._confirm)
         self.table.selectionModel().selectionChanged.connect(lambda *_: self._enable_actions())
         self.refresh()
+
+    # its jobs ---------------------------------------------------------------------
+    def _start(self, title: str, entry, params, on_result, on_error, target: str | None = None):
+        """Start a job of this dialog's; what it sends back reaches the dialog only while it is open."""
+        job = None
+
+        def ours(callback):
+            def call(value):
+                if job in self.running:
+                    self.running.remove(job)
+                    callback(value)
+            return call
+
+        job = self.jobs.start(title, entry, params, target=target, on_result=ours(on_result),
+                              on_error=ours(on_error))
+        self.running.append(job)
+        return job
+
+    def done(self, result: int) -> None:
+        """Closed (Close, Escape, the window's own close): its jobs are cancelled, not left running."""
+        for job in self.running:
+            job.cancel()
+        self.running.clear()
+        super().done(result)
 
     def _enable_actions(self) -> None:
         """Test and Remove act on the selected target: with none selected they are off."""
@@ -143,21 +167,14 @@ class TargetsDialog(QDialog):
             self.status.setText(exc.message)
             return
         self.status.setText(f"Asking {target.describe()} for its host key…")
-        threading.Thread(target=self._scan, args=(target,), daemon=True).start()
+        self._start(f"Ask {target.describe()} for its host key", SCAN_HOST_KEYS,
+                    HostParams(host=target.host, port=target.port, name=target.name, user=target.user),
+                    on_result=lambda found: self._confirm(target, found["lines"]),
+                    on_error=lambda exc: self.status.setText(getattr(exc, "message", str(exc))))
 
-    def _scan(self, target) -> None:
-        from app.core.targets.ssh import scan_host_keys
-        try:
-            self._scanned.done.emit(target, scan_host_keys(target))
-        except UserError as exc:
-            self._scanned.done.emit(target, exc)
-
-    def _confirm(self, target, lines) -> None:
+    def _confirm(self, target, lines: list[str]) -> None:
         from app.core.targets.ssh import fingerprint, preferred_key, trust_host_keys
         from app.core.targets.store import load_targets, save_targets
-        if isinstance(lines, UserError):
-            self.status.setText(lines.message)
-            return
         if not any(map(fingerprint, lines)):
             self.status.setText(f"{target.describe()} offered no host key ORTune can read: not added.")
             return
@@ -186,9 +203,8 @@ class TargetsDialog(QDialog):
             return
         self.status.setText(f"Connecting to {target.describe()}…")
         self.providers.set_rows([])
-        self.jobs.start(f"Test target {target.name}", PROBE_PROVIDERS, ProbeParams(), target=target.name,
-                        on_result=self._tested, on_error=lambda exc: self.status.setText(
-                            getattr(exc, "message", str(exc))))
+        self._start(f"Test target {target.name}", PROBE_PROVIDERS, ProbeParams(), target=target.name,
+                    on_result=self._tested, on_error=lambda exc: self.status.setText(getattr(exc, "message", str(exc))))
 
     def _tested(self, info: dict) -> None:
         from app.core.session.machine import machine_text

@@ -3,8 +3,6 @@ process, draw every run live, and show the figures; a Sweep page measures a grid
 
 from __future__ import annotations
 
-import time
-
 from PySide6.QtCore import Qt
 from PySide6.QtWidgets import (QGridLayout, QGroupBox, QHBoxLayout, QLabel, QSizePolicy, QTabWidget, QVBoxLayout,
                                QWidget)
@@ -13,7 +11,8 @@ from app.core.units import human_bytes
 from app.gui.widgets.clipped import breakable
 from app.gui.widgets.run_caption import Timed, stored_text
 from app.gui.widgets.run_form import RunSettingsForm, ms_text
-from app.gui.shell.panel import OneJobView, Panel, start_and_cancel
+from app.gui.shell.job_control import JobControl, RunOf
+from app.gui.shell.panel import Panel
 from app.core.bench.jobs import BENCH, SWEEP, BenchParams
 from app.core.session.plugins import devices_text
 
@@ -23,7 +22,7 @@ FIGURE_ROWS = 8           # the figures' grid: 15 figures in two columns
 STATS_EVERY = 5           # live figures refresh every 5th redraw (about 6 times a second)
 
 
-class BenchmarkPanel(OneJobView, Panel):
+class BenchmarkPanel(Panel):
     title = "Benchmark"
 
     def build(self) -> None:
@@ -31,12 +30,10 @@ class BenchmarkPanel(OneJobView, Panel):
         from app.gui.panels.bench.sweep import SweepView
         from app.gui.widgets.run_caption import RunCaption
 
-        self.job = None
         self.report: dict | None = None
         self.planned: dict | None = None         # the running job's inputs, once its child planned them
         self.shown: tuple | None = None          # show_report's arguments: the result on screen
         self._before: tuple | None = None        # what was on screen when the running job started
-        self._running: tuple[str, str, float] | None = None   # path, label, start time
         self._ticks = 0
         self.tabs = QTabWidget()
         self.layout_.addWidget(self.tabs)
@@ -45,21 +42,39 @@ class BenchmarkPanel(OneJobView, Panel):
         self.sweep = SweepView(self)
         self.tabs.addTab(self.sweep, "Sweep")
 
+        self.caption = RunCaption("No run yet: the figures and the chart will say which model and inputs they "
+                                  "measured.")
+        self.control = JobControl(self.jobs, self.start, caption=self.caption, parent=self)
+        self.control.stopped.connect(self._stopped)
         self.run_form = RunSettingsForm()
         self.run_form.layout().setVerticalSpacing(2)     # compact rows leave the plots room at 1024x700
-        self.start_button, self.cancel_button, buttons = start_and_cancel(self.start, self.cancel)
-        self.status = QLabel()
-        self.status.setTextFormat(Qt.TextFormat.PlainText)   # it shows names from files
-        self.status.setWordWrap(True)
+        status = self.control.status
         # A fixed box: the text changes several times a second and must not re-lay out the tab.
-        self.status.setSizePolicy(QSizePolicy.Policy.Ignored, QSizePolicy.Policy.Fixed)
+        status.setSizePolicy(QSizePolicy.Policy.Ignored, QSizePolicy.Policy.Fixed)
         # Two lines across the whole tab (below the form and the figures, not under the form alone).
-        self.status.setFixedHeight(2 * self.status.fontMetrics().lineSpacing())
+        status.setFixedHeight(2 * status.fontMetrics().lineSpacing())
         left = QVBoxLayout()
         left.addWidget(self.run_form)
-        left.addLayout(buttons)
+        left.addLayout(self.control.buttons)
+        left.addWidget(self.control.progress)
         left.addStretch()
+        stats_box = self._build_figures()
+        top = QHBoxLayout()
+        top.addLayout(left)
+        top.addWidget(stats_box, 1)
+        self.view = LatencyView()
+        self.view.redrawn.connect(self._redrawn)
+        self.caption.follow(stats_box, self.view)
+        layout = QVBoxLayout(live)
+        layout.setContentsMargins(4, 4, 4, 4)
+        layout.setSpacing(4)
+        layout.addWidget(self.caption)
+        layout.addLayout(top)
+        layout.addWidget(status)
+        layout.addWidget(self.view, 1)
 
+    def _build_figures(self) -> QGroupBox:
+        """The run's figures in two columns, a note on how exact they are, and one on guessed inputs."""
         stats_box = QGroupBox("Figures")
         grid = QGridLayout(stats_box)
         grid.setVerticalSpacing(2)
@@ -80,21 +95,7 @@ class BenchmarkPanel(OneJobView, Panel):
         self.guess_note.setStyleSheet(WARN_STYLE)
         self.guess_note.hide()
         grid.addWidget(self.guess_note, FIGURE_ROWS + 1, 0, 1, 4)
-        top = QHBoxLayout()
-        top.addLayout(left)
-        top.addWidget(stats_box, 1)
-        self.view = LatencyView()
-        self.view.redrawn.connect(self._redrawn)
-        self.caption = RunCaption("No run yet: the figures and the chart will say which model and inputs they "
-                                  "measured.")
-        self.caption.follow(stats_box, self.view)
-        layout = QVBoxLayout(live)
-        layout.setContentsMargins(4, 4, 4, 4)
-        layout.setSpacing(4)
-        layout.addWidget(self.caption)
-        layout.addLayout(top)
-        layout.addWidget(self.status)
-        layout.addWidget(self.view, 1)
+        return stats_box
 
     def remembered(self) -> dict:
         sweep = self.sweep
@@ -105,7 +106,7 @@ class BenchmarkPanel(OneJobView, Panel):
 
     def model_changed(self, model) -> None:
         if self.job is None:
-            self.status.setText("Open a model to benchmark it." if model is None else
+            self.control.say("Open a model to benchmark it." if model is None else
                                 f"Ready: {breakable(model.label)} with the Session tab's settings.")
         self.caption.model_changed(model)
         self.sweep.model_changed(model)
@@ -153,54 +154,42 @@ class BenchmarkPanel(OneJobView, Panel):
         label = label or path
         self._before = (self.shown, self.view.series, self.view.figures, self.report)
         self.report, self.planned = None, None
-        self._running = (path, label, time.time())
         self.caption.clear()
-        self.caption.running(label)
         self._show_guesses([])
         self.view.reset(run.concurrency)
         self.view.start()
         for value in self.values.values():
             value.setText("–")
         self.stats_note.setText("live figures are read from the histogram (within about 1 %); exact ones follow")
-        self.start_button.setEnabled(False)
-        self.cancel_button.setEnabled(True)
-        self.status.setText(f"Measuring {label}…")
-        self.job = self.jobs.start(f"Benchmark {label}", BENCH,
-                                   BenchParams(path=path, session=config, run=run, variant=label),
-                                   on_data=self._on_data, on_result=self._on_result, on_error=self._on_error,
-                                   on_progress=lambda _f, message: self.status.setText(f"{label}: {message}"))
+        self.control.run(f"Benchmark {label}", BENCH, BenchParams(path=path, session=config, run=run, variant=label),
+                         self.show_result, subject=RunOf(path, label), on_data=self.receive,
+                         message=f"Measuring {label}…")
 
-    def cancel(self) -> None:
-        if self.job is not None:
-            self.job.cancel()
-
-    def _on_data(self, kind: str, payload) -> None:
+    def receive(self, kind: str, payload) -> None:
+        """What the running benchmark sends: batches of latencies, and the inputs it planned."""
+        run = self.control.subject
         if kind == "latency":
             self.view.add_batch(payload["phase"], payload["ns"])
-        elif kind == "inputs" and self._running is not None:
+        elif kind == "inputs" and self.job is not None:
             self.planned = payload
-            path, label, started = self._running
-            self.caption.show_run(path, label, payload["inputs"], started, note="measuring…")
+            self.caption.show_run(run.path, run.label, payload["inputs"], run.started, note="measuring…")
             self._show_guesses(payload["inputs"])
-            self.context.report_inputs(path, payload["inputs"])
+            self.context.report_inputs(run.path, payload["inputs"])
 
-    def _on_error(self, exc) -> None:
+    def _stopped(self, exc, run: RunOf) -> None:
+        """Cancelled, a run keeps what it measured; cancelled before its first run, the result
+        shown before comes back; stopped by an error, what it measured is marked so."""
         from app.core.jobs.errors import JobCancelled
 
-        job = self.job
-        super()._on_error(exc)
-        path, label, started = self._running
-        self._running = None
+        self.view.stop()
         nothing_run = not (self.view.series.count or self.view.series.warmup.size)
         if isinstance(exc, JobCancelled) and nothing_run and self._before and self._before[0]:
             self._show_before()
         elif isinstance(exc, JobCancelled):
-            self._show_partial(path, label, started)
-            self.jobs.note(job, f"cancelled after {self.view.series.count:,} runs")   # the dock says what the tab says
+            self._show_partial(run)
+            self.control.note(f"cancelled after {self.view.series.count:,} runs")   # the dock says what the tab says
         elif self.planned is not None:
-            self.caption.show_run(path, label, self.planned["inputs"], started, note="stopped by an error")
-        else:
-            self.caption.stopped()
+            self.caption.show_run(run.path, run.label, self.planned["inputs"], run.started, note="stopped by an error")
 
     def _show_before(self) -> None:
         """Cancelled before its first run (while the session was being made): the result that
@@ -208,9 +197,9 @@ class BenchmarkPanel(OneJobView, Panel):
         shown, series, figures, self.report = self._before
         self.view.restore(series, figures)
         self.show_report(*shown)
-        self.status.setText("Cancelled before the first run: nothing measured; the previous result is shown.")
+        self.control.say("Cancelled before the first run: nothing measured; the previous result is shown.")
 
-    def _show_partial(self, path: str, label: str, started: float) -> None:
+    def _show_partial(self, run: RunOf) -> None:
         """A cancelled run keeps what it measured, marked as partial."""
         stats = self.view.series.stats()
         count = stats["count"]
@@ -221,22 +210,18 @@ class BenchmarkPanel(OneJobView, Panel):
             self.values["throughput"].setText(f"≈ {stats['throughput_per_s']:,.1f} /s")
             self.values["runs"].setText(f"{count:,}")
         self.stats_note.setText(note + " (figures read from the histogram)")
-        self.status.setText(f"{label}: {note}; nothing stored.")
-        self.caption.show_run(path, label, (self.planned or {}).get("inputs", []), started, note=note)
+        self.caption.show_run(run.path, run.label, (self.planned or {}).get("inputs", []), run.started, note=note)
+        self.control.say(f"{run.label}: {note}; nothing stored.")
 
-    def _finished(self) -> None:
-        super()._finished()
+    def show_result(self, report: dict, run: RunOf) -> None:
+        """A finished benchmark of `run`'s model: its exact figures, and where it was stored."""
         self.view.stop()
-
-    def show_result(self, report: dict) -> None:
-        path, label, _ = self._running
-        self._running = None
         self.report = report
-        self.show_report(report, path, label)
+        self.show_report(report, run.path, run.label)
         self.view.show_figures(report["latency_ms"])
         policy = report.get("session", {}).get("device_policy", "none")
         picked = f" (the device policy {policy} picked {devices_text(report.get('devices', []))})" if policy != "none" else ""
-        self.status.setText(f"Done: {report['iterations']:,} runs on {', '.join(report['providers'])}{picked}"
+        self.control.say(f"Done: {report['iterations']:,} runs on {', '.join(report['providers'])}{picked}"
                             + stored_text(report))
 
     def show_report(self, report: dict, path: str | None = None, label: str = "", note: str = "") -> None:

@@ -6,13 +6,11 @@ marked partial."""
 
 from __future__ import annotations
 
-import time
 from pathlib import Path
 
-from PySide6.QtWidgets import QComboBox, QDoubleSpinBox, QFormLayout, QGroupBox, QLabel, QLineEdit, QWidget
-from PySide6.QtCore import Qt
+from PySide6.QtWidgets import QComboBox, QDoubleSpinBox, QFormLayout, QGroupBox, QLineEdit, QWidget
 
-from app.gui.shell.panel import OneJobView, start_and_cancel
+from app.gui.shell.job_control import JobControl, RunOf
 from app.gui.widgets.captioned import CaptionedResults, settings_beside
 from app.gui.widgets.run_caption import inputs_text
 from app.core.bench.jobs import SWEEP, SweepParams
@@ -23,7 +21,7 @@ from app.core.units import interval_text, ratio_text, ratio_with_interval
 NO_DIM = "(none: concurrency only)"
 
 
-class SweepView(OneJobView, QWidget):
+class SweepView(QWidget):
     def __init__(self, panel):
         from app.gui.widgets.run_form import RunSettingsForm
         from app.gui.widgets.charts import HeatMap, LineChart
@@ -31,11 +29,10 @@ class SweepView(OneJobView, QWidget):
 
         super().__init__()
         self.panel = panel
-        self.job = None
         self.result: dict | None = None
         self.cells: list[dict] = []
         self.planned: list[dict] = []          # the running sweep's first cell's inputs
-        self._running: tuple[str, dict, float] | None = None    # path, the grid, start time
+        self.grid: dict | None = None          # the running (or last) sweep's grid
         grid_box = QGroupBox("Grid")
         form = QFormLayout(grid_box)
         self.dim = QComboBox()
@@ -58,11 +55,6 @@ class SweepView(OneJobView, QWidget):
         form.addRow("Latency limit:", self.limit)
         form.addRow("Limit applies to:", self.percentile)
         self.run_form = RunSettingsForm("Each cell")
-        self.start_button, self.cancel_button, buttons = start_and_cancel(
-            self.start, lambda: self.job and self.job.cancel(), "Start sweep")
-        self.status = QLabel()
-        self.status.setTextFormat(Qt.TextFormat.PlainText)   # it shows names from files
-        self.status.setWordWrap(True)
 
         self.table = DataTable()
         self.table.decimals = 4
@@ -73,7 +65,15 @@ class SweepView(OneJobView, QWidget):
         results = CaptionedResults("No sweep yet: the table and the charts will say which model and inputs they "
                                    "measured.", self.table, charts, (200, 400))
         self.caption, self.charts = results.caption, results.charts
-        self.setLayout(settings_beside([grid_box, self.run_form, buttons, self.status], results))
+        self.control = JobControl(panel.context.jobs, self.start, "Start sweep", caption=self.caption, parent=self)
+        self.control.stopped.connect(self._stopped)
+        self.setLayout(settings_beside([grid_box, self.run_form, self.control.buttons, self.control.progress,
+                                        self.control.status], results))
+
+    @property
+    def job(self):
+        """The sweep running now (None when none does)."""
+        return self.control.job
 
     def model_changed(self, model) -> None:
         self.caption.model_changed(model)
@@ -116,48 +116,38 @@ class SweepView(OneJobView, QWidget):
         if run is not None:
             self.run_form.set_settings(run)
         self.cells, self.result, self.planned = [], None, []     # the last sweep stays, greyed, until cells come
-        self.start_button.setEnabled(False)
-        self.cancel_button.setEnabled(True)
-        name = Path(path).name
-        self._running = (path, params, time.time())
-        self.caption.running(name)
-        self.job = context.jobs.start(
-            f"Sweep {name}", SWEEP,
-            SweepParams(path=path, session=config, run=self.run_form.settings(), **params),
-            on_data=self._on_data, on_result=self._on_result, on_error=self._on_error,
-            on_progress=lambda _f, message: self.status.setText(message))
+        self.grid = params
+        self.control.run(f"Sweep {Path(path).name}", SWEEP,
+                         SweepParams(path=path, session=config, run=self.run_form.settings(), **params),
+                         lambda result, _run: self.show_result(result), subject=RunOf(path, Path(path).name),
+                         on_data=self.receive)
 
-    def _on_data(self, kind: str, payload) -> None:
-        if self._running is None:
+    def receive(self, kind: str, payload) -> None:
+        """What the running sweep sends: the inputs it planned, then each cell as it is measured."""
+        run = self.control.subject
+        if self.job is None:
             return
-        path, grid, started = self._running
         if kind == "inputs":
             self.planned = payload["inputs"]
-            self.caption.running(f"{Path(path).name} on {inputs_text(self.planned)}")
+            self.caption.running(f"{run.label} on {inputs_text(self.planned)}")
         elif kind == "sweep-cell":
             if not self.cells:
-                self.caption.show_run(path, Path(path).name, self.planned, started, note="measuring…",
-                                      detail=_definition(grid))
+                self.caption.show_run(run.path, run.label, self.planned, run.started, note="measuring…",
+                                      detail=_definition(self.grid))
             self.cells.append(payload)
             self.show_cells()
 
-    def _on_error(self, exc) -> None:
+    def _stopped(self, exc, run: RunOf) -> None:
+        """A cancelled sweep keeps the cells it measured, marked partial."""
         from app.core.jobs.errors import JobCancelled
 
-        super()._on_error(exc)
-        path, grid, started = self._running
-        self._running = None
         if not isinstance(exc, JobCancelled) or not self.cells:
             self.caption.stopped()
             return
-        total = len(grid["dim_values"] or [None]) * len(grid["concurrency_values"])
+        total = len(self.grid["dim_values"] or [None]) * len(self.grid["concurrency_values"])
         note = f"partial — cancelled with {len(self.cells)} of {total} cells measured; not stored"
-        self.caption.show_run(path, Path(path).name, self.planned, started, note=note, detail=_definition(grid))
-        self.status.setText(f"Cancelled: {len(self.cells)} of {total} cells measured, shown as partial.")
-
-    def _on_result(self, result: dict) -> None:
-        self._running = None
-        super()._on_result(result)
+        self.caption.show_run(run.path, run.label, self.planned, run.started, note=note, detail=_definition(self.grid))
+        self.control.say(f"Cancelled: {len(self.cells)} of {total} cells measured, shown as partial.")
 
     # showing -------------------------------------------------------------------
     def show_result(self, result: dict, note: str = "") -> None:
@@ -169,7 +159,7 @@ class SweepView(OneJobView, QWidget):
         self.show_cells(result.get("dim"), result["best"])
         best = result["best"]
         if result["latency_limit_ms"] is not None and best is None:
-            self.status.setText(f"No cell keeps {result['limit_percentile']} within {result['latency_limit_ms']} ms.")
+            self.control.say(f"No cell keeps {result['limit_percentile']} within {result['latency_limit_ms']} ms.")
         elif best is not None:
             where = (f"{result['dim']}={best['dim_value']}, " if result["dim"] else "") + f"concurrency {best['concurrency']}"
             unit = items_unit(result["dim"], result["cells"])
@@ -180,7 +170,7 @@ class SweepView(OneJobView, QWidget):
                 text += (f" Against the runner-up: {ratio_with_interval(margin['ratio'], margin['ci'])}, "
                          + ("a measurable lead." if margin["measurable"]
                             else "not a measurable lead: either could be the best."))
-            self.status.setText(text)
+            self.control.say(text)
 
     def show_cells(self, dim: str | None = None, best: dict | None = None) -> None:
         import math

@@ -8,14 +8,14 @@ from __future__ import annotations
 
 from pathlib import Path
 
-from PySide6.QtCore import Qt
 from PySide6.QtWidgets import QFileDialog, QHBoxLayout, QLabel, QPushButton
 
 from app.core.bench.compare import COMPARE_HEADERS, compare_table
 from app.core.bench.generation import GENERATION_HEADERS, generation_table
 from app.core.units import cosine_text, diff_text, ratio_text
-from app.gui.shell.panel import OneJobView, Panel, start_and_cancel
-from app.gui.widgets.plain_text import plain
+from app.gui.shell.job_control import JobControl, RunOf
+from app.gui.shell.panel import Panel
+from app.gui.widgets.replace import confirm_replace
 from app.gui.widgets.captioned import CaptionedResults, settings_beside
 from app.gui.widgets.run_caption import Timed, inputs_text, stored_text
 from app.core.bench.jobs import COMPARE, CompareParams
@@ -23,27 +23,28 @@ from app.core.bench.jobs import COMPARE, CompareParams
 CHART_LABEL_CHARS = 28     # a bar's label; a longer one would be dropped by the axis for want of room
 
 
-class ComparePanel(OneJobView, Panel):
+class ComparePanel(Panel):
     title = "Compare"
 
     def build(self) -> None:
-        from app.gui.widgets.pairs_form import PairsForm
-        from app.gui.widgets.run_form import RunSettingsForm
-        from app.gui.widgets.charts import GroupedBarChart
-        from app.gui.widgets.chart_base import BarChart
-        from app.gui.widgets.table import DataTable
-
-        self.job = None
         self.result: dict | None = None
         self.partial: dict | None = None         # what a cancelled comparison measured
-        self._running: list[dict] | None = None    # the models being compared
+        results = self._build_results()
+        self.caption = results.caption
+        self.control = JobControl(self.jobs, self.start, "Compare selected", caption=self.caption, parent=self)
+        self.control.stopped.connect(self._stopped)
+        self.layout_.addLayout(settings_beside(self._build_settings(), results))
+
+    def _build_settings(self) -> list:
+        """The settings column: what to select, how to run each model, Start, exports, Drift."""
+        from app.gui.widgets.pairs_form import PairsForm
+        from app.gui.widgets.run_form import RunSettingsForm
+
         self.hint = QLabel("Select two or more models or variants in the list (Ctrl+click). The one highest in the "
                            "list is the reference for speedup and fidelity.")
         self.hint.setWordWrap(True)
         self.run_form = RunSettingsForm("Each model")
         self.pairs_form = PairsForm()
-        self.start_button, self.cancel_button, buttons = start_and_cancel(
-            self.start, lambda: self.job and self.job.cancel(), "Compare selected")
         # two to a row: one to a row, the drift button sat below the fold of a 1024×700 window
         export_table = QPushButton("Table as CSV…")
         export_table.setToolTip("Export the table as CSV.")
@@ -58,9 +59,15 @@ class ComparePanel(OneJobView, Panel):
         self.drift_button.setToolTip("Open the Drift tab on the selected model (or the second) against the reference.")
         self.drift_button.setEnabled(False)
         self.drift_button.clicked.connect(lambda: self.show_drift())
-        self.status = QLabel()
-        self.status.setTextFormat(Qt.TextFormat.PlainText)   # it shows names from files
-        self.status.setWordWrap(True)
+        return [self.hint, self.run_form, self.pairs_form, self.control.buttons, self.control.progress, exports,
+                self.drift_button, self.control.status]
+
+    def _build_results(self) -> CaptionedResults:
+        """The table, and the speedup, latency, throughput and generation charts beside it."""
+        from app.gui.widgets.charts import GroupedBarChart
+        from app.gui.widgets.chart_base import BarChart
+        from app.gui.widgets.table import DataTable
+
         self.table = DataTable(COMPARE_HEADERS)
         self.table.key_columns = ("Verdict",)      # long model names give up width first
         self.table.column_formats = {"Speedup": ratio_text, "max |Δ|": diff_text, "Cosine": cosine_text}
@@ -76,11 +83,9 @@ class ComparePanel(OneJobView, Panel):
                   (self.throughput_chart, "Throughput"), (self.generation_table, "Generation"))
         results = CaptionedResults("No comparison yet: the table and the charts will say which models and inputs "
                                    "they measured.", self.table, charts, (250, 350))
-        self.caption = results.caption
         self.tabs = results.charts
         self.tabs.setTabVisible(self.tabs.indexOf(self.generation_table), False)
-        self.layout_.addLayout(settings_beside([self.hint, self.run_form, self.pairs_form, buttons, exports,
-                                                self.drift_button, self.status], results))
+        return results
 
     def remembered(self) -> dict:
         return {**self.run_form.remembered(), **self.pairs_form.remembered()}
@@ -116,39 +121,30 @@ class ComparePanel(OneJobView, Panel):
             return
         if run is not None:
             self.run_form.set_settings(run)
-        self.start_button.setEnabled(False)
-        self.cancel_button.setEnabled(True)
-        self.status.setText(f"Comparing {len(models)} models…")
-        self.partial, self._running = None, models
-        self.caption.running(_label(models))
-        self.job = self.jobs.start(
+        self.partial = None
+        self.control.run(
             f"Compare {', '.join(m['label'] for m in models)}", COMPARE,
             CompareParams(models=models, session=config, run=self.run_form.settings(), **self.pairs_form.values()),
-            on_data=self._on_data, on_result=self._on_result, on_error=self._on_error,
-            on_progress=lambda _f, message: self.status.setText(message))
+            lambda result, _run: self.show_result(result), subject=RunOf(models[0]["path"], _label(models)),
+            on_data=self.receive, message=f"Comparing {len(models)} models…")
 
-    def _on_data(self, kind: str, payload) -> None:
-        if kind == "inputs" and self._running is not None:
-            self.context.report_inputs(self._running[0]["path"], payload["inputs"])
-            self.caption.running(f"{_label(self._running)} on {inputs_text(payload['inputs'])}")
+    def receive(self, kind: str, payload) -> None:
+        """What the running comparison sends: the reference's inputs, and what it measured so far."""
+        run = self.control.subject
+        if kind == "inputs" and self.job is not None:
+            self.context.report_inputs(run.path, payload["inputs"])
+            self.caption.running(f"{run.label} on {inputs_text(payload['inputs'])}")
         elif kind == "compare-partial":
             self.partial = payload
 
-    def _on_error(self, exc) -> None:
+    def _stopped(self, exc, _run: RunOf) -> None:
+        """A cancelled comparison shows the rounds it measured, marked partial."""
         from app.core.jobs.errors import JobCancelled
 
-        super()._on_error(exc)
-        self._running = None
         if isinstance(exc, JobCancelled) and self.partial is not None:
             rounds = self.partial["alternation"]["rounds_run"]
             self.show_result(self.partial, note=f"partial — cancelled after {rounds} rounds; not stored")
-            self.status.setText(f"Cancelled: showing the {rounds} rounds measured, marked partial.")
-        else:
-            self.caption.stopped()
-
-    def _on_result(self, result: dict) -> None:
-        self._running = None
-        super()._on_result(result)
+            self.control.say(f"Cancelled: showing the {rounds} rounds measured, marked partial.")
 
     def show_result(self, result: dict, note: str = "") -> None:
         from app.gui.widgets.theme import series_colors
@@ -177,7 +173,7 @@ class ComparePanel(OneJobView, Panel):
         self.generation_table.set_rows(generation_table(generation)[1] if generation else [])
         self.tabs.setTabVisible(self.tabs.indexOf(self.generation_table), bool(generation))
         if not result.get("partial"):
-            self.status.setText("Done: the first model is the reference" + stored_text(result))
+            self.control.say("Done: the first model is the reference" + stored_text(result))
         self.drift_button.setEnabled(len(result["models"]) > 1 and not result.get("partial"))
 
     def show_drift(self) -> None:
@@ -224,13 +220,9 @@ class ComparePanel(OneJobView, Panel):
         names = {"compare-speedup.png": self.speedup_chart, "compare-latency.png": self.latency_chart,
                  "compare-throughput.png": self.throughput_chart}
         targets = [Path(folder) / name for name in names]
-        existing = [t.name for t in targets if t.exists()]
-        if existing:
-            from PySide6.QtWidgets import QMessageBox
-            answer = QMessageBox.question(self, "Replace files?", plain(f"{', '.join(existing)} already exist in {folder}. "
-                                                                       "Replace them?"))
-            if answer != QMessageBox.StandardButton.Yes:
-                return []
+        existing = [t for t in targets if t.exists()]
+        if existing and not confirm_replace(self, existing):
+            return []
         return [chart.export_png(str(Path(folder) / name)) for name, chart in names.items()]
 
 

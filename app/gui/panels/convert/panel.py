@@ -10,7 +10,7 @@ import html
 from pathlib import Path
 
 from PySide6.QtWidgets import (QCheckBox, QComboBox, QFormLayout, QGroupBox, QHBoxLayout, QLabel, QLineEdit,
-                               QMessageBox, QProgressBar, QPushButton, QScrollArea, QSplitter, QVBoxLayout, QWidget)
+                               QPushButton, QScrollArea, QSplitter, QVBoxLayout, QWidget)
 from PySide6.QtCore import Qt
 
 from app.core.convert.options import KINDS, default_output, kind_info, unavailable_reason
@@ -19,9 +19,9 @@ from app.core.model.jobs import ModelPath
 from app.core.session.fidelity_policy import for_kind
 from app.core.store.paths import output_dir
 from app.gui.panels.convert.parts import OptionsForm, PathEdit, ResultCard, failed_check_text
+from app.gui.shell.job_control import JobControl
 from app.gui.shell.panel import Panel
-from app.gui.widgets.plain_text import plain
-from app.gui.widgets.theme import verdict_color
+from app.gui.widgets.replace import confirm_replace
 
 
 
@@ -29,12 +29,22 @@ class ConvertPanel(Panel):
     title = "Convert"
 
     def build(self) -> None:
-        self.job = None
         self.output_edited = False
         self.heading = QLabel()
         self.heading.setWordWrap(True)
         self.layout_.addWidget(self.heading)
+        self.control = JobControl(self.jobs, self.start, "Convert", parent=self)
+        self.control.ended.connect(self._refresh_state)
+        body = QSplitter(Qt.Orientation.Horizontal)
+        body.addWidget(self._build_settings())
+        body.addWidget(self._build_result())
+        body.setSizes([500, 700])
+        self.layout_.addWidget(body, 1)
+        self.context.providers_ready.connect(lambda _info: self._update_availability())
+        self._kind_changed()
 
+    def _build_settings(self) -> QWidget:
+        """The kind, its options, the output and the check (scrolled), Convert and its status under them."""
         self.kind_box = QComboBox()
         self.kind_box.setSizeAdjustPolicy(QComboBox.SizeAdjustPolicy.AdjustToMinimumContentsLengthWithIcon)
         self.kind_box.setMinimumContentsLength(24)
@@ -46,7 +56,34 @@ class ConvertPanel(Panel):
         self.options = OptionsForm()
         options_box = QGroupBox("Options")
         QVBoxLayout(options_box).addWidget(self.options)
+        check_box = self._build_check()
+        buttons = QHBoxLayout()
+        buttons.addLayout(self.control.buttons)
+        buttons.addWidget(self.control.progress)
+        settings = QWidget()
+        column = QVBoxLayout(settings)
+        column.addWidget(QLabel("Kind:"))
+        column.addWidget(self.kind_box)
+        column.addWidget(self.kind_note)
+        column.addWidget(options_box)
+        column.addWidget(check_box)
+        column.addStretch(1)
+        scroll = QScrollArea()
+        scroll.setWidgetResizable(True)
+        scroll.setHorizontalScrollBarPolicy(Qt.ScrollBarPolicy.ScrollBarAlwaysOff)
+        scroll.setWidget(settings)
+        scroll.setMinimumWidth(settings.minimumSizeHint().width() + scroll.verticalScrollBar().sizeHint().width() + 4)
+        # Convert and its status under the options, not at their end: in view however long the form
+        left = QWidget()
+        left_column = QVBoxLayout(left)
+        left_column.setContentsMargins(0, 0, 0, 0)
+        left_column.addWidget(scroll, 1)
+        left_column.addLayout(buttons)
+        left_column.addWidget(self.control.status)
+        return left
 
+    def _build_check(self) -> QGroupBox:
+        """Where the variant goes, and how it is checked against its source."""
         self.output = PathEdit(save=True, filter_text="Models (*.onnx *.ort)")
         self.output.edit.textEdited.connect(lambda _: setattr(self, "output_edited", True))
         self.fidelity = QCheckBox("Check fidelity against the source")
@@ -81,41 +118,10 @@ class ConvertPanel(Panel):
         form.addRow("Tolerance:", tolerance)
         form.addRow("Dimensions:", self.dims)
         form.addRow("Inputs:", self.inputs)
+        return check_box
 
-        self.run_button = QPushButton("Convert")
-        self.run_button.clicked.connect(self.start)
-        self.cancel_button = QPushButton("Cancel")
-        self.cancel_button.setEnabled(False)
-        self.cancel_button.clicked.connect(self.cancel)
-        self.progress = QProgressBar()
-        self.progress.setTextVisible(True)
-        self.status = QLabel()
-        self.status.setTextFormat(Qt.TextFormat.PlainText)   # it shows names from files
-        self.status.setWordWrap(True)
-        buttons = QHBoxLayout()
-        for widget in (self.run_button, self.cancel_button, self.progress):
-            buttons.addWidget(widget)
-
-        settings = QWidget()
-        column = QVBoxLayout(settings)
-        column.addWidget(QLabel("Kind:"))
-        column.addWidget(self.kind_box)
-        column.addWidget(self.kind_note)
-        column.addWidget(options_box)
-        column.addWidget(check_box)
-        column.addStretch(1)
-        scroll = QScrollArea()
-        scroll.setWidgetResizable(True)
-        scroll.setHorizontalScrollBarPolicy(Qt.ScrollBarPolicy.ScrollBarAlwaysOff)
-        scroll.setWidget(settings)
-        scroll.setMinimumWidth(settings.minimumSizeHint().width() + scroll.verticalScrollBar().sizeHint().width() + 4)
-        # Convert and its status under the options, not at their end: in view however long the form
-        left = QWidget()
-        left_column = QVBoxLayout(left)
-        left_column.setContentsMargins(0, 0, 0, 0)
-        left_column.addWidget(scroll, 1)
-        left_column.addLayout(buttons)
-        left_column.addWidget(self.status)
+    def _build_result(self) -> QWidget:
+        """The last conversion's card, and the way to its drift."""
         self.card = ResultCard()
         self.drift_button = QPushButton("Where does it drift?")
         self.drift_button.setToolTip("Open the Drift tab on this variant: its tensors against the source's, one by "
@@ -126,13 +132,7 @@ class ConvertPanel(Panel):
         result_column.setContentsMargins(0, 0, 0, 0)
         result_column.addWidget(self.card, 1)
         result_column.addWidget(self.drift_button)
-        body = QSplitter(Qt.Orientation.Horizontal)
-        body.addWidget(left)
-        body.addWidget(result)
-        body.setSizes([500, 700])
-        self.layout_.addWidget(body, 1)
-        self.context.providers_ready.connect(lambda _info: self._update_availability())
-        self._kind_changed()
+        return result
 
     # kinds and options -------------------------------------------------------
     def kind(self) -> str:
@@ -203,11 +203,9 @@ class ConvertPanel(Panel):
                         on_result=detected)
 
     def _refresh_state(self) -> None:
-        running = self.job is not None
         reason = unavailable_reason(self.kind(), self.context.providers_info)
         ready = self.model is not None and self.model.summary is not None and self.model.summary["format"] == "onnx"
-        self.run_button.setEnabled(ready and not running and not reason)
-        self.cancel_button.setEnabled(running)
+        self.control.set_ready(ready and not reason)
         if reason:
             self._say(reason)
         elif self.model is not None and self.model.summary is not None and not ready:
@@ -221,8 +219,7 @@ class ConvertPanel(Panel):
             self.heading.setText(f"<b>Convert {html.escape(model.label)}</b>" + ("" if model.kind == "source"
                                                                      else f" ({model.kind} variant)"))
             self._suggest_output()
-        self.card.show_report((model.extra or {}).get("conversion") if model is not None else None)
-        self._drift_ready()
+        self.show_conversion((model.extra or {}).get("conversion") if model is not None else None)
         if model is not None and self.kind() == "transformers":
             self._detect_transformer_shape()
         self._refresh_state()
@@ -248,12 +245,6 @@ class ConvertPanel(Panel):
                              force=force, options=self.options.values(), fidelity=self.fidelity.isChecked(),
                              tolerance=tolerance, session=config, speed_s=SPEED_S if self.speed.isChecked() else 0)
 
-    def confirm_overwrite(self, path: Path) -> bool:
-        answer = QMessageBox.question(self, "Replace the file?", plain(f"{path} already exists. Replace it?"),
-                                      QMessageBox.StandardButton.Yes | QMessageBox.StandardButton.No,
-                                      QMessageBox.StandardButton.No)
-        return answer == QMessageBox.StandardButton.Yes
-
     def start(self) -> None:
         if self.model is None or self.job is not None:
             return
@@ -262,52 +253,32 @@ class ConvertPanel(Panel):
             target.parent.mkdir(parents=True, exist_ok=True)    # the per-user default, made on first use
         force = False
         if target.exists():
-            if not self.confirm_overwrite(target):
+            if not confirm_replace(self, target):
                 return
             force = True
         source = self.model
         kind = self.kind()
-        self.progress.setValue(0)
-        self._say("converting…")
-
-        def done(report: dict) -> None:
-            # reread: a file replaced on disk is read again; the source stays the current model
-            self.context.open_model(report["output"], parent=source, kind=kind, extra={"conversion": report},
-                                    reread=True, select=False)
-            self.context.settings.convert_output_dir = str(Path(report["output"]).parent)
-            self.output_edited = False         # the next name comes from the kind again, in this folder
-            self.card.show_report(report)
-            self._drift_ready()
-
-        self.job = self.jobs.start(f"Convert {source.label} to {kind}", CONVERT, self.params(force), on_result=done,
-                                   on_progress=self._progressed)
-        self.jobs.job_finished.connect(self._finished)
+        self.control.run(f"Convert {source.label} to {kind}", CONVERT, self.params(force),
+                         lambda report, _run: self.add_variant(report, source), message="converting…")
         self._refresh_state()
 
-    def _progressed(self, fraction, message: str) -> None:
-        if fraction is not None:
-            self.progress.setValue(int(fraction * 100))
-        self._say(message)
+    def add_variant(self, report: dict, source) -> None:
+        """A conversion of `source` is done: its variant joins the model list under it (the source
+        stays the current model), and its card and check are shown."""
+        # reread: a file replaced on disk is read again
+        self.context.open_model(report["output"], parent=source, kind=report["kind"], extra={"conversion": report},
+                                reread=True, select=False)
+        self.context.settings.convert_output_dir = str(Path(report["output"]).parent)
+        self.output_edited = False         # the next name comes from the kind again, in this folder
+        self.show_conversion(report)
+        problem = failed_check_text(report["fidelity"])
+        name = Path(report["output"]).name
+        self._say(f"made {name}, but the check failed: {problem}" if problem else
+                  f"done: {name} is under its source in the model list", failed=bool(problem))
 
-    def _finished(self, job) -> None:
-        if job is not self.job:
-            return
-        self.jobs.job_finished.disconnect(self._finished)
-        self.job = None
-        self.progress.setValue(100 if job.state == "done" else 0)
-        if job.state == "failed":
-            self._say(f"failed: {getattr(job.error, 'message', job.error)}", failed=True)
-        elif job.state == "done" and job.result is not None:
-            problem = failed_check_text(job.result["fidelity"])
-            name = Path(job.result["output"]).name
-            self._say(f"made {name}, but the check failed: {problem}" if problem else
-                      f"done: {name} is under its source in the model list", failed=bool(problem))
-        else:
-            self._say(job.state)
-        self._refresh_state()
-
-    def _drift_ready(self) -> None:
-        report = self.card.report
+    def show_conversion(self, report: dict | None) -> None:
+        """A conversion's card (None: none), and the way to its drift where its check ran."""
+        self.card.show_report(report)
         self.drift_button.setEnabled(report is not None and report.get("check") in ("passed", "failed"))
 
     def show_drift(self) -> None:
@@ -316,9 +287,4 @@ class ConvertPanel(Panel):
         self.context.run_again(DRIFT, {"source": report["input"], "variant": report["output"], "conversion": report})
 
     def _say(self, text: str, failed: bool = False) -> None:
-        self.status.setText(text)
-        self.status.setStyleSheet(f"color: {verdict_color(False)};" if failed else "")
-
-    def cancel(self) -> None:
-        if self.job is not None:
-            self.job.cancel()
+        self.control.say(text, failed)

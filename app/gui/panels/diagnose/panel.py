@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import time
 from html import escape
 from pathlib import Path
 
@@ -10,6 +9,7 @@ from PySide6.QtCore import Qt
 from PySide6.QtWidgets import QHBoxLayout, QLabel, QPushButton, QSplitter, QTextBrowser
 
 from app.core.units import duration_text
+from app.gui.shell.job_control import JobControl, RunOf
 from app.gui.shell.panel import Panel
 from app.core.diagnose.jobs import DIAGNOSE, DiagnoseParams
 
@@ -21,28 +21,29 @@ class DiagnosePanel(Panel):
 
     def build(self) -> None:
         from app.gui.widgets.run_caption import RunCaption
-        from app.gui.widgets.table import DataTable
 
-        self.job = None
         self.result = None
-        self._running: tuple[str, str, float] | None = None    # path, label, start time
         self.caption = RunCaption("No diagnosis yet.")
+        self.control = JobControl(self.jobs, self.start, "Diagnose", caption=self.caption, parent=self)
+        self.control.start_button.setToolTip("Profile the model with the Session tab's settings, time it, try fixed "
+                                             "dimensions and spinning, and explain what slows it down.")
         self.layout_.addWidget(self.caption)
         top = QHBoxLayout()
-        self.run_button = QPushButton("Diagnose")
-        self.run_button.setToolTip("Profile the model with the Session tab's settings, time it, try fixed "
-                                   "dimensions and spinning, and explain what slows it down.")
-        self.run_button.clicked.connect(self.start)
-        self.status = QLabel()
-        self.status.setTextFormat(Qt.TextFormat.PlainText)   # it shows names from files
-        self.status.setWordWrap(True)
-        top.addWidget(self.run_button)
-        top.addWidget(self.status, 1)
+        top.addLayout(self.control.buttons)
+        top.addWidget(self.control.progress)
+        top.addWidget(self.control.status, 1)
         self.layout_.addLayout(top)
         self.figures = QLabel()       # the diagnosed run's latency: greyed with the findings
         self.figures.setWordWrap(True)
         self.figures.setTextFormat(Qt.TextFormat.RichText)   # escaped: it names the trace file
         self.layout_.addWidget(self.figures)
+        self.profile_source = "its own profile"
+        self._build_findings()
+
+    def _build_findings(self) -> None:
+        """The findings, the selected one in full, and its setting to apply."""
+        from app.gui.widgets.table import DataTable
+
         self.table = DataTable(["Severity", "Finding", "Id", "Likely cost"])
         self.table.selectionModel().currentRowChanged.connect(lambda *_: self._show_selected())
         self.details = QTextBrowser()
@@ -52,7 +53,6 @@ class DiagnosePanel(Panel):
         self.apply_reason = QLabel("Choose a finding: those with a session setting to change can apply it here.")
         self.apply_reason.setWordWrap(True)
         self.apply_reason.setTextFormat(Qt.TextFormat.PlainText)   # a setting may name a model's dimension
-        self.profile_source = "its own profile"
         body = QSplitter(Qt.Orientation.Vertical)
         body.addWidget(self.table)
         body.addWidget(self.details)
@@ -65,10 +65,10 @@ class DiagnosePanel(Panel):
         self.layout_.addLayout(actions)
 
     def model_changed(self, model) -> None:
-        self.run_button.setEnabled(model is not None and model.summary is not None and self.job is None)
+        self.control.set_ready(model is not None and model.summary is not None)
         self.caption.model_changed(model)
         if self.job is None and self.result is None:
-            self.status.setText("Open a model to diagnose it." if model is None else
+            self.control.say("Open a model to diagnose it." if model is None else
                                 f"Ready: Diagnose profiles, times and tries settings on {model.label}.")
 
     def start(self) -> None:
@@ -83,29 +83,17 @@ class DiagnosePanel(Panel):
         if profile and same_session(profile.get("session"), config.to_dict()) and Path(profile["trace"]).is_file():
             params.trace = profile["trace"]     # the Profile tab's shares, not a second profile's
             self.profile_source = f"the Profile tab's profile ({Path(profile['trace']).name})"
-        self.run_button.setEnabled(False)
-        self.status.setText("Profiling, timing and experimenting…")
-        self._running = (self.model.path, self.model.label, time.time())
-        self.caption.running(self.model.label)
-        self.job = self.jobs.start(f"Diagnose {self.model.label}", DIAGNOSE, params,
-                                   on_result=self.show_result, on_error=self._failed)
+        self.control.run(f"Diagnose {self.model.label}", DIAGNOSE, params, self.show_result,
+                         subject=RunOf(self.model.path, self.model.label),
+                         message="Profiling, timing and experimenting…")
 
-    def _failed(self, _exc) -> None:
-        self._done("Diagnosis failed.")
-        self.caption.stopped()
-
-    def _done(self, text: str) -> None:
-        self.job = None
-        self.status.setText(text)
-        self.run_button.setEnabled(self.model is not None)
-
-    def show_result(self, result: dict) -> None:
-        path, label, started = self._running
+    def show_result(self, result: dict, run: RunOf) -> None:
+        """A diagnosis of `run`'s model: its figures, its findings (the first selected)."""
         self.result = result
-        self.context.report_inputs(path, result.get("inputs") or [])
-        self.caption.show_run(path, label, result.get("inputs"), started)
+        self.context.report_inputs(run.path, result.get("inputs") or [])
+        self.caption.show_run(run.path, run.label, result.get("inputs"), run.started)
         stats = result["evidence"]["latency_ms"]
-        self._done(f"Done: {len(result['findings'])} finding(s).")
+        self.control.say(f"Done: {len(result['findings'])} finding(s).")
         load = result["evidence"].get("load") or {}
         busy = (f" <b>The machine was busy</b> (other processes used {load['other_cores']:.1f} cores): "
                 "these figures are disturbed." if load.get("busy") else "")
@@ -135,8 +123,8 @@ class DiagnosePanel(Panel):
         self.apply_reason.setText(apply_reason(finding))
         if finding is None:
             return
-        if finding.get("nodes") and self._running:      # the Graph tab centres on the node it names first
-            self.context.choose_node(self._running[0], finding["nodes"][0])
+        if finding.get("nodes") and self.caption.run:      # the Graph tab centres on the node it names first
+            self.context.choose_node(self.caption.run.path, finding["nodes"][0])
         parts = [f"<h3>{escape(finding['title'])}</h3>", f"<p><b>Evidence:</b> {escape(finding['evidence'])}</p>"]
         if finding["cost"]:
             parts.append(f"<p><b>Likely cost:</b> {escape(finding['cost'])}</p>")

@@ -18,7 +18,9 @@ from app.core.convert.jobs import SPEED_S, ConvertParams
 from app.core.drift.jobs import DRIFT, REPAIR, DriftParams, RepairParams
 from app.gui.panels.drift.views import (STEP_HEADERS, STEP_KEYS, TENSOR_HEADERS, TENSOR_KEYS, first_text,
                                         number_table, repaired_story, step_row, tensor_row)
+from app.gui.shell.job_control import JobControl
 from app.gui.shell.panel import Panel
+from app.gui.widgets.replace import confirm_replace
 
 FIRST_DRIFT, FIRST_NONFINITE = QColor(240, 173, 78, 120), QColor(217, 83, 79, 120)
 AUTO_STEPS = 8
@@ -36,7 +38,6 @@ class DriftPanel(Panel):
     title = "Drift"
 
     def build(self) -> None:
-        self.job = None
         self.pair: dict | None = None           # {source, variant, conversion (its report, or None)}
         self.result: dict | None = None
         self.repair_result: dict | None = None
@@ -44,19 +45,14 @@ class DriftPanel(Panel):
         self.heading = QLabel("Pick a variant in the model list, or press “Where does it drift?” on a conversion "
                               "or a comparison.")
         self.heading.setWordWrap(True)
-        self.find_button = QPushButton("Find the drift")
-        self.find_button.setToolTip("Run the source and the variant on the same inputs (the Session tab's) with "
-                                    "every tensor exposed and compare them one by one.")
-        self.find_button.clicked.connect(lambda: self.start())
-        self.cancel_button = QPushButton("Cancel")
-        self.cancel_button.clicked.connect(lambda: self.job and self.job.cancel())
-        self.status = QLabel()
-        self.status.setTextFormat(Qt.TextFormat.PlainText)   # it shows names from files
-        self.status.setWordWrap(True)
+        self.control = JobControl(self.jobs, lambda: self.start(), "Find the drift", parent=self)
+        self.control.start_button.setToolTip("Run the source and the variant on the same inputs (the Session tab's) "
+                                             "with every tensor exposed and compare them one by one.")
+        self.control.ended.connect(self._refresh)
         top = QHBoxLayout()
-        for widget in (self.find_button, self.cancel_button):
-            top.addWidget(widget)
-        top.addWidget(self.status, 1)
+        top.addLayout(self.control.buttons)
+        top.addWidget(self.control.progress)
+        top.addWidget(self.control.status, 1)
         self.inputs_label = QLabel()
         self.inputs_label.setTextFormat(Qt.TextFormat.PlainText)     # it shows input names from files
         self.inputs_label.setWordWrap(True)
@@ -72,6 +68,18 @@ class DriftPanel(Panel):
         self.table.key_columns = TENSOR_KEYS
         self.filter.textChanged.connect(self.table.set_filter)
         self.table.selectionModel().currentRowChanged.connect(lambda *_: self._refresh())
+        for widget in (self.heading, self.inputs_label, self.first_drift, self.first_nonfinite, self.filter):
+            self.layout_.addWidget(widget)
+        self.layout_.insertLayout(1, top)
+        self.layout_.addWidget(self._build_repair(), 1)
+        self.context.inputs_planned.connect(lambda path, _rows: self._show_inputs() if self._is_source(path) else None)
+        state, listener = self.context.session, lambda _state, changed: self._inputs_changed(changed)
+        state.subscribe(listener)
+        self.destroyed.connect(lambda *_: state.unsubscribe(listener))
+        self._refresh()
+
+    def _build_repair(self) -> QSplitter:
+        """The tensors' table over the repair: its buttons, its steps and how it ended."""
         self.keep_button = QPushButton("Keep the selected node in float32 and convert again")
         self.keep_button.setToolTip("Convert again with the selected tensor's node kept in float32 (float16) or "
                                     "left out of quantization (int8), then show its accuracy and speed.")
@@ -100,37 +108,31 @@ class DriftPanel(Panel):
         body.addWidget(self.table)
         body.addWidget(lower)
         body.setSizes([300, 240])
-        for widget in (self.heading, self.inputs_label, self.first_drift, self.first_nonfinite, self.filter):
-            self.layout_.addWidget(widget)
-        self.layout_.insertLayout(1, top)
-        self.layout_.addWidget(body, 1)
-        self.context.inputs_planned.connect(lambda path, _rows: self._show_inputs() if self._is_source(path) else None)
-        state, listener = self.context.session, lambda _state, changed: self._inputs_changed(changed)
-        state.subscribe(listener)
-        self.destroyed.connect(lambda *_: state.unsubscribe(listener))
-        self._refresh()
+        return body
 
     # what is compared ------------------------------------------------------------
     def model_changed(self, model) -> None:
         if self.job is None and model is not None and model.parent is not None and model.kind != "source":
-            self._set_pair({"source": model.parent.path, "variant": model.path,
+            self.show_pair({"source": model.parent.path, "variant": model.path,
                             "conversion": (model.extra or {}).get("conversion")})
         self._refresh()
 
     def run_again(self, job, entry: dict) -> None:
         """entry: {source, variant, conversion?}: find that pair's drift now."""
         self.ensure_built()
-        self._set_pair({"source": entry["source"], "variant": entry["variant"],
+        self.show_pair({"source": entry["source"], "variant": entry["variant"],
                         "conversion": entry.get("conversion")})
         self.start()
 
-    def _set_pair(self, pair: dict, keep_steps: bool = False) -> None:
+    def show_pair(self, pair: dict, keep_steps: bool = False) -> None:
+        """Look into `pair` ({source, variant, conversion: its report or None}): what it showed
+        before comes back; a new pair starts empty (`keep_steps`: a repair's steps stay)."""
         if self.pair is not None and (self.pair["source"], self.pair["variant"]) == (pair["source"], pair["variant"]):
             self.pair["conversion"] = pair["conversion"] or self.pair["conversion"]
             return
         self.pair, self.result = pair, None
         self.table.set_rows([])
-        for label in (self.first_drift, self.first_nonfinite, self.status):
+        for label in (self.first_drift, self.first_nonfinite, self.control.status):
             label.setText("")
         if not keep_steps:
             self.repair_result = None
@@ -176,9 +178,8 @@ class DriftPanel(Panel):
                                      else ", chosen when it runs (generated unless you give files or data)"))
 
     def _refresh(self) -> None:
-        idle, pair = self.job is None, self.pair is not None
-        self.find_button.setEnabled(idle and pair)
-        self.cancel_button.setEnabled(not idle)
+        idle = self.job is None
+        self.control.set_ready(self.pair is not None)
         repairable = idle and self.result is not None and self.result.get("remade_as") is not None
         passed = self.result is not None and self.result["first_drift"] is None \
             and self.result["first_nonfinite"] is None
@@ -200,21 +201,15 @@ class DriftPanel(Panel):
         config = self._session()
         if self.pair is None or self.job is not None or config is None:
             return
-        self.status.setText("Running both models with every tensor exposed…")
         params = DriftParams(source=self.pair["source"], variant=self.pair["variant"], tolerance=self._tolerance(),
                              session=config)
-        self.job = self.jobs.start(f"Drift of {Path(self.pair['variant']).name}", DRIFT, params,
-                                   on_result=self.show_result, on_error=self._failed,
-                                   on_progress=lambda _f, message: self.status.setText(message))
-        self._refresh()
-
-    def _failed(self, exc) -> None:
-        self.job = None
-        self.status.setText(f"Stopped: {getattr(exc, 'message', exc)}")
+        self.control.run(f"Drift of {Path(self.pair['variant']).name}", DRIFT, params,
+                         lambda result, _run: self.show_result(result),
+                         message="Running both models with every tensor exposed…")
         self._refresh()
 
     def show_result(self, result: dict) -> None:
-        self.job = None
+        """A pair's drift: every tensor compared, the first drifting and the first non-finite marked."""
         self.result = result
         self._keep_shown(self.pair, result, self.repair_result)
         for path in (result["source"], result["variant"]):       # the Graph tab's drift overlay draws it
@@ -238,7 +233,7 @@ class DriftPanel(Panel):
             self.table.selectRow(shown.row())
             self.table.scrollTo(shown, self.table.ScrollHint.PositionAtCenter)
         tolerance = result["tolerance"]
-        self.status.setText(f"{result['compared']} of {result['source_tensors']} tensors compared "
+        self.control.say(f"{result['compared']} of {result['source_tensors']} tensors compared "
                             f"({result['variant_precision']} variant); outputs within {policy_text(tolerance)}, "
                             "tensors inside by cosine and the SQNR it implies")
         self._refresh()
@@ -267,7 +262,7 @@ class DriftPanel(Panel):
         if node:
             self.repair(keep=[node], steps=1)
 
-    def _conversion(self, config) -> ConvertParams:
+    def repair_conversion(self, config) -> ConvertParams:
         """The conversion to run again: the one that made the variant, else as it looks made."""
         variant = Path(self.pair["variant"])
         output = variant.with_name(f"{variant.stem}.repaired{variant.suffix}")    # never the variant itself
@@ -280,32 +275,19 @@ class DriftPanel(Panel):
         return ConvertParams(kind=remade["kind"], input=self.pair["source"], output=str(output), force=output.exists(),
                              options=remade["options"], tolerance=self._tolerance(), session=config, speed_s=SPEED_S)
 
-    def confirm_overwrite(self, path: Path) -> bool:
-        from PySide6.QtWidgets import QMessageBox
-
-        from app.gui.widgets.plain_text import plain
-
-        answer = QMessageBox.question(self, "Replace the file?", plain(f"{path} already exists. Replace it with the "
-                                                                       "repaired variant?"),
-                                      QMessageBox.StandardButton.Yes | QMessageBox.StandardButton.No,
-                                      QMessageBox.StandardButton.No)
-        return answer == QMessageBox.StandardButton.Yes
-
     def repair(self, keep: list[str] | None = None, steps: int = AUTO_STEPS) -> None:
         config = self._session()
         if self.result is None or self.job is not None or config is None:
             return
-        conversion = self._conversion(config)
-        if conversion.force and not self.confirm_overwrite(Path(conversion.output)):
+        conversion = self.repair_conversion(config)
+        if conversion.force and not confirm_replace(self, Path(conversion.output), "the repaired variant"):
             return
         params = RepairParams(convert=conversion, keep=keep or [], max_steps=steps)
         self.steps.set_rows([])
         self._room_for_steps()
-        self.status.setText("Converting again…")
-        self.job = self.jobs.start(f"Repair {Path(self.pair['variant']).name}", REPAIR, params,
-                                   on_result=self._repaired, on_error=self._failed,
-                                   on_data=self._step_done,
-                                   on_progress=lambda _f, message: self.status.setText(message))
+        self.control.run(f"Repair {Path(self.pair['variant']).name}", REPAIR, params,
+                         lambda report, _run: self._repaired(report), on_data=self._step_done,
+                         message="Converting again…")
         self._refresh()
 
     def _step_done(self, kind: str, step) -> None:
@@ -313,10 +295,9 @@ class DriftPanel(Panel):
             self.steps.set_rows([*self.steps.rows, step_row(step)])
 
     def _repaired(self, report: dict) -> None:
-        self.job = None
         self.context.open_model(report["output"], parent=self.context.model_at(report["input"]), kind=report["kind"],
                                 extra={"conversion": report}, reread=True)
-        self._set_pair({"source": report["input"], "variant": report["output"], "conversion": report},
+        self.show_pair({"source": report["input"], "variant": report["output"], "conversion": report},
                        keep_steps=True)
         # the first-drift lines were the unrepaired variant's: they wait for the repaired one's
         for label in (self.first_drift, self.first_nonfinite):

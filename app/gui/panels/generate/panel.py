@@ -10,13 +10,13 @@ import time
 from pathlib import Path
 
 from PySide6.QtCore import Qt
-from PySide6.QtWidgets import (QComboBox, QHBoxLayout, QLabel, QLineEdit, QPlainTextEdit, QPushButton, QSpinBox,
-                               QSplitter)
+from PySide6.QtWidgets import QComboBox, QHBoxLayout, QLabel, QLineEdit, QPlainTextEdit, QSpinBox, QSplitter
 
 from app.core.bench.sweep import parse_values
 from app.core.generate.jobs import GENERATE, MAX_TOKENS, GenerateParams
 from app.core.jobs.errors import UserError
 from app.core.units import human_bytes
+from app.gui.shell.job_control import JobControl, RunOf
 from app.gui.shell.panel import Panel
 
 #: the engines the Engine box offers (app.core.generate.genai_engine.ENGINES), in words
@@ -33,7 +33,6 @@ class GeneratePanel(Panel):
         from app.gui.widgets.run_caption import RunCaption
         from app.gui.widgets.table import DataTable
 
-        self.job = None
         self.results: dict[str, dict] = {}
         self.heading = QLabel()
         self.heading.setTextFormat(Qt.TextFormat.RichText)      # the model's name escaped
@@ -60,27 +59,21 @@ class GeneratePanel(Panel):
         self.engine.setToolTip("Who runs the generation loop: ORTune's present→past loop on an ONNX Runtime "
                                "session, or onnxruntime-genai's generator on a genai model folder, timed alike so "
                                "the two sit side by side.")
-        self.run_button = QPushButton("Generate")
-        self.run_button.clicked.connect(self.start)
-        self.cancel_button = QPushButton("Cancel")
-        self.cancel_button.setEnabled(False)
-        self.cancel_button.clicked.connect(self.cancel)
         for widget in (QLabel("Prompt tokens:"), self.prompts, QLabel("New tokens:"), self.new_tokens,
                        QLabel("Engine:"), self.engine):
             controls.addWidget(widget)
         controls.addStretch(1)
-        controls.addWidget(self.run_button)
-        controls.addWidget(self.cancel_button)
         for widget in (QLabel("Batch:"), self.batch, QLabel("Timed generations:"), self.repeats,
                        QLabel("Warm-up generations:"), self.warmup, QLabel("Next tokens against:"), self.against):
             more.addWidget(widget)
         more.addStretch(1)
+        self.caption = RunCaption("No generation of this model yet.")
+        self.control = JobControl(self.jobs, self.start, "Generate", caption=self.caption, parent=self)
+        controls.addLayout(self.control.buttons)
         self.layout_.addLayout(controls)
         self.layout_.addLayout(more)
-        self.status = QLabel()
-        self.status.setTextFormat(Qt.TextFormat.PlainText)          # it shows names from files
-        self.layout_.addWidget(self.status)
-        self.caption = RunCaption("No generation of this model yet.")
+        self.layout_.addWidget(self.control.progress)
+        self.layout_.addWidget(self.control.status)
         self.layout_.addWidget(self.caption)
 
         self.table = DataTable(COLUMNS)
@@ -128,7 +121,7 @@ class GeneratePanel(Panel):
         self._fill_against(model)
         self._offer_engines(model)
         self.caption.model_changed(model)
-        self.run_button.setEnabled(model is not None and model.summary is not None and self.job is None)
+        self.control.set_ready(model is not None and model.summary is not None)
         if model is None:
             self.heading.setText("Open a decoder with a KV cache (past/present inputs and outputs) to time it as it "
                                  "generates: the prompt, then token by token.")
@@ -150,47 +143,29 @@ class GeneratePanel(Panel):
         try:
             prompts = parse_values(self.prompts.text(), "Prompt tokens")
         except UserError as exc:
-            self.status.setText(exc.message)
+            self.control.say(exc.message, failed=True)
             return
         params = GenerateParams(path=model.path, session=config, prompt_lengths=prompts,
                                 new_tokens=self.new_tokens.value(), batch=self.batch.value(),
                                 repeats=self.repeats.value(), warmup=self.warmup.value(),
                                 against=self.against.currentData() or "", engine=self.engine.currentData())
-        self.run_button.setEnabled(False)
-        self.cancel_button.setEnabled(True)
-        self.status.setText("Starting…")
-        self.caption.running(model.label)
         self.chart.clear()
-        self.job = self.jobs.start(f"Generate: {model.label}", GENERATE, params,
-                                   on_data=self._on_data,
-                                   on_result=lambda result, path=model.path: self._finished(path, result),
-                                   on_error=lambda _exc: self._finished(None, None),
-                                   on_progress=lambda _fraction, message: self.status.setText(message))
-
-    def cancel(self) -> None:
-        if self.job is not None:
-            self.job.cancel()
+        self.control.run(f"Generate: {model.label}", GENERATE, params, self._generated,
+                         subject=RunOf(model.path, model.label), on_data=self._on_data)
 
     def _on_data(self, kind: str, payload) -> None:
         if kind == "generate-tokens":
             self.chart.add(payload["prompt_length"], payload["repeat"], payload["context"], payload["ms"])
         elif kind == "generate-prefill":
-            self.status.setText(f"prompt {payload['prompt_length']}: first token after "
+            self.control.say(f"prompt {payload['prompt_length']}: first token after "
                                 f"{payload['ms']:.3f} ms (generation {payload['repeat'] + 1})")
 
-    def _finished(self, path: str | None, result: dict | None) -> None:
-        self.job = None
-        self.cancel_button.setEnabled(False)
+    def _generated(self, result: dict, run: RunOf) -> None:
+        """Kept for `run`'s model, and shown while it is the current one."""
         model = self.context.current_model()
-        self.run_button.setEnabled(model is not None and model.summary is not None)
-        if result is None:
-            self.status.setText("Not finished.")
-            self.caption.stopped()
-            return
-        self.status.setText("")
         result.setdefault("created", time.time())
-        result["model_path"] = path
-        self.results[path] = result
+        result["model_path"] = run.path
+        self.results[run.path] = result
         self.show_result(self.results.get(model.path) if model is not None else None)
 
     # showing ---------------------------------------------------------------------

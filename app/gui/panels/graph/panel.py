@@ -30,7 +30,7 @@ class GraphPanel(Panel):
         self.details: dict | None = None         # the drawn model's node details, once they come
         self.expanded: dict[str, set[str]] = {}  # a model's path -> its open control-flow nodes
         self.drifts: dict[str, dict] = {}        # a model's path -> the newest drift result naming it
-        self.job = None
+        self.draw_job = None                      # the drawing job running, superseded by the next one
         self._drawing: tuple | None = None       # (path, expanded) the running job draws
         self._centre_on: str | None = None       # an id to centre once the next picture is shown
         self.selected: str | None = None
@@ -120,10 +120,10 @@ class GraphPanel(Panel):
         """Start the drawing job for the model at `path` (with its open nodes)."""
         expanded = self.expanded.setdefault(path, set())
         wanted = (path, tuple(sorted(expanded)))
-        if self.job is not None and self._drawing == wanted:
+        if self.draw_job is not None and self._drawing == wanted:
             return
-        if self.job is not None:
-            self.job.cancel()
+        if self.draw_job is not None:
+            self.draw_job.cancel()
         self._drawing = wanted
         if self.picture is None or self.picture["path"] != path:
             self.details = None
@@ -133,7 +133,7 @@ class GraphPanel(Panel):
                               on_data=lambda kind, payload: self._picture(path, payload) if kind == "picture" else None,
                               on_result=lambda result: self._details(job, path, result),
                               on_error=lambda exc: self._failed(job, exc))
-        self.job = job
+        self.draw_job = job
 
     def _current_path(self) -> str | None:
         model = self.context.current_model()
@@ -162,8 +162,8 @@ class GraphPanel(Panel):
             self.choose(*self.pending)
 
     def _details(self, job, path: str, result: dict) -> None:
-        if self.job is job:
-            self.job = None
+        if self.draw_job is job:
+            self.draw_job = None
         if path != self._current_path() or result["details"] is None:
             return
         self.details = result["details"]
@@ -171,8 +171,8 @@ class GraphPanel(Panel):
         self.apply_overlay()
 
     def _failed(self, job, exc) -> None:
-        if self.job is job:
-            self.job = None
+        if self.draw_job is job:
+            self.draw_job = None
             self.status.setText(f"The graph could not be drawn: {getattr(exc, 'message', exc)}")
 
     def toggle(self, node_id: str) -> None:

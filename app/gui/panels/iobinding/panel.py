@@ -12,11 +12,12 @@ import time
 from pathlib import Path
 
 from PySide6.QtCore import Qt
-from PySide6.QtWidgets import QComboBox, QHBoxLayout, QLabel, QPushButton, QSpinBox, QSplitter, QTextBrowser
+from PySide6.QtWidgets import QComboBox, QHBoxLayout, QLabel, QSpinBox, QSplitter, QTextBrowser
 
 from app.core.bench.compare import interval_text
 from app.core.units import diff_text, ratio_text
 from app.core.units import human_bytes
+from app.gui.shell.job_control import JobControl, RunOf
 from app.gui.shell.panel import Panel
 from app.core.iobinding.jobs import IOBINDING, IOBindingParams
 
@@ -36,11 +37,8 @@ class IOBindingPanel(Panel):
     title = "IO Binding"
 
     def build(self) -> None:
-        from app.gui.widgets.chart_base import BarChart
         from app.gui.widgets.run_caption import RunCaption
-        from app.gui.widgets.table import DataTable
 
-        self.job = None
         self.results: dict[str, dict] = {}
         self.heading = QLabel()
         self.heading.setTextFormat(Qt.TextFormat.RichText)
@@ -59,17 +57,13 @@ class IOBindingPanel(Panel):
                                      "it chose last or would choose).")
         self.iterations = QSpinBox(minimum=1, maximum=1_000_000, value=100)
         self.warmup = QSpinBox(minimum=0, maximum=100_000, value=10)
-        self.run_button = QPushButton("Run")
-        self.run_button.clicked.connect(self.start)
-        self.cancel_button = QPushButton("Cancel")
-        self.cancel_button.setEnabled(False)
-        self.cancel_button.clicked.connect(self.cancel)
+        self.caption = RunCaption("No run of this model yet.")
+        self.control = JobControl(self.jobs, self.start, "Run", caption=self.caption, parent=self)
         for widget in (QLabel("Provider:"), self.provider_combo, QLabel("Runs per mode:"), self.iterations,
                        QLabel("Warm-up:"), self.warmup):
             controls.addWidget(widget)
         controls.addStretch(1)
-        controls.addWidget(self.run_button)
-        controls.addWidget(self.cancel_button)
+        controls.addLayout(self.control.buttons)
         self.layout_.addLayout(controls)
         self.layout_.addWidget(self.inputs_label)
 
@@ -77,11 +71,22 @@ class IOBindingPanel(Panel):
         self.provider_note.setTextFormat(Qt.TextFormat.RichText)    # escaped text: never shown as "&quot;"
         self.provider_note.setWordWrap(True)
         self.layout_.addWidget(self.provider_note)
-        self.status = QLabel()
-        self.status.setTextFormat(Qt.TextFormat.PlainText)   # it shows names from files
-        self.layout_.addWidget(self.status)
-        self.caption = RunCaption("No run of this model yet.")
+        self.layout_.addWidget(self.control.progress)
+        self.layout_.addWidget(self.control.status)
         self.layout_.addWidget(self.caption)
+
+        self.layout_.addWidget(self._build_results(), 1)
+        self.context.providers_ready.connect(self.set_providers)
+        self.set_providers(self.context.providers_info)
+        state, listener = self.context.session, self._session_changed
+        state.subscribe(listener)
+        self.destroyed.connect(lambda *_: state.unsubscribe(listener))
+        self.context.inputs_planned.connect(lambda *_: self._show_inputs())
+
+    def _build_results(self) -> QSplitter:
+        """Each mode's figures as a table and a chart, over what each mode does and costs."""
+        from app.gui.widgets.chart_base import BarChart
+        from app.gui.widgets.table import DataTable
 
         self.cpu_note = QLabel()
         self.cpu_note.setTextFormat(Qt.TextFormat.PlainText)     # escaped text showed "machine&#x27;s"
@@ -103,15 +108,8 @@ class IOBindingPanel(Panel):
         body.addWidget(top)
         body.addWidget(self.explanation)
         body.setSizes([330, 260])
-        self.layout_.addWidget(body, 1)
         self.caption.follow(self.cpu_note, body)
-
-        self.context.providers_ready.connect(self.set_providers)
-        self.set_providers(self.context.providers_info)
-        state, listener = self.context.session, self._session_changed
-        state.subscribe(listener)
-        self.destroyed.connect(lambda *_: state.unsubscribe(listener))
-        self.context.inputs_planned.connect(lambda *_: self._show_inputs())
+        return body
 
     # providers ---------------------------------------------------------------
     def set_providers(self, info: dict | None) -> None:
@@ -157,7 +155,7 @@ class IOBindingPanel(Panel):
 
     def model_changed(self, model) -> None:
         self._show_inputs()
-        self.run_button.setEnabled(model is not None and model.summary is not None and self.job is None)
+        self.control.set_ready(model is not None and model.summary is not None)
         if model is None:
             self.heading.setText("Open a model to compare plain runs with IO binding and device tensors.")
         else:
@@ -200,33 +198,16 @@ class IOBindingPanel(Panel):
         provider = self.provider_combo.currentData()
         params = IOBindingParams(path=model.path, session=config, provider=provider,
                                  iterations=self.iterations.value(), warmup=self.warmup.value())
-        self.run_button.setEnabled(False)
-        self.cancel_button.setEnabled(True)
-        self.status.setText("Starting…")
-        self.caption.running(model.label)
-        self.job = self.jobs.start(f"IO binding: {model.label} on {self.provider_combo.currentText()}",
-                                   IOBINDING, params,
-                                   on_result=lambda result, path=model.path: self._finished(path, result),
-                                   on_error=lambda _exc: self._finished(None, None),
-                                   on_progress=lambda _fraction, message: self.status.setText(message))
+        self.control.run(f"IO binding: {model.label} on {self.provider_combo.currentText()}", IOBINDING, params,
+                         self.keep_result, subject=RunOf(model.path, model.label))
 
-    def cancel(self) -> None:
-        if self.job is not None:
-            self.job.cancel()
-
-    def _finished(self, path: str | None, result: dict | None) -> None:
-        self.job = None
-        self.cancel_button.setEnabled(False)
+    def keep_result(self, result: dict, run: RunOf) -> None:
+        """Kept for `run`'s model, and shown while it is the current one."""
         model = self.context.current_model()
-        self.run_button.setEnabled(model is not None and model.summary is not None)
-        self.status.setText("" if result is not None else "Not finished.")
-        if result is None:
-            self.caption.stopped()
-            return
         result.setdefault("created", time.time())
-        result["model_path"] = path
-        self.results[path] = result
-        self.context.report_inputs(path, result["inputs"])
+        result["model_path"] = run.path
+        self.results[run.path] = result
+        self.context.report_inputs(run.path, result["inputs"])
         self.show_result(self.results.get(model.path) if model is not None else None)
 
     # showing -------------------------------------------------------------------

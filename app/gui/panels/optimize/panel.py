@@ -8,7 +8,7 @@ from pathlib import Path
 
 from PySide6.QtCore import Qt, QUrl
 from PySide6.QtWidgets import (QCheckBox, QComboBox, QDoubleSpinBox, QFormLayout, QGroupBox, QLabel, QLineEdit,
-                               QListWidget, QListWidgetItem, QProgressBar, QPushButton, QScrollArea, QSpinBox,
+                               QListWidget, QListWidgetItem, QPushButton, QScrollArea, QSpinBox,
                                QSplitter, QVBoxLayout, QWidget)
 
 from app.core.verdict import verdict_words
@@ -18,7 +18,8 @@ from app.core.optimize.params import OptimizeParams
 from app.core.optimize.report import where_text
 from app.core.optimize.rows import answer_text, judged_text, tune_text
 from app.core.units import ratio_text
-from app.gui.shell.panel import Panel, start_and_cancel
+from app.gui.shell.job_control import JobControl, RunOf
+from app.gui.shell.panel import Panel
 from app.gui.widgets.run_caption import RunCaption, Timed
 
 # the verdict beside its speedup: at 1024 px the board has about 370 px, where it came sixth, past the edge
@@ -35,8 +36,34 @@ class OptimizePanel(Panel):
     title = "Optimize"
 
     def build(self) -> None:
-        self.job = None
         self.result = None
+        self.rows: list[dict] = []
+        # whose search this is: greyed, with its model's name, once another model is chosen
+        self.caption = RunCaption("No search yet: its leaderboard and answer will say which model they are for.")
+        self.control = JobControl(self.jobs, self.start, caption=self.caption, parent=self)
+        self.control.stopped.connect(lambda *_: self.answer.setText("The search stopped before its answer."))
+        left = self._build_search()
+        board = self._build_board()
+        from app.gui.panels.optimize.plot import SpeedFidelityChart
+        self.chart = SpeedFidelityChart()
+        split = QSplitter(Qt.Orientation.Vertical)
+        split.addWidget(board)
+        split.addWidget(self.chart)
+        split.setSizes([400, 300])
+        self.caption.follow(split, self.answer, self.ship_button)
+        right = QWidget()
+        right_layout = QVBoxLayout(right)
+        right_layout.setContentsMargins(0, 0, 0, 0)
+        right_layout.addWidget(self.caption)
+        right_layout.addWidget(split, 1)
+        body = QSplitter(Qt.Orientation.Horizontal)
+        body.addWidget(left)
+        body.addWidget(right)
+        body.setSizes([360, 800])
+        self.layout_.addWidget(body)
+
+    def _build_form(self) -> QGroupBox:
+        """The search's settings: goal, kinds, budget, where to ship."""
         controls = QGroupBox("Search")
         form = QFormLayout(controls)
         self.objective = QComboBox()
@@ -81,15 +108,11 @@ class OptimizePanel(Panel):
         form.addRow("Ship into:", self.folder)
         form.addRow(self.force)
         form.addRow(self.keep)
-        self.start_button, self.cancel_button, buttons = start_and_cancel(self.start, self.cancel)
-        self.progress = QProgressBar()
-        self.progress.setRange(0, 100)
-        self.progress.setVisible(False)
-        # what the search is doing, wrapped under the bar: inside it the text was cut at 1024 px
-        self.progress_note = QLabel()
-        self.progress_note.setWordWrap(True)
-        self.progress_note.setTextFormat(Qt.TextFormat.PlainText)
-        self.progress_note.setVisible(False)
+        return controls
+
+    def _build_search(self) -> QWidget:
+        """The form (scrolled in a small window), Start and Cancel, the progress and the answer."""
+        controls = self._build_form()
         self.answer = QLabel("Open a model, then Start: every conversion that can help is made, checked and timed "
                              "against the source, within the budget.")
         self.answer.setTextFormat(Qt.TextFormat.PlainText)    # it holds names from the model
@@ -114,10 +137,16 @@ class OptimizePanel(Panel):
         left_layout = QVBoxLayout(left)
         left_layout.setContentsMargins(0, 0, 0, 0)
         left_layout.addWidget(scroll, 1)
-        left_layout.addLayout(buttons)     # under the scrolled form: a long answer must not push Start out of sight
-        for widget in (self.progress, self.progress_note, self.answer, self.ship_button):
+        # under the scrolled form: a long answer must not push Start out of sight; what the search is
+        # doing is wrapped under the bar (inside it the text was cut at 1024 px)
+        left_layout.addLayout(self.control.buttons)
+        for widget in (self.control.progress, self.control.status, self.answer, self.ship_button):
             left_layout.addWidget(widget)
         scroll.setHorizontalScrollBarPolicy(Qt.ScrollBarPolicy.ScrollBarAlwaysOff)
+        return left
+
+    def _build_board(self) -> QWidget:
+        """The leaderboard, the selected candidate's actions and why it won or lost."""
         from app.gui.widgets.table import DataTable
         self.table = DataTable(HEADERS)
         self.table.key_columns = ("Verdict",)
@@ -137,26 +166,7 @@ class OptimizePanel(Panel):
         self.why.setTextInteractionFlags(Qt.TextInteractionFlag.TextSelectableByMouse)
         self.table.selectionModel().currentChanged.connect(self._show_why)
         board_layout.addWidget(self.why)
-        from app.gui.panels.optimize.plot import SpeedFidelityChart
-        self.chart = SpeedFidelityChart()
-        split = QSplitter(Qt.Orientation.Vertical)
-        split.addWidget(board)
-        split.addWidget(self.chart)
-        split.setSizes([400, 300])
-        # whose search this is: greyed, with its model's name, once another model is chosen
-        self.caption = RunCaption("No search yet: its leaderboard and answer will say which model they are for.")
-        self.caption.follow(split, self.answer, self.ship_button)
-        right = QWidget()
-        right_layout = QVBoxLayout(right)
-        right_layout.setContentsMargins(0, 0, 0, 0)
-        right_layout.addWidget(self.caption)
-        right_layout.addWidget(split, 1)
-        body = QSplitter(Qt.Orientation.Horizontal)
-        body.addWidget(left)
-        body.addWidget(right)
-        body.setSizes([360, 800])
-        self.layout_.addWidget(body)
-        self.rows: list[dict] = []
+        return board
 
     def remembered(self) -> dict:
         return {"objective": self.objective, "budget": self.budget, "screen_seconds": self.screen_seconds,
@@ -164,7 +174,7 @@ class OptimizePanel(Panel):
 
     def model_changed(self, model) -> None:
         ready = model is not None and model.summary is not None
-        self.start_button.setEnabled(ready and self.job is None)
+        self.control.set_ready(ready)
         self.caption.model_changed(model)
         if model is not None and self.job is None:
             from app.core.store.paths import output_dir
@@ -192,27 +202,11 @@ class OptimizePanel(Panel):
         self.chart.set_rows([])
         self.ship_button.setEnabled(False)
         self.answer.setText("Searching…")
-        self.caption.running(f"the candidates of {self.model.label}")
-        self.progress.setValue(0)
-        self.progress.setVisible(True)
-        self.progress_note.setText("")
-        self.progress_note.setVisible(True)
-        self.start_button.setEnabled(False)
-        self.cancel_button.setEnabled(True)
-        self.job = self.jobs.start(f"Optimize {self.model.label}", OPTIMIZE, params, on_data=self._data,
-                                   on_result=self._finished, on_error=self._failed, on_progress=self._progressed)
+        self.control.run(f"Optimize {self.model.label}", OPTIMIZE, params, lambda result, _run: self.show_result(result),
+                         subject=RunOf(self.model.path, f"the candidates of {self.model.label}"), on_data=self.receive)
 
-    def cancel(self) -> None:
-        if self.job is not None:
-            self.job.cancel()
-
-    def _progressed(self, fraction: float | None, message: str) -> None:
-        self.progress.setRange(0, 100 if fraction is not None else 0)      # no known end: a busy bar
-        if fraction is not None:
-            self.progress.setValue(round(100 * fraction))
-        self.progress_note.setText(message)
-
-    def _data(self, kind: str, payload) -> None:
+    def receive(self, kind: str, payload) -> None:
+        """What the running job sends as it goes (`kind`: what `payload` is)."""
         if kind == "candidate":
             self.rows.append(payload)
             self.table.set_rows([board_row(r) for r in self.rows])
@@ -222,10 +216,6 @@ class OptimizePanel(Panel):
         """A stored search (from History): its leaderboard and answer, as when it finished."""
         if self.job is None:
             self.show_result(result, caption="Re-opened from History.")
-
-    def _finished(self, result: dict) -> None:
-        self.show_result(result)
-        self._stop()
 
     def show_result(self, result: dict, caption: str = "") -> None:
         self.result = result
@@ -254,18 +244,6 @@ class OptimizePanel(Panel):
         rows = self.result["candidates"] if self.result is not None else self.rows
         if index is not None and 0 <= index < len(rows):
             self.why.setText(f"{rows[index]['kind']}: {rows[index]['reason']}")
-
-    def _failed(self, _exc) -> None:
-        self.answer.setText("The search stopped; see the Jobs dock for why.")
-        self.caption.stopped()
-        self._stop()
-
-    def _stop(self) -> None:
-        self.job = None
-        self.progress.setVisible(False)
-        self.progress_note.setVisible(False)
-        self.cancel_button.setEnabled(False)
-        self.start_button.setEnabled(self.model is not None)
 
     def show_folder(self) -> None:
         from PySide6.QtGui import QDesktopServices

@@ -15,6 +15,7 @@ from pathlib import Path
 from PySide6.QtWidgets import (QCheckBox, QComboBox, QFileDialog, QHBoxLayout, QLabel, QPushButton, QSpinBox,
                                QTabWidget)
 
+from app.gui.shell.job_control import JobControl, RunOf
 from app.gui.shell.panel import Panel
 from app.core.profile.jobs import COPY_TRACE, PROFILE, READ_TRACE, CopyParams, ProfileParams, TraceParams
 from app.gui.widgets.plain_text import plain
@@ -35,8 +36,9 @@ class ProfilePanel(Panel):
                                            TimelineTab)
         from app.gui.widgets.run_caption import RunCaption
 
-        self.profile_button = QPushButton("Profile current model")
-        self.profile_button.clicked.connect(self.profile_model)
+        self.caption = RunCaption()
+        self.control = JobControl(self.jobs, self.profile_model, "Profile current model", caption=self.caption,
+                                  parent=self)
         self.runs = QSpinBox()
         self.runs.setRange(1, 100_000)
         self.runs.setValue(DEFAULT_RUNS)
@@ -57,7 +59,8 @@ class ProfilePanel(Panel):
         self.shown.setMinimumContentsLength(18)
         self.shown.currentIndexChanged.connect(lambda _: self.show_current())
         bar = QHBoxLayout()       # two rows, so the tab fits a 1024-pixel window beside the model list
-        for widget in (self.profile_button, self.runs, open_button, self.export_button):
+        bar.addLayout(self.control.buttons)
+        for widget in (self.runs, open_button, self.export_button):
             bar.addWidget(widget)
         bar.addStretch(1)
         showing = QHBoxLayout()
@@ -65,8 +68,9 @@ class ProfilePanel(Panel):
         showing.addWidget(self.shown, 1)
         showing.addWidget(self.include_first)
         self.layout_.addLayout(bar)
+        self.layout_.addWidget(self.control.progress)
+        self.layout_.addWidget(self.control.status)
         self.layout_.addLayout(showing)
-        self.caption = RunCaption()
         self.layout_.addWidget(self.caption)
         self.heading = QLabel()
         self.heading.setWordWrap(True)
@@ -97,10 +101,10 @@ class ProfilePanel(Panel):
 
     def model_changed(self, model) -> None:
         ready = model is not None and model.summary is not None
-        self.profile_button.setEnabled(ready)
+        self.control.set_ready(ready)
         # The name goes in the tooltip: a long file name would make the button (and the tab) too wide.
-        self.profile_button.setText("Profile" if model is not None else "Profile current model")
-        self.profile_button.setToolTip(plain(f"Run {model.label} with the Session tab's settings and the profiler on")
+        self.control.start_button.setText("Profile" if model is not None else "Profile current model")
+        self.control.start_button.setToolTip(plain(f"Run {model.label} with the Session tab's settings and the profiler on")
                                        if model is not None else "Open a model to profile it")
         self.caption.model_changed(model)
         if not self.profiles:
@@ -117,16 +121,16 @@ class ProfilePanel(Panel):
         providers = ", ".join(p.name.replace("ExecutionProvider", "") for p in config.providers)
         label = f"{model.label} · {providers} · {time.strftime('%H:%M:%S')}"
         params = ProfileParams(model=model.path, session=config, runs=self.runs.value(), with_timeline=True)
-        self.caption.running(model.label)
-        self.jobs.start(f"Profile {model.label}", PROFILE, params,
-                        on_result=lambda info, path=model.path: self._profiled(path, label, info),
-                        on_error=lambda _exc: self.caption.stopped())
+        self.control.run(f"Profile {model.label}", PROFILE, params,
+                         lambda info, run: self._profiled(run.path, label, info),
+                         subject=RunOf(model.path, model.label), message="Profiling…")
 
     def _profiled(self, path: str, label: str, info: dict) -> None:
         info.setdefault("created", time.time())
         info["model_path"] = path               # the path as the model list has it
         self.context.report_inputs(path, info.get("inputs") or [])
         self.add_profile(label, info)
+        self.control.say(f"Profiled {info['runs']} run(s): shown as {label}.")
 
     def open_dialog(self) -> None:
         path, _ = QFileDialog.getOpenFileName(self, "Open a profiling trace", self.context.settings.last_open_dir,

@@ -6,12 +6,12 @@ job runs with; they are made and bound from the one table of session settings (a
 
 from __future__ import annotations
 
-import html
 
 from PySide6.QtCore import Qt
 from PySide6.QtWidgets import (QFileDialog, QFormLayout, QGridLayout, QGroupBox, QHBoxLayout, QLabel, QPushButton,
                                QScrollArea, QTabWidget, QVBoxLayout, QWidget)
 
+from app.gui.shell.job_control import JobControl, RunOf
 from app.gui.shell.panel import Panel
 from app.core.session.jobs import CAPABILITIES, PROBE_INPUTS, ModelSession, NoParams
 
@@ -27,7 +27,6 @@ PLACES = {"inputs": (0, 0, 1, 2), "providers": (1, 0, 1, 1), "graph": (1, 1, 1, 
 
 class SessionPanel(Panel):
     title = "Session"
-    _probing = None           # the running PROBE_INPUTS job
 
     # building ----------------------------------------------------------------
     def build(self) -> None:
@@ -113,23 +112,20 @@ class SessionPanel(Panel):
         self.decoder_settings = QHBoxLayout()
         layout.addLayout(self.decoder_settings)
         bar = QHBoxLayout()
-        self.find_button = QPushButton("Find working inputs")
-        self.find_button.setToolTip("Plan the inputs with these settings and run the model once on them: fills "
-                                    "the sizes that work and says where each input came from.")
-        self.find_button.clicked.connect(self.find_inputs)
+        self.control = JobControl(self.jobs, self.find_inputs, "Find working inputs", parent=self)
+        self.control.start_button.setToolTip("Plan the inputs with these settings and run the model once on them: "
+                                             "fills the sizes that work and says where each input came from.")
+        bar.addLayout(self.control.buttons)
         npz = QPushButton("All inputs from an .npz…")
         npz.clicked.connect(self._add_npz)
         clear = QPushButton("Forget my sizes and files")
         clear.setToolTip("Let the plan choose every size again (and generate every input)")
         clear.clicked.connect(lambda: self.context.session.set(
             **{"inputs.dims": {}, "inputs.shapes": {}, "inputs.files": {}}))
-        for button in (self.find_button, npz, clear):
+        for button in (npz, clear):
             bar.addWidget(button)
-        self.probe_status = QLabel()
-        self.probe_status.setTextFormat(Qt.TextFormat.RichText)   # names in it are escaped
-        self.probe_status.setWordWrap(True)
-        self.probe_status.setTextInteractionFlags(Qt.TextInteractionFlag.TextSelectableByMouse)
-        bar.addWidget(self.probe_status, 1)
+        self.control.status.setTextInteractionFlags(Qt.TextInteractionFlag.TextSelectableByMouse)
+        bar.addWidget(self.control.status, 1)
         layout.addLayout(bar)
         self.guess_note = QLabel()
         self.guess_note.setWordWrap(True)
@@ -160,8 +156,8 @@ class SessionPanel(Panel):
         ready = model is not None and model.summary is not None
         self.inputs_table.set_inputs(model.summary["inputs"] if ready else [],
                                      model.summary.get("metadata") if ready else None)
-        self.find_button.setEnabled(ready and self._probing is None)
-        self.probe_status.setText("" if ready or model is None else f"{html.escape(model.label)}: reading…")
+        self.control.set_ready(ready)
+        self.control.say("" if ready or model is None else f"{model.label}: reading…")
         plan = self.context.last_plan(model.path) if ready else None
         self._show_plan(plan or [])
 
@@ -189,39 +185,26 @@ class SessionPanel(Panel):
         config = self._try_config()
         if config is None:
             return
-        self.find_button.setEnabled(False)
-        self.probe_status.setText(f"Trying inputs on {html.escape(model.label)}…")
-        self._probing = self.jobs.start(f"Find working inputs for {model.label}", PROBE_INPUTS,
-                                        ModelSession(path=model.path, session=config),
-                                        on_result=lambda result, path=model.path: self._probed(path, result),
-                                        on_error=self._probe_failed)
-
-    def _probe_done(self) -> None:
-        self._probing = None
-        model = self.context.current_model()
-        self.find_button.setEnabled(model is not None and model.summary is not None)
+        self.control.run(f"Find working inputs for {model.label}", PROBE_INPUTS,
+                         ModelSession(path=model.path, session=config),
+                         lambda result, run: self._probed(run.path, result), subject=RunOf(model.path, model.label),
+                         message=f"Trying inputs on {model.label}…")
 
     def _probed(self, path: str, result: dict) -> None:
         from app.gui.widgets.run_caption import inputs_text
 
-        self._probe_done()
         model = self.context.current_model()
         if model is None or model.path != path:
             self.context.report_inputs(path, result["inputs"])
             return
         if result["worked"]:
             self.inputs_table.fill(result["dims"], result["inputs"])
-            self.probe_status.setText(f"These inputs run: {html.escape(inputs_text(result['inputs']))}.")
+            self.control.say(f"These inputs run: {inputs_text(result['inputs'])}.")
         else:
             tried = result.get("tried") or [{}]
             reason = (tried[-1].get("error") or "the model did not run").splitlines()[0]
-            self.probe_status.setText(f"<span style='color: #c0392b;'>No inputs worked: "
-                                      f"{html.escape(reason)}</span>")
+            self.control.say(f"No inputs worked: {reason}", failed=True)
         self.context.report_inputs(path, result["inputs"])
-
-    def _probe_failed(self, exc) -> None:
-        self._probe_done()
-        self.probe_status.setText(f"Could not try the inputs: {html.escape(str(getattr(exc, 'message', exc)))}")
 
     # the config --------------------------------------------------------------
     def config(self):

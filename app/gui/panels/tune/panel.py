@@ -5,14 +5,13 @@ was faster there."""
 from __future__ import annotations
 
 from app.core.verdict import verdict_words
-import time
-
 from PySide6.QtCore import Qt, QTimer
 from PySide6.QtWidgets import (QComboBox, QDoubleSpinBox, QFileDialog, QFormLayout, QGroupBox, QHBoxLayout,
-                               QProgressBar, QPushButton, QSpinBox, QSplitter, QVBoxLayout, QWidget)
+                               QPushButton, QSpinBox, QSplitter, QVBoxLayout, QWidget)
 
 from app.core.units import duration_text, interval_text, ratio_text
-from app.gui.shell.panel import Panel, start_and_cancel
+from app.gui.shell.job_control import JobControl, RunOf
+from app.gui.shell.panel import Panel
 from app.gui.widgets.chart_base import BarChart
 from app.gui.widgets.clipped import WrappedLabel
 from app.gui.widgets.run_caption import Timed
@@ -32,13 +31,23 @@ class TunePanel(Panel):
 
     def build(self) -> None:
         from app.gui.widgets.run_caption import RunCaption
-        from app.gui.widgets.table import DataTable
 
-        self.job = None
         self.result = None
         self.pending = None
-        self._running: tuple[str, str, float] | None = None    # path, label, start time
         self.caption = RunCaption("No tuning run yet.")
+        self.control = JobControl(self.jobs, self.start, "Start tuning", "Stop",
+                                  "Stop tuning: what the race measured stays in the table, but a setting that was "
+                                  "not measured again alone is not offered.", caption=self.caption, parent=self)
+        self.control.stopped.connect(lambda *_: self.summary.setText("No result from this run."))
+        left = self._build_search()
+        self._build_results(left)
+        self.redraw = QTimer(self)
+        self.redraw.setInterval(200)        # the leaderboard changes a few times a second at most
+        self.redraw.timeout.connect(self._draw_pending)
+        self.control.ended.connect(self._end_redraw)
+
+    def _build_search(self) -> QWidget:
+        """The search's settings, Start and Stop, the progress and the answer with its actions."""
         controls = QGroupBox("Search")
         form = QFormLayout(controls)
         self.budget_trials = QSpinBox(maximum=100000, value=0, specialValueText="no limit")
@@ -68,17 +77,7 @@ class TunePanel(Panel):
                            "the baseline, in one process, which only ranks them; its best are then measured "
                            "again, each alone in its own process as it will be deployed, and one is offered "
                            "only if it was faster there.")
-        self.start_button, self.cancel_button, buttons = start_and_cancel(
-            self.start, self.cancel, "Start tuning", "Stop", "Stop tuning: what the race measured stays in the table, "
-                                                             "but a setting that was not measured again alone is not "
-                                                             "offered.")
-        form.addRow(buttons)
-
-        self.progress = QProgressBar()
-        self.progress.setRange(0, 100)
-        self.progress.setValue(0)
-        self.progress.setFormat("%p %")
-        self.progress.setVisible(False)
+        form.addRow(self.control.buttons)
         self.summary = WrappedLabel("Start tuning to race settings against yours.")
         self.summary.setTextInteractionFlags(Qt.TextInteractionFlag.TextSelectableByMouse)
         actions = QHBoxLayout()
@@ -94,11 +93,17 @@ class TunePanel(Panel):
         left = QWidget()
         left_layout = QVBoxLayout(left)
         left_layout.addWidget(controls)
-        left_layout.addWidget(self.progress)
+        left_layout.addWidget(self.control.progress)
+        left_layout.addWidget(self.control.status)
         left_layout.addWidget(self.summary)
         left_layout.addLayout(actions)
         left_layout.addWidget(self.note)        # below the result's buttons: on a small screen it scrolls, they do not
         left_layout.addStretch(1)
+        return left
+
+    def _build_results(self, left: QWidget) -> None:
+        """The leaderboard as a table and a chart, under the caption that says whose it is."""
+        from app.gui.widgets.table import DataTable
 
         self.table = DataTable(HEADERS)
         self.table.key_columns = ("Verdict", "Alone ×")       # a long setting's text gives up width first
@@ -121,16 +126,13 @@ class TunePanel(Panel):
         body.addWidget(right)
         body.setSizes([360, 800])
         self.layout_.addWidget(body)
-        self.redraw = QTimer(self)
-        self.redraw.setInterval(200)        # the leaderboard changes a few times a second at most
-        self.redraw.timeout.connect(self._draw_pending)
 
     def remembered(self) -> dict:
         return {"strategy": self.strategy, "budget_trials": self.budget_trials, "budget_seconds": self.budget_seconds,
                 "max_threads": self.max_threads, "finalists": self.finalists, "confirm_seconds": self.confirm_seconds}
 
     def model_changed(self, model) -> None:
-        self.start_button.setEnabled(model is not None and model.summary is not None and self.job is None)
+        self.control.set_ready(model is not None and model.summary is not None)
         self.caption.model_changed(model)
         # another model's best settings are not applied, saved or copied for this one
         for button in (self.apply_button, self.save_button, self.copy_button):
@@ -157,32 +159,13 @@ class TunePanel(Panel):
         for button in (self.apply_button, self.save_button, self.copy_button):
             button.setEnabled(False)
         self.summary.setText("Measuring your settings, then racing the others…")
-        self.progress.setValue(0)
-        self.progress.setVisible(True)
-        self._running = (self.model.path, self.model.label, time.time())
         self.caption.clear()
-        self.caption.running(self.model.label)
-        self.start_button.setEnabled(False)
-        self.cancel_button.setEnabled(True)
         self.redraw.start()
-        self.job = self.jobs.start(f"Tune {self.model.label}", TUNE, self.params(),
-                                   on_data=self._data, on_result=self._finished, on_error=self._failed,
-                                   on_progress=self._progressed)
+        self.control.run(f"Tune {self.model.label}", TUNE, self.params(), self.show_result,
+                         subject=RunOf(self.model.path, self.model.label), on_data=self.receive)
 
-    def _progressed(self, fraction: float | None, message: str) -> None:
-        """Per cent of the budget (a bar that moves to and fro without one), and what it does."""
-        if fraction is None:
-            self.progress.setRange(0, 0)
-        else:
-            self.progress.setRange(0, 100)
-            self.progress.setValue(round(100 * fraction))
-        self.progress.setFormat(f"%p % — {message}" if fraction is not None else message)
-
-    def cancel(self) -> None:
-        if self.job is not None:
-            self.job.cancel()
-
-    def _data(self, kind: str, payload) -> None:
+    def receive(self, kind: str, payload) -> None:
+        """What the running job sends as it goes (`kind`: what `payload` is)."""
         if kind == "leaderboard":
             self.pending = payload
 
@@ -217,15 +200,21 @@ class TunePanel(Panel):
             item.setFont(font)
             item.setBackground(QBrush(shade))
 
-    def _finished(self, result: dict) -> None:
-        path, label, started = self._running
-        self._stop()
+    def _end_redraw(self) -> None:
+        """The job is over: what the race measured last stays in the table."""
+        self.redraw.stop()
+        self._draw_pending()
+
+    def show_result(self, result: dict, run: RunOf) -> None:
+        """A finished search of `run`'s model: the leaderboard, the answer, and its actions."""
+        self.redraw.stop()
+        self.pending = None             # the race's last board: the finished one replaces it
         self.result = result
-        self.context.report_inputs(path, result.get("inputs") or [])
+        self.context.report_inputs(run.path, result.get("inputs") or [])
         default = result["default"]
-        self.caption.show_run(path, label, result.get("inputs"), started,
+        self.caption.show_run(run.path, run.label, result.get("inputs"), run.started,
                               note="stopped early" if result["cancelled"] else "", where="Tune",
-                              timed=[Timed(path, result.get("inputs"), default.get("session"),
+                              timed=[Timed(run.path, result.get("inputs"), default.get("session"),
                                            default.get("latency_ms"), "your settings, in alternation")])
         best, default = result["best"], result["default"]
         winner = best["label"] if result["clearly_faster"] else None
@@ -242,19 +231,6 @@ class TunePanel(Panel):
         self.summary.setText(headline + searched)
         for button in (self.apply_button, self.save_button, self.copy_button):
             button.setEnabled(True)
-
-    def _failed(self, _exc) -> None:
-        self._stop()
-        self.caption.stopped()
-        self.summary.setText("Tuning failed; see the message.")
-
-    def _stop(self) -> None:
-        self.progress.setVisible(False)
-        self.redraw.stop()
-        self._draw_pending()
-        self.job = None
-        self.cancel_button.setEnabled(False)
-        self.start_button.setEnabled(self.model is not None)
 
     def best_config(self):
         from app.core.session.config import SessionConfig

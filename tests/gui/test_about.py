@@ -1,0 +1,17 @@
+"""Help › About names the versions of what the window runs on."""
+
+import platform
+
+from PySide6.QtCore import qVersion
+from PySide6.QtWidgets import QMessageBox
+
+
+def test_about_names_qt_onnx_runtime_onnx_and_python(window, monkeypatch):
+    shown = []
+    monkeypatch.setattr(QMessageBox, "about", lambda _parent, title, text: shown.append((title, text)))
+    window.providers_info = {"package": "onnxruntime 1.2.3"}
+    window.show_about()
+    [(title, text)] = shown
+    assert title == "About ORTune"
+    for part in (f"Qt {qVersion()}", "ONNX Runtime: onnxruntime 1.2.3", "onnx ", f"Python {platform.python_version()}"):
+        assert part in text

@@ -90,7 +90,7 @@ def test_a_conversion_can_be_cancelled(qtbot, window, tmp_path):
 
 
 def test_a_variant_that_could_not_be_checked_says_so(qtbot):
-    from app.gui.panels.convert.parts import ResultCard
+    from app.gui.panels.convert.result_card import ResultCard
 
     card = ResultCard()
     qtbot.addWidget(card)
@@ -107,7 +107,7 @@ def test_a_variant_that_could_not_be_checked_says_so(qtbot):
 
 
 def test_the_card_says_when_a_variant_is_slower_than_its_source(qtbot, window, tmp_path):
-    from app.gui.panels.convert.parts import ResultCard
+    from app.gui.panels.convert.result_card import ResultCard
 
     card = ResultCard()
     qtbot.addWidget(card)
@@ -127,7 +127,7 @@ def test_the_card_says_when_a_variant_is_slower_than_its_source(qtbot, window, t
 
 def test_the_card_gives_the_share_of_weights_made_float16(qtbot, tmp_path):
     from app.core.convert.jobs import MAKE
-    from app.gui.panels.convert.parts import ResultCard
+    from app.gui.panels.convert.result_card import ResultCard
     from tests import convert_models
 
     source = models.save(convert_models.weights_in_a_branch(), tmp_path / "branch.onnx")
@@ -188,7 +188,7 @@ def failing_report():
 
 
 def test_a_failed_check_is_in_the_failure_colour_with_its_reason(qtbot):
-    from app.gui.panels.convert.parts import REL_NOTE, ResultCard
+    from app.gui.panels.convert.result_card import REL_NOTE, ResultCard
     from app.gui.widgets.theme import verdict_color
 
     card = ResultCard()
@@ -231,7 +231,7 @@ def test_the_check_runs_on_the_session_tabs_input_plan_not_sizes_of_its_own(qtbo
 
 
 def test_the_card_says_what_a_compiled_model_is_for_and_how_soon_it_starts(qtbot):
-    from app.gui.panels.convert.parts import ResultCard
+    from app.gui.panels.convert.result_card import ResultCard
 
     card = ResultCard()
     qtbot.addWidget(card)
@@ -252,7 +252,7 @@ def test_the_card_says_what_a_compiled_model_is_for_and_how_soon_it_starts(qtbot
 
 
 def test_a_decoders_card_gives_its_next_tokens_and_fails_on_them_where_they_decide(qtbot):
-    from app.gui.panels.convert.parts import ResultCard
+    from app.gui.panels.convert.result_card import ResultCard
 
     card = ResultCard()
     qtbot.addWidget(card)

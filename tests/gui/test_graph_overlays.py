@@ -27,7 +27,7 @@ def profile_of(qtbot, window, model, tmp_path):
 def test_the_profile_overlay_colours_nodes_by_their_time(qtbot, window, tmp_path):
     panel, model = open_graph(qtbot, window, models.save(models.cnn(), tmp_path / "cnn.onnx"))
     panel.show_overlay("profile")
-    assert panel.extras.measure_button.text() == "Profile now" and "no profile" in panel.legend.note
+    assert panel.tools.measure_button.text() == "Profile now" and "no profile" in panel.legend.note
     profile_of(qtbot, window, model, tmp_path)
     window.tabs.setCurrentWidget(panel)
     # steady runs: conv1 100 µs, conv2 60, fc 20, relu1 10
@@ -72,8 +72,8 @@ def _variant(path):
 def test_a_diff_is_drawn_on_the_variant_and_listed(qtbot, window, tmp_path):
     _, source = open_graph(qtbot, window, models.save(models.cnn(), tmp_path / "cnn.onnx"))
     panel, variant = open_graph(qtbot, window, _variant(tmp_path / "variant.onnx"), parent=source)
-    assert panel.extras.partner.currentData() == source.path, "a variant is diffed against its source first"
-    panel.extras.start_diff()
+    assert panel.tools.partner.currentData() == source.path, "a variant is diffed against its source first"
+    panel.tools.start_diff()
     qtbot.waitUntil(lambda: panel.diff_box.result_for(variant.path) is not None, timeout=60000)
     assert panel.overlay.currentData() == "diff"
     extra = next(i for i, n in zip(panel.view.canvas.ids, panel.view.canvas.nodes) if n["name"] == "extra")

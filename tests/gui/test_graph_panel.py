@@ -93,10 +93,10 @@ def test_export_writes_png_in_a_thread_of_its_own_and_svg(qtbot, window, tmp_pat
     painted_in = []
     original = export.export_png
     monkeypatch.setattr(export, "export_png", lambda *a: painted_in.append(QThread.currentThread()) or original(*a))
-    panel.extras.export("png", str(tmp_path / "graph.png"))
-    qtbot.waitUntil(lambda: panel.extras.png_export is None, timeout=60000)
+    panel.tools.export("png", str(tmp_path / "graph.png"))
+    qtbot.waitUntil(lambda: panel.tools.png_export is None, timeout=60000)
     assert painted_in and painted_in[0] is not window.thread(), "painted outside the GUI thread"
-    panel.extras.export("svg", str(tmp_path / "graph.svg"))
+    panel.tools.export("svg", str(tmp_path / "graph.svg"))
     image = QImage(str(tmp_path / "graph.png"))
     rect = panel.view.canvas.boundingRect()
     assert image.width() == int(rect.width() * 2) and image.height() == int(rect.height() * 2)
@@ -114,7 +114,7 @@ def test_the_save_dialog_starts_in_the_output_folder(qtbot, window, tmp_path, mo
     asked = []
     monkeypatch.setattr(QFileDialog, "getSaveFileName", lambda _parent, _title, start, _filter: asked.append(start)
                         or ("", ""))
-    panel.extras.export_dialog("png")
+    panel.tools.export_dialog("png")
     assert asked == [str(own_output_folder / "cnn-graph.png")]
 
 

@@ -56,7 +56,7 @@ def cell(table, row: int, header: str) -> str:
 
 def test_a_max_abs_diff_reads_the_same_on_convert_and_drift(qtbot):
     # Convert wrote 0.004326 where Drift wrote 0.00433 for the same output
-    from app.gui.panels.convert.parts import ResultCard
+    from app.gui.panels.convert.result_card import ResultCard
     from app.gui.panels.drift.views import TENSOR_HEADERS, number_table
 
     card = ResultCard()

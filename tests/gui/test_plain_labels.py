@@ -4,7 +4,7 @@ from PySide6.QtCore import Qt
 from PySide6.QtGui import Qt as GuiQt   # where PySide6 keeps Qt::mightBeRichText
 from PySide6.QtGui import QTextDocument
 
-from app.gui.panels.graph.extras import DiffBox
+from app.gui.panels.graph.tools import DiffBox
 from tests.gui.test_benchmark_panels import add_model
 
 NAME = "<img src=q><b>bold"

@@ -18,7 +18,8 @@ from app.core.convert.jobs import CONVERT, DETECT_TRANSFORMER, SPEED_S, ConvertP
 from app.core.model.jobs import ModelPath
 from app.core.session.fidelity_policy import for_kind
 from app.core.store.paths import output_dir
-from app.gui.panels.convert.parts import OptionsForm, PathEdit, ResultCard, failed_check_text
+from app.gui.panels.convert.options_form import OptionsForm, PathEdit
+from app.gui.panels.convert.result_card import ResultCard, failed_check_text
 from app.gui.shell.job_control import JobControl
 from app.gui.shell.panel import Panel
 from app.gui.widgets.replace import confirm_replace

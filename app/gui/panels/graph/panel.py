@@ -43,7 +43,7 @@ class GraphPanel(Panel):
         context.result_made.connect(self._result_made)
 
     def build(self) -> None:
-        from app.gui.panels.graph.extras import DiffBox, ExtrasBar
+        from app.gui.panels.graph.tools import DiffBox, ToolsBar
         from app.gui.panels.graph.node_panel import NodePanel
         from app.gui.panels.graph.overlays import OVERLAYS, Legend
         from app.gui.panels.graph.view import GraphView
@@ -62,7 +62,7 @@ class GraphPanel(Panel):
         for key, text, _ in OVERLAYS:
             self.overlay.addItem(text, key)
         self.overlay.currentIndexChanged.connect(lambda _: self.apply_overlay())
-        self.extras = ExtrasBar(self)
+        self.tools = ToolsBar(self)
         bar = QHBoxLayout()
         for widget in (self.search_box, self.previous_button, self.next_button, self.match_label):
             bar.addWidget(widget)
@@ -70,9 +70,9 @@ class GraphPanel(Panel):
         bar.addSpacing(12)
         bar.addWidget(QLabel("Colour by:"))
         bar.addWidget(self.overlay)
-        bar.addWidget(self.extras.measure_button)
+        bar.addWidget(self.tools.measure_button)
         self.layout_.addLayout(bar)
-        self.layout_.addWidget(self.extras)
+        self.layout_.addWidget(self.tools)
         self.legend = Legend()
         self.layout_.addWidget(self.legend)
         self.status = QLabel("Open a model to draw it.")
@@ -99,7 +99,7 @@ class GraphPanel(Panel):
 
     # what is drawn -----------------------------------------------------------------------
     def model_changed(self, model) -> None:
-        self.extras.model_changed(model)
+        self.tools.model_changed(model)
         if model is None:
             self._clear("Open a model to draw it.")
         elif model.summary is None:
@@ -270,7 +270,7 @@ class GraphPanel(Panel):
             return
         kind = self.overlay.currentData()
         painted = paint(kind, canvas.ids, canvas.nodes, self.sources())
-        self.extras.show_action(kind, painted)
+        self.tools.show_action(kind, painted)
         if isinstance(painted, str):
             canvas.set_fill(None)
             self.overlay_lines = {}

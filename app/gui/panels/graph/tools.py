@@ -41,7 +41,7 @@ OVERLAY_RUNS = {
 }
 
 
-class ExtrasBar(QWidget):
+class ToolsBar(QWidget):
     def __init__(self, panel):
         super().__init__()
         self.panel = panel

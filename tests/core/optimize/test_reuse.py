@@ -4,7 +4,7 @@ from app.core.optimize import candidates
 from app.core.optimize.jobs import OPTIMIZE
 from app.core.optimize.params import OptimizeParams
 from app.core.optimize.reuse import Reuse
-from app.core.optimize.rows import CHOSEN, explain, measured_reason, source_row
+from app.core.optimize.rows import CHOSEN, explain, failed_row, measured_reason, source_row
 from app.core.targets.start import run
 from app.core.session.config import SessionConfig
 from app.core.store.history import History
@@ -146,5 +146,5 @@ def test_the_reason_kept_for_reuse_leaves_out_the_words_of_the_answer(tmp_path):
     assert slower["reason"].endswith(", but less than ort")
     assert measured_reason(row) == "faster than the source (×1.20 [1.10–1.30])"
     assert measured_reason(slower) == "faster than the source (×1.10 [1.05–1.15])"
-    legacy = {k: v for k, v in row.items() if k != "measured_reason"}     # kept before there was one
-    assert measured_reason(legacy) == "faster than the source (×1.20 [1.10–1.30])"
+    failed = failed_row("int8-dynamic", "failed-check", "its outputs drift")
+    assert measured_reason(failed) == "its outputs drift", "a row that did not pass has no answer's words"

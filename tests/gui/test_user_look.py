@@ -125,7 +125,8 @@ def test_compares_bars_keep_two_int8_variants_apart(window):
             for index, name in enumerate(names)]
     rows[0]["verdict"] = "reference"
     panel.show_result({"baseline": names[0], "models": rows, "inputs": [], "created": 0.0,
-                       "speedup_definition": "Speedup = reference p50 / model p50", "alternation": {"rounds_run": 30, "block_runs": 5, "verdict_rule": "the one rule"}})
+                       "speedup_definition": "Speedup = reference p50 / model p50",
+                       "alternation": {"rounds_run": 30, "block_runs": 5, "verdict_rule": "the one rule"}})
     for labels in (panel.speedup_chart.labels, panel.throughput_chart.labels,
                    [row[1] for row in panel.latency_chart.rows][::3]):
         assert len(set(labels)) == len(names), labels

@@ -121,7 +121,8 @@ def migrated(report, where: str) -> dict:
         raise UserError("damaged-result", f"{where} is damaged: it holds {type(report).__name__}, not a result")
     version = report.get(VERSION_KEY, 0)
     if not isinstance(version, int) or isinstance(version, bool) or version < 0:
-        raise UserError("damaged-result", f"{where} is damaged: its version {json.dumps(version)[:40]} is not a version")
+        shown = json.dumps(version)[:40]
+        raise UserError("damaged-result", f"{where} is damaged: its version {shown} is not a version")
     if version > REPORT_VERSION:
         raise UserError("newer-result", f"{where} was stored by a newer ORTune (result version {version}; this one "
                                         f"reads up to {REPORT_VERSION}): open it with that version or a later one")

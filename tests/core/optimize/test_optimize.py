@@ -85,6 +85,7 @@ def test_the_folder_holds_what_to_ship(shipped, tmp_path):
     result, folder, _ = shipped
     assert sorted(p.name for p in folder.iterdir()) == ["model.onnx", "optimize.json", "preset.json",
                                                           "report.html", "session.py"]
+    assert all("model" not in row for row in result["candidates"]), "without --keep-candidates none is kept"
     written = json.loads((folder / "optimize.json").read_text())
     assert written["choice"] == json.loads(json.dumps(result["choice"]))
     assert written[VERSION_KEY] == REPORT_VERSION, "a saved result says its version, as a stored one does"

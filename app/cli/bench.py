@@ -79,18 +79,16 @@ def render_sweep(result: dict) -> str:
         rows.append(([cell["dim_value"]] if dim else []) + [
             cell["concurrency"], latency["p50"][1][index], latency["p99"][1][index]] + (
             [per_token[1][index]] if tokens else []) + [
-            f"{cell['throughput_per_s']:,.1f}"] + ([f"{cell['items_per_s']:,.1f}"] if dim or tokens else []) + (
-            [f"{cell['ratio']:.3g}x", _interval(*cell["ratio_ci"]), cell["verdict"]] if "ratio" in cell
-            else ["–", "–", "–"]) + [mark])
+            f"{cell['throughput_per_s']:,.1f}"] + ([f"{cell['items_per_s']:,.1f}"] if dim or tokens else []) + [
+            "–" if cell["ratio"] is None else f"{cell['ratio']:.3g}x",
+            "–" if cell["ratio_ci"] is None else _interval(*cell["ratio_ci"]), cell["verdict"], mark])
     lines = [f"{Path(result['model']['path']).name}: sweep of " + (f"{dim} × " if dim else "") + "concurrency", "",
              format_table(headers, rows), ""]
-    if "alternation" in result:
+    if result["alternation"]:          # none: the cells were timed one after the other (their verdicts say so)
         groups = result["alternation"]["groups"]
         lines += [f"vs first: {result['ratio_definition']}",
                   "measured in alternation, each cell in its own process, "
                   + ("all at once" if len(groups) == 1 else f"in {len(groups)} groups, each with the first cell")]
-    else:   # stored before sweeps alternated
-        lines.append("measured one after the other, each cell in a fresh process: no ratios")
     if result["latency_limit_ms"] is not None:
         lines.append(f"latency limit: {result['limit_percentile']} ≤ {result['latency_limit_ms']} ms"
                      + ("" if best else " — no cell meets it"))

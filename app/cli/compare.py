@@ -13,7 +13,7 @@ from app.core.bench.accuracy import accuracy_text
 from app.core.bench.compare import compare_table
 from app.core.bench.generation import generation_table
 from app.core.bench.jobs import COMPARE, COMPARE_PAIRS
-from app.core.verdict import verdict_words
+from app.core.verdict import REFERENCE, verdict_words
 from app.core.jobs.errors import UserError
 from app.core.text import printable
 from app.core.units import cosine_text, diff_text
@@ -45,14 +45,14 @@ def fidelity_text(fidelity: dict | None) -> str:
 
 
 def speedup_text(row: dict) -> str:
-    """"1.230× [1.180–1.290]": the speedup and its 95 % interval (results stored before
-    comparisons alternated have no interval)."""
-    if row.get("verdict") == "reference":
+    """"1.230× [1.180–1.290]": the speedup and its 95 % interval, where it has one (a model
+    timed one after the other has none: its verdict says so)."""
+    if row["verdict"] == REFERENCE:
         return "1×"
     if row["speedup"] is None:
         return "–"
-    if "speedup_ci" not in row:
-        return f"{row['speedup']:.2f}× (measured one after the other)"
+    if row["speedup_ci"] is None:
+        return f"{row['speedup']:.3f}×"
     low, high = row["speedup_ci"]
     return f"{row['speedup']:.3f}× [{low:.3f}–{high:.3f}]"
 
@@ -86,7 +86,7 @@ def render(result: dict) -> str:
     latency = latency_columns([row["latency_ms"] for row in result["models"]], keys)
     rows = [[row["label"], human_bytes(row["size_bytes"]), *[latency[key][1][index] for key in keys],
              f"{row['throughput_per_s']:,.1f}", speedup_text(row),
-             verdict_words(row.get("verdict")), fidelity_text(row["fidelity"])]
+             verdict_words(row["verdict"]), fidelity_text(row["fidelity"])]
             for index, row in enumerate(result["models"])]
     headers = ["model", "size", *[f"{key} {latency[key][0]}" for key in keys], "runs/s", "speedup [95 % interval]",
                "verdict", "fidelity"]
@@ -99,7 +99,7 @@ def render(result: dict) -> str:
         first = next(a for a in scored if a)
         lines.append(f"accuracy over the {first['samples']} samples of {first['folder']}, on each model's "
                      "first output for argmax and labels")
-    plan = result.get("alternation")
+    plan = result["alternation"]
     if plan:
         lines += [f"measured in alternation: {plan['rounds_run']} rounds of {plan['block_runs']} runs per model; "
                   f"{result['speedup_definition'].replace('reference', result['baseline'], 1)}",

@@ -89,7 +89,7 @@ def run(args) -> int:
         _check_kind(args.kind)
     if args.delete:
         for entry_id in args.delete:
-            history.get(entry_id)           # one that is not there is named before any is deleted
+            history.require(entry_id)       # one that is not there is named before any is deleted
         removed = [str(folder) for entry_id in args.delete for folder in history.delete(entry_id)]
         return output(args, {"deleted": args.delete, "removed_copies": removed, "history_warnings": history.warnings},
                       lambda result: f"deleted {len(result['deleted'])} result(s)"

@@ -50,8 +50,11 @@ CPU_INFLATION = 0.1
 FASTER, SLOWER, NO_DIFFERENCE, COULD_NOT_TELL, REFERENCE = (
     "faster", "slower", "no-difference", "could-not-tell", "reference")
 VERDICTS = (FASTER, SLOWER, NO_DIFFERENCE, COULD_NOT_TELL)
+#: not judged: timed one after the other, without an interval (results stored before comparisons
+#: and sweeps alternated, as app.core.store.migrations reads them)
+SEQUENTIAL = "one-after-the-other"
 _WORDS = {FASTER: "faster", SLOWER: "slower", NO_DIFFERENCE: "no difference", COULD_NOT_TELL: "could not tell",
-          REFERENCE: "reference"}
+          REFERENCE: "reference", SEQUENTIAL: "one after the other"}
 RULE = (f"faster or slower when the whole 95 % interval, widened toward ×1 by the contention measured in the run, lies "
         f"beyond ±{PRACTICAL_BAND:.0%} around ×1; no difference when it lies within ±{DECISIVE_WIDTH:.0%}; "
         f"otherwise could not tell")
@@ -146,13 +149,3 @@ def judge_speed(speedup: float, low: float, high: float, contention: float = 0.0
         why += f"; claimed at {_x(claim)}, not the {_x(speedup)} measured, as contention may have widened the gap"
     return SpeedVerdict(verdict, speedup, (low, high), wide, min(1.0, max(0.0, contention)), claim, why)
 
-
-def rejudged(block: dict) -> dict:
-    """A stored speed block (`ratio`, `ratio_ci`, `too_busy`) with its verdict by this rule:
-    one stored before the rule (no `why_verdict`) is judged again from its figures, read
-    where it is loaded, so no renderer branches on the age of a result."""
-    ci = block.get("ratio_ci")
-    if "why_verdict" in block or block.get("skipped") or not ci or None in ci or block.get("ratio") is None:
-        return block
-    judged = judge_speed(block["ratio"], *ci, 1.0 if block.get("too_busy") else 0.0)
-    return block | {"verdict": judged.verdict, "conclusive": judged.answered, "why_verdict": judged.why}

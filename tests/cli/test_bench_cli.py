@@ -121,11 +121,12 @@ def test_bench_sweep_grid(ortune, folder):
 
 def test_a_sweep_stored_before_alternation_still_shows():
     from app.cli.bench import render_sweep
-    cell = {"dim_value": 1, "concurrency": 1, "latency_ms": {"p50": 1.0, "p99": 2.0}, "throughput_per_s": 1000.0,
-            "items_per_s": 1000.0}
-    text = render_sweep({"model": {"path": "m.onnx"}, "dim": "batch", "cells": [cell], "best": cell,
-                         "latency_limit_ms": None})
-    assert "measured one after the other" in text and "vs first:" not in text
+    from app.core.store.migrations import migrated
+    from tests.old_reports import sweep_before_alternation
+
+    text = render_sweep(migrated(sweep_before_alternation(), "a sweep"))
+    row = next(line for line in text.splitlines() if line.split()[:2] == ["2", "1"])
+    assert row.split()[-4:] == ["–", "–", "one-after-the-other", "◀"] and "vs first:" not in text
 
 
 def test_placement_and_bad_sweep(ortune, folder):
@@ -138,11 +139,12 @@ def test_placement_and_bad_sweep(ortune, folder):
 
 def test_a_comparison_stored_before_alternation_still_shows():
     from app.cli.compare import render
-    row = {"size_bytes": 10, "latency_ms": {"p50": 1.0, "p90": 1.0, "p99": 1.0}, "throughput_per_s": 1.0,
-           "fidelity": None}
-    text = render({"baseline": "a", "models": [row | {"label": "a", "speedup": 1.0},
-                                               row | {"label": "b", "speedup": 1.5}]})
-    assert "1.50× (measured one after the other)" in text and "measured in alternation" not in text
+    from app.core.store.migrations import migrated
+    from tests.old_reports import compare_before_alternation
+
+    text = render(migrated(compare_before_alternation(), "a comparison"))
+    row = next(line for line in text.splitlines() if line.startswith("b.onnx"))
+    assert "1.500×  " in row and "one after the other" in row and "measured in alternation" not in text
 
 
 def test_the_inputs_table_says_where_inputs_came_from_in_the_windows_words(ortune, folder):

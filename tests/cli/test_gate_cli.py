@@ -9,6 +9,8 @@ from tests import models
 from tests.gate_results import gate_result
 
 QUICK = ("--warmup", "2", "--duration", "0.2", "--max-seconds", "1", "--threads", "1")
+#: for the gates whose outputs are what the test reads: one pair of processes, not four (a third of the time)
+OUTPUTS = (*QUICK, "--pairs", "1")
 
 
 def _perturbed(source, target):
@@ -44,7 +46,7 @@ def test_a_byte_identical_copy_passes_with_exit_0_and_is_stored_with_both_hashes
 
 def test_a_perturbed_weight_fails_the_outputs_with_exit_5_and_names_its_node(ortune, old, tmp_path):
     wrong = _perturbed(old, tmp_path / "wrong.onnx")
-    done = ortune("gate", wrong, "--against", old, "--max-slowdown", "50", *QUICK, "--no-history")
+    done = ortune("gate", wrong, "--against", old, "--max-slowdown", "50", *OUTPUTS, "--no-history")
     assert done.code == 5, done.stderr
     assert "REGRESSION (exit code 5)" in done.stdout
     assert "first drifting node: matmul1 (MatMul)" in done.stdout
@@ -100,7 +102,7 @@ def test_under_github_actions_it_annotates_and_appends_the_summary(ortune, old, 
     summary.write_text("earlier step\n")
     monkeypatch.setenv("GITHUB_ACTIONS", "true")
     monkeypatch.setenv("GITHUB_STEP_SUMMARY", str(summary))
-    done = ortune("gate", hostile, "--against", old, "--max-slowdown", "50", *QUICK, "--no-history",
+    done = ortune("gate", hostile, "--against", old, "--max-slowdown", "50", *OUTPUTS, "--no-history",
                   "--junit", tmp_path / "gate.xml", "--markdown", tmp_path / "gate.md")
     assert done.code == 5, done.stderr
     errors = [line for line in done.stdout.splitlines() if line.startswith("::error ")]
@@ -109,7 +111,7 @@ def test_under_github_actions_it_annotates_and_appends_the_summary(ortune, old, 
     written = summary.read_text()
     assert written.startswith("earlier step\n### ORTune gate: ❌ regression")
     assert (tmp_path / "gate.md").read_text() in written and (tmp_path / "gate.xml").is_file()
-    as_json = ortune("gate", hostile, "--against", old, "--max-slowdown", "50", *QUICK, "--no-history", "--json")
+    as_json = ortune("gate", hostile, "--against", old, "--max-slowdown", "50", *OUTPUTS, "--no-history", "--json")
     assert as_json.json()["verdict"] == "regression" and "::error title=" in as_json.stderr
 
 
@@ -124,7 +126,7 @@ def test_outside_github_actions_there_are_no_annotations(ortune, old, tmp_path, 
 
 def test_an_outputs_own_tolerance_lets_a_known_drift_pass_and_an_unknown_name_is_refused(ortune, old, tmp_path):
     wrong = _perturbed(old, tmp_path / "wrong.onnx")
-    done = ortune("gate", wrong, "--against", old, "--max-slowdown", "50", *QUICK, "--no-history", "--json",
+    done = ortune("gate", wrong, "--against", old, "--max-slowdown", "50", *OUTPUTS, "--no-history", "--json",
                   "--tolerance", "y=1000,1000,-1")
     outputs = next(c for c in done.json()["criteria"] if c["name"] == "outputs")
     assert outputs["verdict"] == "pass" and outputs["figures"]["outputs"][0]["tolerance"]["atol"] == 1000
@@ -154,7 +156,7 @@ def test_the_gate_holds_a_float16_variant_to_the_float16_policy_convert_passed_i
     made = ortune("convert", "fp16", old, "-o", half, "--no-speed", "--json")
     assert made.code == 0, made.stderr
     assert made.json()["fidelity"]["tolerance"]["policy"] == "float16" and made.json()["fidelity"]["passed"]
-    done = ortune("gate", half, "--against", old, "--max-slowdown", "50", *QUICK, "--no-history", "--json")
+    done = ortune("gate", half, "--against", old, "--max-slowdown", "50", *OUTPUTS, "--no-history", "--json")
     outputs = next(c for c in done.json()["criteria"] if c["name"] == "outputs")
     assert outputs["verdict"] == "pass", outputs["summary"]
     assert "within the float16 policy" in outputs["summary"] and "computes in float16" in outputs["summary"]

@@ -34,7 +34,7 @@ def test_a_damaged_history_is_moved_aside_and_the_result_stored(ortune, folder, 
 
 @pytest.mark.parametrize("command", [
     ["bench", "mlp.onnx", "--iterations", "20"],
-    ["compare", "mlp.onnx", "other.onnx", "--iterations", "20", "--max-seconds", "5"],
+    ["compare", "mlp.onnx", "other.onnx", "--iterations", "20", "--max-seconds", "1", "--pairs", "1"],
     ["bench", "mlp.onnx", "--sweep-concurrency", "1", "--iterations", "20"],
 ])
 def test_a_data_folder_that_is_a_file_costs_no_result(ortune, folder, tmp_path, monkeypatch, command):

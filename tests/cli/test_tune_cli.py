@@ -10,12 +10,12 @@ QUICK = ("--max-threads", "1", "--block-runs", "3", "--finalists", "2", "--confi
 def test_tune_json_contract_and_saved_preset(ortune, tmp_path):
     path = models.save(models.mlp(width=32, depth=2), tmp_path / "mlp.onnx")
     best = tmp_path / "best.json"
-    result = ortune("tune", path, "--budget-trials", "12", *QUICK, "--save-best", best, "--json")
+    result = ortune("tune", path, "--budget-trials", "6", *QUICK, "--save-best", best, "--json")
     assert result.code == 0, result.stderr
     info = result.json()
     for key in ("default", "best", "speedup", "speedup_ci", "verdict", "note", "trials", "alternation"):
         assert key in info
-    assert info["trials_used"] == 12
+    assert info["trials_used"] == 6
     for entry in (info["default"], info["best"], *info["trials"]):
         assert set(entry) >= {"session", "latency_ms"}
         SessionConfig.from_dict(entry["session"])

@@ -147,17 +147,19 @@ def test_compare_selected_models(qtbot, window, tmp_path):
 
 
 def test_a_comparison_stored_before_alternation_says_it_has_no_interval(window):
+    from app.core.store.migrations import migrated
+    from tests.old_reports import compare_before_alternation
+
     panel = window.panel("Compare")
     panel.ensure_built()
-    row = {"size_bytes": 10, "latency_ms": {"p50": 1.0, "p90": 1.0, "p99": 1.0}, "throughput_per_s": 1.0,
-           "fidelity": None, "providers": ["CPUExecutionProvider"]}
-    panel.show_result({"baseline": "a", "models": [row | {"label": "a", "speedup": 1.0},
-                                                   row | {"label": "b", "speedup": 1.5}]})
+    panel.show_result(migrated(compare_before_alternation(), "a comparison"))
     assert panel.table.rows[1][1:4] == [1.5, "not measured", "one after the other"]
     assert panel.speedup_whiskers is None and "no interval, no verdict" in panel.caption.text()
 
 
 def test_sweep_view_shows_the_grid_and_the_best_cell(window):
+    from app.core.store.migrations import migrated
+
     panel = window.panel("Benchmark")
     panel.ensure_built()
 
@@ -184,9 +186,10 @@ def test_sweep_view_shows_the_grid_and_the_best_cell(window):
                              "limit_percentile": "p99", "best_vs_runner_up": margin | {"measurable": False}})
     assert "not a measurable lead" in panel.sweep.control.status.text()
     old = [{k: v for k, v in c.items() if k not in ("ratio", "ratio_ci", "verdict")} for c in cells]
-    panel.sweep.show_result({"dim": "batch", "cells": old, "best": old[2], "latency_limit_ms": 5.0,
-                             "limit_percentile": "p99"})
-    assert panel.sweep.table.rows[3][-4:-1] == ["–", "–", "–"] and "runner-up" not in panel.sweep.control.status.text()
+    panel.sweep.show_result(migrated({"dim": "batch", "cells": old, "best": old[2], "latency_limit_ms": 5.0,
+                                      "limit_percentile": "p99"}, "a sweep stored before sweeps alternated"))
+    assert panel.sweep.table.rows[3][-4:-1] == ["–", "–", "one after the other"]
+    assert "runner-up" not in panel.sweep.control.status.text()
     assert {r[1] for r in panel.sweep.latency_chart.rows} == {"p50, concurrency 1", "p99, concurrency 1",
                                                              "p50, concurrency 2", "p99, concurrency 2"}
 
@@ -211,7 +214,8 @@ def test_a_one_dimensional_sweep_is_a_line_not_a_one_column_heat_map(window):
     panel.ensure_built()
     sweep = panel.sweep
     assert sweep.throughput_chart.empty                       # nothing yet: a line of text, not axes
-    cells = [{"dim_value": None, "concurrency": k, "throughput_per_s": t, "items_per_s": t,
+    cells = [{"dim_value": None, "concurrency": k, "throughput_per_s": t, "items_per_s": t, "ratio": t / 61.5,
+              "ratio_ci": [t / 65.0, t / 58.0], "verdict": "faster" if k > 1 else "reference",
               "latency_ms": {"p50": 10.0 * k, "p90": 12.0 * k, "p99": 14.0 * k}} for k, t in ((1, 61.5), (2, 87.1))]
     sweep.show_result({"dim": None, "cells": cells, "best": cells[1], "latency_limit_ms": None,
                        "limit_percentile": "p99"})

@@ -11,6 +11,7 @@ def compare_panel(qtbot, window, tmp_path):
     first, second = two_models_selected(window, tmp_path)
     panel = tab(window, "Compare")
     panel.pairs_form.max_seconds.setValue(1)      # near-identical models: not the running-longer rule's test
+    panel.pairs_form.pairs.setValue(1)            # the captions' test, not the pairs': one set of processes, not four
     return panel, first, second
 
 

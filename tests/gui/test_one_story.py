@@ -151,7 +151,8 @@ def test_comparisons_speedup_labels_sit_clear_of_their_whiskers(qtbot, window):
     result = {"baseline": "det.onnx", "models": [_row("det.onnx", 1.0, "reference", [1.0, 1.0]),
                                                  _row("det.int8.onnx", 0.299, "slower", [0.253, 0.354]),
                                                  _row("det.fp16.onnx", 0.949, "no-difference", [0.769, 1.17])],
-              "inputs": [], "created": 0.0}
+              "inputs": [], "created": 0.0,
+              "alternation": {"rounds_run": 30, "block_runs": 5, "verdict_rule": "the one rule"}}
     panel.show_result(result)
     chart = panel.speedup_chart
     chart.stack.setCurrentWidget(chart.canvas)

@@ -11,15 +11,16 @@ from app.gui.shell.model_list import OpenModel
 PANELS = Path(__file__).resolve().parents[2] / "app" / "gui" / "panels"
 
 
-def cell(batch, k, p99, throughput):
+def cell(batch, k, p99, throughput, ratio):
     return {"dim_value": batch, "concurrency": k, "throughput_per_s": throughput / batch, "items_per_s": throughput,
-            "latency_ms": {"p50": p99 / 2, "p90": p99 * 0.8, "p99": p99}}
+            "latency_ms": {"p50": p99 / 2, "p90": p99 * 0.8, "p99": p99}, "ratio": ratio,
+            "ratio_ci": [ratio * 0.9, ratio * 1.1], "verdict": "faster"}
 
 
 def sweep_entry():
-    cells = [cell(1, 1, 1.0, 100.0), cell(4, 1, 2.0, 300.0)]
+    cells = [cell(1, 1, 1.0, 100.0, 1.0) | {"verdict": "reference"}, cell(4, 1, 2.0, 300.0, 3.0)]
     report = {"dim": "batch", "dim_values": [1, 4], "concurrency_values": [1], "cells": cells, "best": cells[1],
-              "latency_limit_ms": 5.0, "limit_percentile": "p99"}
+              "latency_limit_ms": 5.0, "limit_percentile": "p99", "alternation": {"groups": [[0, 1]]}}
     return {"id": 7, "kind": "sweep", "created": 0.0, "model_path": "/m.onnx", "model_sha256": "0" * 64,
             "ort_version": "1", "machine": {}, "variant": "", "report": report, "run": {"iterations": 10},
             "session": SessionConfig(intra_op_num_threads=2).to_dict()}

@@ -17,7 +17,8 @@ def test_the_compare_tab_exports_the_rows_of_compare_csv(window, tmp_path):
     panel.ensure_built()
     result = {"baseline": "a.onnx", "models": [_row("a.onnx", 1.0, "reference", [1.0, 1.0]),
                                                _row("b.onnx", 1.25, "faster", [1.125, 1.375])],
-              "inputs": [], "created": 0.0}
+              "inputs": [], "created": 0.0,
+              "alternation": {"rounds_run": 30, "block_runs": 5, "verdict_rule": "the one rule"}}
     panel.show_result(result)
     exported = panel.table.export_csv(str(tmp_path / "window.csv"))
     assert open(exported, encoding="utf-8").read() == rows_to_csv(*compare_table(result))

@@ -86,16 +86,20 @@ def test_a_repair_step_measured_on_a_busy_machine_says_so_not_that_its_interval_
     # the steps table read "×0.46 · 0.41–0.53 · could not tell (interval too wide)": the interval was
     # narrow; the rounds were set aside because other programs took the cores
     from app.core.drift.repair import _speed
+    from app.core.store.migrations import migrated
     from app.gui.panels.drift.views import speed_cells
 
     # stored before the one verdict rule: judged again by it where they are read
     measured = {"ratio": 0.46, "ratio_ci": [0.41, 0.53], "verdict": "slower", "conclusive": False, "too_busy": True,
                 "source_p50_ms": 60.0, "variant_p50_ms": 130.0, "rounds": 30}
-    assert speed_cells(_speed({"speed": measured}))[2] == "slower"      # widened for the busy machine, still slower
+
+    def step_speed(speed):
+        return speed_cells(_speed(migrated({"speed": dict(speed)}, "a conversion")))
+    assert step_speed(measured)[2] == "slower"      # widened for the busy machine, still slower
     wide = {**measured, "ratio_ci": [0.5, 1.4], "verdict": "no-difference", "too_busy": False}
-    assert speed_cells(_speed({"speed": wide}))[2] == "could not tell"
+    assert step_speed(wide)[2] == "could not tell"
     stored_before = {key: value for key, value in measured.items() if key not in ("too_busy", "conclusive")}
-    assert speed_cells(_speed({"speed": stored_before}))[2] == "slower"
+    assert step_speed(stored_before)[2] == "slower"
 
 
 def test_a_conversions_speed_line_on_a_busy_machine_names_the_busy_machine():
@@ -121,7 +125,8 @@ def test_compares_bars_keep_two_int8_variants_apart(window):
             for index, name in enumerate(names)]
     rows[0]["verdict"] = "reference"
     panel.show_result({"baseline": names[0], "models": rows, "inputs": [], "created": 0.0,
-                       "speedup_definition": "Speedup = reference p50 / model p50"})
+                       "speedup_definition": "Speedup = reference p50 / model p50",
+                       "alternation": {"rounds_run": 30, "block_runs": 5, "verdict_rule": "the one rule"}})
     for labels in (panel.speedup_chart.labels, panel.throughput_chart.labels,
                    [row[1] for row in panel.latency_chart.rows][::3]):
         assert len(set(labels)) == len(names), labels

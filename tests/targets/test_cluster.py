@@ -16,7 +16,7 @@ def test_a_sweep_of_six_cells_over_two_workers(ray_cluster, ortune, tmp_path):
     # batch 2 and 4 dealt one to each worker, each with its own copy of batch 1: four cells a task
     model = models.save(models.mlp(), tmp_path / "mlp.onnx")
     local, spread = _local_and_spread(ortune, "bench", model, "--sweep", "batch=1,2,4", "--sweep-concurrency",
-                                      "1,2", "--duration", "0.2", cluster=ray_cluster)
+                                      "1,2", "--duration", "0.05", cluster=ray_cluster)   # the form, not the figures
     assert set(local) - {"history_id", "history_warnings"} <= set(spread)
     assert len(spread["cells"]) == len(local["cells"]) == 6
     assert [(c["dim_value"], c["concurrency"]) for c in spread["cells"]] == \
@@ -35,7 +35,7 @@ def test_a_sweep_of_six_cells_over_two_workers(ray_cluster, ortune, tmp_path):
 
 def test_a_comparison_over_two_workers(ray_cluster, ortune, tmp_path):
     paths = [models.save(models.mlp(depth=d), tmp_path / f"mlp{d}.onnx") for d in (2, 4, 8)]
-    local, spread = _local_and_spread(ortune, "compare", *paths, "--duration", "0.3", "--max-seconds", "5",
+    local, spread = _local_and_spread(ortune, "compare", *paths, "--duration", "0.1", "--max-seconds", "1",
                                       "--pairs", "2", cluster=ray_cluster)   # where each ratio forms, not the pairs
     assert [m["path"] for m in spread["models"]] == [m["path"] for m in local["models"]] == list(map(str, paths))
     assert spread["models"][0]["verdict"] == "reference"

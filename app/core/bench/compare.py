@@ -119,9 +119,9 @@ def compare_table(result: dict) -> tuple[list[str], list[list]]:
     rows = []
     for index, row in enumerate(result["models"]):
         fidelity = row["fidelity"] or {}
-        interval = row.get("speedup_ci")
         unchecked = "reference" if index == 0 else "not checked"    # a partial comparison checks none
-        rows.append([row["label"], row["speedup"], interval_text(interval), verdict_words(row["verdict"]) if "verdict" in row else "one after the other", row["latency_ms"]["p50"],
+        rows.append([row["label"], row["speedup"], interval_text(row["speedup_ci"]), verdict_words(row["verdict"]),
+                     row["latency_ms"]["p50"],
                      row["latency_ms"]["p90"], row["latency_ms"]["p99"], row["throughput_per_s"],
                      human_bytes(row["size_bytes"]),
                      fidelity.get("max_abs_diff", unchecked if row["fidelity"] is None else None),

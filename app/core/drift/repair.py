@@ -12,7 +12,6 @@ import time
 from dataclasses import replace
 from typing import Callable
 
-from app.core.verdict import rejudged
 from app.core.convert.fp16_blocks import name_unnamed_nodes
 from app.core.convert.jobs import ConvertParams, convert_job
 from app.core.drift.blame import next_to_keep
@@ -23,8 +22,6 @@ from app.core.model.intake import admit
 #: the conversion option that keeps a node out of the lower precision, by kind
 KEEP_OPTION = {"fp16": "node_block_list", "int8-dynamic": "nodes_to_exclude", "int8-static": "nodes_to_exclude"}
 SPEED_FIELDS = ("ratio", "ratio_ci", "verdict", "conclusive", "too_busy", "source_p50_ms", "variant_p50_ms")
-#: what a speed block stored before a field was added reads as
-SPEED_DEFAULTS = {"conclusive": True, "too_busy": False}
 
 
 def changed_ops(kind: str, options: dict) -> frozenset[str] | None:
@@ -54,10 +51,11 @@ def _outputs_summary(fidelity: dict) -> dict:
 
 
 def _speed(report: dict) -> dict:
-    speed = rejudged(report["speed"])
+    """A step's speed: the fields of its conversion's speed check the steps table shows."""
+    speed = report["speed"]
     if speed.get("skipped"):
         return {"skipped": True, "why": speed["why"]}
-    return {key: speed.get(key, SPEED_DEFAULTS[key]) if key in SPEED_DEFAULTS else speed[key] for key in SPEED_FIELDS}
+    return {key: speed[key] for key in SPEED_FIELDS}
 
 
 def _first(drift: dict, key: str) -> dict | None:

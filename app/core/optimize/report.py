@@ -109,9 +109,7 @@ def _table(headers: list[str], rows: list[list], classes: list[str] | None = Non
 
 def _providers(machine: dict) -> str:
     """Which of the build's providers start there, and why each other one does not."""
-    usable = machine.get("usable_providers")
-    if usable is None:          # a result from before the providers were tried: what the build has
-        return f"<p>In this ONNX Runtime build: {_e(', '.join(machine.get('available_providers', [])))}.</p>"
+    usable = machine["usable_providers"]
     items = "".join(f"<li>{_e(p['name'])}: {_e(p['reason'])}</li>" for p in machine["not_usable_providers"])
     return (f"<p>Providers that start there: {_e(', '.join(usable) or 'none could be tried')}.</p>"
             + (f"<p>In the build but not starting there:</p><ul class='muted'>{items}</ul>" if items else ""))

@@ -19,6 +19,7 @@ import shutil
 import time
 from pathlib import Path
 
+from app.core.jobs.errors import UserError
 from app.core.optimize.rows import measured_reason
 
 
@@ -97,7 +98,10 @@ class Reuse:
         for entry in entries:
             if entry["model_sha256"] != self.base["model_sha256"] or f"optimize: {kind}" not in entry["variant"]:
                 continue
-            report = self.history.get(entry["id"])["report"]
+            try:
+                report = self.history.get(entry["id"])["report"]
+            except UserError:       # stored by a newer ORTune, or damaged: not reused
+                continue
             kept = report.get("optimize_candidate") or {}
             if kept.get("key") != key or not Path(report.get("output", "")).is_file() or not _measured(kept["row"]):
                 continue

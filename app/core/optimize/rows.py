@@ -137,13 +137,9 @@ CHOSEN = "chosen: the fastest candidate that passed its check — "
 
 def measured_reason(row: dict) -> str:
     """A kept row's reason without the words its search's answer added to it (explain): a row
-    reused from an earlier search read "chosen: … — chosen: … — faster …" once chosen again."""
-    if "measured_reason" in row:
-        return row["measured_reason"]
-    reason = row["reason"]
-    while reason.startswith(CHOSEN):        # kept before the measured reason was
-        reason = reason[len(CHOSEN):]
-    return reason
+    reused from an earlier search read "chosen: … — chosen: … — faster …" once chosen again.
+    A row that did not pass has no answer's words: its reason is what was measured."""
+    return row.get("measured_reason", row["reason"])
 
 
 def explain(rows: list[dict], best: dict, limit: float | None) -> None:

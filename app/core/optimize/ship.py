@@ -16,6 +16,7 @@ from app.core.jobs.errors import UserError
 from app.core.jobs.results import json_safe
 from app.core.model.output import Staging, check_replaceable, check_writable, data_file_name, load_model, save_model
 from app.core.optimize.rows import answer
+from app.core.store.migrations import stamp
 
 MODEL_STEM = "model"
 CANDIDATES = "candidates"       # the sub-folder every candidate made is kept in, with --keep-candidates
@@ -101,7 +102,8 @@ def ship(result: dict, best: dict, chosen: str, folder: Path, force: bool, sourc
 
 
 def write_companions(result: dict, folder: Path) -> None:
-    """preset.json, session.py, report.html and optimize.json for `result`, in `folder`."""
+    """preset.json, session.py, report.html and optimize.json for `result`, in `folder`;
+    optimize.json, as the history, holds the result's version (app.core.store.migrations)."""
     from app.core.optimize.report import report_html
     from app.core.optimize.session_code import session_script
     from app.core.session.config import SessionConfig
@@ -111,7 +113,7 @@ def write_companions(result: dict, folder: Path) -> None:
     (folder / "session.py").write_text(session_script(config, Path(choice["model"]).name, result["inputs"]),
                                        encoding="utf-8")
     (folder / "report.html").write_text(report_html(result), encoding="utf-8")
-    (folder / "optimize.json").write_text(json.dumps(json_safe(result), indent=2, default=str) + "\n",
+    (folder / "optimize.json").write_text(json.dumps(json_safe(stamp(result)), indent=2, default=str) + "\n",
                                           encoding="utf-8")
     config.save(folder / "preset.json")
 

@@ -20,6 +20,7 @@ import time
 from pathlib import Path
 from typing import Any, Callable
 
+from app.core.store.migrations import decoded, stamp
 from app.core.store.paths import data_dir
 
 SCHEMA_VERSION = 1
@@ -96,6 +97,17 @@ def _is_damage(exc: sqlite3.DatabaseError) -> bool:
     if name:
         return name.startswith(("SQLITE_NOTADB", "SQLITE_CORRUPT"))
     return str(exc) in ("file is not a database", "database disk image is malformed")
+
+
+def _field(path: str) -> str:
+    """SQL for one field of an entry's report; NULL where the stored text is damaged (not
+    JSON), so one damaged result neither hides the others nor stops its own deletion."""
+    return f"CASE WHEN json_valid(report_json) THEN json_extract(report_json, '{path}') END"
+
+
+def _not_found(entry_id: int) -> Exception:
+    from app.core.jobs.errors import UserError
+    return UserError("not-found", f"there is no stored result number {entry_id}")
 
 
 class History:
@@ -201,8 +213,10 @@ class History:
         the report itself does not: variant, providers, p50_ms, p99_ms, throughput_per_s,
         session, run.
 
+        The report is stored with its version (app.core.store.migrations), which it keeps.
         Returns its id, or None (with a warning) when the store cannot be used."""
         facts = facts or {}
+        stamp(report)
         model = facts.get("model") or report["model"]
         summary = report.get("summary", report)
         latency = summary.get("latency_ms") or {}
@@ -227,7 +241,7 @@ class History:
         unless another entry names it. Returns the copies removed."""
         from app.core.store import kept
 
-        output = self._use(lambda db: db.execute("SELECT json_extract(report_json, '$.output') FROM results "
+        output = self._use(lambda db: db.execute(f"SELECT {_field('$.output')} FROM results "
                                                  "WHERE id = ?", (entry_id,)).fetchone())
         self._use(lambda db: db.execute("DELETE FROM results WHERE id = ?", (entry_id,)))
         folder = kept.folder_of(output[0]) if output and isinstance(output[0], str) else None
@@ -238,7 +252,7 @@ class History:
     def outputs(self) -> set[str]:
         """Every output file the entries name (a conversion's, a kept candidate's)."""
         return self._use(lambda db: {row[0] for row in db.execute(
-            "SELECT json_extract(report_json, '$.output') FROM results WHERE kind = 'convert'") if row[0]})
+            f"SELECT {_field('$.output')} FROM results WHERE kind = 'convert'") if row[0]})
 
     # reading ------------------------------------------------------------------
     def entries(self, model: str | None = None, kind: str | None = None, limit: int = 500) -> list[dict]:
@@ -250,8 +264,8 @@ class History:
         if kind:
             where.append("kind = ?")
             args.append(kind)
-        sql = (f"SELECT {', '.join(_SUMMARY)}, json_extract(report_json, '$.inputs') AS inputs, "
-               f"COALESCE(json_extract(report_json, '$.target.name'), json_extract(report_json, '$.cluster.measured_on'))"
+        sql = (f"SELECT {', '.join(_SUMMARY)}, {_field('$.inputs')} AS inputs, "
+               f"COALESCE({_field('$.target.name')}, {_field('$.cluster.measured_on')})"
                " AS target FROM results")
         if where:
             sql += " WHERE " + " AND ".join(where)
@@ -266,14 +280,22 @@ class History:
         return self._use(lambda db: [row[0] for row in
                                      db.execute("SELECT DISTINCT model_path FROM results ORDER BY model_path")])
 
+    def require(self, entry_id: int) -> None:
+        """A UserError naming `entry_id` when there is no such entry (its report is not read:
+        one stored by a newer ORTune, or damaged, can still be deleted)."""
+        if self._use(lambda db: db.execute("SELECT 1 FROM results WHERE id = ?", (entry_id,)).fetchone()) is None:
+            raise _not_found(entry_id)
+
     def get(self, entry_id: int) -> dict:
-        """The whole entry: report, session, run, machine, and the latencies as arrays."""
+        """The whole entry: report (in this version's shape: app.core.store.migrations), session,
+        run, machine, and the latencies as arrays. One stored by a newer ORTune, or damaged, is
+        refused with a UserError that says so."""
         row = self._use(lambda db: db.execute("SELECT * FROM results WHERE id = ?", (entry_id,)).fetchone())
         if row is None:
-            from app.core.jobs.errors import UserError
-            raise UserError("not-found", f"there is no stored result number {entry_id}")
+            raise _not_found(entry_id)
         entry = {key: row[key] for key in _SUMMARY}
         entry.update(session=json.loads(row["session_json"]), run=json.loads(row["run_json"]),
-                     report=json.loads(row["report_json"]), machine=json.loads(row["machine_json"]),
+                     report=decoded(row["report_json"], f"stored result {entry_id}"),
+                     machine=json.loads(row["machine_json"]),
                      warmup_ms=_from_blob(row["warmup"]), samples_ms=_from_blob(row["samples"]))
         return entry

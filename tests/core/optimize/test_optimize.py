@@ -9,6 +9,7 @@ from app.core.jobs.errors import UserError
 from app.core.jobs.protocol import JobContext
 from app.core.optimize.jobs import OPTIMIZE
 from app.core.session.config import SessionConfig
+from app.core.store.migrations import REPORT_VERSION, VERSION_KEY
 from tests import models
 
 #: what may come on top of budget × 1.1: a stopped child's grace to end (runner.CANCEL_GRACE_S) and the writing
@@ -84,7 +85,10 @@ def test_the_folder_holds_what_to_ship(shipped, tmp_path):
     result, folder, _ = shipped
     assert sorted(p.name for p in folder.iterdir()) == ["model.onnx", "optimize.json", "preset.json",
                                                           "report.html", "session.py"]
-    assert json.loads((folder / "optimize.json").read_text())["choice"] == json.loads(json.dumps(result["choice"]))
+    assert all("model" not in row for row in result["candidates"]), "without --keep-candidates none is kept"
+    written = json.loads((folder / "optimize.json").read_text())
+    assert written["choice"] == json.loads(json.dumps(result["choice"]))
+    assert written[VERSION_KEY] == REPORT_VERSION, "a saved result says its version, as a stored one does"
     assert SessionConfig.load(folder / "preset.json").to_dict() == SessionConfig.from_dict(
         result["choice"]["settings"]).to_dict()
     script = (folder / "session.py").read_text()

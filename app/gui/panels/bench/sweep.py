@@ -226,10 +226,8 @@ class SweepView(QWidget):
 
 
 def _ratio_columns(cell: dict) -> list:
-    """A cell's items per second against the first cell's, measured in alternation; a
-    sweep stored before sweeps alternated has none."""
-    if "ratio" not in cell:
-        return ["–", "–", "–"]
+    """A cell's items per second against the first cell's, measured in alternation (none for
+    cells timed one after the other: their verdict says so)."""
     return [ratio_text(cell["ratio"]), interval_text(cell["ratio_ci"]) or "–", verdict_words(cell["verdict"])]
 
 

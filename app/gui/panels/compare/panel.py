@@ -249,11 +249,11 @@ def _label(models: list[dict]) -> str:
 
 
 def _definition(result: dict) -> str:
-    """How to read the speedups: what they divide, how they were measured, what a verdict says."""
-    baseline, plan = result["baseline"], result.get("alternation")
-    if not plan:
-        return (f"Speedup = reference p50 / model p50, the reference being {baseline}, measured one after the "
-                "other (a result stored before comparisons alternated): no interval, no verdict.")
-    return (f"Speedup = reference p50 / model p50, the reference being {baseline} (above 1: faster than it), as "
-            f"the median over {plan['rounds_run']} rounds in which each model ran {plan['block_runs']} runs in turn; "
-            f"whiskers and the interval column: its 95 % interval. Verdict: {plan['verdict_rule']}.")
+    """How to read the speedups: what they divide, how they were measured (models timed one
+    after the other have no alternation), what a verdict says."""
+    plan = result["alternation"]
+    measured = (f"as the median over {plan['rounds_run']} rounds in which each model ran {plan['block_runs']} runs in "
+                f"turn; whiskers and the interval column: its 95 % interval. Verdict: {plan['verdict_rule']}."
+                if plan else "timed one after the other: no interval, no verdict.")
+    return (f"Speedup = reference p50 / model p50, the reference being {result['baseline']} (above 1: faster than it), "
+            + measured)

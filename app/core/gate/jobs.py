@@ -22,10 +22,24 @@ from app.core.jobs.errors import JobCancelled
 from app.core.jobs.results import GateResult
 from app.core.session.config import SessionConfig
 
+
 def _undecided(row: dict, limit: float) -> bool:
     """Whether the new model's row of a summary (alternate.summarize) leaves the speed undecided."""
     _, low, high = slowdown(row["speedup"], list(judged_speed(row).widened))
     return speed_decision(low, high, limit) == UNDECIDED
+
+
+def unanswered(row: dict, limit: float) -> str | None:
+    """Why the new model's row of a summary (alternate.summarize) calls for another pair of
+    processes, or None: its slowdown is judged against `limit` and its verdict is told. Within
+    the limit but no direction yet, the gate measures on as compare would, so its speed verdict
+    is the one compare, convert and optimize give the same pair."""
+    decided = not _undecided(row, limit)
+    if decided and judged_speed(row).answered:
+        return None
+    return ("the slowdown is within the limit, but its interval cannot yet tell faster, slower or no difference"
+            if decided else "the slowdown's interval reaches across the limit") + (
+        " (widened: a model's process waited for a core in most rounds)" if row.get("too_busy") else "")
 
 
 def gate_tolerance(params: GateParams) -> tuple[dict, str]:
@@ -42,7 +56,8 @@ def gate_tolerance(params: GateParams) -> tuple[dict, str]:
 
 def measure(params: GateParams, ctx, labels: list[str], folder: str, tolerance: dict) -> tuple[Alternation, float, Pairs]:
     """Both members in `params.pairs` pairs of fresh processes, then more pairs while the
-    slowdown cannot be judged, as long as another fits in max_seconds (app.core.bench.pairs);
+    slowdown cannot be judged against the limit or its verdict is "could not tell", as long
+    as another fits in max_seconds (app.core.bench.pairs);
     (what was measured, the seconds it took, starts included, the pairs' rule)."""
     members = [MemberParams(path=path, session=SessionConfig.from_dict(config.to_dict()), run=params.run,
                             variant=label, reference_dir=folder, is_reference=index == 0,
@@ -52,11 +67,9 @@ def measure(params: GateParams, ctx, labels: list[str], folder: str, tolerance: 
     started = time.monotonic()
 
     def answered(result: Alternation) -> bool:
-        row = summarize(result)[1]
-        if not _undecided(row, params.max_slowdown):
+        why = unanswered(summarize(result)[1], params.max_slowdown)
+        if why is None:
             return True
-        why = "the slowdown's interval reaches across the limit" + (
-            " (widened: a model's process waited for a core in most rounds)" if row.get("too_busy") else "")
         left = params.max_seconds - (time.monotonic() - started)
         ctx.log(f"{why} after {len(set(result.pairs))} pairs: measuring on in a fresh pair ({left:.0f} s left "
                 "of --max-seconds)")

@@ -9,6 +9,8 @@ block medians round by round (app.core.bench.alternate) with its 95 % bootstrap 
   copy lands ("no-difference": two processes of one file differ by a percent or two);
 - otherwise the interval reaches across the limit: too wide to decide. The gate measures on,
   in more pairs of fresh processes, while one more fits in --max-seconds, then says "undecided".
+  It measures on too while the slowdown passes but the verdict rule cannot yet tell its
+  direction, so the gate names the verdict compare gives the same pair.
 The interval is the one the verdict rule reads (app.core.verdict): on a busy machine it is
 widened by the contention measured in the run, never thrown away, so a model twice as slow is
 a regression beside a core burner too, and the speed's verdict words are the rule's.

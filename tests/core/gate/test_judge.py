@@ -97,3 +97,15 @@ def test_the_output_criterion_writes_its_figures_as_every_panel_does():
                 "tolerance": {"atol": 1e-4, "rtol": 1e-3, "min_cosine": 0.9999}}
     summary = output_criterion(fidelity, None, None)["summary"]
     assert "max |Δ| 2.09e-07, cosine 0.0267663" in summary
+
+
+def test_a_gate_measures_on_until_its_verdict_is_told_as_compare_would():
+    """A slowdown within the limit whose direction the rule cannot yet tell calls for another
+    pair, as compare's rule does, so the gate and compare name one verdict for one pair."""
+    from app.core.gate.jobs import unanswered
+
+    row = {"speedup": 1.0, "speedup_ci": [0.90, 1.06], "contention": 0.0, "measure": "wall"}
+    assert "cannot yet tell" in unanswered(row, 1.0)                        # passes ×2, but could not tell
+    assert unanswered({**row, "speedup_ci": [0.95, 1.05]}, 1.0) is None      # no difference: answered
+    assert unanswered({**row, "speedup": 0.5, "speedup_ci": [0.45, 0.55]}, 0.05) is None   # a regression
+    assert "across the limit" in unanswered({**row, "speedup_ci": [0.92, 1.01]}, 0.05)

@@ -1,5 +1,11 @@
 """The house stays livable: no import cycle among app's modules (imports inside functions
-count too: grimp reads them) and no file under app/ past 400 lines.
+count too: grimp reads them), a warning that names each file under app/ past 400 lines, and
+no file past 600.
+
+Past 400 lines a file is worth a look: does it hold more than one responsibility? The
+warning names it and leaves the answer to a reader; a failure at 400 made code move to an
+unrelated room only to pass (an About box in the providers dialog). 600 is the ceiling no
+one responsibility needs.
 
 The import-linter contracts in pyproject.toml (`lint-imports`) hold the layering between
 rooms; this holds the finer rule, module by module."""
@@ -12,6 +18,7 @@ import grimp
 
 ROOT = Path(__file__).resolve().parents[1]
 MAX_LINES = 400
+CEILING = 600
 
 
 def import_cycles(graph: grimp.ImportGraph) -> list[list[str]]:
@@ -119,8 +126,13 @@ def long_files(folder: Path, limit: int = MAX_LINES) -> list[str]:
     return found
 
 
-def test_no_file_under_app_is_past_400_lines():
-    assert not long_files(ROOT / "app"), "split these:\n" + "\n".join(long_files(ROOT / "app"))
+def test_a_file_past_400_lines_is_named_and_none_is_past_600():
+    import warnings
+
+    for line in long_files(ROOT / "app"):
+        warnings.warn(f"{line}: does it hold more than one responsibility?", stacklevel=1)
+    assert not long_files(ROOT / "app", CEILING), "split these by responsibility:\n" + "\n".join(
+        long_files(ROOT / "app", CEILING))
 
 
 def test_a_long_file_is_found(tmp_path):

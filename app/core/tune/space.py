@@ -17,8 +17,8 @@ from __future__ import annotations
 import itertools
 from dataclasses import dataclass, field
 
-from app.core.session.config import TYPED_ENTRIES, ProviderSpec, SessionConfig
-from app.core.session.fields import OPT_LEVELS as LEVELS
+from app.core.session.config import ProviderSpec, SessionConfig
+from app.core.session.fields import FIELD, OPT_LEVELS as LEVELS
 
 OPT_LEVELS = tuple(LEVELS)          # every level, the session's own table in its order
 DEVICE_PROVIDERS = {"CUDAExecutionProvider", "DmlExecutionProvider", "TensorrtExecutionProvider"}
@@ -132,7 +132,7 @@ def apply_candidate(base: SessionConfig, candidate: dict) -> SessionConfig:
     if config.intra_op_num_threads != base.intra_op_num_threads:
         # the base's affinities name one core group per thread of its own count
         config.intra_op_thread_affinities = ""
-        config.config_entries.pop(TYPED_ENTRIES["intra_op_thread_affinities"], None)
+        config.config_entries.pop(FIELD["intra_op_thread_affinities"].entry, None)
     if candidate["execution_mode"] == "parallel":
         config.inter_op_allow_spinning = candidate["intra_op_allow_spinning"]
     config.validate()

@@ -19,10 +19,13 @@ class GenerateParams(Params):
     path: str
     session: SessionConfig = setting(factory=SessionConfig)
     prompt_lengths: list[int] = setting(factory=lambda: [128], flag="--prompt-lengths")
-    new_tokens: int = setting(64, minimum=1, maximum=MAX_TOKENS, flag="--new-tokens")
-    batch: int = setting(1, minimum=1, maximum=4096, flag="--batch")
-    repeats: int = setting(3, minimum=1, maximum=1000, flag="--repeats")     # timed generations per prompt length
-    warmup: int = setting(1, minimum=0, maximum=1000, flag="--warmup")       # generations before them, not timed
+    new_tokens: int = setting(64, minimum=1, maximum=MAX_TOKENS, flag="--new-tokens", metavar="N",
+                              help="tokens to generate")
+    batch: int = setting(1, minimum=1, maximum=4096, flag="--batch", metavar="N", help="sequences generated at once")
+    repeats: int = setting(3, minimum=1, maximum=1000, flag="--repeats", metavar="N",
+                           help="timed generations per prompt length")
+    warmup: int = setting(1, minimum=0, maximum=1000, flag="--warmup", metavar="N",
+                          help="generations before timing")
     against: str = ""              # a reference decoder: the next-token agreement with it (app.core.generate.agreement)
 
     def validate(self) -> None:

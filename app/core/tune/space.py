@@ -15,8 +15,9 @@ threads (`canonical`, `effective`)."""
 from __future__ import annotations
 
 import itertools
-from dataclasses import dataclass, field
+from dataclasses import dataclass
 
+from app.core.jobs.params import Params, setting
 from app.core.session.config import ProviderSpec, SessionConfig
 from app.core.session.fields import FIELD, OPT_LEVELS as LEVELS
 
@@ -25,12 +26,12 @@ DEVICE_PROVIDERS = {"CUDAExecutionProvider", "DmlExecutionProvider", "TensorrtEx
 
 
 @dataclass
-class SearchLimits:
+class SearchLimits(Params):
     """The user's own limits on the search."""
-    providers: list[str] = field(default_factory=lambda: ["CPUExecutionProvider"])
-    max_threads: int = 0                 # 0: the machine's cores
-    opt_levels: tuple[str, ...] = OPT_LEVELS
-    execution_modes: tuple[str, ...] = ("sequential", "parallel")
+    providers: list[str] = setting(factory=lambda: ["CPUExecutionProvider"])
+    max_threads: int = setting(0, minimum=0)                    # 0: the machine's cores
+    opt_levels: list[str] = setting(factory=lambda: list(OPT_LEVELS))
+    execution_modes: list[str] = setting(factory=lambda: ["sequential", "parallel"])
     try_spinning: bool = True
     try_dynamic_block_base: bool = True
     try_io_binding: bool = True

@@ -34,7 +34,7 @@ from app.core.jobs.protocol import JobContext
 from app.core.session.config import SessionConfig
 from app.core.bench.stats import mean_ci
 from app.core.bench.timing import time_loop
-from app.core.tune.space import SearchLimits, apply_candidate, build_space, describe, effective, physical_cores
+from app.core.tune.space import apply_candidate, build_space, describe, effective, physical_cores
 
 class Contender:
     def __init__(self, index: int, label: str, config: SessionConfig):
@@ -139,7 +139,7 @@ class Race:
         cores = self.cores = physical_cores()
         candidates = params.candidates
         if candidates is None:
-            candidates = build_space(SearchLimits(**params.limits), cores)
+            candidates = build_space(params.limits, cores)
         if not candidates:
             raise UserError("bad-option", "the search space is empty: loosen the limits")
         self.contenders, self.merged = distinct(params.session, candidates, cores)

@@ -134,8 +134,9 @@ class PanelContext(QObject):
         """Show a result (e.g. a stored comparison or sweep) in the tab that makes that kind."""
         self._tab_for(kind).open_result(kind, result)
 
-    def run_again(self, kind: str, entry: dict[str, Any]) -> None:
-        """Start a stored run (a history entry: model, session, run settings) again in its tab."""
+    def run_again(self, kind: str, entry: Any) -> None:
+        """Start a stored run (a history entry: model, session, run settings) again in its tab;
+        for a drift, the pair to look into (app.gui.shell.handover.DriftPair)."""
         self._tab_for(kind).run_again(kind, entry)
 
     def _tab_for(self, kind: str):

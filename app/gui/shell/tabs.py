@@ -31,6 +31,6 @@ RESULT_TABS = {
     "compare": "Compare",
     "gate": "Compare",               # a gate's result holds its comparison of the pair
     "node": "Graph",                 # {path, name}: a node shown in the drawing
-    "drift": "Drift",           # run_again: {source, variant, conversion?} finds that pair's drift
+    "drift": "Drift",           # run_again: a DriftPair (app.gui.shell.handover) finds that pair's drift
     "optimize": "Optimize",          # a stored search: its leaderboard and answer
 }

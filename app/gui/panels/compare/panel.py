@@ -14,6 +14,7 @@ from PySide6.QtWidgets import QFileDialog, QHBoxLayout, QLabel, QPushButton
 from app.core.bench.compare import COMPARE_HEADERS, compare_table
 from app.core.bench.generation import GENERATION_HEADERS, generation_table
 from app.core.units import cosine_text, diff_text, ratio_text
+from app.gui.shell.handover import DriftPair
 from app.gui.shell.panel import OneJobView, Panel, start_and_cancel
 from app.gui.widgets.plain_text import plain
 from app.gui.widgets.captioned import CaptionedResults, settings_beside
@@ -96,11 +97,13 @@ class ComparePanel(OneJobView, Panel):
 
     def run_again(self, kind: str, entry: dict) -> None:
         from app.core.session.config import SessionConfig
+        from app.core.bench.bench import RunSettings
         models = [{"path": r["path"], "label": r["label"]} for r in entry["report"]["models"]]
-        self.start(models, SessionConfig.from_dict(entry["session"]), entry["run"])
+        self.start(models, SessionConfig.from_dict(entry["session"]), RunSettings.from_dict(entry["run"]))
 
-    def start(self, models: list[dict] | None = None, config=None, run: dict | None = None) -> None:
-        """Compare `models` ([{path, label}], default: the selection) with `config` (default: the Session tab's)."""
+    def start(self, models: list[dict] | None = None, config=None, run=None) -> None:
+        """Compare `models` ([{path, label}], default: the selection) with `config` (default: the Session tab's)
+        and `run` (RunSettings; default: the form's)."""
 
         self.ensure_built()
         if models is None:
@@ -181,7 +184,7 @@ class ComparePanel(OneJobView, Panel):
         models = self.result["models"]
         index = self.table.currentIndex()
         row = self.table.proxy.mapToSource(index).row() if index.isValid() else 1
-        self.context.run_again("drift", {"source": models[0]["path"], "variant": models[row or 1]["path"]})
+        self.context.run_again("drift", DriftPair(models[0]["path"], models[row or 1]["path"]))
 
     def _show_speedups(self, result: dict) -> None:
         """Speedup bars with their 95 % intervals as whiskers."""

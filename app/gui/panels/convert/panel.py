@@ -16,9 +16,11 @@ from PySide6.QtCore import Qt
 from app.core.convert.options import KINDS, default_output, kind_info, unavailable_reason
 from app.core.convert.jobs import CONVERT, DETECT_TRANSFORMER, SPEED_S, ConvertParams
 from app.core.model.jobs import ModelPath
-from app.core.session.fidelity_policy import for_kind
+from app.core.jobs.errors import UserError
+from app.core.session.fidelity_policy import GivenTolerance, for_kind
 from app.core.store.paths import output_dir
 from app.gui.panels.convert.parts import OptionsForm, PathEdit, ResultCard, failed_check_text
+from app.gui.shell.handover import DriftPair
 from app.gui.shell.panel import Panel
 from app.gui.widgets.plain_text import plain
 from app.gui.widgets.theme import verdict_color
@@ -238,12 +240,11 @@ class ConvertPanel(Panel):
         if self.inputs.text().strip():
             feeds.files = {"*": self.inputs.text().strip()}
             feeds.mode = "files"
-        tolerance = {}
-        for key, edit in (("atol", self.atol), ("rtol", self.rtol), ("min_cosine", self.cosine)):
-            try:
-                tolerance[key] = float(edit.text())
-            except ValueError:
-                tolerance[key] = edit.text()
+        try:
+            tolerance = GivenTolerance(atol=float(self.atol.text()), rtol=float(self.rtol.text()),
+                                       min_cosine=float(self.cosine.text()))
+        except ValueError:
+            raise UserError("bad-option", "the fidelity tolerances must be numbers") from None
         return ConvertParams(kind=self.kind(), input=self.model.path, output=self.output.text().strip(),
                              force=force, options=self.options.values(), fidelity=self.fidelity.isChecked(),
                              tolerance=tolerance, session=config, speed_s=SPEED_S if self.speed.isChecked() else 0)
@@ -265,6 +266,11 @@ class ConvertPanel(Panel):
             if not self.confirm_overwrite(target):
                 return
             force = True
+        try:
+            params = self.params(force)
+        except UserError as exc:
+            self._say(f"failed: {exc.message}", failed=True)
+            return
         source = self.model
         kind = self.kind()
         self.progress.setValue(0)
@@ -279,7 +285,7 @@ class ConvertPanel(Panel):
             self.card.show_report(report)
             self._drift_ready()
 
-        self.job = self.jobs.start(f"Convert {source.label} to {kind}", CONVERT, self.params(force), on_result=done,
+        self.job = self.jobs.start(f"Convert {source.label} to {kind}", CONVERT, params, on_result=done,
                                    on_progress=self._progressed)
         self.jobs.job_finished.connect(self._finished)
         self._refresh_state()
@@ -312,7 +318,7 @@ class ConvertPanel(Panel):
 
     def show_drift(self) -> None:
         report = self.card.report
-        self.context.run_again("drift", {"source": report["input"], "variant": report["output"], "conversion": report})
+        self.context.run_again("drift", DriftPair(report["input"], report["output"], report))
 
     def _say(self, text: str, failed: bool = False) -> None:
         self.status.setText(text)

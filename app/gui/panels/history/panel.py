@@ -14,6 +14,7 @@ from PySide6.QtWidgets import (QComboBox, QHBoxLayout, QLabel, QLineEdit, QPlain
                                QTabWidget, QTextBrowser)
 
 from app.core.units import column_unit, tidy_floats
+from app.gui.shell.handover import DriftPair
 from app.gui.panels.history.summary import summary_html
 from app.gui.shell.panel import Panel
 
@@ -24,7 +25,7 @@ ALL_KINDS = "all kinds"
 OPENED_IN_THEIR_TAB = ("compare", "sweep", "optimize")
 #: stored kinds run again from here: kind -> what its tab's run_again takes from the entry
 RUN_AGAIN = {"bench": lambda entry: entry, "compare": lambda entry: entry, "sweep": lambda entry: entry,
-             "drift": lambda entry: {"source": entry["report"]["source"], "variant": entry["report"]["variant"]}}
+             "drift": lambda entry: DriftPair(entry["report"]["source"], entry["report"]["variant"])}
 
 
 def inputs_cell(inputs: list[dict]) -> str:
@@ -206,7 +207,7 @@ class HistoryPanel(Panel):
             self.context.show_error("History", "Compare and Drift opens a gate or a comparison of two models.")
             return
         self.context.show_result(entry["kind"], entry["report"])
-        self.context.run_again("drift", {"source": models[0]["path"], "variant": models[1]["path"]})
+        self.context.run_again("drift", DriftPair(models[0]["path"], models[1]["path"]))
 
     def rerun_selected(self) -> None:
         entry = self._selected_entry()

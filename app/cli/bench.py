@@ -10,7 +10,7 @@ from app.core.session.load import busy_note
 from app.core.session.plugins import devices_text
 from app.core.text import printable
 from app.core.jobs.errors import UserError
-from app.core.bench.jobs import BENCH, SWEEP
+from app.core.bench.jobs import BENCH, SWEEP, BenchParams, SweepParams
 from app.core.bench.sweep import items_unit
 from app.core.units import duration_column, duration_text
 
@@ -135,13 +135,14 @@ def run(args) -> int:
     config = session_config_from_args(args)
     settings = run_settings_from_args(args)
     sweep = _sweep_params(args)
-    params = {"path": args.model, "session": config.to_dict(), "run": settings, "record": not args.no_history}
     if sweep is None:
         if args.cluster:
             raise UserError("bad-option", "--cluster spreads a sweep: add --sweep or --sweep-concurrency")
+        params = BenchParams(path=args.model, session=config, run=settings, record=not args.no_history)
         return output(args, run_job_cli(BENCH, params, memory_limit=args.memory_limit, target=args.target), render)
-    sweep["concurrency_values"] = sweep["concurrency_values"] or [settings["concurrency"]]
-    result = run_job_cli(SWEEP, {**params, **sweep}, memory_limit=args.memory_limit, target=args.target,
+    sweep["concurrency_values"] = sweep["concurrency_values"] or [settings.concurrency]
+    params = SweepParams(path=args.model, session=config, run=settings, record=not args.no_history, **sweep)
+    result = run_job_cli(SWEEP, params, memory_limit=args.memory_limit, target=args.target,
                          cluster=args.cluster, tasks=args.cluster_tasks)
     return output(args, result, render_sweep)
 

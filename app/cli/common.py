@@ -83,8 +83,10 @@ def run_job_cli(job: Job, params, on_event: Callable[[str, dict], None] | None =
     of a remote target to run it on (--target; this machine when None or "local"); the
     files the job writes there are copied back as its entry says. `cluster`: the Ray
     cluster to spread it over (--cluster), in `tasks` Ray tasks (--cluster-tasks; one per
-    worker when None). Started, and its result kept, as every job is
-    (app.core.launch.start)."""
+    worker when None). `params`: the entry's parameters dataclass, never a dict. Started, and
+    its result kept, as every job is (app.core.launch.start)."""
+    if not isinstance(params, job.params):     # a dict's misspelt key would be found only when the job runs
+        raise TypeError(f"{job.name} takes {job.params.__name__}, not {type(params).__name__}")
     if tasks is not None and not cluster:
         raise UserError("bad-option", "--cluster-tasks is for a search spread over a cluster: give --cluster too")
     progress = ProgressLine()

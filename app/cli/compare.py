@@ -7,14 +7,13 @@ from pathlib import Path
 from app.cli.bench import latency_columns
 from app.cli.common import (add_cluster_argument, add_json_flag, check_output_file, cluster_lines, format_table,
                             human_bytes, output, render_inputs, run_job_cli, write_csv_table)
-from app.cli.session_args import (add_run_arguments, add_session_arguments, run_settings_from_args, session_config_from_args,
-                              whole_number)
+from app.cli.param_args import add_param_arguments, params_from_args
+from app.cli.session_args import add_run_arguments, add_session_arguments, run_settings_from_args, session_config_from_args
 from app.core.bench.accuracy import accuracy_text
 from app.core.bench.compare import compare_table
 from app.core.bench.generation import generation_table
-from app.core.bench.jobs import COMPARE, COMPARE_PAIRS
+from app.core.bench.jobs import COMPARE, CompareParams
 from app.core.verdict import REFERENCE, verdict_words
-from app.core.jobs.errors import UserError
 from app.core.text import printable
 from app.core.units import cosine_text, diff_text
 
@@ -113,20 +112,13 @@ def render(result: dict) -> str:
     return "\n".join(lines)
 
 
-def positive_seconds(text: str) -> float:
-    try:
-        return float(text)
-    except ValueError:
-        raise UserError("bad-option", f"--max-seconds expects a number of seconds, not {text!r}") from None
-
-
 def run(args) -> int:
     config = session_config_from_args(args)
     inputs = tuple(Path(p).absolute() for p in [*args.models, args.config] if p)     # never written, --force or not
     table = check_output_file(args.csv, args.force, inputs)          # before the work, not after it
-    params = {"models": [{"path": p, "label": label} for p, label in zip(args.models, labels_for(args.models))],
-              "session": config.to_dict(), "run": run_settings_from_args(args), "record": not args.no_history,
-              "pairs": whole_number(args.pairs, "--pairs", 1), "max_seconds": positive_seconds(args.max_seconds)}
+    params = params_from_args(args, CompareParams, {
+        "models": [{"path": p, "label": label} for p, label in zip(args.models, labels_for(args.models))],
+        "session": config, "run": run_settings_from_args(args), "record": not args.no_history})
     result = run_job_cli(COMPARE, params, memory_limit=args.memory_limit, target=args.target, cluster=args.cluster,
                          tasks=args.cluster_tasks)
     write_csv_table(table, compare_table(result))
@@ -147,11 +139,7 @@ def register(subparsers) -> None:
                                                                      "the reference")
     add_session_arguments(parser)
     add_run_arguments(parser)
-    parser.add_argument("--pairs", metavar="N", default=str(COMPARE_PAIRS),
-                        help=f"sets of fresh processes to measure in first (default {COMPARE_PAIRS})")
-    parser.add_argument("--max-seconds", metavar="S", default="60",
-                        help="while an interval cannot answer, more sets while one fits in this many seconds of "
-                             "measuring, starts included (default 60)")
+    add_param_arguments(parser, CompareParams)
     parser.add_argument("--no-history", action="store_true", help="do not store the result in the history")
     parser.add_argument("--csv", metavar="FILE", help="also write the table as CSV, as the Compare tab exports it")
     parser.add_argument("--force", action="store_true", help="replace the --csv file if it exists")

@@ -8,6 +8,7 @@ import argparse
 
 from app.cli.common import add_json_flag, format_table, output, run_job_cli
 from app.cli.repair_steps import add_repair_arguments, render_repair, repair_bounds
+from app.cli.param_args import add_param_arguments, params_from_args
 from app.cli.session_args import add_session_arguments, session_config_from_args
 from app.core.convert.compiled import compiled_lines
 from app.core.convert.jobs import CONVERT
@@ -18,7 +19,7 @@ from app.core.convert.weights import share_text
 from app.core.drift.jobs import REPAIR
 from app.core.jobs.errors import UserError
 from app.core.convert.next_tokens import agreement_text
-from app.core.session.fidelity_policy import policy_text
+from app.core.session.fidelity_policy import GivenBounds, GivenTolerance, policy_text
 from app.core.session.inputs import origin_word
 from app.core.units import cosine_text, human_bytes
 
@@ -143,22 +144,13 @@ def _given_options(args, kind: str) -> dict:
 
 
 def add_tolerance_arguments(group) -> None:
-    """--tol-abs, --tol-rel and --tol-cosine (convert's check and drift share them)."""
-    group.add_argument("--tol-abs", metavar="X", help="absolute tolerance per element (default by kind)")
-    group.add_argument("--tol-rel", metavar="X", help="relative tolerance per element (default by kind)")
-    group.add_argument("--tol-cosine", metavar="X", help="lowest cosine similarity that passes (default by kind)")
+    """--tol-abs, --tol-rel and --tol-cosine, made from GivenTolerance (convert's check, drift,
+    optimize and the gate share them)."""
+    add_param_arguments(group, GivenBounds)
 
 
-def tolerance_from_args(args) -> dict:
-    values = {}
-    for key, text, flag in (("atol", args.tol_abs, "--tol-abs"), ("rtol", args.tol_rel, "--tol-rel"),
-                            ("min_cosine", args.tol_cosine, "--tol-cosine")):
-        if text is not None:
-            try:
-                values[key] = float(text)
-            except ValueError:
-                raise UserError("bad-option", f"{flag} expects a number, not {text!r}") from None
-    return values
+def tolerance_from_args(args) -> GivenTolerance:
+    return GivenTolerance.from_dict(params_from_args(args, GivenBounds).to_dict())
 
 
 def run(args) -> int:

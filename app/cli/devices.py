@@ -4,7 +4,7 @@ libraries loaded; and each device the providers list."""
 from __future__ import annotations
 
 from app.cli.common import add_json_flag, format_table, output, run_job_cli
-from app.core.session.jobs import PROBE_PROVIDERS
+from app.core.session.jobs import PROBE_PROVIDERS, ProbeParams
 from app.core.text import printable
 
 ORDER = 20
@@ -43,7 +43,7 @@ def run(args) -> int:
     from app.cli.session_args import _key_value
 
     libraries = dict(_key_value(text, "--ep-library") for text in args.ep_library)
-    return output(args, run_job_cli(PROBE_PROVIDERS, {"ep_libraries": libraries}), render)
+    return output(args, run_job_cli(PROBE_PROVIDERS, ProbeParams(ep_libraries=libraries)), render)
 
 
 def register(subparsers) -> None:

@@ -5,11 +5,14 @@ from __future__ import annotations
 import textwrap
 
 from app.cli.common import add_json_flag, output, render_inputs, run_job_cli
-from app.cli.session_args import add_session_arguments, session_config_from_args, whole_number
-from app.core.diagnose.jobs import DIAGNOSE
+from app.cli.param_args import add_param_arguments, params_from_args
+from app.cli.session_args import add_session_arguments, session_config_from_args
+from app.core.diagnose.jobs import DIAGNOSE, DiagnoseParams
 from app.core.units import duration_text
 
 ORDER = 80
+#: the command profiles more runs than the window does by default: it runs once, unattended
+RUNS = {"runs": 20}
 
 
 def render(result: dict) -> str:
@@ -36,7 +39,8 @@ def render(result: dict) -> str:
 
 def run(args) -> int:
     config = session_config_from_args(args)
-    params = {"path": args.model, "session": config.to_dict(), "trace": args.trace, "runs": whole_number(args.runs, "--runs", 1)}
+    params = params_from_args(args, DiagnoseParams, {"path": args.model, "session": config, "trace": args.trace},
+                              defaults=RUNS)
     return output(args, run_job_cli(DIAGNOSE, params, memory_limit=args.memory_limit, target=args.target), render)
 
 
@@ -47,7 +51,7 @@ def register(subparsers) -> None:
                     "then list findings; each has a stable id, the evidence measured, the likely cost and a fix.")
     parser.add_argument("model", metavar="MODEL")
     parser.add_argument("--trace", metavar="T.json", help="use this profile instead of profiling again")
-    parser.add_argument("--runs", default="20", metavar="N", help="profiled runs (default 20)")
+    add_param_arguments(parser, DiagnoseParams, RUNS)
     add_session_arguments(parser)
     add_json_flag(parser)
     parser.set_defaults(handler=run)

@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 from app.cli.common import add_json_flag, format_table, output, run_job_cli
-from app.core.graph.jobs import DIFF
+from app.core.graph.jobs import DIFF, DiffParams
 
 ORDER = 15
 
@@ -36,7 +36,7 @@ def render(result: dict) -> str:
 
 
 def run(args) -> int:
-    result = run_job_cli(DIFF, {"a": args.a, "b": args.b, "values": not args.no_values})
+    result = run_job_cli(DIFF, DiffParams(a=args.a, b=args.b, values=not args.no_values))
     return output(args, result, render)
 
 

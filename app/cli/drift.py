@@ -11,7 +11,7 @@ from app.cli.repair_steps import add_repair_arguments, render_repair, repair_bou
 from app.cli.session_args import add_session_arguments, session_config_from_args
 from app.core.session.fidelity_policy import policy_text
 from app.core.convert.speed import speed_sentence
-from app.core.drift.jobs import DRIFT, REPAIR
+from app.core.drift.jobs import DRIFT, REPAIR, DriftParams
 from app.core.jobs.errors import UserError
 
 ORDER = 32
@@ -81,7 +81,8 @@ def run(args) -> int:
     bounds = repair_bounds(args)         # checked before the first job runs
     if args.repair and args.target:
         raise UserError("bad-option", "--repair runs on this machine; leave out --target")
-    params = {"source": args.source, "variant": args.variant, "tolerance": tolerance, "session": session}
+    params = DriftParams.from_dict({"source": args.source, "variant": args.variant, "tolerance": tolerance,
+                                    "session": session})
     result = run_job_cli(DRIFT, params, memory_limit=args.memory_limit, target=args.target)
     if args.repair:
         _repair(args, result, session, tolerance, bounds)

@@ -83,8 +83,8 @@ def params_from_args(args) -> dict:
     old = read_side(args.against, "the old model") if args.against else new
     new_session, old_session = _sessions(args, new.preset, old.preset)
     run = run_settings_from_args(args)
-    if not args.iterations and not args.duration:
-        run["duration_s"] = FIRST_STRETCH_S
+    if args.iterations is None and args.duration is None:
+        run.duration_s = FIRST_STRETCH_S
     return {"new": str(new.model), "old": str(old.model), "new_session": new_session, "old_session": old_session,
             "run": run, "max_slowdown": _percent(args.max_slowdown, "--max-slowdown"),
             "max_seconds": _number(args.max_seconds, "--max-seconds"), "pairs": whole_number(args.pairs, "--pairs", 1),

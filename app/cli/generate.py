@@ -5,9 +5,9 @@ from __future__ import annotations
 from pathlib import Path
 
 from app.cli.common import add_json_flag, format_table, human_bytes, output, run_job_cli
+from app.cli.param_args import add_param_arguments, params_from_args
 from app.cli.session_args import add_session_arguments, session_config_from_args
 from app.core.bench.sweep import parse_values
-from app.core.generate.genai_engine import ENGINES
 from app.core.generate.jobs import GENERATE, GenerateParams
 from app.core.units import duration_text
 
@@ -70,11 +70,9 @@ def render(report: dict) -> str:
 
 def run(args) -> int:
     config = session_config_from_args(args)
-    params = GenerateParams.from_dict({
-        "path": args.model, "session": config.to_dict(),
-        "prompt_lengths": parse_values(args.prompt_lengths, "--prompt-lengths"),
-        "new_tokens": args.new_tokens, "batch": args.batch, "repeats": args.repeats, "warmup": args.warmup,
-        "against": args.against or "", "engine": args.engine}, text=True)
+    params = params_from_args(args, GenerateParams, {
+        "path": args.model, "session": config, "against": args.against or "",
+        "prompt_lengths": parse_values(args.prompt_lengths, "--prompt-lengths")})
     return output(args, run_job_cli(GENERATE, params, memory_limit=args.memory_limit, target=args.target), render)
 
 
@@ -91,14 +89,7 @@ def register(subparsers) -> None:
     group = parser.add_argument_group("generation")
     group.add_argument("--prompt-lengths", metavar="N[,N...]", default="128",
                        help="prompt length(s) in tokens, each generated from (default 128)")
-    group.add_argument("--new-tokens", metavar="N", default="64", help="tokens to generate (default 64)")
-    group.add_argument("--batch", metavar="N", default="1", help="sequences generated at once (default 1)")
-    group.add_argument("--repeats", metavar="N", default="3", help="timed generations per prompt length (default 3)")
-    group.add_argument("--warmup", metavar="N", default="1", help="generations before timing (default 1)")
-    group.add_argument("--engine", choices=ENGINES, default="ort",
-                       help="who runs the generation loop: ort, ORTune's present->past loop on an ONNX Runtime "
-                            "session (default); genai, onnxruntime-genai's generator on a genai model folder (a "
-                            "genai_config.json beside the decoder), for its figures beside ORTune's")
+    add_param_arguments(group, GenerateParams)
     group.add_argument("--against", metavar="REFERENCE",
                        help="a reference decoder (the source of a variant): how often this model's next token is the "
                             "reference's, over the same greedy steps")

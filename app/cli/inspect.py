@@ -7,7 +7,7 @@ from app.cli.session_args import add_session_arguments, session_config_from_args
 from app.core.units import human_bytes
 from app.core.model.value_type import io_rows
 from app.core.graph.cost import totals_text
-from app.core.graph.jobs import SUMMARY
+from app.core.graph.jobs import SUMMARY, CostParams
 
 ORDER = 10
 #: the nodes left out of the cost that the text names (the JSON holds every one)
@@ -47,11 +47,11 @@ def run(args) -> int:
     # the measuring commands' flags, so the cost is on the shapes bench would run; only the
     # inputs and the free dimensions matter here (nothing is run)
     config = session_config_from_args(args)
-    inputs = config.inputs.to_dict()
-    if config.inputs.mode == "random":          # values are never read: zeros are as good and cheaper
-        inputs["mode"] = "zeros"
-    result = run_job_cli(SUMMARY, {"path": args.model, "inputs": inputs,
-                                   "free_dims": dict(config.free_dimension_overrides)})
+    inputs = config.inputs
+    if inputs.mode == "random":                 # values are never read: zeros are as good and cheaper
+        inputs.mode = "zeros"
+    result = run_job_cli(SUMMARY, CostParams(path=args.model, inputs=inputs,
+                                             free_dims=dict(config.free_dimension_overrides)))
     return output(args, result, render)
 
 

@@ -6,10 +6,10 @@ import textwrap
 
 from app.cli.common import add_json_flag, format_table, human_bytes, output, run_job_cli
 from app.cli.compare import speedup_text
-from app.cli.session_args import add_session_arguments, run_settings_from_args, session_config_from_args
+from app.cli.param_args import add_param_arguments, params_from_args
+from app.cli.session_args import add_session_arguments, session_config_from_args
 from app.core.session.load import busy_note
-from app.core.iobinding.modes import DEFAULT_ITERATIONS, DEFAULT_WARMUP
-from app.core.iobinding.jobs import IOBINDING
+from app.core.iobinding.jobs import IOBINDING, IOBindingParams
 
 ORDER = 70
 
@@ -64,9 +64,8 @@ def render(info: dict) -> str:
 
 def run(args) -> int:
     config = session_config_from_args(args)
-    settings = run_settings_from_args(args, iterations=DEFAULT_ITERATIONS)
-    params = {"path": args.model, "session": config.to_dict(), "provider": config.providers[0].name,
-              "iterations": settings["iterations"], "warmup": settings["warmup"]}
+    params = params_from_args(args, IOBindingParams, {"path": args.model, "session": config,
+                                                      "provider": config.providers[0].name})
     return output(args, run_job_cli(IOBINDING, params, memory_limit=args.memory_limit, target=args.target), render)
 
 
@@ -79,11 +78,6 @@ def register(subparsers) -> None:
                     "each way moves between host and device per run, and what that costs.")
     parser.add_argument("model", metavar="MODEL", help="a .onnx or .ort file")
     add_session_arguments(parser)
-    group = parser.add_argument_group("measurement")
-    group.add_argument("--warmup", metavar="N", default=str(DEFAULT_WARMUP),
-                       help=f"runs of each mode before measuring (default {DEFAULT_WARMUP})")
-    group.add_argument("--iterations", metavar="N", help=f"measured runs of each mode (default {DEFAULT_ITERATIONS})")
-    # Only the count and the warm-up apply here; the shared reader also expects these two.
-    parser.set_defaults(duration=None, concurrency="1")
+    add_param_arguments(parser.add_argument_group("measurement"), IOBindingParams)
     add_json_flag(parser)
     parser.set_defaults(handler=run)

@@ -4,10 +4,11 @@ from __future__ import annotations
 
 from app.cli.common import add_cluster_argument, add_json_flag, format_table, output, render_inputs, run_job_cli
 from app.cli.convert import add_tolerance_arguments, tolerance_from_args
+from app.cli.param_args import add_param_arguments, params_from_args
 from app.cli.session_args import add_session_arguments, session_config_from_args
 from app.core.optimize.candidates import ALL_KINDS
-from app.core.jobs.errors import UserError
 from app.core.optimize.jobs import OPTIMIZE
+from app.core.optimize.params import OptimizeParams
 from app.core.optimize.report import where_text
 from app.core.optimize.rows import answer_text, judged_text, tune_text
 from app.core.units import human_bytes
@@ -42,14 +43,9 @@ def render(result: dict) -> str:
 
 def run(args) -> int:
     kinds = [k.strip() for k in (args.kinds or "").split(",") if k.strip()]
-    given = {"model": args.model, "out_dir": args.output, "kinds": kinds, "objective": args.objective,
-             "tolerance": tolerance_from_args(args), "session": session_config_from_args(args).to_dict(),
-             "force": args.force, "tune": not args.no_tune, "keep_candidates": args.keep_candidates,
-             "fresh": args.fresh, "try_expected_slower": args.try_expected_slower}
-    for name in ("latency_limit_ms", "budget_seconds", "screen_seconds"):
-        if getattr(args, name) is not None:
-            given[name] = getattr(args, name)
-    params = OPTIMIZE.params.from_dict(given, text=True)
+    params = params_from_args(args, OptimizeParams, {
+        "model": args.model, "out_dir": args.output, "kinds": kinds, "tolerance": tolerance_from_args(args),
+        "session": session_config_from_args(args)})
     return output(args, run_job_cli(OPTIMIZE, params, memory_limit=args.memory_limit, target=args.target,
                                     cluster=args.cluster, tasks=args.cluster_tasks), render)
 
@@ -65,25 +61,9 @@ def register(subparsers) -> None:
                     "interval of its speedup lies beyond ±2 %; else the source is kept.")
     parser.add_argument("model", metavar="MODEL", help="the source .onnx model (never modified)")
     parser.add_argument("-o", "--output", required=True, metavar="DIR", help="the folder to ship (made if missing)")
-    parser.add_argument("--force", action="store_true", help="replace the files already in DIR")
-    parser.add_argument("--objective", choices=["latency", "throughput"], default="latency")
-    parser.add_argument("--latency-limit", dest="latency_limit_ms", metavar="MS",
-                        help="only a candidate whose median latency is at most MS milliseconds is chosen")
-    parser.add_argument("--kinds", metavar="K1,K2", help="the candidates to try: conversions, and the source on another execution provider "
-                             f"(default all: {', '.join(ALL_KINDS)})")
-    parser.add_argument("--budget-seconds", metavar="S", help="the whole search's time (default 300)")
-    parser.add_argument("--screen-seconds", metavar="S",
-                        help="how long each candidate and the source are timed, at most (default 2)")
-    parser.add_argument("--no-tune", action="store_true", help="do not tune the session of the best candidate")
-    parser.add_argument("--keep-candidates", action="store_true",
-                        help="also keep every candidate made, in DIR/candidates (to compare, drift or draw later)")
-    parser.add_argument("--fresh", action="store_true",
-                        help="make and measure every candidate anew, even one measured before with the same model, "
-                             "inputs, settings and ONNX Runtime (by default those are reused from the history)")
-    parser.add_argument("--try-expected-slower", action="store_true",
-                        help="also make the kinds this machine is expected to run slower (int8 without VNNI or "
-                             "dot-product instructions, float16 on the CPU provider), to see them measured; by "
-                             "default they are skipped, with the reason")
+    parser.add_argument("--kinds", metavar="K1,K2", help="the candidates to try: conversions, and the source on "
+                                                         f"another execution provider (default all: {', '.join(ALL_KINDS)})")
+    add_param_arguments(parser, OptimizeParams)
     add_cluster_argument(parser)
     add_tolerance_arguments(parser.add_argument_group("fidelity check"))
     add_session_arguments(parser)

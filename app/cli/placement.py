@@ -3,8 +3,9 @@
 from __future__ import annotations
 
 from app.cli.common import add_json_flag, format_table, output, run_job_cli
+from app.cli.param_args import add_param_arguments, params_from_args
 from app.cli.session_args import add_session_arguments, session_config_from_args
-from app.core.session.jobs import PLACEMENT
+from app.core.session.jobs import PLACEMENT, PlacementParams
 
 ORDER = 33
 MAX_LISTED = 40
@@ -29,7 +30,7 @@ def render(result: dict) -> str:
 
 
 def run(args) -> int:
-    params = {"path": args.model, "session": session_config_from_args(args).to_dict(), "method": args.method}
+    params = params_from_args(args, PlacementParams, {"path": args.model, "session": session_config_from_args(args)})
     return output(args, run_job_cli(PLACEMENT, params, memory_limit=args.memory_limit, target=args.target), render)
 
 
@@ -39,8 +40,7 @@ def register(subparsers) -> None:
         description="Create the session with the chosen providers and list which provider takes each node of the "
                     "optimised graph; warn when a GPU provider takes only a small part of it.")
     parser.add_argument("model", metavar="MODEL", help="a .onnx or .ort file")
-    parser.add_argument("--method", choices=["auto", "assignment", "profiling"], default="auto",
-                        help="ORT's graph-assignment record (auto where available) or a one-run profile")
+    add_param_arguments(parser, PlacementParams)
     add_session_arguments(parser)
     add_json_flag(parser)
     parser.set_defaults(handler=run)

@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import argparse
 from pathlib import Path
 
 from app.cli.common import (add_json_flag, check_output_file, distinct_outputs, format_table, output, positive_int, render_inputs,
@@ -11,7 +10,7 @@ from app.cli.session_args import (add_run_arguments, add_session_arguments, run_
                                   session_config_from_args)
 from app.core.jobs.errors import UserError
 from app.core.session.load import busy_note
-from app.core.profile.jobs import DIFF_TRACES, PROFILE, READ_TRACE
+from app.core.profile.jobs import DIFF_TRACES, PROFILE, READ_TRACE, ProfileParams, TraceDiffParams, TraceParams
 from app.core.profile.tables import node_table, operator_table
 
 ORDER = 60
@@ -107,8 +106,7 @@ def render_diff(info: dict) -> str:
 
 def _measure(args, diff: dict) -> dict:
     """Time the two traces' models in alternation (compare) and hold the profile against it."""
-    from app.cli.compare import positive_seconds
-    from app.core.bench.jobs import COMPARE
+    from app.core.bench.jobs import COMPARE, CompareParams
     from app.core.profile.diff import with_measurement
 
     models = diff["models"]
@@ -120,12 +118,11 @@ def _measure(args, diff: dict) -> dict:
     if Path(models["before"]).resolve() == Path(models["after"]).resolve():
         raise UserError("bad-option", "both traces come from one model: an alternating timing compares models, not "
                                       "the settings the two profiles may have used")
-    compare = run_job_cli(COMPARE, {"models": [{"path": models["before"], "label": "before"},
-                                               {"path": models["after"], "label": "after"}],
-                                    "session": session_config_from_args(args).to_dict(),
-                                    "run": run_settings_from_args(args), "record": False,
-                                    "max_seconds": positive_seconds(args.max_seconds)},
-                          memory_limit=args.memory_limit, target=args.target)
+    params = CompareParams.from_dict({"models": [{"path": models["before"], "label": "before"},
+                                                 {"path": models["after"], "label": "after"}],
+                                      "session": session_config_from_args(args), "run": run_settings_from_args(args),
+                                      "record": False, "max_seconds": args.max_seconds}, text=True)
+    compare = run_job_cli(COMPARE, params, memory_limit=args.memory_limit, target=args.target)
     return with_measurement(diff, compare)
 
 
@@ -146,12 +143,11 @@ def run_profile(args) -> int:
             raise UserError("bad-option", f"{source.name} is a trace: --runs, --out and session options only "
                                           "apply when profiling a model")
         # Reading a trace touches no model: it runs in this process, which has nothing else to do.
-        result = run_job_cli(READ_TRACE,
-                             {"trace": str(source), "include_first_run": args.include_first_run})
+        result = run_job_cli(READ_TRACE, TraceParams(trace=str(source), include_first_run=args.include_first_run))
     else:
-        params = PROFILE.make_params({
-            "model": str(source), "session": session_config_from_args(args).to_dict(), "runs": args.runs,
-            "out": args.out, "force": args.force, "include_first_run": args.include_first_run})
+        params = ProfileParams.from_dict({
+            "model": str(source), "session": session_config_from_args(args), "runs": args.runs,
+            "out": args.out, "force": args.force, "include_first_run": args.include_first_run}, text=True)
         if args.target and args.out:     # the trace is made there and brought back; refuse a bad --out first
             from app.core.model.output import check_target
             check_target(source.resolve(), Path(args.out).resolve(), args.force)
@@ -166,9 +162,10 @@ def run_profile(args) -> int:
 
 
 def run_diff(args) -> int:
-    result = run_job_cli(DIFF_TRACES,
-                         {"before": args.before, "after": args.after, "include_first_run": args.include_first_run,
-                          "before_model": args.before_model or "", "after_model": args.after_model or ""})
+    result = run_job_cli(DIFF_TRACES, TraceDiffParams(before=args.before, after=args.after,
+                                                      include_first_run=args.include_first_run,
+                                                      before_model=args.before_model or "",
+                                                      after_model=args.after_model or ""))
     if args.measure:
         result = _measure(args, result)
     return output(args, result, render_diff)

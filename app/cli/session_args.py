@@ -8,6 +8,7 @@ from __future__ import annotations
 import argparse
 from pathlib import Path
 
+from app.cli.param_args import add_param_arguments, params_from_args
 from app.core.jobs.errors import UserError
 from app.core.jobs.params import LARGEST
 from app.core.session.fields import FIELD, SESSION_FIELDS, SessionField
@@ -66,22 +67,18 @@ def _add_flag(group, row: SessionField) -> None:
                            metavar="{" + ",".join(row.words) + "}" if row.words else row.metavar or None)
 
 
-def add_run_arguments(parser: argparse.ArgumentParser, iterations: int = 200) -> None:
-    group = parser.add_argument_group("measurement")
-    group.add_argument("--warmup", metavar="N", default="10", help="runs before measuring (default 10)")
-    group.add_argument("--iterations", metavar="N", help=f"measured runs (default {iterations})")
-    group.add_argument("--duration", metavar="SECONDS", help="measure for this long instead of a count")
-    group.add_argument("--concurrency", metavar="K", default="1", help="K threads sharing the session")
-
-
-def run_settings_from_args(args, iterations: int = 200) -> dict:
-    """The measurement flags as run settings, checked once, by RunSettings itself."""
+def add_run_arguments(parser: argparse.ArgumentParser) -> None:
+    """The run settings' flags, made from RunSettings."""
     from app.core.bench.bench import RunSettings
 
-    given = {"warmup": args.warmup, "iterations": args.iterations or iterations, "concurrency": args.concurrency}
-    if args.duration:
-        given["duration_s"] = args.duration
-    return RunSettings.from_dict(given, text=True).to_dict()
+    add_param_arguments(parser.add_argument_group("measurement"), RunSettings)
+
+
+def run_settings_from_args(args):
+    """The measurement flags as RunSettings, checked once, by RunSettings itself."""
+    from app.core.bench.bench import RunSettings
+
+    return params_from_args(args, RunSettings)
 
 
 def session_config_from_args(args):

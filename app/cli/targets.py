@@ -84,8 +84,8 @@ def render_test(info: dict) -> str:
 
 
 def run_test(args) -> int:
-    from app.core.session.jobs import PROBE_PROVIDERS
-    return output(args, run_job_cli(PROBE_PROVIDERS, {}, target=args.name), render_test)
+    from app.core.session.jobs import PROBE_PROVIDERS, ProbeParams
+    return output(args, run_job_cli(PROBE_PROVIDERS, ProbeParams(), target=args.name), render_test)
 
 
 def run_remove(args) -> int:

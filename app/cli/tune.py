@@ -3,10 +3,12 @@
 from __future__ import annotations
 
 from app.cli.common import add_cluster_argument, add_json_flag, format_table, output, render_inputs, run_job_cli
+from app.cli.param_args import add_param_arguments, params_from_args
 from app.cli.session_args import add_session_arguments, session_config_from_args, whole_number
 from app.core.session.settings_text import settings_text
 from app.core.tune.confirm import trials_text
-from app.core.tune.jobs import TUNE
+from app.core.tune.jobs import TUNE, TuneParams
+from app.core.tune.space import SearchLimits
 from app.core.units import duration_text
 
 ORDER = 70
@@ -82,17 +84,11 @@ def run(args) -> int:
     config = session_config_from_args(args)
     if args.save_best:
         check_preset_target(args.save_best)      # before the search, not after it
-    limits = {"providers": config.provider_names()}
-    if args.max_threads is not None:
-        limits["max_threads"] = whole_number(args.max_threads, "--max-threads", 1)
-    given = {"path": args.model, "session": config, "limits": limits, "strategy": args.strategy,
-             "budget_trials": args.budget_trials, "budget_seconds": args.budget_seconds}
-    for name in ("block_runs", "finalists", "confirm_seconds"):
-        if getattr(args, name):
-            given[name] = getattr(args, name)
-    result = run_job_cli(TUNE, TUNE.params.from_dict(given, text=True), memory_limit=args.memory_limit,
-                         target=args.target, cluster=args.cluster,
-                        tasks=args.cluster_tasks)
+    threads = whole_number(args.max_threads, "--max-threads", 1) if args.max_threads is not None else 0
+    limits = SearchLimits(providers=config.provider_names(), max_threads=threads)
+    params = params_from_args(args, TuneParams, {"path": args.model, "session": config, "limits": limits})
+    result = run_job_cli(TUNE, params, memory_limit=args.memory_limit, target=args.target, cluster=args.cluster,
+                         tasks=args.cluster_tasks)
     if args.save_best:
         SessionConfig.from_dict(result["best"]["session"]).save(args.save_best)
         result["saved_preset"] = args.save_best
@@ -109,18 +105,8 @@ def register(subparsers) -> None:
                     "there. The settings given with the session flags are the baseline; --provider limits "
                     "the providers tried.")
     parser.add_argument("model", metavar="MODEL")
-    parser.add_argument("--budget-trials", metavar="N", help="stop after N trials (a trial = one measured block)")
-    parser.add_argument("--budget-seconds", metavar="S",
-                        help="stop the race after S seconds (the re-measurement comes after)")
+    add_param_arguments(parser, TuneParams)
     parser.add_argument("--max-threads", metavar="N", help="never try more than N intra-op threads")
-    parser.add_argument("--strategy", choices=["race", "grid"], default="race",
-                        help="race (default) or grid: every setting measured fully (slow, for comparison)")
-    parser.add_argument("--block-runs", metavar="N", help="timed runs per block (default 10)")
-    parser.add_argument("--finalists", metavar="N",
-                        help="measure the race's best N again, each alone in its own process (default 2)")
-    parser.add_argument("--confirm-seconds", metavar="S",
-                        help="how long each finalist and your settings are measured again (default 2, "
-                             "at least 10 rounds)")
     parser.add_argument("--save-best", metavar="FILE.json",
                         help="write the best setting as a session preset (your own settings when nothing "
                              "measured was faster)")

@@ -6,6 +6,7 @@ from PySide6.QtWidgets import QMessageBox
 
 from tests import drift_models, models
 from tests.gui.steps import open_and_wait, tab
+from app.gui.shell.handover import DriftPair
 
 
 def _convert_trap(qtbot, window, tmp_path):
@@ -74,8 +75,7 @@ def test_compare_opens_the_drift_of_the_selected_model(qtbot, window, monkeypatc
     compare.table.selectRow(2)
     compare.show_drift()
     from app.core.drift.jobs import DRIFT
-    assert asked == [(DRIFT, {"source": "/a.onnx", "variant": "/b.onnx"}),
-                     (DRIFT, {"source": "/a.onnx", "variant": "/c.onnx"})]
+    assert asked == [(DRIFT, DriftPair("/a.onnx", "/b.onnx")), (DRIFT, DriftPair("/a.onnx", "/c.onnx"))]
 
 
 def test_a_repair_never_replaces_the_variant_and_asks_before_replacing_a_file(window, tmp_path, monkeypatch):
@@ -83,9 +83,9 @@ def test_a_repair_never_replaces_the_variant_and_asks_before_replacing_a_file(wi
     drift.ensure_built()
     variant = tmp_path / "m.fp16.onnx"
     variant.write_bytes(b"the user's variant")
-    drift.pair = {"source": str(tmp_path / "m.onnx"), "variant": str(variant),
-                  "conversion": {"kind": "fp16", "input": str(tmp_path / "m.onnx"), "output": str(variant),
-                                 "options": {}, "fidelity": {"tolerance": {}}}}
+    drift.pair = DriftPair(str(tmp_path / "m.onnx"), str(variant),
+                           {"kind": "fp16", "input": str(tmp_path / "m.onnx"), "output": str(variant),
+                            "options": {}, "fidelity": {"tolerance": {}}})
     drift.result = {"remade_as": {"kind": "fp16", "options": {}}}
     config = window.context.session.config()
     conversion = drift.repair_conversion(config)
@@ -143,7 +143,7 @@ def test_drift_runs_on_the_sources_inputs_and_says_where_they_came_from(qtbot, w
         window.context.open_model(variant_path, parent=source, kind="fp16")
     assert window.current_model().path == str(variant_path)
     assert window.session.get("inputs.dims") == {}, "the variant has inputs settings of its own"
-    assert drift.pair["source"] == str(source_path)
+    assert drift.pair.source == str(source_path)
     assert "Session tab's plan: batch 3 set there" in drift.inputs_label.text()
     drift.start()
     qtbot.waitUntil(lambda: drift.result is not None and drift.job is None, timeout=120000)
@@ -174,7 +174,7 @@ def test_a_drift_shown_comes_back_when_its_variant_is_chosen_again(qtbot, window
     drift = window.panel("Drift")
     convert.drift_button.click()
     qtbot.waitUntil(lambda: drift.result is not None and drift.job is None, timeout=120000)
-    variant, rows = window.context.model_at(drift.pair["variant"]), list(drift.table.rows)
+    variant, rows = window.context.model_at(drift.pair.variant), list(drift.table.rows)
     other = OpenModel(str(tmp_path / "trap.other.onnx"), kind="int8-dynamic", parent=variant.parent)
     window.model_list.add(other)
     window.model_list.select(other)

@@ -5,6 +5,7 @@ import pytest
 from app.core.drift.jobs import DRIFT
 from app.core.store.history import History
 from tests.gate_results import gate_result
+from app.gui.shell.handover import DriftPair
 
 
 @pytest.fixture(autouse=True)
@@ -27,4 +28,4 @@ def test_compare_and_drift_opens_a_stored_gate_on_its_pair(qtbot, window, monkey
     history.actions["Compare and Drift"].click()
     compare = window.panel("Compare")
     assert window.tabs.currentWidget() is compare and compare.result["verdict"] == "pass"
-    assert drifts == [(DRIFT, {"source": "/models/old.onnx", "variant": "/models/new.onnx"})]
+    assert drifts == [(DRIFT, DriftPair("/models/old.onnx", "/models/new.onnx"))]

@@ -7,6 +7,7 @@ from tests import models
 from tests.gui.steps import open_and_wait, tab
 from tests.gui.test_small_screen import small_window, wholly_in_view
 from tests.gui.test_small_screen_look import whole_lines
+from app.gui.shell.handover import DriftPair
 
 
 def long_report() -> dict:
@@ -110,7 +111,7 @@ def test_generated_inputs_carry_the_same_word_on_every_tab(qtbot, window, tmp_pa
     compare = tab(window, "Compare")
     compare.caption.show_run(str(tmp_path / "mlp.onnx"), "mlp.onnx vs mlp.fp16.onnx", rows)
     drift = tab(window, "Drift")
-    drift.show_pair({"source": str(tmp_path / "mlp.onnx"), "variant": str(tmp_path / "v.onnx"), "conversion": None})
+    drift.show_pair(DriftPair(str(tmp_path / "mlp.onnx"), str(tmp_path / "v.onnx")))
     drift.show_result({**drift_result(tmp_path, drifted=False), "inputs": rows})
     texts = {"Convert": card.verdict.text(), "Compare": compare.caption.text(), "Drift": drift.inputs_label.text(),
              "History": inputs_cell(rows)}
@@ -134,7 +135,7 @@ def drift_result(tmp_path, drifted: bool) -> dict:
 
 def test_repair_automatically_is_off_with_its_reason_when_nothing_drifted(qtbot, window, tmp_path):
     drift = tab(window, "Drift")
-    drift.show_pair({"source": str(tmp_path / "mlp.onnx"), "variant": str(tmp_path / "v.onnx"), "conversion": None})
+    drift.show_pair(DriftPair(str(tmp_path / "mlp.onnx"), str(tmp_path / "v.onnx")))
     drift.show_result(drift_result(tmp_path, drifted=False))
     assert not drift.auto_button.isEnabled()
     assert "Nothing to repair" in drift.auto_button.toolTip() and "Nothing to repair" in drift.repair_note.text()

@@ -19,28 +19,32 @@ from app.core.jobs.errors import UserError
 from app.core.jobs.params import Params, setting
 from app.core.jobs.protocol import JobContext
 from app.core.session.load import LoadWatch
+from app.core.session.fields import THREADS_PER_CORE_LIMIT, thread_limit
 from app.core.session.providers import GPU_PROVIDERS
 
 PROGRESS_NS = 250_000_000       # say how far it is every 250 ms
 OnBatch = Callable[[str, bytes], None]   # phase ("warmup" | "measure"), int64 ns as bytes
 #: the longest measurement: a week (a longer one is a typo, and past 2^63 ns the clock overflows)
 LONGEST_S = 7 * 24 * 3600.0
+CONCURRENCY_WHY = (f"more than {THREADS_PER_CORE_LIMIT} threads for each core of this machine would only wait on "
+                   "each other")
 
 
 @dataclass
 class RunSettings(Params):
-    """How a benchmark runs: warm-up, then a count of runs or a duration, on K threads."""
-    warmup: int = setting(10, minimum=0, flag="--warmup")
-    iterations: int = setting(200, minimum=1, flag="--iterations")
-    duration_s: float | None = setting(None, minimum=0.001, maximum=LONGEST_S, flag="--duration")  # this long instead
-    concurrency: int = setting(1, minimum=1, flag="--concurrency")
-
-    def validate(self) -> None:
-        from app.core.session.fields import THREADS_PER_CORE_LIMIT, thread_limit
-
-        if self.concurrency > thread_limit():
-            raise UserError("bad-option", f"concurrency {self.concurrency:,} is more than {THREADS_PER_CORE_LIMIT} "
-                                          f"threads per core of this machine ({thread_limit():,})")
+    """How a benchmark runs: warm-up, then a count of runs or a duration, on K threads. The one
+    description of each run setting: its default, limits, flag and words, which the command
+    line's flags (app.cli.param_args) and the window's run form (app.gui.widgets.run_form) are
+    made from."""
+    warmup: int = setting(10, minimum=0, flag="--warmup", metavar="N", label="Warm-up runs",
+                          help="Runs before measuring: caches, lazy allocations and provider start-up settle here.")
+    iterations: int = setting(200, minimum=1, flag="--iterations", metavar="N", label="Runs", help="Measured runs.")
+    duration_s: float | None = setting(None, minimum=0.001, maximum=LONGEST_S, flag="--duration", metavar="SECONDS",
+                                       label="Duration", help="Measure for this long instead of a count of runs.")
+    concurrency: int = setting(1, minimum=1, maximum=thread_limit(), why=CONCURRENCY_WHY, flag="--concurrency",
+                               metavar="K", label="Concurrency",
+                               help="Threads sharing one session, each running back to back: shows throughput "
+                                    "under load (latency usually rises).")
 
 
 @dataclass

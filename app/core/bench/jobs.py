@@ -9,7 +9,7 @@ import tempfile
 import time
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any, Callable
+from typing import Callable
 
 from app.core.bench.alternate import SPEEDUP_DEFINITION, alternate, summarize
 from app.core.bench.pairs import Pairs, per_pair
@@ -30,6 +30,7 @@ from app.core.jobs.params import Params, setting
 from app.core.jobs.protocol import JobContext
 from app.core.jobs.results import BenchResult, CompareResult, SweepResult
 from app.core.session.config import SessionConfig
+from app.core.session.fidelity_policy import GivenTolerance
 
 
 @dataclass
@@ -46,7 +47,7 @@ class BenchParams(Params):
 class MemberParams(BenchParams):
     reference_dir: str = ""                                 # where the reference keeps feeds and outputs
     is_reference: bool = False
-    tolerance: dict[str, Any] = setting(factory=dict)       # atol, rtol, min_cosine, policy of the output check
+    tolerance: GivenTolerance = setting(factory=GivenTolerance)   # of the output check
     output_tolerance: dict[str, dict[str, float]] = setting(factory=dict)   # per output name, over `tolerance`
 
 
@@ -59,8 +60,11 @@ class CompareParams(Params):
     session: SessionConfig = setting(factory=SessionConfig)
     run: RunSettings = setting(factory=RunSettings)         # shared among the first pairs
     record: bool = True
-    pairs: int = setting(COMPARE_PAIRS, minimum=1, maximum=1000, flag="--pairs")   # sets of fresh processes, first
-    max_seconds: float = setting(60.0, minimum=1, flag="--max-seconds")   # more sets while unanswered, up to
+    pairs: int = setting(COMPARE_PAIRS, minimum=1, maximum=1000, flag="--pairs", metavar="N",
+                         help="sets of fresh processes to measure in first")
+    max_seconds: float = setting(60.0, minimum=1, flag="--max-seconds", metavar="S",
+                                 help="while an interval cannot answer, more sets while one fits in this many seconds "
+                                      "of measuring, starts included")
 
     def validate(self) -> None:
         if len(self.models) < 2:
@@ -186,8 +190,9 @@ def compare_job(params: CompareParams, ctx: JobContext) -> dict:
         reference = file_precision(models[0]["path"])       # read once, not once per model beside it
         members = [MemberParams(path=model["path"], session=config.checked(), run=settings, variant=label,
                                 reference_dir=folder, is_reference=index == 0,
-                                tolerance=for_precisions(reference, file_precision(model["path"]))[0].tolerance()
-                                if index else {})
+                                tolerance=GivenTolerance.from_dict(
+                                    for_precisions(reference, file_precision(model["path"]))[0].tolerance()
+                                    if index else {}))
                    for index, (model, label) in enumerate(zip(models, labels))]
         pairs = Pairs(params.pairs, params.max_seconds,
                       lambda result: all(row["conclusive"] for row in summarize(result)[1:]))

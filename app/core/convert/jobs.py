@@ -14,6 +14,7 @@ from app.core.jobs.protocol import JobContext, stage_events
 from app.core.jobs.results import ConvertResult
 from app.core.model.jobs import ModelPath
 from app.core.session.config import SessionConfig
+from app.core.session.fidelity_policy import GivenTolerance
 
 #: seconds the variant and its source are timed for, in all, unless asked otherwise
 SPEED_S = 2.0
@@ -29,7 +30,7 @@ class ConvertParams(Params):
     force: bool = False
     options: dict[str, Any] = setting(factory=dict)         # checked against the kind's option table
     fidelity: bool = True
-    tolerance: dict[str, Any] = setting(factory=dict)       # atol, rtol, min_cosine (None: the kind's)
+    tolerance: GivenTolerance = setting(factory=GivenTolerance)   # over the kind's policy
     session: SessionConfig = setting(factory=SessionConfig)  # the fidelity check's and the speed check's session
     speed_s: float = setting(SPEED_S, minimum=0, flag="--speed-seconds")  # variant against source; 0: not measured
 

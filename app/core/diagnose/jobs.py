@@ -16,7 +16,7 @@ class DiagnoseParams(Params):
     path: str
     session: SessionConfig = setting(factory=SessionConfig)
     trace: str | None = None                                # a profile trace to read instead of profiling
-    runs: int = setting(10, minimum=1, flag="--runs")       # profiled runs: as many as the Profile tab's
+    runs: int = setting(10, minimum=1, flag="--runs", metavar="N", help="profiled runs")   # as many as the Profile tab's
     timing_runs: int = setting(200, minimum=1)
     timing_s: float = setting(3.0, minimum=0.001)
     symbolic_s: float = setting(MEASURE_S, minimum=0)       # per session, symbolic dims against fixed; 0: not tried

@@ -4,20 +4,20 @@ repair loop, which keeps the node drift points at and converts again."""
 from __future__ import annotations
 
 from dataclasses import dataclass
-from typing import Any
 
 from app.core.convert.jobs import ConvertParams
 from app.core.jobs.entry import Job, LOCAL_ONLY, ON_TARGET, Records
 from app.core.jobs.params import Params, setting
 from app.core.jobs.results import DriftResult, RepairResult
 from app.core.session.config import SessionConfig
+from app.core.session.fidelity_policy import GivenTolerance
 
 
 @dataclass
 class DriftParams(Params):
     source: str
     variant: str
-    tolerance: dict[str, Any] = setting(factory=dict)       # atol, rtol, min_cosine (missing: the variant kind's)
+    tolerance: GivenTolerance = setting(factory=GivenTolerance)   # over the variant kind's policy
     session: SessionConfig = setting(factory=SessionConfig)  # the session and the input plan both run on
 
 

@@ -21,6 +21,7 @@ from app.core.jobs.entry import Job, ON_TARGET, Records
 from app.core.jobs.errors import JobCancelled
 from app.core.jobs.results import GateResult
 from app.core.session.config import SessionConfig
+from app.core.session.fidelity_policy import GivenTolerance
 
 
 def _undecided(row: dict, limit: float) -> bool:
@@ -61,7 +62,7 @@ def measure(params: GateParams, ctx, labels: list[str], folder: str, tolerance: 
     (what was measured, the seconds it took, starts included, the pairs' rule)."""
     members = [MemberParams(path=path, session=SessionConfig.from_dict(config.to_dict()), run=params.run,
                             variant=label, reference_dir=folder, is_reference=index == 0,
-                            tolerance=tolerance, output_tolerance=params.output_tolerance)
+                            tolerance=GivenTolerance.from_dict(tolerance), output_tolerance=params.output_tolerance)
                for index, (path, config, label) in enumerate(((params.old, params.old_session, labels[0]),
                                                               (params.new, params.new_session, labels[1])))]
     started = time.monotonic()
@@ -89,7 +90,7 @@ def first_drift(params: GateParams, ctx, tolerance: dict) -> tuple[dict | None, 
 
     ctx.progress(None, "outputs differ: finding the first drifting node")
     drift = DriftParams(source=params.old, variant=params.new, session=params.old_session,
-                        tolerance=Tolerance.from_dict(tolerance).to_dict())
+                        tolerance=GivenTolerance.from_dict(Tolerance.from_dict(tolerance).to_dict()))
     try:
         return run_child(DRIFT, drift, ctx, memory_limit=str(ctx.memory_budget) if ctx.memory_budget else None), None
     except JobCancelled:

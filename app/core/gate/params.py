@@ -4,13 +4,13 @@ session, the measurement's start, pairs and cap, and the limits each criterion i
 from __future__ import annotations
 
 from dataclasses import dataclass
-from typing import Any
 from pathlib import Path
 
 from app.core.bench.bench import RunSettings
 from app.core.jobs.errors import UserError
 from app.core.jobs.params import Params, setting
 from app.core.session.config import SessionConfig
+from app.core.session.fidelity_policy import GivenTolerance
 
 MODEL_ENDINGS = (".onnx", ".ort")
 
@@ -57,7 +57,7 @@ class GateParams(Params):
     max_slowdown: float = setting(0.05, minimum=0, flag="--max-slowdown")
     max_seconds: float = setting(60.0, minimum=1, flag="--max-seconds")      # measuring, starts included, at most
     pairs: int = setting(4, minimum=1, maximum=1000, flag="--pairs")         # fresh process pairs to start with
-    tolerance: dict[str, Any] = setting(factory=dict)       # atol, rtol, min_cosine, policy (missing: the policy's)
+    tolerance: GivenTolerance = setting(factory=GivenTolerance)   # over the policy's
     output_tolerance: dict[str, dict[str, float]] = setting(factory=dict)   # per output name, over `tolerance`
     max_accuracy_drop: float = setting(0.01, minimum=0, flag="--max-accuracy-drop")
     max_memory_growth: float = setting(0.10, minimum=0, flag="--max-memory-growth")

@@ -20,14 +20,20 @@ class GenerateParams(Params):
     path: str
     session: SessionConfig = setting(factory=SessionConfig)
     prompt_lengths: list[int] = setting(factory=lambda: [128], flag="--prompt-lengths")
-    new_tokens: int = setting(64, minimum=1, maximum=MAX_TOKENS, flag="--new-tokens")
-    batch: int = setting(1, minimum=1, maximum=4096, flag="--batch")
-    repeats: int = setting(3, minimum=1, maximum=1000, flag="--repeats")     # timed generations per prompt length
-    warmup: int = setting(1, minimum=0, maximum=1000, flag="--warmup")       # generations before them, not timed
+    new_tokens: int = setting(64, minimum=1, maximum=MAX_TOKENS, flag="--new-tokens", metavar="N",
+                              help="tokens to generate")
+    batch: int = setting(1, minimum=1, maximum=4096, flag="--batch", metavar="N", help="sequences generated at once")
+    repeats: int = setting(3, minimum=1, maximum=1000, flag="--repeats", metavar="N",
+                           help="timed generations per prompt length")
+    warmup: int = setting(1, minimum=0, maximum=1000, flag="--warmup", metavar="N",
+                          help="generations before timing")
     against: str = ""              # a reference decoder: the next-token agreement with it (app.core.generate.agreement)
     # who runs the loop: ORTune's present->past loop on an ONNX Runtime session, or onnxruntime-genai's
     # generator on a genai folder (app.core.generate.genai_engine)
-    engine: str = setting("ort", choices=ENGINES, flag="--engine")
+    engine: str = setting("ort", choices=ENGINES, flag="--engine",
+                          help="who runs the generation loop: ort, ORTune's present->past loop on an ONNX Runtime "
+                               "session; genai, onnxruntime-genai's generator on a genai model folder (a "
+                               "genai_config.json beside the decoder), for its figures beside ORTune's")
 
     def validate(self) -> None:
         if not self.prompt_lengths or any(not 1 <= n <= MAX_TOKENS for n in self.prompt_lengths):

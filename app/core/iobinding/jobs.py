@@ -16,8 +16,10 @@ class IOBindingParams(Params):
     path: str
     session: SessionConfig = setting(factory=SessionConfig)
     provider: str | None = None                             # None: the session's first provider
-    iterations: int = setting(DEFAULT_ITERATIONS, minimum=1, flag="--iterations")
-    warmup: int = setting(DEFAULT_WARMUP, minimum=0, flag="--warmup")
+    iterations: int = setting(DEFAULT_ITERATIONS, minimum=1, flag="--iterations", metavar="N",
+                              help="measured runs of each mode")
+    warmup: int = setting(DEFAULT_WARMUP, minimum=0, flag="--warmup", metavar="N",
+                          help="runs of each mode before measuring")
 
 
 def iobinding_job(params: IOBindingParams, ctx) -> dict:

@@ -4,8 +4,9 @@ the JSON that presets, the command line and the window use.
 Each field's type comes from its annotation. A field may say, in its metadata, the
 smallest and largest values it takes (`minimum`, `maximum`; for a list or object of numbers, each number's),
 why a larger value is refused (`why`), the values it allows (`choices`), a check of its own (`check(value,
-label)`) and the flag that sets it on the command line (`flag`), so one check serves every caller and its
-message names what the user typed: the flag for command-line text, the setting's place otherwise. Text (from
+label)`) and the flag that sets it on the command line (`flag`, with its `help` and `metavar`; the window's
+forms take `label` and `help`), so one check serves every caller and its message names what the user typed: the
+flag for command-line text, the setting's place otherwise. Text (from
 the command line) is read as the field's type when `from_dict(..., text=True)` is asked for it.
 """
 
@@ -25,11 +26,11 @@ LARGEST = 2 ** 53
 
 def setting(default: Any = dataclasses.MISSING, *, minimum: float | None = None, maximum: float | None = None,
             choices: tuple = (), flag: str = "", factory: Any = dataclasses.MISSING, why: str = "",
-            check: Any = None, about: Any = None) -> Any:
-    """A dataclass field with the limits the check applies (see the module docstring); `about`
-    is whatever else describes the field (the session's table row)."""
+            check: Any = None, about: Any = None, help: str = "", metavar: str = "", label: str = "") -> Any:
+    """A dataclass field with the limits the check applies and how a flag or a form presents it
+    (see the module docstring); `about` is whatever else describes the field (the session's table row)."""
     metadata = {"minimum": minimum, "maximum": maximum, "choices": tuple(choices), "flag": flag, "why": why,
-                "check": check, "about": about}
+                "check": check, "about": about, "help": help, "metavar": metavar, "label": label}
     if factory is not dataclasses.MISSING:
         return dataclasses.field(default_factory=factory, metadata=metadata)
     return dataclasses.field(default=default, metadata=metadata)

@@ -20,6 +20,7 @@ from app.core.jobs.errors import JobCancelled
 from app.core.optimize.budget import START_GUESS_S
 from app.core.optimize.rows import next_tokens_note, speed_reason
 from app.core.session.config import SessionConfig
+from app.core.session.fidelity_policy import GivenTolerance
 
 #: how many of the screened candidates are measured precisely
 COUNT = 3
@@ -73,7 +74,7 @@ def screen_together(reports: dict[str, dict], config: SessionConfig, seconds: fl
         # outputs checked under its policy's tolerance
         members = [MemberParams(path=path, session=(report.get("session") or config).checked(), run=settings,
                                 variant=kind, record=False, reference_dir=folder, is_reference=index == 0,
-                                tolerance=dict(report.get("tolerance", {})))
+                                tolerance=GivenTolerance.from_dict(report.get("tolerance", {})))
                    for index, (kind, path, report) in enumerate([("source", source, {})]
                                                                 + [(k, reports[k]["output"], reports[k]) for k in kinds])]
 

@@ -73,7 +73,7 @@ class Reuse:
         if isinstance(session.get("inputs"), dict):        # the held-out half is scratch: the folder is the user's
             session["inputs"] = {k: v for k, v in session["inputs"].items() if k != "data"}
         files = [[path, Path(path).stat().st_size, Path(path).stat().st_mtime_ns] for path in local_files(session)]
-        self.base = {"model_sha256": sha, "session": session, "files": files, "tolerance": params.tolerance,
+        self.base = {"model_sha256": sha, "session": session, "files": files, "tolerance": params.tolerance.to_dict(),
                      "screen_seconds": params.screen_seconds, "data": _folder_identity(params.data)} | machine_key()
         self.session = params.session.to_dict()
         self.keeps = True

@@ -25,6 +25,7 @@ from app.core.convert.speed import not_measured
 from app.core.drift.jobs import REPAIR, RepairParams
 from app.core.drift.repair import KEEP_OPTION
 from app.core.jobs.errors import JobCancelled, JobFailed, UserError
+from app.core.session.fidelity_policy import GivenTolerance
 from app.core.model.jobs import ModelPath
 from app.core.optimize import candidates, finalists, provider_kinds
 from app.core.optimize.budget import Budget
@@ -39,6 +40,7 @@ from app.core.optimize.rows import (candidate_tolerance, choose, explain, failed
 from app.core.optimize.samples import label_inputs, make_samples, probe_inputs
 from app.core.runner.process import run_child
 from app.core.tune.jobs import TUNE, TuneParams
+from app.core.tune.space import SearchLimits
 
 #: the share of the budget kept for measuring the finalists precisely
 FINAL_SHARE = 0.2
@@ -190,7 +192,8 @@ class Search:
             self.reports.append(report)
             return row
         convert = ConvertParams(kind=kind, input=str(self.source), output=str(output), force=True, options=options,
-                                tolerance=candidate_tolerance(self.params.tolerance, self.decoder),
+                                tolerance=GivenTolerance.from_dict(candidate_tolerance(self.params.tolerance,
+                                                                                       self.decoder)),
                                 session=self.config, speed_s=0)
         try:
             started = self.budget.elapsed()
@@ -264,7 +267,7 @@ class Search:
             return
         session = self.sessions.get(best["kind"], self.config)     # a provider candidate's, or the user's
         tune = TuneParams(path=self.made[best["kind"]], session=session,
-                          limits={"providers": session.provider_names()}, budget_seconds=max(1.0, TUNE_OWN * left),
+                          limits=SearchLimits(providers=session.provider_names()), budget_seconds=max(1.0, TUNE_OWN * left),
                           finalists=1, confirm_seconds=min(2.0, max(0.5, 0.08 * left)), start_s=self.budget.start_s)
         self.budget.expect(TUNE_OWN * left)
         try:

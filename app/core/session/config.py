@@ -16,7 +16,7 @@ from typing import Any
 
 from app.core.jobs.errors import UserError
 from app.core.jobs.params import Params, setting
-from app.core.session.fields import FIELD, OPT_LEVELS, described  # noqa: F401 (OPT_LEVELS: the session's names)
+from app.core.session.fields import FIELD, OPT_LEVELS, SESSION_FIELDS, described, from_table  # noqa: F401 (OPT_LEVELS: the session's names)
 from app.core.session import openvino
 from app.core.session.input_spec import FeedSpec
 from app.core.session.providers import provider_name
@@ -55,19 +55,6 @@ PROVIDER_OPTIONS: dict[str, dict[str, tuple]] = {
 }
 
 
-#: typed SessionConfig fields that reach ORT as session config entries
-TYPED_ENTRIES = {
-    "intra_op_allow_spinning": "session.intra_op.allow_spinning",
-    "inter_op_allow_spinning": "session.inter_op.allow_spinning",
-    "intra_op_spin_duration_us": "session.intra_op.spin_duration_us",
-    "inter_op_spin_duration_us": "session.inter_op.spin_duration_us",
-    "intra_op_spin_backoff_max": "session.intra_op.spin_backoff_max",
-    "inter_op_spin_backoff_max": "session.inter_op.spin_backoff_max",
-    "dynamic_block_base": "session.dynamic_block_base",
-    "intra_op_thread_affinities": "session.intra_op_thread_affinities",
-}
-
-
 @dataclass
 class ProviderSpec(Params):
     name: str
@@ -89,35 +76,13 @@ class ProviderSpec(Params):
         self.options = {key: str(value) for key, value in self.options.items()}
 
 
-@dataclass
+@from_table()
 class SessionConfig(Params):
-    """Each field as app.core.session.fields describes it (its default, range, choices and flag)."""
+    """A field for each setting of app.core.session.fields, in its order, with its type, default,
+    range, choices and flag; the inputs' settings are FeedSpec's."""
 
     providers: list[ProviderSpec] = described(
         "providers", factory=lambda: [ProviderSpec(name) for name in FIELD["providers"].factory()])
-    graph_optimization_level: str = described("graph_optimization_level")
-    execution_mode: str = described("execution_mode")
-    intra_op_num_threads: int = described("intra_op_num_threads")
-    inter_op_num_threads: int = described("inter_op_num_threads")
-    intra_op_thread_affinities: str = described("intra_op_thread_affinities")
-    intra_op_allow_spinning: bool | None = described("intra_op_allow_spinning")
-    inter_op_allow_spinning: bool | None = described("inter_op_allow_spinning")
-    intra_op_spin_duration_us: int | None = described("intra_op_spin_duration_us")
-    inter_op_spin_duration_us: int | None = described("inter_op_spin_duration_us")
-    intra_op_spin_backoff_max: int | None = described("intra_op_spin_backoff_max")
-    inter_op_spin_backoff_max: int | None = described("inter_op_spin_backoff_max")
-    dynamic_block_base: int = described("dynamic_block_base")
-    enable_mem_pattern: bool = described("enable_mem_pattern")
-    enable_cpu_mem_arena: bool = described("enable_cpu_mem_arena")
-    use_deterministic_compute: bool = described("use_deterministic_compute")
-    log_severity_level: int = described("log_severity_level")
-    free_dimension_overrides: dict[str, int] = described("free_dimension_overrides")
-    config_entries: dict[str, str] = described("config_entries")
-    device_policy: str = described("device_policy")
-    ep_libraries: dict[str, str] = described("ep_libraries")
-    io_binding: bool = described("io_binding")
-    #: the memory budget of every job that runs with this session ("4G", "512M", "50%"; "": the settings')
-    memory_limit: str = described("memory_limit")
     inputs: FeedSpec = setting(factory=FeedSpec)    # its fields are described one by one ("inputs.seed")
 
     # presets ---------------------------------------------------------------
@@ -215,7 +180,7 @@ class SessionConfig(Params):
         """ORT wants one group of logical processors (1-based, '1,2' or '1-3') per intra-op
         thread but the first, so the thread count must be given and match; it refuses the
         session otherwise, and a processor the machine lacks is only logged, not refused."""
-        text = self.config_entries.get(TYPED_ENTRIES["intra_op_thread_affinities"], self.intra_op_thread_affinities)
+        text = self.config_entries.get(FIELD["intra_op_thread_affinities"].entry, self.intra_op_thread_affinities)
         if not text:
             return
         groups = text.split(";")
@@ -242,18 +207,13 @@ class SessionConfig(Params):
 
     # what reaches ORT -------------------------------------------------------
     def all_config_entries(self) -> dict[str, str]:
-        """The typed fields as ORT session config keys, plus the free-form entries."""
+        """The settings ORT takes as session config entries (each where it is not the default),
+        then the free-form entries."""
         entries: dict[str, str] = {}
-        for name, key in TYPED_ENTRIES.items():
-            value = getattr(self, name)
-            if name == "intra_op_thread_affinities":
-                if value:
-                    entries[key] = value
-            elif name == "dynamic_block_base":
-                if value:
-                    entries[key] = str(value)
-            elif value is not None:
-                entries[key] = str(int(value))
+        for row in SESSION_FIELDS:
+            text = row.entry_text(getattr(self, row.name)) if row.entry else None
+            if text is not None:
+                entries[row.entry] = text
         entries.update(self.config_entries)
         return entries
 

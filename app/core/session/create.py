@@ -12,9 +12,8 @@ from app.core.jobs.errors import UserError
 from app.core.units import ort_text
 from app.core.session.providers import (explain_failed_start, installed_ort_package, not_in_build_reason,
                                  preload_cuda_libraries)
-from app.core.session.config import (PROVIDER_OPTIONS, TYPED_ENTRIES, ProviderSpec, SessionConfig,
-                                     supported_config_keys)
-from app.core.session.fields import DEVICE_POLICIES, EXECUTION_MODES, OPT_LEVELS
+from app.core.session.config import PROVIDER_OPTIONS, SessionConfig, supported_config_keys
+from app.core.session.fields import FIELD, SESSION_FIELDS
 from app.core.session import openvino
 from app.core.jobs.stdio import capture_output
 
@@ -42,16 +41,14 @@ def build_session_options(config: SessionConfig):
     plugins = resolve(config.provider_names(), config.ep_libraries, "" if config.device_policy == "none" else
                       config.device_policy, [spec.plugin for spec in config.providers])
     options = ort.SessionOptions()
-    options.graph_optimization_level = getattr(ort.GraphOptimizationLevel, OPT_LEVELS[config.graph_optimization_level])
-    options.execution_mode = getattr(ort.ExecutionMode, EXECUTION_MODES[config.execution_mode])
-    options.intra_op_num_threads = config.intra_op_num_threads
-    options.inter_op_num_threads = config.inter_op_num_threads
-    options.enable_mem_pattern = config.enable_mem_pattern
-    options.enable_cpu_mem_arena = config.enable_cpu_mem_arena
-    options.use_deterministic_compute = config.use_deterministic_compute
-    options.log_severity_level = config.log_severity_level
-    for name, value in config.free_dimension_overrides.items():
-        options.add_free_dimension_override_by_name(name, int(value))
+    for row in SESSION_FIELDS:
+        if row.option:
+            value = getattr(config, row.name)
+            if isinstance(value, dict):          # a method that takes each pair
+                for key, item in value.items():
+                    getattr(options, row.option)(key, item)
+            else:
+                setattr(options, row.option, getattr(getattr(ort, row.enum), row.member(value)) if row.enum else value)
     entries = config.all_config_entries()
     # Reading the keys out of the ORT library costs ~50 ms: only when there is something to check.
     known = supported_config_keys() if set(entries) - OWN_KEYS else frozenset()
@@ -83,8 +80,8 @@ def _add_for_devices(options, config: SessionConfig, plugins: dict) -> None:
     if config.device_policy != "none":
         if not hasattr(ort, "OrtExecutionProviderDevicePolicy"):
             raise UserError("unsupported", f"ONNX Runtime {ort.__version__} has no device policies (1.22 and newer)")
-        options.set_provider_selection_policy(
-            getattr(ort.OrtExecutionProviderDevicePolicy, DEVICE_POLICIES[config.device_policy]))
+        row = FIELD["device_policy"]
+        options.set_provider_selection_policy(getattr(getattr(ort, row.enum), row.member(config.device_policy)))
         return
     devices = ep_devices()
     for spec in config.providers:
@@ -201,50 +198,6 @@ def effective_settings(session, config: SessionConfig) -> dict:
     return preset
 
 
-def config_from_options(options, providers: list[str], provider_options: list[dict] | None = None,
-                        entry_keys=None) -> SessionConfig:
-    """Read a SessionConfig back from ORT's SessionOptions (the reverse of build_session_options).
-
-    ORT cannot list the config entries a SessionOptions holds, so `entry_keys` names the
-    keys to look for (default: every key this ORT knows). Free dimension overrides and
-    the inputs cannot be read back and stay at their defaults."""
-    levels = {v: k for k, v in OPT_LEVELS.items()}
-    modes = {v: k for k, v in EXECUTION_MODES.items()}
-    entries = {}
-    for key in sorted(entry_keys if entry_keys is not None else supported_config_keys()):
-        try:
-            entries[key] = options.get_session_config_entry(key)
-        except RuntimeError:   # ORT's answer for a key that was never set
-            continue
-    typed = {}
-    for name, key in TYPED_ENTRIES.items():
-        if key not in entries:
-            continue
-        value = entries.pop(key)
-        if name.endswith("allow_spinning"):
-            typed[name] = value == "1"
-        elif name == "intra_op_thread_affinities":
-            typed[name] = value
-        else:
-            typed[name] = int(value)
-    specs = []
-    for index, name in enumerate(providers):
-        opts = (provider_options or [{}] * len(providers))[index] or {}
-        specs.append(ProviderSpec(name, {k: str(v) for k, v in opts.items()}))
-    return SessionConfig(
-        providers=specs,
-        graph_optimization_level=levels[options.graph_optimization_level.name],
-        execution_mode=modes[options.execution_mode.name],
-        intra_op_num_threads=options.intra_op_num_threads,
-        inter_op_num_threads=options.inter_op_num_threads,
-        enable_mem_pattern=options.enable_mem_pattern,
-        enable_cpu_mem_arena=options.enable_cpu_mem_arena,
-        use_deterministic_compute=options.use_deterministic_compute,
-        log_severity_level=options.log_severity_level,
-        config_entries=entries,
-        **typed)
-
-
 def _registration_lines(config: SessionConfig) -> list[str]:
     """Plain onnxruntime code that loads the plugin libraries the session needs."""
     lines = []
@@ -271,8 +224,8 @@ def _device_lines(config: SessionConfig) -> list[str]:
     from app.core.session.plugins import classic_providers
 
     if config.device_policy != "none":
-        return ["options.set_provider_selection_policy(ort.OrtExecutionProviderDevicePolicy."
-                f"{DEVICE_POLICIES[config.device_policy]})"]
+        row = FIELD["device_policy"]
+        return [f"options.set_provider_selection_policy(ort.{row.enum}.{row.member(config.device_policy)})"]
     lines = []
     for spec in config.providers:
         values = {k: _option_value(spec.name, k, v) for k, v in spec.options.items()}
@@ -313,17 +266,17 @@ def plugin_requirements(config: SessionConfig) -> list[str]:
 def to_python(config: SessionConfig, model_path: str = "model.onnx") -> str:
     """A short script that builds exactly this session with the plain onnxruntime API."""
     config = with_plugin_records(config)
-    lines = ["import onnxruntime as ort", "", *_registration_lines(config), "options = ort.SessionOptions()",
-             f"options.graph_optimization_level = ort.GraphOptimizationLevel.{OPT_LEVELS[config.graph_optimization_level]}",
-             f"options.execution_mode = ort.ExecutionMode.{EXECUTION_MODES[config.execution_mode]}"]
-    defaults = SessionConfig()
-    for name in ("intra_op_num_threads", "inter_op_num_threads", "enable_mem_pattern", "enable_cpu_mem_arena",
-                 "use_deterministic_compute", "log_severity_level"):
-        value = getattr(config, name)
-        if value != getattr(defaults, name):
-            lines.append(f"options.{name} = {value!r}")
-    for name, value in config.free_dimension_overrides.items():
-        lines.append(f"options.add_free_dimension_override_by_name({name!r}, {int(value)})")
+    lines = ["import onnxruntime as ort", "", *_registration_lines(config), "options = ort.SessionOptions()"]
+    for row in SESSION_FIELDS:           # as build_session_options sets them; a plain value only where not the default
+        if not row.option:
+            continue
+        value = getattr(config, row.name)
+        if isinstance(value, dict):
+            lines += [f"options.{row.option}({key!r}, {item!r})" for key, item in value.items()]
+        elif row.enum:                   # the level and the mode are always written, for the reader
+            lines.append(f"options.{row.option} = ort.{row.enum}.{row.member(value)}")
+        elif value != row.default:
+            lines.append(f"options.{row.option} = {value!r}")
     for key, value in config.all_config_entries().items():
         lines.append(f"options.add_session_config_entry({key!r}, {str(value)!r})")
     if config.device_policy != "none" or config.ep_libraries or any(spec.plugin for spec in config.providers):

@@ -23,7 +23,10 @@ a rate.
 
 from __future__ import annotations
 
-from dataclasses import dataclass
+from collections.abc import Mapping
+from dataclasses import dataclass, fields
+
+from app.core.jobs.params import Params, setting
 
 #: fewer rows than this make a top-1 agreement a coin, not a rate: reported, not required
 TASK_ROWS = 10
@@ -144,3 +147,43 @@ def policy_text(tolerance: dict) -> str:
     """"the float16 policy (|Δ| ≤ 0.01 + 0.01·|source|, cosine ≥ 0.999, top-1 agreement ≥ 99 %)":
     how every verdict names the tolerance it applied (a stored one without a policy: float32's)."""
     return f"the {tolerance.get('policy', 'float32')} policy ({bounds_text(tolerance)})"
+
+
+def _policy_name(value: str, label: str) -> None:
+    if value not in POLICIES:
+        from app.core.jobs.errors import UserError
+        raise UserError("bad-option", f"no fidelity policy is called {value!r} (there are {', '.join(POLICIES)})")
+
+
+@dataclass(eq=False)
+class GivenBounds(Params, Mapping):
+    """The bounds a user gives over a policy's, each optional: a job's `tolerance` parameter.
+
+    Read as a mapping of the bounds given (`{**policy.tolerance(), **given}`), and written
+    as one (`to_dict`), so a preset or a stored report says only what the user set."""
+    atol: float | None = setting(None, minimum=0, flag="--tol-abs", metavar="X",
+                                 help="absolute tolerance per element (default by kind)")
+    rtol: float | None = setting(None, minimum=0, flag="--tol-rel", metavar="X",
+                                 help="relative tolerance per element (default by kind)")
+    min_cosine: float | None = setting(None, minimum=-1, maximum=1, flag="--tol-cosine", metavar="X",
+                                       help="lowest cosine similarity that passes (default by kind)")
+
+    def to_dict(self) -> dict:
+        return {f.name: getattr(self, f.name) for f in fields(self) if getattr(self, f.name) is not None}
+
+    def __getitem__(self, key: str):
+        return self.to_dict()[key]
+
+    def __iter__(self):
+        return iter(self.to_dict())
+
+    def __len__(self) -> int:
+        return len(self.to_dict())
+
+
+@dataclass(eq=False)
+class GivenTolerance(GivenBounds):
+    """GivenBounds, and the top-1 agreement and the policy they are read over, where a job
+    takes a whole stored tolerance (a conversion's, a gate's)."""
+    min_top1: float | None = setting(None, minimum=0, maximum=1)
+    policy: str | None = setting(None, check=_policy_name)

@@ -41,7 +41,8 @@ class ModelSession(Params):
 
 @dataclass
 class PlacementParams(ModelSession):
-    method: str = setting("auto", choices=PLACEMENT_METHODS, flag="--method")
+    method: str = setting("auto", choices=PLACEMENT_METHODS, flag="--method",
+                          help="ORT's graph-assignment record (auto where available) or a one-run profile")
 
 
 def probe_job(params: ProbeParams, ctx) -> dict:

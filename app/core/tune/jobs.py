@@ -4,43 +4,45 @@ measure the race's finalists again, each alone in its own process, before offeri
 from __future__ import annotations
 
 from dataclasses import dataclass
-from typing import Any
 
 from app.core.jobs.entry import ANYWHERE, Job, LOCAL_ONLY, Records
 from app.core.jobs.params import Params, setting
 from app.core.jobs.results import TuneResult
 from app.core.session.config import SessionConfig
+from app.core.tune.space import SearchLimits
 
 
 @dataclass
 class TuneParams(Params):
     path: str
     session: SessionConfig = setting(factory=SessionConfig)   # the user's own settings: the baseline
-    limits: dict[str, Any] = setting(factory=dict)             # SearchLimits fields (app.core.tune.space)
+    limits: SearchLimits = setting(factory=SearchLimits)
     candidates: list[dict] | None = None                       # None: build the space from the limits
-    strategy: str = setting("race", choices=("race", "grid"), flag="--strategy")
-    budget_trials: int | None = setting(None, minimum=1, flag="--budget-trials")
-    budget_seconds: float | None = setting(None, minimum=0.001, flag="--budget-seconds")
-    block_runs: int = setting(10, minimum=1, flag="--block-runs")
+    strategy: str = setting("race", choices=("race", "grid"), flag="--strategy",
+                            help="race, or grid: every setting measured fully (slow, for comparison)")
+    budget_trials: int | None = setting(None, minimum=1, flag="--budget-trials", metavar="N",
+                                        help="stop after N trials (a trial = one measured block)")
+    budget_seconds: float | None = setting(None, minimum=0.001, flag="--budget-seconds", metavar="S",
+                                           help="stop the race after S seconds (the re-measurement comes after)")
+    block_runs: int = setting(10, minimum=1, flag="--block-runs", metavar="N", help="timed runs per block")
     eta: int = setting(4, minimum=2)                            # a round keeps 1/eta of the contenders
     grid_blocks: int = setting(6, minimum=1)
     final_blocks: int = setting(4, minimum=1)
     warmup: int = setting(3, minimum=0)
     seed: int = 0
-    finalists: int = setting(2, minimum=1, flag="--finalists")                    # re-measured alone
-    confirm_seconds: float = setting(2.0, minimum=0.05, flag="--confirm-seconds")   # each, at least 10 rounds
+    finalists: int = setting(2, minimum=1, flag="--finalists", metavar="N",
+                             help="measure the race's best N again, each alone in its own process")
+    confirm_seconds: float = setting(2.0, minimum=0.05, flag="--confirm-seconds", metavar="S",
+                                     help="how long each finalist and your settings are measured again, at least "
+                                          "10 rounds")
     share: list[int] = setting(factory=lambda: [0, 1])          # [i, n]: race every n-th setting from the i-th
     start_s: float = 1.5        # the first guess of one measured process's start (the caller may know better)
 
     def validate(self) -> None:
-        from app.core.tune.space import SearchLimits
         from app.core.jobs.errors import UserError
 
         if len(self.share) != 2 or not 0 <= self.share[0] < self.share[1]:
             raise UserError("bad-option", f"a share of the settings is [i, n] with 0 ≤ i < n, not {self.share}")
-        unknown = set(self.limits) - set(SearchLimits.__dataclass_fields__)
-        if unknown:
-            raise UserError("bad-option", f"unknown search limit(s): {', '.join(sorted(unknown))}")
 
 
 def race_job(params: TuneParams, ctx) -> dict:

@@ -18,10 +18,11 @@ threads (`canonical`, `effective`)."""
 from __future__ import annotations
 
 import itertools
-from dataclasses import dataclass, field
+from dataclasses import dataclass
 
-from app.core.session.config import TYPED_ENTRIES, ProviderSpec, SessionConfig
-from app.core.session.fields import OPT_LEVELS as LEVELS
+from app.core.jobs.params import Params, setting
+from app.core.session.config import ProviderSpec, SessionConfig
+from app.core.session.fields import FIELD, OPT_LEVELS as LEVELS
 from app.core.session.openvino import NAME as OPENVINO
 
 OPT_LEVELS = tuple(LEVELS)          # every level, the session's own table in its order
@@ -31,12 +32,12 @@ PRECISIONS = ("", "FP32")
 
 
 @dataclass
-class SearchLimits:
+class SearchLimits(Params):
     """The user's own limits on the search."""
-    providers: list[str] = field(default_factory=lambda: ["CPUExecutionProvider"])
-    max_threads: int = 0                 # 0: the machine's cores
-    opt_levels: tuple[str, ...] = OPT_LEVELS
-    execution_modes: tuple[str, ...] = ("sequential", "parallel")
+    providers: list[str] = setting(factory=lambda: ["CPUExecutionProvider"])
+    max_threads: int = setting(0, minimum=0)                    # 0: the machine's cores
+    opt_levels: list[str] = setting(factory=lambda: list(OPT_LEVELS))
+    execution_modes: list[str] = setting(factory=lambda: ["sequential", "parallel"])
     try_spinning: bool = True
     try_dynamic_block_base: bool = True
     try_io_binding: bool = True
@@ -145,7 +146,7 @@ def apply_candidate(base: SessionConfig, candidate: dict) -> SessionConfig:
     if config.intra_op_num_threads != base.intra_op_num_threads:
         # the base's affinities name one core group per thread of its own count
         config.intra_op_thread_affinities = ""
-        config.config_entries.pop(TYPED_ENTRIES["intra_op_thread_affinities"], None)
+        config.config_entries.pop(FIELD["intra_op_thread_affinities"].entry, None)
     if candidate["execution_mode"] == "parallel":
         config.inter_op_allow_spinning = candidate["intra_op_allow_spinning"]
     config.validate()

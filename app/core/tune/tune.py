@@ -36,7 +36,7 @@ from app.core.bench.stats import mean_ci
 from app.core.bench.timing import time_loop
 from app.core.session.fidelity_policy import file_precision
 from app.core.tune.faithful import Unfaithful, check_outputs, policy_of, summary
-from app.core.tune.space import SearchLimits, apply_candidate, build_space, describe, effective, physical_cores
+from app.core.tune.space import apply_candidate, build_space, describe, effective, physical_cores
 
 class Contender:
     def __init__(self, index: int, label: str, config: SessionConfig):
@@ -149,7 +149,7 @@ class Race:
         cores = self.cores = physical_cores()
         candidates = params.candidates
         if candidates is None:
-            candidates = build_space(SearchLimits(**params.limits), cores)
+            candidates = build_space(params.limits, cores)
         if not candidates:
             raise UserError("bad-option", "the search space is empty: loosen the limits")
         self.contenders, self.merged = distinct(params.session, candidates, cores)

@@ -134,8 +134,9 @@ class PanelContext(QObject):
         """Show a result of the job `job` (e.g. a stored comparison or sweep) in the tab that makes it."""
         self._tab_for(job).open_result(job, result)
 
-    def run_again(self, job: Job, entry: dict[str, Any]) -> None:
-        """Start a stored run of `job` (a history entry: model, session, run settings) again in its tab."""
+    def run_again(self, job: Job, entry: Any) -> None:
+        """Start a stored run of `job` (a history entry: model, session, run settings) again in its
+        tab; for a drift, the pair to look into (app.gui.shell.handover.DriftPair)."""
         self._tab_for(job).run_again(job, entry)
 
     def show_node(self, path: str, name: str) -> None:

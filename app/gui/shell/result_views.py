@@ -16,6 +16,7 @@ from app.core.jobs.entry import Job
 from app.core.optimize.jobs import OPTIMIZE
 from app.core.profile.jobs import PROFILE
 from app.core.tune.jobs import TUNE
+from app.gui.shell.handover import DriftPair
 
 
 @dataclass(frozen=True)
@@ -23,16 +24,16 @@ class ResultView:
     tab: str                    # the title of the tab that makes such results: it shows one (show_result)
     reopens: bool = False       # History re-opens a stored one in that tab (else in History, chart and figures)
     # run again from History: what the tab's run_again takes of the stored entry; None: from its own tab only
-    again: Callable[[dict], dict] | None = None
+    again: Callable[[dict], object] | None = None
 
 
 def _whole(entry: dict) -> dict:
     return entry
 
 
-def _pair(entry: dict) -> dict:
+def _pair(entry: dict) -> DriftPair:
     """A drift search again: the pair it searched, found afresh."""
-    return {"source": entry["report"]["source"], "variant": entry["report"]["variant"]}
+    return DriftPair(entry["report"]["source"], entry["report"]["variant"])
 
 
 RESULT_VIEWS: dict[Job, ResultView] = {
@@ -43,6 +44,6 @@ RESULT_VIEWS: dict[Job, ResultView] = {
     PROFILE: ResultView("Profile"),
     TUNE: ResultView("Tune"),
     CONVERT: ResultView("Convert"),
-    DRIFT: ResultView("Drift", again=_pair),  # run_again: {source, variant, conversion?} finds that pair's drift
+    DRIFT: ResultView("Drift", again=_pair),  # run_again: a DriftPair finds that pair's drift
     OPTIMIZE: ResultView("Optimize", reopens=True),   # a stored search: its leaderboard and answer
 }

@@ -46,7 +46,8 @@ def example(kind):
 #: fields with a format of their own, or whose last choice the other examples rule out: an example of it
 FORMATTED = {"memory_limit": "2G", "intra_op_thread_affinities": "1;2",   # three threads: two groups
              "share": [1, 3], "kinds": ["fp16", "ort"],
-             "device_policy": "none"}       # a policy picks the providers: the example names some
+             "device_policy": "none",       # a policy picks the providers: the example names some
+             "min_cosine": 0.999, "min_top1": 0.9, "policy": "float16"}     # a tolerance's, within its range
 
 
 def example_params(cls):

@@ -1,11 +1,14 @@
 """One fidelity policy: each kind of variant is held to one declared policy, named in every
 verdict, and the gate picks the policy of the variant it is given."""
 
+import json
+
 import numpy as np
 import onnx
 import pytest
-from onnx import TensorProto, helper, numpy_helper
+from onnx import helper, numpy_helper
 
+from app.core.jobs.errors import UserError
 from app.core.session import fidelity_policy as policy
 from app.core.session.outputs import Tolerance, compare_values
 from tests import models
@@ -99,8 +102,6 @@ def test_int8_is_judged_by_the_outputs_direction_with_the_element_wise_figure_be
 
 
 def test_an_unknown_policy_is_refused_in_one_line():
-    from app.core.jobs.errors import UserError
-
     with pytest.raises(UserError, match="no fidelity policy is called 'float8'"):
         Tolerance.from_dict({"policy": "float8"})
 
@@ -128,3 +129,14 @@ def test_a_small_valued_output_with_a_direction_keeps_its_cosine():
     other /= np.linalg.norm(other, axis=1, keepdims=True)
     row = compare_values("embedding", embedding, other, Tolerance.from_dict(policy.INT8.tolerance()))
     assert "note" not in row and row["passed"] is False and "cosine" in row["problem"]
+
+
+def test_given_bounds_say_only_what_the_user_set_and_read_over_a_policy():
+    given = policy.GivenTolerance.from_dict({"atol": 0.5})
+    assert given.to_dict() == {"atol": 0.5} and json.loads(json.dumps(given.to_dict())) == {"atol": 0.5}
+    assert {**policy.FLOAT16.tolerance(), **given} == {**policy.FLOAT16.tolerance(), "atol": 0.5}
+    assert not policy.GivenTolerance() and policy.GivenTolerance().to_dict() == {}
+    with pytest.raises(UserError, match="min_cosine must be at most 1"):
+        policy.GivenTolerance.from_dict({"min_cosine": 2})
+    with pytest.raises(UserError, match="no fidelity policy is called 'int3'"):
+        policy.GivenTolerance.from_dict({"policy": "int3"})

@@ -142,3 +142,17 @@ def test_the_optimisation_levels_are_named_in_one_table():
     naming = sorted(path.relative_to(root).as_posix() for path in (root / "app").rglob("*.py")
                     if '"extended"' in path.read_text(encoding="utf-8"))
     assert naming == ["app/core/session/fields.py"]
+
+
+def test_what_onnx_runtime_calls_each_setting_is_a_name_it_knows():
+    import onnxruntime as ort
+
+    from app.core.session.config import supported_config_keys
+
+    options, known = ort.SessionOptions(), supported_config_keys()
+    for row in SESSION_FIELDS:
+        assert not row.option or hasattr(options, row.option), row.name
+        assert not row.entry or row.entry in known, row.name
+        if row.enum and hasattr(ort, row.enum):         # device policies: ONNX Runtime 1.22 and newer
+            assert [value for value, _ in row.members] == [v for v in row.values if v in dict(row.members)], row.name
+            assert all(hasattr(getattr(ort, row.enum), member) for _, member in row.members), row.name

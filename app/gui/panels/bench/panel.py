@@ -13,7 +13,8 @@ from app.gui.widgets.run_caption import Timed, stored_text
 from app.gui.widgets.run_form import RunSettingsForm, ms_text
 from app.gui.shell.job_control import JobControl, RunOf
 from app.gui.shell.panel import Panel
-from app.core.bench.jobs import BENCH, SWEEP, BenchParams
+from app.core.bench.bench import RunSettings
+from app.core.bench.jobs import BENCH, SWEEP, BenchParams, SweepParams
 from app.core.session.plugins import devices_text
 
 LIVE_KEYS = ["mean", "p50", "p90", "p95", "p99", "p999", "min", "max", "std"]
@@ -123,19 +124,19 @@ class BenchmarkPanel(Panel):
 
     def run_again(self, job, entry: dict) -> None:
         from app.core.session.config import SessionConfig
-        config = SessionConfig.from_dict(entry["session"])
+        config, run = SessionConfig.from_dict(entry["session"]), RunSettings.from_dict(entry["run"])
         if job is SWEEP:
             self.tabs.setCurrentWidget(self.sweep)
             report = entry["report"]
-            sweep = {key: report[key] for key in ("dim", "dim_values", "concurrency_values", "latency_limit_ms",
-                                                  "limit_percentile")}
-            self.sweep.start(entry["model_path"], config, entry["run"], sweep)
+            self.sweep.start(SweepParams(path=entry["model_path"], session=config, run=run, **{
+                key: report[key] for key in ("dim", "dim_values", "concurrency_values", "latency_limit_ms",
+                                             "limit_percentile")}))
         else:
             self.tabs.setCurrentIndex(0)
-            self.start(entry["model_path"], config, entry["run"], label=entry["variant"] or "")
+            self.start(entry["model_path"], config, run, label=entry["variant"] or "")
 
     # running -------------------------------------------------------------------
-    def start(self, path: str | None = None, config=None, run: dict | None = None, label: str = "") -> None:
+    def start(self, path: str | None = None, config=None, run: RunSettings | None = None, label: str = "") -> None:
         """Benchmark `path` (default: the current model) with `config` (default: the Session tab's)."""
 
         self.ensure_built()

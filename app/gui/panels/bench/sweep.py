@@ -88,37 +88,36 @@ class SweepView(QWidget):
             self.dim.setCurrentText(current)
 
     # running -------------------------------------------------------------------
-    def params(self) -> dict:
-        """The sweep the form describes (raises UserError on bad values)."""
+    def params(self, path: str, config) -> SweepParams:
+        """The sweep the form describes, of `path` with `config` (raises UserError on bad values)."""
         from app.core.bench.sweep import parse_values
 
         dim = self.dim.currentText().strip()
         dim = None if dim in ("", NO_DIM) else dim
-        return {"dim": dim, "dim_values": parse_values(self.dim_values.text(), dim) if dim else [],
-                "concurrency_values": parse_values(self.concurrency_values.text(), "concurrency"),
-                "latency_limit_ms": self.limit.value() or None, "limit_percentile": self.percentile.currentText()}
+        return SweepParams(path=path, session=config, run=self.run_form.settings(), dim=dim,
+                           dim_values=parse_values(self.dim_values.text(), dim) if dim else [],
+                           concurrency_values=parse_values(self.concurrency_values.text(), "concurrency"),
+                           latency_limit_ms=self.limit.value() or None, limit_percentile=self.percentile.currentText())
 
-    def start(self, path: str | None = None, config=None, run: dict | None = None, sweep: dict | None = None) -> None:
+    def start(self, params: SweepParams | None = None) -> None:
+        """Sweep as `params` say (run again), or as the form says of the current model."""
         from app.core.jobs.errors import UserError
 
         context = self.panel.context
         model = context.current_model()
-        if path is None and model is None:
+        if params is None and model is None:
             context.show_error("Sweep", "Open a model first.")
             return
-        path = path or model.path
         try:
-            config = config or context.session.config()
-            params = sweep or self.params()
+            params = params or self.params(model.path, context.session.config())
         except UserError as exc:
             context.show_error("Sweep", exc.message)
             return
-        if run is not None:
-            self.run_form.set_settings(run)
+        self.run_form.set_settings(params.run)
+        path = params.path
         self.cells, self.result, self.planned = [], None, []     # the last sweep stays, greyed, until cells come
-        self.grid = params
-        self.control.run(f"Sweep {Path(path).name}", SWEEP,
-                         SweepParams(path=path, session=config, run=self.run_form.settings(), **params),
+        self.grid = params.to_dict()
+        self.control.run(f"Sweep {Path(path).name}", SWEEP, params,
                          lambda result, _run: self.show_result(result), subject=RunOf(path, Path(path).name),
                          on_data=self.receive)
 

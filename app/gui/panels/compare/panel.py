@@ -14,6 +14,7 @@ from app.core.bench.compare import COMPARE_HEADERS, compare_table
 from app.core.bench.generation import GENERATION_HEADERS, generation_table
 from app.core.units import cosine_text, diff_text, ratio_text
 from app.gui.shell.job_control import JobControl, RunOf
+from app.gui.shell.handover import DriftPair
 from app.gui.shell.panel import Panel
 from app.gui.widgets.replace import confirm_replace
 from app.gui.widgets.captioned import CaptionedResults, settings_beside
@@ -101,11 +102,13 @@ class ComparePanel(Panel):
 
     def run_again(self, job, entry: dict) -> None:
         from app.core.session.config import SessionConfig
+        from app.core.bench.bench import RunSettings
         models = [{"path": r["path"], "label": r["label"]} for r in entry["report"]["models"]]
-        self.start(models, SessionConfig.from_dict(entry["session"]), entry["run"])
+        self.start(models, SessionConfig.from_dict(entry["session"]), RunSettings.from_dict(entry["run"]))
 
-    def start(self, models: list[dict] | None = None, config=None, run: dict | None = None) -> None:
-        """Compare `models` ([{path, label}], default: the selection) with `config` (default: the Session tab's)."""
+    def start(self, models: list[dict] | None = None, config=None, run=None) -> None:
+        """Compare `models` ([{path, label}], default: the selection) with `config` (default: the Session tab's)
+        and `run` (RunSettings; default: the form's)."""
 
         self.ensure_built()
         if models is None:
@@ -182,7 +185,7 @@ class ComparePanel(Panel):
         index = self.table.currentIndex()
         row = self.table.proxy.mapToSource(index).row() if index.isValid() else 1
         from app.core.drift.jobs import DRIFT
-        self.context.run_again(DRIFT, {"source": models[0]["path"], "variant": models[row or 1]["path"]})
+        self.context.run_again(DRIFT, DriftPair(models[0]["path"], models[row or 1]["path"]))
 
     def _show_speedups(self, result: dict) -> None:
         """Speedup bars with their 95 % intervals as whiskers."""

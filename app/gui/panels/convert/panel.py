@@ -16,11 +16,13 @@ from PySide6.QtCore import Qt
 from app.core.convert.options import KINDS, default_output, kind_info, unavailable_reason
 from app.core.convert.jobs import CONVERT, DETECT_TRANSFORMER, SPEED_S, ConvertParams
 from app.core.model.jobs import ModelPath
-from app.core.session.fidelity_policy import for_kind
+from app.core.jobs.errors import UserError
+from app.core.session.fidelity_policy import GivenTolerance, for_kind
 from app.core.store.paths import output_dir
 from app.gui.panels.convert.options_form import OptionsForm, PathEdit
 from app.gui.panels.convert.result_card import ResultCard, failed_check_text
 from app.gui.shell.job_control import JobControl
+from app.gui.shell.handover import DriftPair
 from app.gui.shell.panel import Panel
 from app.gui.widgets.replace import confirm_replace
 
@@ -236,12 +238,11 @@ class ConvertPanel(Panel):
         if self.inputs.text().strip():
             feeds.files = {"*": self.inputs.text().strip()}
             feeds.mode = "files"
-        tolerance = {}
-        for key, edit in (("atol", self.atol), ("rtol", self.rtol), ("min_cosine", self.cosine)):
-            try:
-                tolerance[key] = float(edit.text())
-            except ValueError:
-                tolerance[key] = edit.text()
+        try:
+            tolerance = GivenTolerance(atol=float(self.atol.text()), rtol=float(self.rtol.text()),
+                                       min_cosine=float(self.cosine.text()))
+        except ValueError:
+            raise UserError("bad-option", "the fidelity tolerances must be numbers") from None
         return ConvertParams(kind=self.kind(), input=self.model.path, output=self.output.text().strip(),
                              force=force, options=self.options.values(), fidelity=self.fidelity.isChecked(),
                              tolerance=tolerance, session=config, speed_s=SPEED_S if self.speed.isChecked() else 0)
@@ -257,9 +258,14 @@ class ConvertPanel(Panel):
             if not confirm_replace(self, target):
                 return
             force = True
+        try:
+            params = self.params(force)
+        except UserError as exc:
+            self._say(f"failed: {exc.message}", failed=True)
+            return
         source = self.model
         kind = self.kind()
-        self.control.run(f"Convert {source.label} to {kind}", CONVERT, self.params(force),
+        self.control.run(f"Convert {source.label} to {kind}", CONVERT, params,
                          lambda report, _run: self.add_variant(report, source), message="converting…")
         self._refresh_state()
 
@@ -285,7 +291,7 @@ class ConvertPanel(Panel):
     def show_drift(self) -> None:
         report = self.card.report
         from app.core.drift.jobs import DRIFT
-        self.context.run_again(DRIFT, {"source": report["input"], "variant": report["output"], "conversion": report})
+        self.context.run_again(DRIFT, DriftPair(report["input"], report["output"], report))
 
     def _say(self, text: str, failed: bool = False) -> None:
         self.control.say(text, failed)

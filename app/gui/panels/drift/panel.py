@@ -16,6 +16,8 @@ from PySide6.QtWidgets import QHBoxLayout, QLabel, QLineEdit, QPushButton, QSpli
 from app.core.session.fidelity_policy import policy_text
 from app.core.convert.jobs import SPEED_S, ConvertParams
 from app.core.drift.jobs import DRIFT, REPAIR, DriftParams, RepairParams
+from app.core.session.fidelity_policy import GivenTolerance
+from app.gui.shell.handover import DriftPair
 from app.gui.panels.drift.views import (STEP_HEADERS, STEP_KEYS, TENSOR_HEADERS, TENSOR_KEYS, first_text,
                                         number_table, repaired_story, step_row, tensor_row)
 from app.gui.shell.job_control import JobControl
@@ -38,7 +40,7 @@ class DriftPanel(Panel):
     title = "Drift"
 
     def build(self) -> None:
-        self.pair: dict | None = None           # {source, variant, conversion (its report, or None)}
+        self.pair: DriftPair | None = None
         self.result: dict | None = None
         self.repair_result: dict | None = None
         self._shown: dict[tuple[str, str], tuple[dict, dict | None]] = {}    # (source, variant) -> what it showed
@@ -113,22 +115,20 @@ class DriftPanel(Panel):
     # what is compared ------------------------------------------------------------
     def model_changed(self, model) -> None:
         if self.job is None and model is not None and model.parent is not None and model.kind != "source":
-            self.show_pair({"source": model.parent.path, "variant": model.path,
-                            "conversion": (model.extra or {}).get("conversion")})
+            self.show_pair(DriftPair(model.parent.path, model.path, (model.extra or {}).get("conversion")))
         self._refresh()
 
-    def run_again(self, job, entry: dict) -> None:
-        """entry: {source, variant, conversion?}: find that pair's drift now."""
+    def run_again(self, job, entry: DriftPair) -> None:
+        """Find the drift of the pair `entry` now."""
         self.ensure_built()
-        self.show_pair({"source": entry["source"], "variant": entry["variant"],
-                        "conversion": entry.get("conversion")})
+        self.show_pair(entry)
         self.start()
 
-    def show_pair(self, pair: dict, keep_steps: bool = False) -> None:
-        """Look into `pair` ({source, variant, conversion: its report or None}): what it showed
-        before comes back; a new pair starts empty (`keep_steps`: a repair's steps stay)."""
-        if self.pair is not None and (self.pair["source"], self.pair["variant"]) == (pair["source"], pair["variant"]):
-            self.pair["conversion"] = pair["conversion"] or self.pair["conversion"]
+    def show_pair(self, pair: DriftPair, keep_steps: bool = False) -> None:
+        """Look into `pair`: what it showed before comes back; a new pair starts empty
+        (`keep_steps`: a repair's steps stay)."""
+        if self.pair is not None and (self.pair.source, self.pair.variant) == (pair.source, pair.variant):
+            self.pair.conversion = pair.conversion or self.pair.conversion
             return
         self.pair, self.result = pair, None
         self.table.set_rows([])
@@ -138,11 +138,11 @@ class DriftPanel(Panel):
             self.repair_result = None
             self.steps.set_rows([])
             self.outcome.setText("")
-        self.heading.setText(f"<b>{html.escape(Path(pair['variant']).name)}</b> against its source "
-                             f"<b>{html.escape(Path(pair['source']).name)}"
+        self.heading.setText(f"<b>{html.escape(Path(pair.variant).name)}</b> against its source "
+                             f"<b>{html.escape(Path(pair.source).name)}"
                              "</b>")
         self._show_inputs()
-        shown = self._shown.get((pair["source"], pair["variant"]))
+        shown = self._shown.get((pair.source, pair.variant))
         if shown is not None and self.job is None and not keep_steps:    # back to a pair already looked into
             result, repair = shown
             if repair is not None:
@@ -151,7 +151,7 @@ class DriftPanel(Panel):
 
     # the inputs both models run on --------------------------------------------------
     def _is_source(self, path: str) -> bool:
-        return self.pair is not None and str(path) == str(self.pair["source"])
+        return self.pair is not None and str(path) == str(self.pair.source)
 
     def _inputs_changed(self, changed) -> None:
         if any(name.startswith("inputs.") for name in changed):
@@ -166,12 +166,12 @@ class DriftPanel(Panel):
             self.inputs_label.setText("")
             return
         ran = self.result is not None and not self.job
-        rows = (self.result.get("inputs") if ran else None) or self.context.last_plan(self.pair["source"])
+        rows = (self.result.get("inputs") if ran else None) or self.context.last_plan(self.pair.source)
         if rows:
             lead = "Ran on the source's inputs" if ran else "Runs on the source's inputs (as its plan last chose them)"
             self.inputs_label.setText(f"{lead}: {inputs_text(rows)}")
             return
-        config = self.context.session.config_for(self.pair["source"]) if not self.context.session.problems() else None
+        config = self.context.session.config_for(self.pair.source) if not self.context.session.problems() else None
         given = config.inputs.dims | {k: "×".join(map(str, v)) for k, v in config.inputs.shapes.items()} if config else {}
         self.inputs_label.setText("Runs on the source's inputs from the Session tab's plan"
                                   + (": " + ", ".join(f"{k} {v}" for k, v in given.items()) + " set there" if given
@@ -191,19 +191,20 @@ class DriftPanel(Panel):
     # finding the drift ---------------------------------------------------------
     def _session(self):
         """The Session tab's settings with the source's inputs: both models run on them."""
-        return self.context.session_config("Drift", self.pair["source"] if self.pair else None)
+        return self.context.session_config("Drift", self.pair.source if self.pair else None)
 
-    def _tolerance(self) -> dict:
-        conversion = (self.pair or {}).get("conversion") or {}
-        return dict((conversion.get("fidelity") or {}).get("tolerance") or {})
+    def _tolerance(self) -> GivenTolerance:
+        """The tolerance the conversion was checked with (none known: the variant kind's)."""
+        conversion = (self.pair.conversion if self.pair else None) or {}
+        return GivenTolerance.from_dict((conversion.get("fidelity") or {}).get("tolerance") or {})
 
     def start(self) -> None:
         config = self._session()
         if self.pair is None or self.job is not None or config is None:
             return
-        params = DriftParams(source=self.pair["source"], variant=self.pair["variant"], tolerance=self._tolerance(),
+        params = DriftParams(source=self.pair.source, variant=self.pair.variant, tolerance=self._tolerance(),
                              session=config)
-        self.control.run(f"Drift of {Path(self.pair['variant']).name}", DRIFT, params,
+        self.control.run(f"Drift of {Path(self.pair.variant).name}", DRIFT, params,
                          lambda result, _run: self.show_result(result),
                          message="Running both models with every tensor exposed…")
         self._refresh()
@@ -238,12 +239,12 @@ class DriftPanel(Panel):
                             "tensors inside by cosine and the SQNR it implies")
         self._refresh()
 
-    def _keep_shown(self, pair: dict | None, result: dict, repair: dict | None) -> None:
+    def _keep_shown(self, pair: DriftPair | None, result: dict, repair: dict | None) -> None:
         """Keep what a pair showed, to show it again when its variant is chosen again (choosing
         another variant, in the list or by Compare's selection, cleared a drift and its repair)."""
         if pair is None:
             return
-        key = (pair["source"], pair["variant"])
+        key = (pair.source, pair.variant)
         self._shown.pop(key, None)
         self._shown[key] = (result, repair)
         while len(self._shown) > SHOWN_PAIRS:
@@ -264,15 +265,15 @@ class DriftPanel(Panel):
 
     def repair_conversion(self, config) -> ConvertParams:
         """The conversion to run again: the one that made the variant, else as it looks made."""
-        variant = Path(self.pair["variant"])
+        variant = Path(self.pair.variant)
         output = variant.with_name(f"{variant.stem}.repaired{variant.suffix}")    # never the variant itself
-        conversion = self.pair.get("conversion")
+        conversion = self.pair.conversion
         if conversion is not None:
             return ConvertParams(kind=conversion["kind"], input=conversion["input"], output=str(output),
                                  force=output.exists(), options=conversion["options"], tolerance=self._tolerance(),
                                  session=config, speed_s=SPEED_S)
         remade = self.result["remade_as"]
-        return ConvertParams(kind=remade["kind"], input=self.pair["source"], output=str(output), force=output.exists(),
+        return ConvertParams(kind=remade["kind"], input=self.pair.source, output=str(output), force=output.exists(),
                              options=remade["options"], tolerance=self._tolerance(), session=config, speed_s=SPEED_S)
 
     def repair(self, keep: list[str] | None = None, steps: int = AUTO_STEPS) -> None:
@@ -285,7 +286,7 @@ class DriftPanel(Panel):
         params = RepairParams(convert=conversion, keep=keep or [], max_steps=steps)
         self.steps.set_rows([])
         self._room_for_steps()
-        self.control.run(f"Repair {Path(self.pair['variant']).name}", REPAIR, params,
+        self.control.run(f"Repair {Path(self.pair.variant).name}", REPAIR, params,
                          lambda report, _run: self._repaired(report), on_data=self._step_done,
                          message="Converting again…")
         self._refresh()
@@ -297,7 +298,7 @@ class DriftPanel(Panel):
     def _repaired(self, report: dict) -> None:
         self.context.open_model(report["output"], parent=self.context.model_at(report["input"]), kind=report["kind"],
                                 extra={"conversion": report}, reread=True)
-        self.show_pair({"source": report["input"], "variant": report["output"], "conversion": report},
+        self.show_pair(DriftPair(report["input"], report["output"], report),
                        keep_steps=True)
         # the first-drift lines were the unrepaired variant's: they wait for the repaired one's
         for label in (self.first_drift, self.first_nonfinite):

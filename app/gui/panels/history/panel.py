@@ -15,6 +15,7 @@ from PySide6.QtWidgets import (QComboBox, QHBoxLayout, QLabel, QLineEdit, QPlain
                                QTabWidget, QTextBrowser)
 
 from app.core.units import column_unit, tidy_floats
+from app.gui.shell.handover import DriftPair
 from app.gui.panels.history.summary import summary_html
 from app.gui.shell.panel import Panel
 
@@ -216,7 +217,7 @@ class HistoryPanel(Panel):
             self.context.show_error("History", "Compare and Drift opens a gate or a comparison of two models.")
             return
         self.context.show_result(job, entry["report"])
-        self.context.run_again(DRIFT, {"source": models[0]["path"], "variant": models[1]["path"]})
+        self.context.run_again(DRIFT, DriftPair(models[0]["path"], models[1]["path"]))
 
     def rerun_selected(self) -> None:
         entry = self._selected_entry()

@@ -17,6 +17,7 @@ from app.gui.widgets.clipped import WrappedLabel
 from app.gui.widgets.run_caption import Timed
 from app.core.tune.confirm import trials_text
 from app.core.tune.jobs import TUNE, TuneParams
+from app.core.tune.space import SearchLimits
 
 # the answer (each finalist measured alone against yours) before the race that chose it: at
 # 1024 px the table has about 380 px, where the verdict last was past the edge (and a long first
@@ -143,9 +144,7 @@ class TunePanel(Panel):
 
     def params(self) -> TuneParams:
         config = self.context.session.config()
-        limits = {"providers": config.provider_names()}
-        if self.max_threads.value():
-            limits["max_threads"] = self.max_threads.value()
+        limits = SearchLimits(providers=config.provider_names(), max_threads=self.max_threads.value())
         return TuneParams(path=self.model.path, session=config, limits=limits,
                           strategy=self.strategy.currentData(), finalists=self.finalists.value(),
                           confirm_seconds=self.confirm_seconds.value(),

@@ -5,6 +5,7 @@ message in the pipe, a read that waited for ever and a job that ran on after its
 import os
 import signal
 import threading
+from types import SimpleNamespace
 
 import pytest
 
@@ -47,6 +48,6 @@ def test_ctrl_c_asks_the_job_to_stop_and_reads_its_events_to_the_end(monkeypatch
     monkeypatch.setattr(common, "start", lambda *a, **k: handle)
     before = signal.getsignal(signal.SIGINT)
     with pytest.raises(JobCancelled, match="Ctrl"):
-        common.run_job_cli(object(), object())
+        common.run_job_cli(SimpleNamespace(name="fake", params=object), object())
     assert handle.cancelled == 1 and handle.read_after == 3, "no read was cut short"
     assert signal.getsignal(signal.SIGINT) is before, "the command's own Ctrl+C handling is back"

@@ -56,9 +56,9 @@ def test_history_runs_a_sweep_again_in_its_tab(window, monkeypatch):
     monkeypatch.setattr(bench.sweep, "start", lambda *args: started.append(args))
     monkeypatch.setattr(history, "_selected_entry", sweep_entry)
     history.rerun_selected()
-    path, config, run, sweep = started[0]
-    assert path == "/m.onnx" and config.intra_op_num_threads == 2 and run == {"iterations": 10}
-    assert sweep["dim_values"] == [1, 4] and window.tabs.currentWidget() is bench
+    (params,) = started[0]
+    assert params.path == "/m.onnx" and params.session.intra_op_num_threads == 2 and params.run.iterations == 10
+    assert params.dim_values == [1, 4] and window.tabs.currentWidget() is bench
 
 
 def test_using_stored_settings_sets_the_session_and_its_widgets(qtbot, window, monkeypatch):

@@ -12,7 +12,7 @@ from app.gui.shell.tabs import PANELS
 from tests.gui.steps import tab
 
 #: each tab's main action: (tab, the panel's attribute holding it)
-MAIN_ACTIONS = [("Overview", "recount_button"), ("Convert", "control.start_button"), ("Graph", "extras.fit_button"),
+MAIN_ACTIONS = [("Overview", "recount_button"), ("Convert", "control.start_button"), ("Graph", "tools.fit_button"),
                 ("Session", "control.start_button"), ("Benchmark", "control.start_button"), ("Compare", "control.start_button"),
                 ("Drift", "control.start_button"), ("Profile", "control.start_button"), ("IO Binding", "control.start_button"), ("Generate", "control.start_button"),
                 ("Tune", "control.start_button"), ("Optimize", "control.start_button"), ("Diagnose", "control.start_button")]

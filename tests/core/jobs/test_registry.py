@@ -47,7 +47,8 @@ def example(kind):
 FORMATTED = {"memory_limit": "2G", "intra_op_thread_affinities": "1;2",   # three threads: two groups
              "share": [1, 3], "kinds": ["fp16", "ort"],
              "device_policy": "none",       # a policy picks the providers: the example names some
-             "min_cosine": 0.999, "min_top1": 0.9, "policy": "float16"}     # a tolerance's, within its range
+             "min_cosine": 0.999, "min_top1": 0.9, "policy": "float16",     # a tolerance's, within its range
+             "engine": "ort"}            # generate's genai engine refuses a reference (`against`), which the example names
 
 
 def example_params(cls):

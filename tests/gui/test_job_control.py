@@ -109,9 +109,9 @@ def test_the_time_left_is_said_in_the_unit_it_reads_best_in():
 
 
 def test_the_time_left_comes_from_the_work_measured():
-    from app.gui.shell.jobs import Job
+    from app.gui.shell.jobs import RunningJob
 
-    job = Job("t", ECHO, worker=None, thread=None, started_at=time.monotonic() - 40.0)
+    job = RunningJob("t", ECHO, worker=None, thread=None, started_at=time.monotonic() - 40.0)
     job.fraction = 0.01
     assert job.eta_s() is None, "too little done to go by"
     job.fraction = 0.25

@@ -38,7 +38,7 @@ def progress_percent(fraction: float) -> int:
 
 
 def eta_text(left_s: float | None) -> str:
-    """The time left (the running Job's estimate, from the rate its work went at so far) in
+    """The time left (the running job's estimate, from the rate its work went at so far) in
     words; '' while there is no rate to go by."""
     if left_s is None:
         return ""

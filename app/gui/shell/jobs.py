@@ -16,8 +16,8 @@ from typing import Any, Callable, TypeVar
 
 from PySide6.QtCore import QObject, QThread, Signal, Slot
 
-from app.core.jobs.entry import Job as CoreJob
-from app.core.jobs.errors import JobCancelled, UserError
+from app.core.jobs.entry import Job
+from app.core.jobs.errors import JobCancelled
 from app.core.jobs.params import Params
 from app.core.store.settings import FINISHED_JOBS_KEPT
 
@@ -73,7 +73,7 @@ _ids = itertools.count(1)
 P = TypeVar("P", bound=Params)
 
 
-def typed_params(entry: CoreJob[P], params: P | None) -> P:
+def typed_params(entry: Job[P], params: P | None) -> P:
     """`params` as the entry's own parameters (None: their defaults). A dict is refused: a
     misspelt key would be found only when the job runs; the dataclass finds it where it is built."""
     if params is None:
@@ -84,9 +84,9 @@ def typed_params(entry: CoreJob[P], params: P | None) -> P:
 
 
 @dataclass(eq=False)
-class Job:
+class RunningJob:
     title: str
-    entry: CoreJob                    # what runs (app.core.jobs.entry)
+    entry: Job                        # what runs (app.core.jobs.entry)
     worker: JobWorker | None          # None once its thread has finished
     thread: QThread | None            # None once the job is released
     id: int = field(default_factory=lambda: next(_ids))
@@ -114,7 +114,7 @@ class _JobRelay(QObject):
     """Lives in the GUI thread; the worker's signals reach it queued, so every
     callback below runs in the GUI thread, never in the worker's."""
 
-    def __init__(self, manager: "JobManager", job: Job, callbacks: dict):
+    def __init__(self, manager: "JobManager", job: RunningJob, callbacks: dict):
         super().__init__(manager)
         self.manager, self.job, self.callbacks = manager, job, callbacks
 
@@ -169,17 +169,17 @@ class JobManager(QObject):
 
     def __init__(self, parent: QObject | None = None, keep_finished: int = FINISHED_JOBS_KEPT):
         super().__init__(parent)
-        self.jobs: list[Job] = []
+        self.jobs: list[RunningJob] = []
         self.keep_finished = keep_finished
         self.target: str | None = None      # the remote target measuring jobs run on; None: this machine
         self.cluster: str | None = None     # the Ray cluster (its address) the jobs that spread go to
 
-    def start(self, title: str, entry: CoreJob[P], params: P | None = None, *,
+    def start(self, title: str, entry: Job[P], params: P | None = None, *,
               on_result: Callable[[Any], None] | None = None,
               on_data: Callable[[str, Any], None] | None = None,
               on_error: Callable[[Exception], None] | None = None,
               on_progress: Callable[[float | None, str], None] | None = None,
-              target: str | None = "") -> Job:
+              target: str | None = "") -> RunningJob:
         """Run `entry` on `params`, its parameters dataclass (see typed_params). `target`: the remote
         target to run on ("" for the window's choice, a target or a cluster; None for this machine)."""
         params = typed_params(entry, params)
@@ -188,7 +188,7 @@ class JobManager(QObject):
         worker = JobWorker(entry, params, self.target if window_choice else target,
                            self.cluster if window_choice else None)
         worker.moveToThread(thread)
-        job = Job(title=title, entry=entry, worker=worker, thread=thread)
+        job = RunningJob(title=title, entry=entry, worker=worker, thread=thread)
         relay = _JobRelay(self, job, {"on_result": on_result, "on_data": on_data,
                                       "on_error": on_error, "on_progress": on_progress})
         worker.progress.connect(relay.progressed)
@@ -218,12 +218,12 @@ class JobManager(QObject):
             job.result = None
             self.job_released.emit(job)
 
-    def note(self, job: Job, message: str) -> None:
+    def note(self, job: RunningJob, message: str) -> None:
         """Set what the Jobs dock says of `job` (a tab's last word on it, e.g. the runs kept on a cancel)."""
         job.message = message
         self.job_changed.emit(job)
 
-    def running(self) -> list[Job]:
+    def running(self) -> list[RunningJob]:
         return [j for j in self.jobs if j.state in ("running", "cancelling")]
 
     def cancel_all(self) -> None:

@@ -106,13 +106,17 @@ def _fuse_with_onnxruntime(work: Work, target) -> None:
 
 def _note_unfused(work: Work, outcomes: dict, best: str) -> None:
     """A warning where nothing was fused, or where the graph has attention that stayed unfused."""
-    from app.core.convert.fusers import attention_blocks, attention_layers, attention_text
+    from app.core.convert.fusers import (attention_blocks, attention_layers, attention_text, fused_rotations,
+                                         rotary_layers, rotary_text, rotations)
 
     shape, plan = work.plan["shape"], work.plan
     fused = outcomes[best]["fused_operators"]
     blocks = plan.setdefault("attention_blocks", attention_blocks(work.source))
     if blocks:
         work.details["attention_layers"] = attention_layers(blocks, fused)
+    rotated = plan.setdefault("rotations", rotations(work.source))
+    if rotated:
+        work.details["rotary"] = rotary_layers(rotated, fused_rotations(work.target))
     if "no_fusion_noted" in plan:
         return
     plan["no_fusion_noted"] = True
@@ -129,9 +133,23 @@ def _note_unfused(work: Work, outcomes: dict, best: str) -> None:
         work.warnings.append(f"The graph has {blocks} attention block{'s' if blocks > 1 else ''} but none was "
                              f"fused: {reason}{why}. The other fusions were kept.")
     elif blocks and layers["fused"] < blocks:
-        work.warnings.append(f"{attention_text(layers).capitalize()}: the other {blocks - layers['fused']} kept "
+        work.warnings.append(f"{_sentence(attention_text(layers))}: the other {blocks - layers['fused']} kept "
                              f"their unfused attention, which neither fuser matched as a {shape['model_type']} "
                              f"layer{why}.")
+    grouped = layers["ops"].get("GroupQueryAttention", 0) if blocks else 0
+    if 0 < grouped < blocks:
+        work.warnings.append(f"GroupQueryAttention in {grouped} of {blocks} layers: onnxscript's grouped-query "
+                             f"fusion did not match the other {blocks - grouped}. It needs, in each layer, the rotary "
+                             "embedding on query and key, the cache grown by Concat, the key/value heads repeated by "
+                             "Unsqueeze/Expand/Reshape and transformers' causal mask.")
+    rotary = work.details.get("rotary")
+    if rotary and rotary["fused"] < rotary["of"]:
+        work.warnings.append(f"Rotary embedding {rotary_text(rotary)}: the other {rotary['of'] - rotary['fused']} stay "
+                             "as Mul/Slice/Neg/Concat, which the fusers did not match as rotate_half.")
+
+
+def _sentence(text: str) -> str:
+    return text[:1].upper() + text[1:]
 
 
 def _settled_shape(work: Work) -> dict:

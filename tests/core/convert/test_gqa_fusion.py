@@ -1,0 +1,66 @@
+"""Transformer fusions on a Llama decoder laid out as PyTorch's dynamo exporter writes it (rotary
+position embeddings, grouped key/value heads, a KV cache): every layer's attention and both of
+its rotations become one GroupQueryAttention, the fused decoder keeps its source's next tokens
+in the generation loop, and a layer the grouped-query fusion cannot match is counted and said."""
+
+from __future__ import annotations
+
+import onnx
+import pytest
+
+from app.core.convert.jobs import CONVERT
+from app.core.generate.jobs import GENERATE
+from app.core.jobs.protocol import JobContext
+from tests.models import save
+from tests.rope_models import llama_rope
+
+
+def convert(source, out):
+    return CONVERT({"kind": "transformers", "input": str(source), "output": str(out), "options": {},
+                    "speed_s": 0}, JobContext())
+
+
+def greedy_tokens(path) -> list:
+    result = GENERATE({"path": str(path), "prompt_lengths": [9], "new_tokens": 12, "repeats": 1, "batch": 2},
+                      JobContext())
+    return [row["token_ids"] for row in result["runs"]]
+
+
+@pytest.fixture(scope="module")
+def fused_llama(tmp_path_factory):
+    folder = tmp_path_factory.mktemp("llama")
+    source = save(llama_rope(layers=4, seed=3), folder / "llama.onnx")
+    return source, folder / "fused.onnx", convert(source, folder / "fused.onnx")
+
+
+def test_every_layer_becomes_group_query_attention_with_its_rotations_inside(fused_llama):
+    source, fused, report = fused_llama
+    assert report["fuser"] == "onnxscript"
+    assert report["fused_operators"]["GroupQueryAttention"] == 4
+    assert report["attention_layers"] == {"fused": 4, "of": 4, "ops": {"GroupQueryAttention": 4}}
+    assert report["rotary"] == {"fused": 8, "of": 8, "ops": {"GroupQueryAttention": 8}}
+    nodes = onnx.load(str(fused)).graph.node
+    attention = [{a.name: a.i for a in n.attribute} for n in nodes if n.op_type == "GroupQueryAttention"]
+    assert all((a["num_heads"], a["kv_num_heads"], a["do_rotary"]) == (4, 2, 1) for a in attention)
+    assert not {"Softmax", "Neg", "Expand", "RotaryEmbedding"} & {n.op_type for n in nodes}
+    assert not any("GroupQueryAttention in" in w or "Rotary" in w for w in report["warnings"])
+
+
+def test_the_fused_decoder_keeps_its_sources_answers_and_next_tokens(fused_llama):
+    source, fused, report = fused_llama
+    assert report["fidelity"]["passed"] is True, report["fidelity"]
+    assert report["fidelity"]["next_tokens"]["rate"] == 1.0
+    assert report["check"] == "passed"
+    assert greedy_tokens(fused) == greedy_tokens(source)
+
+
+def test_a_layer_the_grouped_query_fusion_cannot_match_is_counted_and_said(tmp_path):
+    source = save(llama_rope(layers=4, seed=3, tiled=(2,)), tmp_path / "llama.onnx")
+    report = convert(source, tmp_path / "fused.onnx")
+    layers = report["attention_layers"]
+    assert layers["ops"]["GroupQueryAttention"] == 3 and layers["fused"] == 4
+    assert report["rotary"]["fused"] == report["rotary"]["of"] == 8
+    assert report["rotary"]["ops"]["GroupQueryAttention"] == 6
+    assert any(w.startswith("GroupQueryAttention in 3 of 4 layers: onnxscript's grouped-query fusion did not "
+                            "match the other 1") for w in report["warnings"])
+    assert report["fidelity"]["passed"] is True

@@ -74,6 +74,7 @@ def produce_transformers(work: Work) -> None:
                         model_type=shape["model_type"], num_heads=shape["num_heads"],
                         hidden_size=shape["hidden_size"], shape_source=shape["source"])
     _note_unfused(work, outcomes, best)
+    _note_unread_inputs(work)
 
 
 def _fuse_with_onnxruntime(work: Work, target) -> None:
@@ -146,6 +147,32 @@ def _note_unfused(work: Work, outcomes: dict, best: str) -> None:
     if rotary and rotary["fused"] < rotary["of"]:
         work.warnings.append(f"Rotary embedding {rotary_text(rotary)}: the other {rotary['of'] - rotary['fused']} stay "
                              "as Mul/Slice/Neg/Concat, which the fusers did not match as rotate_half.")
+
+
+def _note_unread_inputs(work: Work) -> None:
+    """A warning for each input the source reads and the fused model no longer does: onnxscript's
+    GroupQueryAttention takes each sequence's length from position_ids (as onnxruntime-genai feeds
+    a batch: right-padded), so attention_mask is left unread and a left-padded batch is not
+    masked as the source masks it; the check runs unpadded and cannot see it."""
+    unread = sorted(set(_read_inputs(work.source)) - set(_read_inputs(work.target)))
+    for name in unread:
+        if "mask" in name.lower() and work.details.get("attention_layers", {}).get("ops", {}).get("GroupQueryAttention"):
+            work.warnings.append(f"The fused model no longer reads {name}: GroupQueryAttention takes each sequence's "
+                                 f"length from position_ids, so a batch padded on the left (zeros in {name}) gets "
+                                 "other answers than the source's; feed it unpadded or right-padded.")
+        else:
+            work.warnings.append(f"The fused model no longer reads its input {name}; the source does.")
+
+
+def _read_inputs(path) -> list[str]:
+    """The graph inputs some node reads (in the main graph or a subgraph)."""
+    import onnx
+
+    from app.core.model.intake import iter_graphs
+
+    model = onnx.load(str(path), load_external_data=False)
+    read = {name for graph in iter_graphs(model.graph) for node in graph.node for name in node.input}
+    return [value.name for value in model.graph.input if value.name in read]
 
 
 def _sentence(text: str) -> str:

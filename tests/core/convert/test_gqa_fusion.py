@@ -46,6 +46,14 @@ def test_every_layer_becomes_group_query_attention_with_its_rotations_inside(fus
     assert not any("GroupQueryAttention in" in w or "Rotary" in w for w in report["warnings"])
 
 
+def test_the_attention_mask_left_unread_by_group_query_attention_is_said(fused_llama):
+    source, fused, report = fused_llama
+    graph = onnx.load(str(fused)).graph
+    assert "attention_mask" not in {name for node in graph.node for name in node.input}
+    assert any(w.startswith("The fused model no longer reads attention_mask: GroupQueryAttention takes each "
+                            "sequence's length from position_ids") for w in report["warnings"])
+
+
 def test_the_fused_decoder_keeps_its_sources_answers_and_next_tokens(fused_llama):
     source, fused, report = fused_llama
     assert report["fidelity"]["passed"] is True, report["fidelity"]

@@ -74,7 +74,6 @@ def produce_transformers(work: Work) -> None:
                         model_type=shape["model_type"], num_heads=shape["num_heads"],
                         hidden_size=shape["hidden_size"], shape_source=shape["source"])
     _note_unfused(work, outcomes, best)
-    _note_unread_inputs(work)
 
 
 def _fuse_with_onnxruntime(work: Work, target) -> None:
@@ -106,7 +105,9 @@ def _fuse_with_onnxruntime(work: Work, target) -> None:
 
 
 def _note_unfused(work: Work, outcomes: dict, best: str) -> None:
-    """A warning where nothing was fused, or where the graph has attention that stayed unfused."""
+    """A warning where nothing was fused, where the graph has attention (grouped-query attention, rotary
+    embeddings) that stayed unfused, and for the inputs the fused model no longer reads."""
+    from app.core.convert.decoder_fusion import grouped_query_notes, unread_inputs_notes
     from app.core.convert.fusers import (attention_blocks, attention_layers, attention_text, fused_rotations,
                                          rotary_layers, rotary_text, rotations)
 
@@ -121,6 +122,7 @@ def _note_unfused(work: Work, outcomes: dict, best: str) -> None:
     if "no_fusion_noted" in plan:
         return
     plan["no_fusion_noted"] = True
+    work.warnings.extend(unread_inputs_notes(work.source, work.target, work.details.get("attention_layers")))
     why = "; ".join(f"{name}: {o['problem']}" for name, o in outcomes.items() if o.get("problem"))
     why = f" ({why})" if why else ""
     if not fused:
@@ -137,42 +139,11 @@ def _note_unfused(work: Work, outcomes: dict, best: str) -> None:
         work.warnings.append(f"{_sentence(attention_text(layers))}: the other {blocks - layers['fused']} kept "
                              f"their unfused attention, which neither fuser matched as a {shape['model_type']} "
                              f"layer{why}.")
-    grouped = layers["ops"].get("GroupQueryAttention", 0) if blocks else 0
-    if 0 < grouped < blocks:
-        work.warnings.append(f"GroupQueryAttention in {grouped} of {blocks} layers: onnxscript's grouped-query "
-                             f"fusion did not match the other {blocks - grouped}. It needs, in each layer, the rotary "
-                             "embedding on query and key, the cache grown by Concat, the key/value heads repeated by "
-                             "Unsqueeze/Expand/Reshape and transformers' causal mask.")
+    work.warnings.extend(grouped_query_notes(work.source, shape["num_heads"], blocks, layers, rotated))
     rotary = work.details.get("rotary")
     if rotary and rotary["fused"] < rotary["of"]:
         work.warnings.append(f"Rotary embedding {rotary_text(rotary)}: the other {rotary['of'] - rotary['fused']} stay "
                              "as Mul/Slice/Neg/Concat, which the fusers did not match as rotate_half.")
-
-
-def _note_unread_inputs(work: Work) -> None:
-    """A warning for each input the source reads and the fused model no longer does: onnxscript's
-    GroupQueryAttention takes each sequence's length from position_ids (as onnxruntime-genai feeds
-    a batch: right-padded), so attention_mask is left unread and a left-padded batch is not
-    masked as the source masks it; the check runs unpadded and cannot see it."""
-    unread = sorted(set(_read_inputs(work.source)) - set(_read_inputs(work.target)))
-    for name in unread:
-        if "mask" in name.lower() and work.details.get("attention_layers", {}).get("ops", {}).get("GroupQueryAttention"):
-            work.warnings.append(f"The fused model no longer reads {name}: GroupQueryAttention takes each sequence's "
-                                 f"length from position_ids, so a batch padded on the left (zeros in {name}) gets "
-                                 "other answers than the source's; feed it unpadded or right-padded.")
-        else:
-            work.warnings.append(f"The fused model no longer reads its input {name}; the source does.")
-
-
-def _read_inputs(path) -> list[str]:
-    """The graph inputs some node reads (in the main graph or a subgraph)."""
-    import onnx
-
-    from app.core.model.intake import iter_graphs
-
-    model = onnx.load(str(path), load_external_data=False)
-    read = {name for graph in iter_graphs(model.graph) for node in graph.node for name in node.input}
-    return [value.name for value in model.graph.input if value.name in read]
 
 
 def _sentence(text: str) -> str:

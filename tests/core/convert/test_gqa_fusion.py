@@ -11,6 +11,7 @@ import pytest
 from app.core.convert.jobs import CONVERT
 from app.core.generate.jobs import GENERATE
 from app.core.jobs.protocol import JobContext
+from tests.decoder_models import llama_gqa
 from tests.models import save
 from tests.rope_models import llama_rope
 
@@ -72,3 +73,13 @@ def test_a_layer_the_grouped_query_fusion_cannot_match_is_counted_and_said(tmp_p
     assert any(w.startswith("GroupQueryAttention in 3 of 4 layers: onnxscript's grouped-query fusion did not "
                             "match the other 1") for w in report["warnings"])
     assert report["fidelity"]["passed"] is True
+
+
+def test_a_grouped_query_decoder_without_rotary_embeddings_says_why_it_got_no_group_query_attention(tmp_path):
+    source = save(llama_gqa("dynamo", layers=2), tmp_path / "llama.onnx")
+    report = CONVERT({"kind": "transformers", "input": str(source), "output": str(tmp_path / "fused.onnx"),
+                      "options": {}, "speed_s": 0, "fidelity": False}, JobContext())
+    assert "GroupQueryAttention" not in report["fused_operators"]
+    assert any(w.startswith("A grouped-query decoder (2 key/value heads for 4 query heads) but no GroupQueryAttention")
+               and w.endswith("no rotary embedding (rotate_half: Slice/Neg/Concat) was found in this graph.")
+               for w in report["warnings"]), report["warnings"]

@@ -24,9 +24,12 @@ MIN = np.finfo(np.float32).min
 
 
 def llama_rope(layers: int = 4, hidden: int = 64, heads: int = 4, kv_heads: int = 2, vocab: int = 96,
-               mlp: int = 128, theta: float = 10000.0, seed: int = 0, tiled: tuple = ()) -> onnx.ModelProto:
+               mlp: int = 128, theta: float = 10000.0, seed: int = 0, tiled: tuple = (),
+               fill: float = MIN) -> onnx.ModelProto:
     """`tiled`: layers whose key/value heads are repeated by Tile instead (as exports of
-    repeat_interleave have it), a layout the grouped-query attention fusion does not know."""
+    repeat_interleave have it), a layout the grouped-query attention fusion does not know;
+    `fill`: what the mask holds where a query may not look (-1e4 as older code had it: a mask
+    the grouped-query fusion does not take for transformers')."""
     size = hidden // heads
     batch, new, past, total = "batch_size", "sequence_length", "past_sequence_length", "total_sequence_length"
     g = _Graph(seed)
@@ -46,7 +49,7 @@ def llama_rope(layers: int = 4, hidden: int = 64, heads: int = 4, kv_heads: int 
             outputs.append(helper.make_tensor_value_info(f"present.{layer}.{part}", f32,
                                                          [batch, kv_heads, total, size]))
     x = g.op("Gather", g.weight(vocab, hidden), "input_ids", axis=0)
-    minimum = g.const(np.array(MIN, np.float32))
+    minimum = g.const(np.array(fill, np.float32))
     mask = _causal_mask(g, ints, minimum)
     cos, sin = _rotary_tables(g, size, theta)
 

@@ -10,6 +10,8 @@ from __future__ import annotations
 
 from pathlib import Path
 
+from app.core.units import first_line
+
 #: what onnxscript's grouped-query rule needs in each layer
 GQA_NEEDS = ("the rotary embedding on query and key, the cache grown by Concat, the key/value heads repeated by "
              "Unsqueeze/Expand/Reshape and transformers' causal mask from attention_mask")
@@ -32,14 +34,59 @@ def grouped_query_notes(source: Path, num_heads: int, blocks: int, layers: dict 
     grouped = layers["ops"].get("GroupQueryAttention", 0)
     if 0 < grouped < blocks:
         return [f"GroupQueryAttention in {grouped} of {blocks} layers: onnxscript's grouped-query fusion did not "
-                f"match the other {blocks - grouped}. It needs, in each layer, {GQA_NEEDS}."]
+                f"match the other {blocks - grouped}{_in_its_words(group_query_mismatch(source))}. It needs, in "
+                f"each layer, {GQA_NEEDS}."]
     kv = kv_heads(source)
     if grouped or not kv or not num_heads or kv >= num_heads:
         return []
     found = ("no rotary embedding (rotate_half: Slice/Neg/Concat) was found in this graph" if not rotations else
-             "the layers do not have that layout")
+             f"the layers do not have that layout{_in_its_words(group_query_mismatch(source))}")
     return [f"A grouped-query decoder ({kv} key/value heads for {num_heads} query heads) but no GroupQueryAttention: "
             f"onnxscript's fusion needs, in each layer, {GQA_NEEDS}; {found}."]
+
+
+def _in_its_words(reason: str) -> str:
+    return f" (onnxscript: {reason})" if reason else ""
+
+
+def group_query_mismatch(source: Path) -> str:
+    """onnxscript's own words for why its GroupQueryAttention rule did not match (e.g. "Mask does
+    not match causal mask pattern"); '' where it cannot say. The fusions the rule builds on run
+    first, in the order optimize_for_ort runs them, then the rule, then the rule again traced on
+    the layers it left."""
+    import contextlib
+    import io
+
+    try:
+        import onnx_ir as ir
+        import onnx_ir.passes.common as common_passes
+        from onnxscript.rewriter.ort_fusions import _core
+        from onnxscript.rewriter.ort_fusions.cos_sin_cache import fuse_cos_sin_cache
+        from onnxscript.rewriter._basics import MatchingTracer
+        from onnxscript.rewriter.ort_fusions.gqa import gqa_rules
+        from onnxscript.rewriter.ort_fusions.rms_normalization import fuse_rms_normalization
+        from onnxscript.rewriter.ort_fusions.rotary_embedding import (fuse_partial_rotary_embedding,
+                                                                       fuse_rotary_embedding)
+        from onnxscript.rewriter.ort_fusions.sdpa import fuse_sdpa
+        from onnxscript.rewriter.ort_fusions.skip_normalization import (fuse_skip_layer_normalization,
+                                                                         fuse_skip_rms_normalization)
+
+        model = _core._pre_optimize(ir.load(str(source)))
+        for fuse in (fuse_rms_normalization, fuse_skip_layer_normalization, fuse_skip_rms_normalization,
+                     fuse_rotary_embedding, fuse_cos_sin_cache):
+            fuse(model)
+        common_passes.CommonSubexpressionEliminationPass()(model)
+        fuse_partial_rotary_embedding(model)
+        fuse_sdpa(model, apply_shape_inference=True)
+        gqa_rules.apply_to_model(model)        # the layers it matches; the tracer then sees those it does not
+        tracer, trace = MatchingTracer(), io.StringIO()
+        gqa_rules.apply_to_model(model, tracer=tracer)
+        with contextlib.redirect_stdout(trace):
+            tracer.report()
+    except Exception:  # onnxscript absent or changed: the reason is then the layout named above
+        return ""
+    failed = next((line for line in trace.getvalue().splitlines() if line.startswith("Graph matching failed")), "")
+    return first_line(failed.split(":", 1)[-1].strip() if ":" in failed else failed.strip(), 200)
 
 
 def unread_inputs_notes(source: Path, target: Path, layers: dict | None) -> list[str]:

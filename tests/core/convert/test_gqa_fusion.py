@@ -71,7 +71,8 @@ def test_a_layer_the_grouped_query_fusion_cannot_match_is_counted_and_said(tmp_p
     assert report["rotary"]["fused"] == report["rotary"]["of"] == 8
     assert report["rotary"]["ops"]["GroupQueryAttention"] == 6
     assert any(w.startswith("GroupQueryAttention in 3 of 4 layers: onnxscript's grouped-query fusion did not "
-                            "match the other 1") for w in report["warnings"])
+                            "match the other 1 (onnxscript: OpType mismatch: expected Expand, got Tile.)")
+               for w in report["warnings"]), report["warnings"]
     assert report["fidelity"]["passed"] is True
 
 
@@ -83,3 +84,13 @@ def test_a_grouped_query_decoder_without_rotary_embeddings_says_why_it_got_no_gr
     assert any(w.startswith("A grouped-query decoder (2 key/value heads for 4 query heads) but no GroupQueryAttention")
                and w.endswith("no rotary embedding (rotate_half: Slice/Neg/Concat) was found in this graph.")
                for w in report["warnings"]), report["warnings"]
+
+
+def test_a_mask_the_grouped_query_fusion_does_not_know_is_named_in_onnxscripts_words(tmp_path):
+    source = save(llama_rope(layers=2, fill=-1e4), tmp_path / "llama.onnx")
+    report = CONVERT({"kind": "transformers", "input": str(source), "output": str(tmp_path / "fused.onnx"),
+                      "options": {}, "speed_s": 0, "fidelity": False}, JobContext())
+    assert "GroupQueryAttention" not in report["fused_operators"]
+    assert any(w.startswith("A grouped-query decoder (2 key/value heads for 4 query heads) but no GroupQueryAttention")
+               and w.endswith("the layers do not have that layout (onnxscript: Mask does not match causal mask "
+                              "pattern).") for w in report["warnings"]), report["warnings"]

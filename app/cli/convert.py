@@ -12,7 +12,7 @@ from app.cli.param_args import add_param_arguments, params_from_args
 from app.cli.session_args import add_session_arguments, session_config_from_args
 from app.core.convert.compiled import compiled_lines
 from app.core.convert.jobs import CONVERT
-from app.core.convert.fusers import attention_text, fusers_lines
+from app.core.convert.fusers import attention_text, fusers_lines, rotary_text
 from app.core.convert.options import KINDS, options_for_flags
 from app.core.convert.speed import speed_sentence
 from app.core.convert.weights import share_text
@@ -53,7 +53,9 @@ def _render_conversion(result: dict) -> str:
         lines.append(f"  fused       {fused} (as {result['model_type']}, {result['num_heads'] or 'unknown'} heads, "
                      f"hidden size {result['hidden_size'] or 'unknown'}; {_shape_source(result['shape_source'])})")
         if result.get("attention_layers"):
-            lines.append(f"  attention   {attention_text(result['attention_layers'])[len('attention '):]}")
+            lines.append(f"  attention   {attention_text(result['attention_layers'])}")
+        if result.get("rotary"):
+            lines.append(f"  rotary      {rotary_text(result['rotary'])}")
         lines += [f"  fuser       {line}" for line in fusers_lines(result)]
     half = result.get("float16_weights")
     if half and half["share"] is not None:

@@ -10,6 +10,7 @@ import pytest
 
 from tests import models, transformer_models
 from tests.cli.conftest import ROOT
+from tests.rope_models import llama_rope
 
 
 def test_convert_prints_the_contract_as_json(ortune, tmp_path):
@@ -49,6 +50,15 @@ def test_transformers_with_default_flags_say_what_they_read_and_fused(ortune, tm
         in done.stdout
     assert "float16     100% of the weights" in done.stdout
     assert "PASSED" in done.stdout
+
+
+def test_a_llama_decoders_group_query_attention_and_rotations_are_counted_per_layer(ortune, tmp_path):
+    source = models.save(llama_rope(layers=2), tmp_path / "llama.onnx")
+    done = ortune("convert", "transformers", source, "-o", tmp_path / "fused.onnx", "--no-speed")
+    assert done.code == 0, done.stderr
+    assert "  attention   GroupQueryAttention in 2 of 2 layers\n" in done.stdout
+    assert "  rotary      fused for 4 of 4 rotations (4 inside GroupQueryAttention)\n" in done.stdout
+    assert "next tokens agree on 16 of 16 greedy steps" in done.stdout
 
 
 def test_speed_seconds_is_read_as_a_number_of_seconds(ortune, tmp_path):

@@ -268,3 +268,17 @@ def test_a_decoders_card_gives_its_next_tokens_and_fails_on_them_where_they_deci
     assert "FAILED" in why and "next tokens agree on 8 of 16 greedy steps (first differs at step 1)" in why
     assert "logits" not in why, "where the tokens decide, the logits' cosine is a figure beside them"
     assert "<br>Next tokens agree on 8 of 16 greedy steps" in text
+
+
+def test_the_card_names_a_llama_decoders_group_query_attention_and_rotations(qtbot, tmp_path):
+    from app.core.convert.jobs import MAKE
+    from app.gui.panels.convert.parts import ResultCard
+    from tests.rope_models import llama_rope
+
+    source = models.save(llama_rope(layers=2), tmp_path / "llama.onnx")
+    report = MAKE({"kind": "transformers", "input": str(source), "output": str(tmp_path / "fused.onnx")}, None)
+    card = ResultCard()
+    qtbot.addWidget(card)
+    card.show_report({**report, "speed": {"skipped": True, "why": "not asked"}})
+    assert "Attention: GroupQueryAttention in 2 of 2 layers" in card.summary.text()
+    assert "Rotary embedding: fused for 4 of 4 rotations (4 inside GroupQueryAttention)" in card.summary.text()

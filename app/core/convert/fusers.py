@@ -182,14 +182,73 @@ def attention_blocks(path: Path) -> int:
 
 
 def attention_layers(blocks: int, fused: dict) -> dict:
-    """{"fused", "of"}: how many of the graph's `blocks` attention blocks (layers) the kept
-    result fused, from its fused operators (one attention operator a layer)."""
-    return {"fused": min(blocks, sum(n for op, n in fused.items() if op in ATTENTION_OPS)), "of": blocks}
+    """{"fused", "of", "ops"}: how many of the graph's `blocks` attention blocks (layers) the
+    kept result fused, from its fused operators (one attention operator a layer), and which
+    operators took them ({"GroupQueryAttention": 3, "MultiHeadAttention": 1})."""
+    ops = {op: n for op, n in fused.items() if op in ATTENTION_OPS}
+    return {"fused": min(blocks, sum(ops.values())), "of": blocks, "ops": ops}
 
 
 def attention_text(layers: dict) -> str:
-    """"attention fused in 3 of 4 layers"."""
-    return f"attention fused in {layers['fused']} of {layers['of']} layer{'s' if layers['of'] > 1 else ''}"
+    """"GroupQueryAttention in 4 of 4 layers", "attention fused in 4 of 4 layers
+    (GroupQueryAttention ×3, MultiHeadAttention ×1)", "attention fused in 0 of 4 layers"."""
+    ops, plural = layers.get("ops") or {}, "s" if layers["of"] > 1 else ""
+    if len(ops) == 1:
+        return f"{next(iter(ops))} in {layers['fused']} of {layers['of']} layer{plural}"
+    which = f" ({', '.join(f'{op} ×{n}' for op, n in ops.items())})" if ops else ""
+    return f"attention fused in {layers['fused']} of {layers['of']} layer{plural}{which}"
+
+
+def rotations(path: Path) -> int:
+    """The rotary position embeddings a graph applies unfused: rotate_half, the Concat of a
+    negated Slice of a tensor's second half with a Slice of its first (HF's Llama, Phi, Qwen …)."""
+    import onnx
+
+    from app.core.model.intake import iter_graphs
+
+    model = onnx.load(str(path), load_external_data=False)
+    nodes = [node for graph in iter_graphs(model.graph) for node in graph.node]
+    producers = {out: node for node in nodes for out in node.output}
+
+    def op(name: str) -> str:
+        return producers[name].op_type if name in producers else ""
+
+    count = 0
+    for node in nodes:
+        if node.op_type == "Concat" and len(node.input) == 2 and op(node.input[0]) == "Neg" and \
+                op(node.input[1]) == "Slice" and op(producers[node.input[0]].input[0]) == "Slice":
+            count += 1
+    return count
+
+
+def fused_rotations(path: Path) -> dict:
+    """{"RotaryEmbedding": n, "GroupQueryAttention": m}: the rotations a fused graph applies in
+    RotaryEmbedding operators, and inside GroupQueryAttention (do_rotary: query and key, two a node)."""
+    import onnx
+
+    from app.core.model.intake import iter_graphs
+
+    model = onnx.load(str(path), load_external_data=False)
+    counts = Counter()
+    for graph in iter_graphs(model.graph):
+        for node in graph.node:
+            if node.op_type == "RotaryEmbedding":
+                counts["RotaryEmbedding"] += 1
+            elif node.op_type == "GroupQueryAttention" and any(a.name == "do_rotary" and a.i for a in node.attribute):
+                counts["GroupQueryAttention"] += 2
+    return dict(counts)
+
+
+def rotary_layers(source_rotations: int, fused: dict) -> dict:
+    """{"fused", "of", "ops"}: how many of the source's rotations the result applies fused, and where."""
+    return {"fused": min(source_rotations, sum(fused.values())), "of": source_rotations, "ops": fused}
+
+
+def rotary_text(rotary: dict) -> str:
+    """"fused for 8 of 8 rotations (6 inside GroupQueryAttention, 2 as RotaryEmbedding)"."""
+    where = ", ".join(f"{n} {'as' if op == 'RotaryEmbedding' else 'inside'} {op}" for op, n in rotary["ops"].items())
+    return (f"fused for {rotary['fused']} of {rotary['of']} rotation{'s' if rotary['of'] > 1 else ''}"
+            + (f" ({where})" if where else ""))
 
 
 def fusers_lines(result: dict) -> list[str]:

@@ -178,8 +178,9 @@ KINDS: dict[str, Kind] = {k.name: k for k in (
          "QNN …) takes, compiled once and saved in the model (EPContext nodes), so sessions start without "
          "compiling them. Made for the session's provider (--provider) and device, and runs only there.",
          ".onnx", ()),
-    Kind("transformers", "Transformer fusions", "ONNX Runtime's transformer optimizer: fuses attention, "
-         "LayerNorm, Gelu … into single contrib operators.", ".onnx", (
+    Kind("transformers", "Transformer fusions", "Fuses attention, LayerNorm, Gelu … into single contrib "
+         "operators (ONNX Runtime's transformer optimizer and onnxscript's ORT fusions); a Llama-style "
+         "decoder's attention and rotary embeddings into GroupQueryAttention.", ".onnx", (
              Option("model_type", "choice", "auto", "The architecture, which decides the fusions tried; auto: "
                                                    "gpt2 where the attention has a causal mask, else bert.",
                     choices=("auto",) + TRANSFORMER_TYPES),

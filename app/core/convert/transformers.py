@@ -105,17 +105,24 @@ def _fuse_with_onnxruntime(work: Work, target) -> None:
 
 
 def _note_unfused(work: Work, outcomes: dict, best: str) -> None:
-    """A warning where nothing was fused, or where the graph has attention that stayed unfused."""
-    from app.core.convert.fusers import attention_blocks, attention_layers, attention_text
+    """A warning where nothing was fused, where the graph has attention (grouped-query attention, rotary
+    embeddings) that stayed unfused, and for the inputs the fused model no longer reads."""
+    from app.core.convert.decoder_fusion import grouped_query_notes, unread_inputs_notes
+    from app.core.convert.fusers import (attention_blocks, attention_layers, attention_text, fused_rotations,
+                                         rotary_layers, rotary_text, rotations)
 
     shape, plan = work.plan["shape"], work.plan
     fused = outcomes[best]["fused_operators"]
     blocks = plan.setdefault("attention_blocks", attention_blocks(work.source))
     if blocks:
         work.details["attention_layers"] = attention_layers(blocks, fused)
+    rotated = plan.setdefault("rotations", rotations(work.source))
+    if rotated:
+        work.details["rotary"] = rotary_layers(rotated, fused_rotations(work.target))
     if "no_fusion_noted" in plan:
         return
     plan["no_fusion_noted"] = True
+    work.warnings.extend(unread_inputs_notes(work.source, work.target, work.details.get("attention_layers")))
     why = "; ".join(f"{name}: {o['problem']}" for name, o in outcomes.items() if o.get("problem"))
     why = f" ({why})" if why else ""
     if not fused:
@@ -129,9 +136,18 @@ def _note_unfused(work: Work, outcomes: dict, best: str) -> None:
         work.warnings.append(f"The graph has {blocks} attention block{'s' if blocks > 1 else ''} but none was "
                              f"fused: {reason}{why}. The other fusions were kept.")
     elif blocks and layers["fused"] < blocks:
-        work.warnings.append(f"{attention_text(layers).capitalize()}: the other {blocks - layers['fused']} kept "
+        work.warnings.append(f"{_sentence(attention_text(layers))}: the other {blocks - layers['fused']} kept "
                              f"their unfused attention, which neither fuser matched as a {shape['model_type']} "
                              f"layer{why}.")
+    work.warnings.extend(grouped_query_notes(work.source, shape["num_heads"], blocks, layers, rotated))
+    rotary = work.details.get("rotary")
+    if rotary and rotary["fused"] < rotary["of"]:
+        work.warnings.append(f"Rotary embedding {rotary_text(rotary)}: the other {rotary['of'] - rotary['fused']} stay "
+                             "as Mul/Slice/Neg/Concat, which the fusers did not match as rotate_half.")
+
+
+def _sentence(text: str) -> str:
+    return text[:1].upper() + text[1:]
 
 
 def _settled_shape(work: Work) -> dict:

@@ -151,7 +151,10 @@ def _companion(row: dict) -> np.ndarray | None:
     if values.startswith("zeros"):
         return np.zeros(shape, dtype)
     if values.startswith("positions") and shape:
-        return np.broadcast_to(np.arange(shape[-1], dtype=dtype), shape).copy()
+        # a decoder's step goes on from its past ("positions 127…127"), as the plan made them
+        start = re.match(r"positions (\d+)…", values)
+        first = int(start.group(1)) if start else 0
+        return np.broadcast_to(np.arange(first, first + shape[-1], dtype=dtype), shape).copy()
     return None
 
 

@@ -90,8 +90,8 @@ def _with_plain_attention(model):
 def test_partial_fusion_is_counted_and_said(tmp_path):
     source = models.save(_with_plain_attention(transformer_models.bert_layer()), tmp_path / "two_blocks.onnx")
     report = fuse(source, tmp_path / "fused.onnx")
-    assert report["attention_layers"] == {"fused": 1, "of": 2}
-    assert any(w.startswith("Attention fused in 1 of 2 layers: the other 1 kept") for w in report["warnings"])
+    assert report["attention_layers"] == {"fused": 1, "of": 2, "ops": {"Attention": 1}}
+    assert any(w.startswith("Attention in 1 of 2 layers: the other 1 kept") for w in report["warnings"])
     whole = fuse(models.save(transformer_models.bert_layer(), tmp_path / "one.onnx"), tmp_path / "fused_one.onnx")
-    assert whole["attention_layers"] == {"fused": 1, "of": 1}
-    assert not any("Attention fused in" in w for w in whole["warnings"])
+    assert whole["attention_layers"] == {"fused": 1, "of": 1, "ops": {"Attention": 1}}
+    assert not any("Attention in" in w for w in whole["warnings"])

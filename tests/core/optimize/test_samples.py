@@ -58,6 +58,16 @@ def test_token_ids_keep_below_the_vocabulary_and_their_mask_comes_along(tmp_path
     assert (arrays["attention_mask"] == 1).all()
 
 
+def test_a_decoder_steps_positions_go_on_from_its_past_as_the_plan_made_them(tmp_path):
+    rows = [_row("input_ids", "int64", [1, 1], "random ids below 1,000"),
+            _row("attention_mask", "int64", [1, 128], "ones: 128 = 127 past + 1 new"),
+            _row("position_ids", "int64", [1, 1], "positions 127…127")]
+    folder = read_folder(write_samples(rows, tmp_path / "s")["folder"])
+    arrays = sample_arrays(folder, 0, ["input_ids", "attention_mask", "position_ids"])
+    assert arrays["position_ids"].tolist() == [[127]]
+    assert arrays["attention_mask"].shape == (1, 128)
+
+
 def test_speech_is_loud_in_syllables_and_quiet_between():
     wave = speech(np.random.default_rng(0), 16000)
     assert wave.dtype == np.float32 and 0.4 < np.abs(wave).max() <= 0.55

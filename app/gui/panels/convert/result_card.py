@@ -9,7 +9,7 @@ from PySide6.QtGui import QColor
 from PySide6.QtWidgets import QFrame, QGroupBox, QLabel, QScrollArea, QVBoxLayout, QWidget
 
 from app.core.convert.compiled import compiled_lines
-from app.core.convert.fusers import attention_text, fusers_lines
+from app.core.convert.fusers import attention_text, fusers_lines, rotary_text
 from app.core.convert.speed import speed_sentence
 from app.core.convert.weights import share_text
 from app.core.convert.next_tokens import agreement_text
@@ -144,7 +144,9 @@ class ResultCard(QGroupBox):
             lines.append(f"Fused: {escape(fused)} (as {escape(report['model_type'])}, "
                          f"{report['num_heads'] or 'unknown'} heads)")
             if report.get("attention_layers"):
-                lines.append(f"Attention: {escape(attention_text(report['attention_layers']))[len('attention '):]}")
+                lines.append(f"Attention: {escape(attention_text(report['attention_layers']))}")
+            if report.get("rotary"):
+                lines.append(f"Rotary embedding: {escape(rotary_text(report['rotary']))}")
             lines += [f"Fuser {escape(line)}" for line in fusers_lines(report)]
         half = report.get("float16_weights")
         if half and half["share"] is not None:

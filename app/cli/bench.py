@@ -12,7 +12,7 @@ from app.core.text import printable
 from app.core.jobs.errors import UserError
 from app.core.bench.jobs import BENCH, SWEEP, BenchParams, SweepParams
 from app.core.bench.sweep import items_unit
-from app.core.units import duration_column, duration_text
+from app.core.formatting import duration_column, duration_text
 
 ORDER = 30
 STAT_KEYS = ["mean", "p50", "p90", "p95", "p99", "p999", "min", "max", "std"]

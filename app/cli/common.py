@@ -19,7 +19,7 @@ from app.core.jobs.entry import Job
 from app.core.ci_lines import runner_safe
 from app.core.launch.start import Where, start
 from app.core.text import printable, printable_values
-from app.core.units import human_bytes  # noqa: F401  (re-exported for the sub-commands)
+from app.core.formatting import human_bytes  # noqa: F401  (re-exported for the sub-commands)
 
 
 def add_json_flag(parser: argparse.ArgumentParser) -> None:

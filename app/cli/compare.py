@@ -15,7 +15,7 @@ from app.core.bench.generation import generation_table
 from app.core.bench.jobs import COMPARE, CompareParams
 from app.core.verdict import REFERENCE, verdict_words
 from app.core.text import printable
-from app.core.units import cosine_text, diff_text
+from app.core.formatting import cosine_text, diff_text
 
 ORDER = 31
 

@@ -21,7 +21,7 @@ from app.core.jobs.errors import UserError
 from app.core.convert.next_tokens import agreement_text
 from app.core.session.fidelity_policy import GivenBounds, GivenTolerance, policy_text
 from app.core.session.inputs import origin_word
-from app.core.units import cosine_text, human_bytes
+from app.core.formatting import cosine_text, human_bytes
 
 ORDER = 30
 #: exit code of a conversion that made its variant, but whose check failed or could not run

@@ -8,7 +8,7 @@ from app.cli.common import add_json_flag, output, render_inputs, run_job_cli
 from app.cli.param_args import add_param_arguments, params_from_args
 from app.cli.session_args import add_session_arguments, session_config_from_args
 from app.core.diagnose.jobs import DIAGNOSE, DiagnoseParams
-from app.core.units import duration_text
+from app.core.formatting import duration_text
 
 ORDER = 80
 #: the command profiles more runs than the window does by default: it runs once, unattended

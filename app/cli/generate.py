@@ -9,7 +9,7 @@ from app.cli.param_args import add_param_arguments, params_from_args
 from app.cli.session_args import add_session_arguments, session_config_from_args
 from app.core.bench.sweep import parse_values
 from app.core.generate.jobs import GENERATE, GenerateParams
-from app.core.units import duration_text
+from app.core.formatting import duration_text
 
 ORDER = 35
 

@@ -7,7 +7,7 @@ import argparse
 import time
 
 from app.cli.common import add_json_flag, format_table, output
-from app.core.units import duration_column, shared_decimals
+from app.core.formatting import duration_column, shared_decimals
 
 ORDER = 90
 #: SQLite's ids are signed 64-bit integers

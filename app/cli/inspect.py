@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from app.cli.common import add_json_flag, format_table, output, run_job_cli
 from app.cli.session_args import add_session_arguments, session_config_from_args
-from app.core.units import human_bytes
+from app.core.formatting import human_bytes
 from app.core.model.value_type import io_rows
 from app.core.graph.cost import totals_text
 from app.core.graph.jobs import SUMMARY, CostParams

@@ -11,7 +11,7 @@ from app.core.optimize.jobs import OPTIMIZE
 from app.core.optimize.params import OptimizeParams
 from app.core.optimize.report import where_text
 from app.core.optimize.rows import answer_text, judged_text, tune_text
-from app.core.units import human_bytes
+from app.core.formatting import human_bytes
 
 ORDER = 75
 

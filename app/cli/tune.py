@@ -9,7 +9,7 @@ from app.core.session.settings_text import settings_text
 from app.core.tune.confirm import trials_text
 from app.core.tune.jobs import TUNE, TuneParams
 from app.core.tune.space import SearchLimits
-from app.core.units import duration_text
+from app.core.formatting import duration_text
 
 ORDER = 70
 

@@ -16,7 +16,7 @@ import time
 from dataclasses import dataclass, field
 from pathlib import Path
 
-from app.core.units import duration_text
+from app.core.formatting import duration_text
 
 #: past this size a model file is known by its path, size and time of change, not its bytes
 HASHED_UP_TO = 512 * 1024 * 1024

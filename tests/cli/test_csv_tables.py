@@ -2,7 +2,7 @@
 
 import csv
 
-from app.core.units import interval_text
+from app.core.formatting import interval_text
 from app.core.verdict import verdict_words
 from app.core.bench.compare import COMPARE_HEADERS
 from app.core.profile.tables import NODE_HEADERS, OPERATOR_HEADERS

@@ -8,7 +8,7 @@ from onnx import TensorProto, helper
 from app.core.jobs.errors import UserError
 from app.core.runner.failure import error_info
 from app.core.jobs.stdio import capture_output
-from app.core.units import is_shape_problem, ort_text
+from app.core.ort_messages import is_shape_problem, ort_text
 from tests import models
 
 RESHAPE = ("[ONNXRuntimeError] : 2 : INVALID_ARGUMENT : Non-zero status code returned while running Reshape node. "

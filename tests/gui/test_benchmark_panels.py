@@ -8,7 +8,7 @@ from PySide6.QtGui import QGuiApplication
 
 from app.core.session.inputs import FeedSpec
 from app.core.session.config import ProviderSpec, SessionConfig
-from app.core.units import duration_text
+from app.core.formatting import duration_text
 from app.core.verdict import verdict_words
 from app.gui.shell.model_list import OpenModel
 from tests import models

@@ -5,7 +5,7 @@ from __future__ import annotations
 import pytest
 from PySide6.QtGui import QImage
 
-from app.core.units import shape_text
+from app.core.formatting import shape_text
 from tests import models
 
 

@@ -156,7 +156,7 @@ def test_the_benchmark_profile_and_io_binding_tabs_pass_their_results_load_to_th
 def test_a_p50_measured_on_two_tabs_is_shown_with_the_other(qtbot, window, tmp_path):
     """The source's p50 read 1.01 / 1.36 / 1.48 ms on three tabs with nothing to say they were
     one fact timed three ways: each tab now names the others' figures beside its own."""
-    from app.core.units import duration_text
+    from app.core.formatting import duration_text
     from tests.gui.steps import open_and_wait, tab
 
     path = models.save(models.mlp(), tmp_path / "mlp.onnx")

@@ -12,8 +12,8 @@ from pathlib import Path
 from app.core.bench.accuracy import accuracy_text
 from app.core.verdict import verdict_words
 from app.core.jobs.errors import UserError
-from app.core import units
-from app.core.units import human_bytes
+from app.core import formatting
+from app.core.formatting import human_bytes
 
 FEEDS_FILE = "feeds.npz"
 OUTPUTS_FILE = "outputs.npz"
@@ -110,7 +110,7 @@ COMPARE_HEADERS = ["Model", "Speedup", "95 % interval", "Verdict", "p50 ms", "p9
 
 def interval_text(interval: list | None) -> str:
     """A speed-up's 95 % interval as the tables show it, to its speedup's decimals: "1.18–1.29"."""
-    return units.interval_text(interval) or "not measured"
+    return formatting.interval_text(interval) or "not measured"
 
 
 def compare_table(result: dict) -> tuple[list[str], list[list]]:

@@ -81,7 +81,7 @@ GENERATION_HEADERS = ["Model", "TTFT ms", "TTFT speedup", "TTFT 95 % interval", 
 def generation_table(report: dict) -> tuple[list[str], list[list]]:
     """One row per model: its TTFT and tokens/s, each with its speedup over the reference,
     interval and verdict (figures as numbers)."""
-    from app.core.units import interval_text
+    from app.core.formatting import interval_text
     from app.core.verdict import verdict_words
 
     def judged(phase: dict) -> list:

@@ -114,7 +114,7 @@ def compiled_lines(report: dict) -> list[str]:
     """What a compiled variant is for and how much sooner it starts, as the CLI and the
     Convert tab say it (plain text; names escaped for a terminal)."""
     from app.core.session.ep_context import describe
-    from app.core.units import duration_text
+    from app.core.formatting import duration_text
 
     if "compiled_for" not in report:
         return []

@@ -20,7 +20,7 @@ from app.core.convert.fidelity import (Reference, RunFailed, Tolerance, compare,
 from app.core.convert.next_tokens import judge, next_token_check
 from app.core.jobs.protocol import JobContext
 from app.core.model.output import PROTOBUF_LIMIT, Staging, check_target, data_file_name, op_changes, op_counts
-from app.core.units import first_line
+from app.core.ort_messages import first_line
 from app.core.session.providers import GPU_PROVIDERS
 from app.core.session.config import SessionConfig
 from app.core.jobs.stdio import capture_output

@@ -10,7 +10,7 @@ from __future__ import annotations
 
 from pathlib import Path
 
-from app.core.units import first_line
+from app.core.ort_messages import first_line
 
 #: what onnxscript's grouped-query rule needs in each layer
 GQA_NEEDS = ("the rotary embedding on query and key, the cache grown by Concat, the key/value heads repeated by "

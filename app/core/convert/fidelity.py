@@ -17,7 +17,7 @@ from app.core.jobs.errors import UserError
 from app.core.session.inputs import FeedSpec, numpy_dtype
 from app.core.jobs.protocol import JobContext
 from app.core.session.outputs import Tolerance, compare_values
-from app.core.units import ort_text
+from app.core.ort_messages import ort_text
 from app.core.session.config import SessionConfig
 
 @dataclass

@@ -15,7 +15,7 @@ from collections import Counter
 from pathlib import Path
 
 from app.core.convert.work import Problem, Work
-from app.core.units import first_line
+from app.core.ort_messages import first_line
 
 #: contrib operators that hold a whole attention block
 ATTENTION_OPS = frozenset({"Attention", "MultiHeadAttention", "GroupQueryAttention", "PackedAttention",

@@ -21,7 +21,7 @@ from app.core.jobs.errors import JobFailed, UserError
 from app.core.jobs.protocol import JobContext, scaled_context
 from app.core.session.config import SessionConfig
 from app.core.session.providers import GPU_PROVIDERS
-from app.core.units import duration_text, interval_text, ratio_text, ratio_with_interval
+from app.core.formatting import duration_text, interval_text, ratio_text, ratio_with_interval
 
 CPU = "CPUExecutionProvider"
 #: the fewest rounds of a speed check: ten gave intervals such as [0.06, 8.65]

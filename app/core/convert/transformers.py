@@ -17,7 +17,7 @@ from collections import Counter
 from app.core.convert.work import Handler, Problem, Work, working_folder
 from app.core.jobs.errors import UserError
 from app.core.jobs.stdio import capture_output
-from app.core.units import first_line
+from app.core.ort_messages import first_line
 
 #: model types whose optimizer reads the head count and hidden size from the graph itself
 #: when both are 0 (it refuses a hidden size without a head count)

@@ -42,7 +42,7 @@ class Problem:
     def describe(self) -> str:
         where = {"convert": "the converter failed", "load": "ONNX Runtime could not load the result",
                  "run": "ONNX Runtime could not run the result"}[self.stage]
-        from app.core.units import first_line
+        from app.core.ort_messages import first_line
         return f"{where}: {first_line(self.short(), 500)}"
 
 

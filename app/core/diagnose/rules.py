@@ -5,7 +5,7 @@ thumb alone: without evidence there is no finding."""
 from __future__ import annotations
 
 from app.core.session.providers import GPU_PROVIDERS
-from app.core.units import duration_text
+from app.core.formatting import duration_text
 
 QUANTIZED_OPS = {"QLinearConv", "QLinearMatMul", "MatMulInteger", "ConvInteger", "DynamicQuantizeLinear",
                  "QuantizeLinear", "DequantizeLinear", "QLinearAdd", "QLinearMul", "QGemm",

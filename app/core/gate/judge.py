@@ -24,7 +24,7 @@ import math
 
 from app.core.session.fidelity_policy import bounds_text, policy_text
 from app.core.verdict import judge_speed, verdict_words
-from app.core.units import cosine_text, diff_text
+from app.core.formatting import cosine_text, diff_text
 
 PASS, REGRESSION, UNDECIDED, SKIPPED = "pass", "regression", "undecided", "skipped"
 SEVERITY = {PASS: 0, SKIPPED: 0, UNDECIDED: 1, REGRESSION: 2}
@@ -149,7 +149,7 @@ def accuracy_criterion(old: dict | None, new: dict | None, limit: float) -> dict
 def memory_criterion(old_bytes: int | None, new_bytes: int | None, limit: float) -> dict:
     """Peak resident memory of the new model's process against the old's (each held one
     session and the same inputs): growth past `limit` (a fraction) is a regression."""
-    from app.core.units import human_bytes
+    from app.core.formatting import human_bytes
 
     if not old_bytes or not new_bytes:
         return {"name": "memory", "verdict": SKIPPED, "summary": "peak memory not measured here", "limit": limit,

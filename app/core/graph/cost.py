@@ -263,7 +263,7 @@ def count_text(value: float) -> str:
 
 def totals_text(summary: dict) -> str:
     """One line of a summary's cost totals (or why there are none), for the window and the CLI."""
-    from app.core.units import human_bytes
+    from app.core.formatting import human_bytes
 
     if summary.get("macs") is None:
         return f"not counted: {summary.get('cost', {}).get('error', 'no shapes')}"

@@ -25,7 +25,7 @@ from app.core.iobinding.modes import (DEFAULT_ITERATIONS, DEFAULT_WARMUP, DEVICE
                                       copy_ms, device_id_of, plan_modes, provider_note, session_config_for)
 from app.core.jobs.protocol import JobContext
 from app.core.model.intake import admit
-from app.core.units import ort_text
+from app.core.ort_messages import ort_text
 from app.core.session.providers import provider_name
 from app.core.session.config import SessionConfig
 from app.core.session.create import create_session, effective_settings

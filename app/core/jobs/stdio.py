@@ -12,7 +12,7 @@ import tempfile
 from typing import Callable
 
 from app.core.text import printable
-from app.core.units import ort_text, strip_ansi
+from app.core.ort_messages import ort_text, strip_ansi
 
 #: one line of ONNX Runtime's log: "2026-12-01 12:22:07.3 [W:onnxruntime:tag, file.cc:12 Function] message"
 _ORT_LINE = re.compile(r"^\S+ \S+ \[([VIWEF]):onnxruntime:[^,\]]*,[^\]]*\] (.*)$")

@@ -46,7 +46,7 @@ def runtime_load_refusal(model: bytes | Path) -> str:
     bytes) on the CPU without optimisations, or '' when it loads it."""
     import onnxruntime as ort
 
-    from app.core.units import ort_text
+    from app.core.ort_messages import ort_text
 
     options = ort.SessionOptions()
     options.log_severity_level = 3

@@ -9,7 +9,7 @@ from __future__ import annotations
 
 import re
 
-from app.core.units import shape_text
+from app.core.formatting import shape_text
 
 _ORT_TOKEN = re.compile(r"\s*([A-Za-z_][A-Za-z0-9_]*|[(),])")
 

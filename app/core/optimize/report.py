@@ -9,7 +9,7 @@ from pathlib import PurePath
 
 from app.core.verdict import RULE, verdict_words
 from app.core.optimize.rows import answer_text, judged_text, plot_point, tune_text
-from app.core.units import cosine_text, human_bytes, ratio_text
+from app.core.formatting import cosine_text, human_bytes, ratio_text
 
 _STYLE = """body{font:14px system-ui,sans-serif;margin:2em;max-width:72em;color:#222}
 table{border-collapse:collapse;margin:1em 0}td,th{border:1px solid #ccc;padding:.3em .6em;text-align:left}

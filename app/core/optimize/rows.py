@@ -6,7 +6,7 @@ from __future__ import annotations
 from pathlib import Path
 
 from app.core.verdict import FASTER, SLOWER, verdict_words
-from app.core.units import cosine_text
+from app.core.formatting import cosine_text
 
 STATUSES = ("passed", "failed-check", "refused", "skipped")
 

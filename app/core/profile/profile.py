@@ -19,7 +19,7 @@ from app.core.jobs.errors import UserError
 from app.core.jobs.protocol import JobContext
 from app.core.model.intake import admit
 from app.core.model.output import check_replaceable
-from app.core.units import ort_text
+from app.core.ort_messages import ort_text
 from app.core.store import leftovers
 from app.core.store.paths import data_dir
 from app.core.session.config import SessionConfig

@@ -81,7 +81,7 @@ def describe_exit(code: int | None) -> str:
 def error_info(exc: BaseException, params=None) -> dict:
     """What a job's process sends its parent about the exception it ended with."""
     if is_runtime_error(exc):
-        from app.core.units import is_shape_problem, ort_text
+        from app.core.ort_messages import is_shape_problem, ort_text
         where = ""
         named = next((getattr(params, key) for key in ("path", "input", "model")
                       if isinstance(getattr(params, key, None), str)), None)

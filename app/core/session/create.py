@@ -9,7 +9,7 @@ import os
 from typing import Callable
 
 from app.core.jobs.errors import UserError
-from app.core.units import ort_text
+from app.core.ort_messages import ort_text
 from app.core.session.providers import (explain_failed_start, installed_ort_package, not_in_build_reason,
                                  preload_cuda_libraries)
 from app.core.session.config import PROVIDER_OPTIONS, SessionConfig, supported_config_keys

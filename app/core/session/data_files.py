@@ -10,7 +10,7 @@ from pathlib import Path
 
 from app.core.jobs.errors import UserError
 from app.core.session.data_folder import EXPECTED_FOLDER, LABEL_FILES, read_folder
-from app.core.units import human_bytes
+from app.core.formatting import human_bytes
 
 MAX_FILES = 20_000
 MAX_BYTES = 1 << 30

@@ -21,7 +21,7 @@ import numpy as np
 
 from app.core.jobs.errors import UserError
 from app.core.jobs.memory import budget_bytes
-from app.core.units import human_bytes
+from app.core.formatting import human_bytes
 
 ARRAY_SUFFIXES = (".npy", ".npz")
 IMAGE_SUFFIXES = (".png", ".jpg", ".jpeg", ".bmp", ".webp", ".tif", ".tiff")

@@ -117,7 +117,7 @@ def describe_machine() -> dict:
 
 def machine_text(machine: dict) -> str:
     """One line for a person: 'AMD EPYC, 2 cores / 4 threads, 24.0 GB, NVIDIA A10'."""
-    from app.core.units import human_bytes
+    from app.core.formatting import human_bytes
     parts = [machine.get("cpu") or "unknown CPU",
              f"{machine.get('physical_cores')} cores / {machine.get('logical_cores')} threads",
              human_bytes(machine.get("memory_bytes"))]

@@ -20,7 +20,7 @@ import numpy as np
 
 from app.core.jobs.errors import UserError
 from app.core.session.fidelity_policy import TASK_ROWS
-from app.core.units import cosine_text
+from app.core.formatting import cosine_text
 
 #: elements smaller than this share of an output's largest magnitude are left out of
 #: the relative difference (they make it explode without meaning anything)

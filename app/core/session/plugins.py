@@ -17,7 +17,7 @@ from dataclasses import dataclass, replace
 from pathlib import Path
 
 from app.core.jobs.errors import UserError
-from app.core.units import ort_text
+from app.core.ort_messages import ort_text
 
 PACKAGE_PREFIX = "onnxruntime-ep-"
 

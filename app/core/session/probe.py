@@ -23,7 +23,7 @@ from app.core.jobs.memory import gib, over_budget_message, rss_bytes
 from app.core.jobs.protocol import JobContext
 from app.core.session.graph_hints import read_hints
 from app.core.session.inputs import FeedSpec, make_feeds, session_inputs
-from app.core.units import is_shape_problem, is_value_problem, ort_text
+from app.core.ort_messages import is_shape_problem, is_value_problem, ort_text
 
 PROBE_SECONDS = 20.0
 CANDIDATES_PER_DIM = 8

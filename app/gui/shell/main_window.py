@@ -13,7 +13,7 @@ from PySide6.QtWidgets import QApplication, QDockWidget, QMainWindow, QSplitter,
 import app
 from app.core.jobs.errors import UserError
 from app.core.store.settings import Settings, save_settings
-from app.core.units import human_bytes
+from app.core.formatting import human_bytes
 from app.core.session.state import SessionState
 from app.gui.shell.context import PanelContext
 from app.gui.shell.fit import compact_tabs, fit_to_screen

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from pathlib import Path
 
-from app.core.units import human_bytes
+from app.core.formatting import human_bytes
 from app.gui.shell.open_model import OpenModel
 from app.gui.widgets.plain_text import plain
 

@@ -12,7 +12,7 @@ import math
 import pyqtgraph as pg
 from PySide6.QtCore import Qt
 
-from app.core.units import duration_text, duration_unit, significant
+from app.core.formatting import duration_text, duration_unit, significant
 
 #: mantissas of the ticks in one decade, sparsest first
 LOG_STEPS = ((1,), (1, 3), (1, 2, 5), (1, 2, 3, 5, 7), (1, 2, 3, 4, 5, 6, 7, 8, 9))

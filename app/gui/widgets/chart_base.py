@@ -13,7 +13,7 @@ from typing import Sequence
 from PySide6.QtCore import Qt
 from PySide6.QtWidgets import QFileDialog, QLabel, QStackedWidget, QVBoxLayout, QWidget
 
-from app.core.units import duration_column, duration_text, shared_decimals, significant
+from app.core.formatting import duration_column, duration_text, shared_decimals, significant
 from app.core.tables import rows_to_csv
 
 #: past this many bars (and one more), the rest are summed into one "other" bar
@@ -176,7 +176,7 @@ class BarChart(ChartBase):
         super().__init__(title, parent, placeholder, axes)
         self.horizontal, self.durations, self.show_values = horizontal, durations, show_values
         self.decimals = decimals           # of every value written on a bar (None: by their sizes)
-        self.value_format = value_format   # writes a bar's value (an app.core.units function), else value_texts
+        self.value_format = value_format   # writes a bar's value (an app.core.formatting function), else value_texts
         self.plot.showGrid(x=horizontal, y=not horizontal, alpha=0.25)
         self.plot.setMouseEnabled(x=not horizontal, y=horizontal)
         self.plot.setMenuEnabled(True)

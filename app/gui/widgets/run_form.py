@@ -9,7 +9,7 @@ from PySide6.QtWidgets import QComboBox, QDoubleSpinBox, QFormLayout, QGroupBox,
 
 from app.core.bench.bench import RunSettings
 from app.core.session.fields import BIG
-from app.core.units import duration_text
+from app.core.formatting import duration_text
 
 SIDE_WIDTH = 280          # px: the settings column beside a comparison's or a sweep's results, at most
 

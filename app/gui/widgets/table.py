@@ -10,7 +10,7 @@ from PySide6.QtGui import QAction, QGuiApplication, QKeySequence, QStandardItemM
 from PySide6.QtWidgets import QAbstractItemView, QFileDialog, QHeaderView, QMenu, QTableView, QWidget
 
 from app.core.tables import rows_to_csv
-from app.core.units import shared_decimals
+from app.core.formatting import shared_decimals
 from app.gui.widgets.plain_text import plain
 
 SORT_ROLE = Qt.ItemDataRole.UserRole + 1
@@ -52,7 +52,7 @@ class DataTable(QTableView):
         self._column_decimals: list[int] = []
         self._column: int | None = None
         self.fixed_decimals: dict[str, int] = {}   # header -> decimals, for columns that must not vary
-        #: header -> the app.core.units function that writes its numbers (a ratio as ×0.60 …), so a
+        #: header -> the app.core.formatting function that writes its numbers (a ratio as ×0.60 …), so a
         #: figure reads in a table as it does in the sentences of every tab
         self.column_formats: dict[str, Callable[[float], str]] = {}
         self.key_columns: tuple[str, ...] = ()     # headers kept in view (see _keep_key_columns)

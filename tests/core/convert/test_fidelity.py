@@ -112,8 +112,8 @@ def test_bad_tolerances_are_refused():
 
 
 def test_the_check_message_writes_its_cosine_as_every_panel_does():
-    """The failed check's message and the Drift panel write one cosine the same way (app.core.units)."""
-    from app.core.units import cosine_text
+    """The failed check's message and the Drift panel write one cosine the same way (app.core.formatting)."""
+    from app.core.formatting import cosine_text
     c = 0.0267663
     row = compare_values("y", np.array([1.0, 0.0]), np.array([c, (1 - c * c) ** 0.5]),
                          Tolerance(atol=10, rtol=0, min_cosine=0.5))

@@ -7,7 +7,7 @@ from PySide6.QtCore import Qt
 from PySide6.QtWidgets import (QGridLayout, QGroupBox, QHBoxLayout, QLabel, QSizePolicy, QTabWidget, QVBoxLayout,
                                QWidget)
 
-from app.core.units import human_bytes
+from app.core.formatting import human_bytes
 from app.gui.widgets.clipped import breakable
 from app.gui.widgets.run_caption import Timed, stored_text
 from app.gui.widgets.run_form import RunSettingsForm, ms_text

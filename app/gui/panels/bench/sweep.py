@@ -16,7 +16,7 @@ from app.gui.widgets.run_caption import inputs_text
 from app.core.bench.jobs import SWEEP, SweepParams
 from app.core.bench.sweep import items_unit
 from app.core.verdict import verdict_words
-from app.core.units import interval_text, ratio_text, ratio_with_interval
+from app.core.formatting import interval_text, ratio_text, ratio_with_interval
 
 NO_DIM = "(none: concurrency only)"
 

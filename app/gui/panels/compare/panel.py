@@ -12,7 +12,7 @@ from PySide6.QtWidgets import QFileDialog, QHBoxLayout, QLabel, QPushButton
 
 from app.core.bench.compare import COMPARE_HEADERS, compare_table
 from app.core.bench.generation import GENERATION_HEADERS, generation_table
-from app.core.units import cosine_text, diff_text, ratio_text
+from app.core.formatting import cosine_text, diff_text, ratio_text
 from app.gui.shell.job_control import JobControl, RunOf
 from app.gui.shell.handover import DriftPair
 from app.gui.shell.panel import Panel

@@ -15,7 +15,7 @@ from app.core.convert.weights import share_text
 from app.core.convert.next_tokens import agreement_text
 from app.core.session.fidelity_policy import policy_text
 from app.core.session.outputs import REL_FLOOR
-from app.core.units import cosine_text, diff_text, human_bytes, ratio_text
+from app.core.formatting import cosine_text, diff_text, human_bytes, ratio_text
 from app.gui.widgets.run_caption import inputs_text
 from app.gui.widgets.theme import verdict_color
 
@@ -56,7 +56,7 @@ FIDELITY_HEADERS = ["Output", "Result", "Max abs diff", "Max rel diff", "Cosine"
 
 
 def fidelity_table():
-    """A DataTable that writes differences and cosines as the Drift tab does (app.core.units):
+    """A DataTable that writes differences and cosines as the Drift tab does (app.core.formatting):
     tiny differences as 1.2e-07 rather than 0.000000."""
     from app.gui.widgets.table import DataTable
 

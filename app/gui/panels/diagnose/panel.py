@@ -8,7 +8,7 @@ from pathlib import Path
 from PySide6.QtCore import Qt
 from PySide6.QtWidgets import QHBoxLayout, QLabel, QPushButton, QSplitter, QTextBrowser
 
-from app.core.units import duration_text
+from app.core.formatting import duration_text
 from app.gui.shell.job_control import JobControl, RunOf
 from app.gui.shell.panel import Panel
 from app.core.diagnose.jobs import DIAGNOSE, DiagnoseParams

@@ -6,7 +6,7 @@ from html import escape
 
 from app.core.verdict import verdict_words
 from app.core.drift.step_text import added_text, outputs_text
-from app.core.units import cosine_text, diff_text, interval_text, ratio_text
+from app.core.formatting import cosine_text, diff_text, interval_text, ratio_text
 
 # whether a tensor is within tolerance, and whether a step's outputs passed, come right after
 # what they are about: last, at 1024 px they were out of view behind eleven and six columns
@@ -19,7 +19,7 @@ TENSOR_KEYS, STEP_KEYS = ("Within", "Cosine"), ("Outputs", "Verdict")
 
 
 def number_format(header: str):
-    """A drift column's format (app.core.units, as the Convert tab's table): a cosine keeps six
+    """A drift column's format (app.core.formatting, as the Convert tab's table): a cosine keeps six
     digits (0.999987 is not 1), decibels one decimal, every other figure (a difference, a
     fraction) three significant digits."""
     if header == "Cosine":

@@ -15,7 +15,7 @@ from PySide6.QtWidgets import QComboBox, QHBoxLayout, QLabel, QLineEdit, QPlainT
 from app.core.bench.sweep import parse_values
 from app.core.generate.jobs import GENERATE, MAX_TOKENS, GenerateParams
 from app.core.jobs.errors import UserError
-from app.core.units import human_bytes
+from app.core.formatting import human_bytes
 from app.gui.shell.job_control import JobControl, RunOf
 from app.gui.shell.panel import Panel
 

@@ -10,7 +10,7 @@ from PySide6.QtCore import Signal
 from PySide6.QtWidgets import QPushButton, QTextBrowser, QVBoxLayout, QWidget
 
 from app.core.graph.cost import count_text
-from app.core.units import human_bytes, shape_text
+from app.core.formatting import human_bytes, shape_text
 
 
 def _number(value) -> str:

@@ -14,7 +14,7 @@ from PySide6.QtCore import Qt
 from PySide6.QtWidgets import (QComboBox, QHBoxLayout, QLabel, QLineEdit, QPlainTextEdit, QPushButton, QSplitter,
                                QTabWidget, QTextBrowser)
 
-from app.core.units import column_unit, tidy_floats
+from app.core.formatting import column_unit, tidy_floats
 from app.gui.shell.handover import DriftPair
 from app.gui.panels.history.summary import summary_html
 from app.gui.shell.panel import Panel

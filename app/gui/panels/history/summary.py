@@ -15,7 +15,7 @@ from app.core.profile.jobs import PROFILE
 from app.core.tune.jobs import TUNE
 from app.core.verdict import verdict_words
 from app.core.session.settings_text import settings_text
-from app.core.units import (diff_text, duration_column, duration_text, human_bytes, interval_text, ratio_text,
+from app.core.formatting import (diff_text, duration_column, duration_text, human_bytes, interval_text, ratio_text,
                             shared_decimals)
 
 STAT_KEYS = (("p50", "p50"), ("p90", "p90"), ("p95", "p95"), ("p99", "p99"), ("p999", "p99.9"), ("mean", "mean"),

@@ -15,8 +15,8 @@ from PySide6.QtCore import Qt
 from PySide6.QtWidgets import QComboBox, QHBoxLayout, QLabel, QSpinBox, QSplitter, QTextBrowser
 
 from app.core.bench.compare import interval_text
-from app.core.units import diff_text, ratio_text
-from app.core.units import human_bytes
+from app.core.formatting import diff_text, ratio_text
+from app.core.formatting import human_bytes
 from app.gui.shell.job_control import JobControl, RunOf
 from app.gui.shell.panel import Panel
 from app.core.iobinding.jobs import IOBINDING, IOBindingParams

@@ -10,7 +10,7 @@ from PySide6.QtWidgets import QFormLayout, QGroupBox, QLabel, QPushButton, QSpli
 
 from app.core.graph.cost import totals_text
 from app.core.model.value_type import io_rows
-from app.core.units import human_bytes
+from app.core.formatting import human_bytes
 from app.gui.shell.panel import Panel
 from app.gui.widgets.clipped import ElidedLabel, WrappedLabel
 from app.gui.widgets.run_caption import WARN_STYLE

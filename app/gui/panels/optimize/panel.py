@@ -17,7 +17,7 @@ from app.core.optimize.jobs import OPTIMIZE
 from app.core.optimize.params import OptimizeParams
 from app.core.optimize.report import where_text
 from app.core.optimize.rows import answer_text, judged_text, tune_text
-from app.core.units import ratio_text
+from app.core.formatting import ratio_text
 from app.gui.shell.job_control import JobControl, RunOf
 from app.gui.shell.panel import Panel
 from app.gui.widgets.run_caption import RunCaption, Timed

@@ -9,7 +9,7 @@ from PySide6.QtWidgets import (QFormLayout, QHBoxLayout, QLabel, QLineEdit, QSpi
 
 from app.core.verdict import verdict_words
 from app.core.profile.tables import SHARE, node_table, operator_table, short_provider as _short
-from app.core.units import interval_text, ratio_text
+from app.core.formatting import interval_text, ratio_text
 from app.gui.widgets.chart_base import TOP_BARS, BarChart
 from app.gui.widgets.table import DataTable
 

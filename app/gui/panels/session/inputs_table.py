@@ -16,7 +16,7 @@ from PySide6.QtWidgets import (QAbstractItemView, QFileDialog, QHeaderView, QLin
                                QTableWidget, QTableWidgetItem, QToolButton)
 
 from app.core.session.input_plan import dim_label, known_shape
-from app.core.units import shape_text
+from app.core.formatting import shape_text
 from app.gui.widgets.plain_text import plain
 
 #: the declared shape is the dimension cells themselves: a named one says its name, an unnamed one "?",

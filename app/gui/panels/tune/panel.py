@@ -9,7 +9,7 @@ from PySide6.QtCore import Qt, QTimer
 from PySide6.QtWidgets import (QComboBox, QDoubleSpinBox, QFileDialog, QFormLayout, QGroupBox, QHBoxLayout,
                                QPushButton, QSpinBox, QSplitter, QVBoxLayout, QWidget)
 
-from app.core.units import duration_text, interval_text, ratio_text
+from app.core.formatting import duration_text, interval_text, ratio_text
 from app.gui.shell.job_control import JobControl, RunOf
 from app.gui.shell.panel import Panel
 from app.gui.widgets.chart_base import BarChart

@@ -1,7 +1,7 @@
 """Numbers as people read them: durations in the unit their size reads best in, one number
 format per column, no binary noise."""
 
-from app.core.units import duration_column, duration_text, shared_decimals, significant, tidy_floats
+from app.core.formatting import duration_column, duration_text, shared_decimals, significant, tidy_floats
 
 
 def test_durations_take_the_unit_their_size_reads_best_in():

@@ -99,7 +99,7 @@ def bare(folder: str, prompt_ids: list, args) -> dict:
 def ratio(rounds: list[dict], slower: str, faster: str, figure: str) -> dict:
     """`slower`'s median `figure` over `faster`'s (above 1: `faster` is quicker), with a 95 %
     interval from resampling the rounds (one value per member per round)."""
-    from app.core.bench.stats import median_ratio
+    from app.core.measure.stats import median_ratio
 
     speedup, low, high = median_ratio([[r[slower][figure]] for r in rounds], [[r[faster][figure]] for r in rounds])
     return {"ratio": round(speedup, 4), "interval_95": [round(low, 4), round(high, 4)],

@@ -21,7 +21,7 @@ from pathlib import Path
 ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT))
 
-from app.core.bench.alternate import summarize  # noqa: E402
+from app.core.measure.alternate import summarize  # noqa: E402
 from app.core.jobs.errors import UserError  # noqa: E402
 from app.core.jobs.protocol import JobContext  # noqa: E402
 from app.core.session.config import SessionConfig  # noqa: E402

@@ -1,7 +1,7 @@
 """Does `ortune optimize` tell the truth? On real models of different kinds, run the command
 (a fresh process, with a budget), then measure what it shipped again, as a user would after
 deploying it: the chosen model against the source, each in its own fresh process, in
-alternation (app.core.bench.alternate, compare's machinery), a few times; and check the
+alternation (app.core.measure.alternate, compare's machinery), a few times; and check the
 shipped model against the source on held-out inputs (seeds the search never saw).
 
 With --busy SPELL the search runs while a second process burns a core in spells of SPELL
@@ -44,9 +44,9 @@ from pathlib import Path
 ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT))
 
-from app.core.bench.alternate import alternate, summarize  # noqa: E402
+from app.core.measure.alternate import alternate, summarize  # noqa: E402
 from benchmarks.burner import burning  # noqa: E402
-from app.core.bench.bench import RunSettings  # noqa: E402
+from app.core.measure.runs import RunSettings  # noqa: E402
 from app.core.bench.jobs import MEMBER, MemberParams  # noqa: E402
 from app.core.jobs.protocol import JobContext  # noqa: E402
 from app.core.session.config import SessionConfig  # noqa: E402

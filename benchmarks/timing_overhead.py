@@ -33,7 +33,7 @@ def main() -> None:
     import numpy as np
     import onnxruntime as ort
 
-    from app.core.bench.bench import RunSettings, make_run, measure
+    from app.core.measure.runs import RunSettings, make_run, measure
     from app.core.iobinding import iobinding
     from app.core.iobinding.modes import plan_modes
     from app.core.jobs.protocol import JobContext
@@ -84,7 +84,7 @@ def main() -> None:
     def noop() -> None:
         pass
 
-    from app.core.bench import bench
+    from app.core.measure import runs as bench
     real_make_run, bench.make_run = bench.make_run, lambda *args, **kwargs: noop
     try:
         bench_noop = measure(session, feeds, RunSettings(warmup=0, iterations=n), ctx).samples_ms()

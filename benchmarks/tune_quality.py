@@ -1,7 +1,7 @@
 """How good is the tuner? For a CNN, a transformer block stack and an MLP (sized so
 settings matter on a small machine), run the exhaustive grid and the race over the
 same space, then re-measure both winners fairly: each in a fresh process of its own, in
-alternation with the default settings (app.core.bench.alternate), as they would be deployed.
+alternation with the default settings (app.core.measure.alternate), as they would be deployed.
 When the grid and the race pick the same setting (the default included), there is nothing to
 tell apart and the ratio is 1.
 
@@ -24,8 +24,8 @@ from pathlib import Path
 ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT))
 
-from app.core.bench.alternate import alternate, summarize  # noqa: E402
-from app.core.bench.bench import RunSettings  # noqa: E402
+from app.core.measure.alternate import alternate, summarize  # noqa: E402
+from app.core.measure.runs import RunSettings  # noqa: E402
 from app.core.bench.jobs import MEMBER, MemberParams  # noqa: E402
 from app.core.jobs.protocol import JobContext  # noqa: E402
 from app.core.runner.process import run_job  # noqa: E402

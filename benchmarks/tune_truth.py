@@ -1,6 +1,6 @@
 """Does `ortune tune` tell the truth? On real models, tune with a modest budget, save its
 best as a preset, then benchmark that preset against the default settings a few times,
-each time in a fresh alternation (each in its own process, app.core.bench.alternate), as
+each time in a fresh alternation (each in its own process, app.core.measure.alternate), as
 a user would after deploying it.
 
 Per model it reports: the gain tune claimed (its re-measured speedup, with interval and
@@ -31,8 +31,8 @@ from pathlib import Path
 ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT))
 
-from app.core.bench.alternate import alternate, summarize  # noqa: E402
-from app.core.bench.bench import RunSettings  # noqa: E402
+from app.core.measure.alternate import alternate, summarize  # noqa: E402
+from app.core.measure.runs import RunSettings  # noqa: E402
 from app.core.bench.jobs import MEMBER, MemberParams  # noqa: E402
 from app.core.jobs.protocol import JobContext  # noqa: E402
 from app.core.runner.process import run_job  # noqa: E402

@@ -123,7 +123,7 @@ def paced_member(params, ctx):
     from array import array
     from pathlib import Path
 
-    from app.core.bench.alternate import BLOCK, READY
+    from app.core.measure.alternate import BLOCK, READY
 
     alive_from = time.monotonic_ns()
     if params.path:

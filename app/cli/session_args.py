@@ -69,14 +69,14 @@ def _add_flag(group, row: SessionField) -> None:
 
 def add_run_arguments(parser: argparse.ArgumentParser) -> None:
     """The run settings' flags, made from RunSettings."""
-    from app.core.bench.bench import RunSettings
+    from app.core.measure.runs import RunSettings
 
     add_param_arguments(parser.add_argument_group("measurement"), RunSettings)
 
 
 def run_settings_from_args(args):
     """The measurement flags as RunSettings, checked once, by RunSettings itself."""
-    from app.core.bench.bench import RunSettings
+    from app.core.measure.runs import RunSettings
 
     return params_from_args(args, RunSettings)
 

@@ -20,7 +20,7 @@ runnable processes as cores (WALL_INFLATION). Judged on each run's own CPU time 
 threaded run), a wait for the core does not count, and only what the neighbours share with
 it (caches, memory bandwidth, a hyper-thread sibling) moves it (CPU_INFLATION). The widening
 is that inflation times the share of rounds in which a member was switched out in most of its
-runs (app.core.bench.noise.disturbed): nothing on a quiet machine, all of it when every
+runs (app.core.measure.noise.disturbed): nothing on a quiet machine, all of it when every
 round was disturbed. An end of the interval on one side of ×1 moves toward ×1, its gap
 divided by the inflation (`deflated`); an interval that already holds ×1 keeps
 its ends, since a gap that is not there cannot be exaggerated. So a tenfold int8 win

@@ -44,7 +44,7 @@ def test_bench_profile_and_iobinding_say_when_the_machine_was_busy(tmp_path):
     from app.cli.bench import render
     from app.cli.iobinding import render as render_binding
     from app.cli.profile import render_profile
-    from app.core.bench.bench import RunSettings, benchmark
+    from app.core.measure.runs import RunSettings, benchmark
     from app.core.iobinding.iobinding import run_iobinding
     from app.core.jobs.protocol import JobContext
     from app.core.profile.jobs import PROFILE

@@ -6,7 +6,7 @@ import argparse
 import pytest
 
 from app.cli.session_args import add_run_arguments, run_settings_from_args
-from app.core.bench.bench import RunSettings
+from app.core.measure.runs import RunSettings
 from app.core.jobs.errors import UserError
 from app.core.session.fields import thread_limit
 

@@ -4,7 +4,7 @@ the CUDA share of the graph."""
 
 import pytest
 
-from app.core.bench.bench import RunSettings, benchmark
+from app.core.measure.runs import RunSettings, benchmark
 from app.core.session.placement import placement
 from app.core.session.config import ProviderSpec, SessionConfig
 from tests import models

@@ -3,7 +3,7 @@ it offers is one the measuring core takes, and its defaults are the core's."""
 
 import dataclasses
 
-from app.core.bench.bench import RunSettings
+from app.core.measure.runs import RunSettings
 from app.core.session.fields import thread_limit
 from app.gui.widgets.run_form import RunSettingsForm
 

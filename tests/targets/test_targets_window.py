@@ -5,7 +5,7 @@ tests it (its providers), and removing the chosen one falls back to this machine
 import pytest
 from PySide6.QtWidgets import QDialog, QMessageBox
 
-from app.core.bench.bench import RunSettings
+from app.core.measure.runs import RunSettings
 from app.core.bench.jobs import BENCH, BenchParams
 from app.core.model.jobs import INSPECT, ModelPath
 from app.core.targets.store import load_targets

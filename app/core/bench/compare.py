@@ -1,6 +1,6 @@
 """What a comparison computes from its members' reports (the job itself is in
 app.core.bench.jobs): each model runs in a process of its own with the same session and
-inputs, and they are timed in alternation (app.core.bench.alternate). The first model is
+inputs, and they are timed in alternation (app.core.measure.alternate). The first model is
 the reference: its process saves the inputs it generated and the
 outputs it computed; every later model is fed exactly those inputs (cast to its own
 input types) and its outputs are measured against the reference's."""

@@ -1,6 +1,6 @@
 """Two decoders compared as they generate: the time to the first token (a prefill run: the
 prompt, no cache yet) and tokens per second (a decode step: one new token after the past
-tokens of cache), each measured in alternation (app.core.bench.alternate) and judged by the
+tokens of cache), each measured in alternation (app.core.measure.alternate) and judged by the
 one verdict rule. A comparison or a gate times its models on the input plan's phase; where
 the reference has a KV cache, the other phase is timed in an alternation of its own, and
 both are reported here side by side."""

@@ -11,12 +11,12 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Callable
 
-from app.core.bench.alternate import SPEEDUP_DEFINITION, alternate, summarize
-from app.core.bench.pairs import Pairs, per_pair
-from app.core.bench.serve import serve_blocks
+from app.core.measure.alternate import SPEEDUP_DEFINITION, alternate, summarize
+from app.core.measure.pairs import Pairs, per_pair
+from app.core.measure.serve import serve_blocks
 from app.core.bench.sweep_tokens import decoder_steps
 from app.core.bench.generation import generation_phases, generation_report, in_phase
-from app.core.bench.bench import RunSettings, bench_report, benchmark, prepare
+from app.core.measure.runs import RunSettings, bench_report, benchmark, prepare
 from app.core.bench.compare import (FEEDS_FILE, OUTPUTS_FILE, PLAN_FILE, compare_row, output_fidelity, partial_row,
                                    shared_inputs)
 from app.core.bench.sweep import (LIMIT_PERCENTILES, MAX_PROCESSES, RATIO_DEFINITION, REFERENCE_RATIO, best_cell,
@@ -171,9 +171,9 @@ def member_events(ctx: JobContext, labels: list[str], planned: dict | None = Non
 def compare_job(params: CompareParams, ctx: JobContext) -> dict:
     """Runs in the calling process (it only starts children): each model in a child of its
     own, all kept alive and timed in alternation, one block at a time, so no two run at
-    once and a slow spell of the machine falls on all of them (see app.core.bench.alternate);
+    once and a slow spell of the machine falls on all of them (see app.core.measure.alternate);
     in `pairs` sets of fresh processes, and more while an interval cannot answer yet, as
-    long as another fits in max_seconds (app.core.bench.pairs)."""
+    long as another fits in max_seconds (app.core.measure.pairs)."""
     models, config, settings = params.models, params.session, params.run
     labels = [model.get("label") or Path(model["path"]).name for model in models]
     planned: dict = {}

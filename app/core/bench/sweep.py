@@ -8,7 +8,7 @@ tokens a second for a sequence sweep); without a dimension, items are runs.
 
 Cells are compared with one another, so they must meet the same machine: each cell is a
 process of its own (its session, its inputs, its threads), kept alive and told when to
-run its next block (app.core.bench.alternate). A cell holds a session, so not every cell
+run its next block (app.core.measure.alternate). A cell holds a session, so not every cell
 is alive at once. The first cell is the reference and stays alive the whole sweep; the
 others come in groups, each group measured in rounds together with the reference and
 then stopped before the next group starts. A group takes cells while fewer than
@@ -39,9 +39,9 @@ from typing import Callable
 
 import numpy as np
 
-from app.core.bench.alternate import (MIN_BLOCK_RUNS, Alternation, Ensemble, OnEvent, plan_blocks, run_rounds)
-from app.core.bench.bench import RunSettings
-from app.core.bench.stats import BOOTSTRAP_RESAMPLES, bootstrap_median_ci
+from app.core.measure.alternate import (MIN_BLOCK_RUNS, Alternation, Ensemble, OnEvent, plan_blocks, run_rounds)
+from app.core.measure.runs import RunSettings
+from app.core.measure.stats import BOOTSTRAP_RESAMPLES, bootstrap_median_ci
 from app.core.verdict import PRACTICAL_BAND, judge_speed
 from app.core.jobs.entry import Job
 from app.core.jobs.errors import JobCancelled, UserError

@@ -1,6 +1,6 @@
 """Is the variant faster than its source? A variant made for speed that runs slower is worse
 than none, so every conversion measures the two against each other once it is made and
-checked: in alternation (app.core.bench.alternate), each in a process of its own, with the
+checked: in alternation (app.core.measure.alternate), each in a process of its own, with the
 same session settings and the same feeds (the fidelity check's, when it ran), for a couple
 of seconds, and at least SPEED_ROUNDS rounds (the blocks shrink to fit them). The ratio is
 the source's p50 over the variant's (above 1: the variant is faster), the two p50s it
@@ -76,8 +76,8 @@ def measure_speed(source: str, variant: str, config: SessionConfig, seconds: flo
     on `feeds` (an .npz) when given, else on the inputs `config` makes for the source, which
     the variant then gets too. `variant_config`: the variant's own session (its provider), if
     not `config`."""
-    from app.core.bench.alternate import alternate, summarize
-    from app.core.bench.bench import RunSettings
+    from app.core.measure.alternate import alternate, summarize
+    from app.core.measure.runs import RunSettings
     from app.core.bench.jobs import MEMBER, MemberParams
     from app.core.session.input_spec import FeedSpec
 
@@ -114,7 +114,7 @@ def measure_speed(source: str, variant: str, config: SessionConfig, seconds: flo
 
 
 def speed_fields(row: dict) -> dict:
-    """A speed block's ratio and verdict fields from a row of app.core.bench.alternate.summarize."""
+    """A speed block's ratio and verdict fields from a row of app.core.measure.alternate.summarize."""
     return {"ratio": row["speedup"], "ratio_ci": row["speedup_ci"], "verdict": row["verdict"],
             "conclusive": row["conclusive"], "measure": row["measure"],     # cpu: each run's own CPU time
             "claim": row["claim"], "widened_ci": row["widened_ci"], "why_verdict": row["why"],

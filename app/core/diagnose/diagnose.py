@@ -15,14 +15,14 @@ import numpy as np
 from app.core.diagnose import rules
 from app.core.diagnose.symbolic import candidate_overrides, measure_overrides, node_counts
 from app.core.session.load import LoadWatch
-from app.core.bench.bench import time_runs
+from app.core.measure.runs import time_runs
 from app.core.session.probe import prepare_feeds
 from app.core.model.inspect import inspect_model
 from app.core.jobs.protocol import JobContext
 from app.core.session.machine_cpu import cpu_description, int8_acceleration
 from app.core.session.config import SessionConfig
 from app.core.session.create import create_session
-from app.core.bench.stats import latency_stats
+from app.core.measure.stats import latency_stats
 
 SEVERITY_ORDER = {"high": 0, "medium": 1, "low": 2, "info": 3}
 

@@ -1,6 +1,6 @@
 """Symbolic dimensions that keep ONNX Runtime from specialising: the model measured with the
 plan's concrete sizes fixed as free-dimension overrides and without them, each in a process
-of its own on the same feeds, in alternation (app.core.bench.alternate, as a comparison
+of its own on the same feeds, in alternation (app.core.measure.alternate, as a comparison
 measures two models), so a finding claims only what its interval shows. The optimised graph's
 node count with and without them, read in the diagnosis's child, says what ORT folded."""
 
@@ -53,8 +53,8 @@ def measure_overrides(path: str, config: SessionConfig, overrides: dict, ctx: Jo
                       share: float = 1.0, seconds: float = MEASURE_S) -> dict:
     """The session with `overrides` against the session without them, in alternation: the
     speed-up (above 1: fixing them is faster) with its 95 % interval, verdict and medians."""
-    from app.core.bench.alternate import alternate, summarize
-    from app.core.bench.bench import RunSettings
+    from app.core.measure.alternate import alternate, summarize
+    from app.core.measure.runs import RunSettings
     from app.core.bench.jobs import MEMBER, MemberParams
 
     settings = RunSettings(duration_s=seconds)

@@ -1,6 +1,6 @@
 """The gate job: the old and the new model each in a process of its own, kept alive and timed
 in alternation (the old one is the reference that makes the inputs), in several pairs of
-fresh processes (app.core.bench.pairs), then in more pairs while the slowdown's interval is
+fresh processes (app.core.measure.pairs), then in more pairs while the slowdown's interval is
 too wide to judge, as long as another fits in max_seconds; then
 the outputs, the accuracy on --data and the peak memory, and where the outputs disagree
 the drift job on the pair to name the first drifting node."""
@@ -10,10 +10,10 @@ from __future__ import annotations
 import tempfile
 import time
 
-from app.core.bench.alternate import SPEEDUP_DEFINITION, Alternation, alternate, summarize
+from app.core.measure.alternate import SPEEDUP_DEFINITION, Alternation, alternate, summarize
 from app.core.bench.compare import compare_row
 from app.core.bench.jobs import MEMBER, MemberParams, both_phases, member_events
-from app.core.bench.pairs import Pairs, per_pair
+from app.core.measure.pairs import Pairs, per_pair
 from app.core.gate.judge import (SLOWDOWN_DEFINITION, UNDECIDED, accuracy_criterion, judged_speed, memory_criterion,
                                  overall, output_criterion, speed_criterion, speed_decision, slowdown)
 from app.core.gate.params import GateParams
@@ -58,7 +58,7 @@ def gate_tolerance(params: GateParams) -> tuple[dict, str]:
 def measure(params: GateParams, ctx, labels: list[str], folder: str, tolerance: dict) -> tuple[Alternation, float, Pairs]:
     """Both members in `params.pairs` pairs of fresh processes, then more pairs while the
     slowdown cannot be judged against the limit or its verdict is "could not tell", as long
-    as another fits in max_seconds (app.core.bench.pairs);
+    as another fits in max_seconds (app.core.measure.pairs);
     (what was measured, the seconds it took, starts included, the pairs' rule)."""
     members = [MemberParams(path=path, session=SessionConfig.from_dict(config.to_dict()), run=params.run,
                             variant=label, reference_dir=folder, is_reference=index == 0,

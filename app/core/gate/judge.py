@@ -2,7 +2,7 @@
 its figures, and the gate's verdict is the worst of them.
 
 Speed is judged on the slowdown of the new model, new p50 / old p50 - 1, from the ratio of
-block medians round by round (app.core.bench.alternate) with its 95 % bootstrap interval:
+block medians round by round (app.core.measure.alternate) with its 95 % bootstrap interval:
 - "regression" only when the whole interval lies beyond the limit (a noisy runner widens
   the interval; it cannot push a model that is not slower past the limit);
 - "pass" when the whole interval lies at or below the limit, which is where a byte-identical
@@ -14,7 +14,7 @@ block medians round by round (app.core.bench.alternate) with its 95 % bootstrap 
 The interval is the one the verdict rule reads (app.core.verdict): on a busy machine it is
 widened by the contention measured in the run, never thrown away, so a model twice as slow is
 a regression beside a core burner too, and the speed's verdict words are the rule's.
-Measured in several pairs of processes, the interval is pair-level (app.core.bench.pairs): two
+Measured in several pairs of processes, the interval is pair-level (app.core.measure.pairs): two
 processes of one file can differ by several percent for as long as they live.
 """
 
@@ -57,7 +57,7 @@ def speed_decision(low: float, high: float, limit: float) -> str:
 
 
 def judged_speed(alternation_row: dict):
-    """The verdict rule's judgement of a summarize row (app.core.bench.alternate)."""
+    """The verdict rule's judgement of a summarize row (app.core.measure.alternate)."""
     return judge_speed(alternation_row["speedup"], *alternation_row["speedup_ci"],
                        alternation_row.get("contention", 0.0), alternation_row.get("measure", "wall"))
 

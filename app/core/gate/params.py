@@ -6,7 +6,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 from pathlib import Path
 
-from app.core.bench.bench import RunSettings
+from app.core.measure.runs import RunSettings
 from app.core.jobs.errors import UserError
 from app.core.jobs.params import Params, setting
 from app.core.session.config import SessionConfig

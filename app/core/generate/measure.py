@@ -116,7 +116,7 @@ def measure_prompt(make_loop, feeds: dict, prompt: int, params, ctx: JobContext,
     """One prompt length's figures (the `index`-th of params.prompt_lengths): its warm-up and
     timed generations, each with a fresh loop from `make_loop()`; and the most resident memory
     seen after a prompt's run and after decoding."""
-    from app.core.bench.stats import latency_stats
+    from app.core.measure.stats import latency_stats
 
     for number in range(params.warmup):
         ctx.progress(None, f"prompt {prompt}: warm-up generation {number + 1}")

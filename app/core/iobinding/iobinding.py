@@ -5,7 +5,7 @@ run() with numpy arrays, IO binding with inputs bound every run, inputs placed o
 the device once, preallocated output OrtValues, and (on CUDA) a captured CUDA graph.
 The modes are measured in alternating rounds, so a noisy machine slows every mode
 alike, and each mode's outputs are checked against the plain run's. Each mode's speed-up
-over the plain run is judged as a comparison's is (app.core.bench.alternate.summarize over
+over the plain run is judged as a comparison's is (app.core.measure.alternate.summarize over
 the rounds): a ratio of medians with its 95 % interval and a verdict. On a GPU the
 host<->device copy rates are measured with the same arrays, which turns each mode's
 bytes per run into milliseconds.
@@ -30,9 +30,9 @@ from app.core.session.providers import provider_name
 from app.core.session.config import SessionConfig
 from app.core.session.create import create_session, effective_settings
 from app.core.session.load import LoadWatch
-from app.core.bench.alternate import Alternation, BlockPlan, round_order, summarize
-from app.core.bench.stats import latency_stats
-from app.core.bench.timing import time_loop
+from app.core.measure.alternate import Alternation, BlockPlan, round_order, summarize
+from app.core.measure.stats import latency_stats
+from app.core.measure.timing import time_loop
 
 TRANSFER_REPEATS = 10
 SPEEDUP_DEFINITION_MODES = ("speedup = plain run p50 / mode p50, each p50 over all the runs of its rounds; the 95 % "

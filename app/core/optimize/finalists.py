@@ -14,8 +14,8 @@ import tempfile
 from dataclasses import replace
 from typing import Callable
 
-from app.core.bench.alternate import BLOCK_S, MIN_BLOCK_RUNS, MIN_ROUNDS, Alternation, BlockPlan, summarize
-from app.core.bench.bench import RunSettings
+from app.core.measure.alternate import BLOCK_S, MIN_BLOCK_RUNS, MIN_ROUNDS, Alternation, BlockPlan, summarize
+from app.core.measure.runs import RunSettings
 from app.core.jobs.errors import JobCancelled
 from app.core.optimize.budget import START_GUESS_S
 from app.core.optimize.rows import next_tokens_note, speed_reason
@@ -62,7 +62,7 @@ def screen_together(reports: dict[str, dict], config: SessionConfig, seconds: fl
     (checked candidates, kind -> conversion report), all timed in one alternation with the
     source (each for about `seconds`, and within `left()` seconds once they are started);
     the seconds the blocks took, the rest being starts)."""
-    from app.core.bench.alternate import plan_blocks, run_alternation
+    from app.core.measure.alternate import plan_blocks, run_alternation
     from app.core.bench.jobs import MEMBER, MemberParams
     from app.core.convert.speed import EXTEND, SPEED_ROUNDS, slower_hint, speed_fields
 

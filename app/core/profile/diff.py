@@ -15,7 +15,7 @@ import math
 
 import numpy as np
 
-from app.core.bench.stats import BOOTSTRAP_RESAMPLES
+from app.core.measure.stats import BOOTSTRAP_RESAMPLES
 from app.core.verdict import PRACTICAL_BAND, judge_speed
 
 MIN_RUNS = 5              # steady runs each trace needs before an interval means anything

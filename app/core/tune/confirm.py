@@ -3,7 +3,7 @@
 The race (app.core.tune.tune) ranks settings in one process, where sessions taking turns
 share caches, the allocator and the cores; a setting it puts ahead can run slower alone.
 So its best few (`finalists`) and the user's own settings are measured again, each in a
-process of its own with the same inputs, in alternation (app.core.bench.alternate: the
+process of its own with the same inputs, in alternation (app.core.measure.alternate: the
 comparison's member job, the user's settings as the reference that writes the feeds).
 A finalist is offered only when that re-measurement finds it faster (the whole 95 %
 interval of its speedup beyond the practical band); otherwise `best` is the user's own
@@ -19,8 +19,8 @@ from __future__ import annotations
 
 import tempfile
 
-from app.core.bench.alternate import Alternation, OnEvent, alternate, summarize
-from app.core.bench.bench import RunSettings
+from app.core.measure.alternate import Alternation, OnEvent, alternate, summarize
+from app.core.measure.runs import RunSettings
 from app.core.jobs.protocol import JobContext
 from app.core.session.config import SessionConfig
 
@@ -138,7 +138,7 @@ def confirm(result: dict, row: dict, report: dict, default_report: dict | None =
     """The result with its winner's claim replaced by a fresh re-measurement (`row`: the
     winner's summarized speedup against the user's settings; `report`, `default_report`:
     the winner's and the user's settings' latency reports in it; `load`: what the machine's
-    load was during it, app.core.bench.noise.summary). The winner's row of the table takes
+    load was during it, app.core.measure.noise.summary). The winner's row of the table takes
     the same fresh figures, so the summary and the table tell one measurement. A winner the
     fresh measurement does not find faster is not offered; one whose gain needs more cores
     than the user's settings use says so (`rests_on`)."""

@@ -61,7 +61,7 @@ def tune_job(params: TuneParams, ctx) -> dict:
     import time
 
     from app.core.runner.process import run_child
-    from app.core.bench.alternate import summarize
+    from app.core.measure.alternate import summarize
     from app.core.model.intake import admit
     from app.core.tune.confirm import confirm, finalists, hold_up, judge, remeasure
     from app.core.tune.plan import out_of_time, post_race, race_seconds

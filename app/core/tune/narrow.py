@@ -3,7 +3,7 @@ while any member's 95 % interval reaches further than ±`width` from its speedup
 `extend_s` seconds more. A claim is a single figure, so it is only as good as that
 figure's interval: "×1.30 [1.05–1.60]" is no promise of ×1.30, "×1.30 [1.27–1.33]" is.
 
-Built on the comparison's own pieces (app.core.bench.alternate: its members, rounds and
+Built on the comparison's own pieces (app.core.measure.alternate: its members, rounds and
 summary), with only the stopping rule changed."""
 
 from __future__ import annotations
@@ -11,9 +11,9 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 from typing import Callable
 
-from app.core.bench.alternate import (MIN_ROUNDS, Alternation, BlockPlan, OnEvent, plan_blocks, run_alternation,
+from app.core.measure.alternate import (MIN_ROUNDS, Alternation, BlockPlan, OnEvent, plan_blocks, run_alternation,
                                       summarize)
-from app.core.bench.bench import RunSettings
+from app.core.measure.runs import RunSettings
 from app.core.jobs.entry import Job
 from app.core.jobs.params import Params
 from app.core.jobs.protocol import JobContext
@@ -86,7 +86,7 @@ def alternate_until_narrow(job: Job, members: list[Params], settings: RunSetting
                            extend_s: float, width: float = CLAIM_WIDTH, on_event: OnEvent | None = None,
                            on_partial: Callable[[Alternation], None] | None = None,
                            min_rounds: int = MIN_ROUNDS) -> Alternation:
-    """As app.core.bench.alternate.alternate (member 0 the reference; a cancel hands the
+    """As app.core.measure.alternate.alternate (member 0 the reference; a cancel hands the
     whole rounds so far to `on_partial`), with rounds that go on, for up to `extend_s`
     seconds past `settings.duration_s` per member, until every interval is narrow."""
     def narrowing(run_ms: float, result: Alternation) -> NarrowPlan:

@@ -18,7 +18,7 @@ START_GUESS_S = 3.0
 RACE_LEAST_S = 2.0
 #: the shortest a member of the re-measurement is timed, however little budget is left
 LEAST_EACH_S = 0.1
-#: the fewest rounds and runs per block an alternation takes (app.core.bench.alternate), which
+#: the fewest rounds and runs per block an alternation takes (app.core.measure.alternate), which
 #: set the least time a member is timed for whatever it is asked
 ROUNDS_RUNS = 10 * 5
 

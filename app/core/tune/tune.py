@@ -32,8 +32,8 @@ from app.core.jobs.errors import JobCancelled, UserError
 from app.core.session.probe import prepare_feeds
 from app.core.jobs.protocol import JobContext
 from app.core.session.config import SessionConfig
-from app.core.bench.stats import mean_ci
-from app.core.bench.timing import time_loop
+from app.core.measure.stats import mean_ci
+from app.core.measure.timing import time_loop
 from app.core.session.fidelity_policy import file_precision
 from app.core.tune.faithful import Unfaithful, check_outputs, policy_of, summary
 from app.core.tune.space import apply_candidate, build_space, describe, effective, physical_cores
@@ -105,7 +105,7 @@ class SessionPool:
 def make_runner(session, feeds: dict, config: SessionConfig, ctx: JobContext):
     """A no-argument function doing one inference the way the preset says (IO binding or not)."""
     import onnxruntime as ort
-    from app.core.bench.bench import make_run
+    from app.core.measure.runs import make_run
 
     run_options = ort.RunOptions()
     ctx.on_cancel(lambda: setattr(run_options, "terminate", True))

@@ -7,7 +7,7 @@ import dataclasses
 
 from PySide6.QtWidgets import QComboBox, QDoubleSpinBox, QFormLayout, QGroupBox, QSpinBox
 
-from app.core.bench.bench import RunSettings
+from app.core.measure.runs import RunSettings
 from app.core.session.fields import BIG
 from app.core.formatting import duration_text
 

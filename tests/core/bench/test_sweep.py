@@ -3,7 +3,7 @@
 import numpy as np
 import pytest
 
-from app.core.bench.bench import RunSettings
+from app.core.measure.runs import RunSettings
 from app.core.bench.jobs import SWEEP
 from app.core.bench.sweep import Grid, GridCell, best_cell, measure_grid, pair_ratio, parse_values
 from app.core.jobs.errors import JobCancelled, UserError

@@ -75,7 +75,7 @@ def test_a_run_whose_one_pair_of_processes_is_ten_percent_off_is_no_regression()
     many pairs it could not decide in."""
     import numpy as np
 
-    from app.core.bench.alternate import Alternation, BlockPlan, summarize
+    from app.core.measure.alternate import Alternation, BlockPlan, summarize
 
     rng = np.random.default_rng(3)
     old = [1.0 + 0.002 * rng.standard_normal(8) for _ in range(40)]

@@ -112,7 +112,7 @@ def test_every_job_is_started_through_the_one_start_function():
     """No handle is made, and no spread called, outside the runner, the start function and
     the jobs that run their parts (a comparison's members, a tuning race …)."""
     allowed = ("app/core/runner/", "app/core/launch/start.py", "app/core/targets/handle.py",
-               "app/core/targets/cluster.py", "app/core/bench/alternate.py", "app/core/bench/jobs.py",
+               "app/core/targets/cluster.py", "app/core/measure/alternate.py", "app/core/bench/jobs.py",
                "app/core/bench/spread.py", "app/core/tune/jobs.py", "app/core/tune/spread.py",
                "app/core/optimize/spread.py")
     found = [line for line in app_lines(HANDLE_MADE) if not line.startswith(allowed)]

@@ -4,7 +4,7 @@ from dataclasses import dataclass
 
 import pytest
 
-from app.core.bench.bench import RunSettings
+from app.core.measure.runs import RunSettings
 from app.core.bench.jobs import BenchParams
 from app.core.jobs.errors import UserError
 from app.core.jobs.params import Params, setting

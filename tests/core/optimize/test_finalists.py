@@ -50,7 +50,7 @@ def test_a_cancel_keeps_the_rounds_the_finalists_were_measured(tmp_path):
 def test_a_finalist_run_stopped_before_it_had_enough_rounds_leaves_the_screening_figures():
     import numpy as np
 
-    from app.core.bench.alternate import Alternation
+    from app.core.measure.alternate import Alternation
     from app.core.optimize.finalists import _update
 
     row = _row("optimize", 1.3) | {"reason": "faster than the source"}
@@ -62,7 +62,7 @@ def test_a_finalist_run_stopped_before_it_had_enough_rounds_leaves_the_screening
 def test_an_alternation_is_fitted_to_the_time_left_with_fewer_rounds():
     """30 rounds of a 100 ms detector and three variants are a minute whatever the budget
     said: the least rounds shrink to what fits (never below LEAST_ROUNDS)."""
-    from app.core.bench.alternate import BlockPlan
+    from app.core.measure.alternate import BlockPlan
     from app.core.optimize.finalists import LEAST_ROUNDS, fit_plan, fitted_rounds
 
     assert fitted_rounds(30, 60.0, 1.0) == 30, "room for all it wants"
@@ -80,7 +80,7 @@ def test_a_finalist_measured_on_a_busy_machine_takes_that_measurements_lower_cla
     claimed at ×21.3: the screening's claim, not the finalist's."""
     import numpy as np
 
-    from app.core.bench.alternate import Alternation, BlockPlan
+    from app.core.measure.alternate import Alternation, BlockPlan
     from app.core.optimize.finalists import _update
 
     row = _row("int8-static", 30.0) | {"reason": "faster", "claim": 20.0}

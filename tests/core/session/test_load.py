@@ -46,8 +46,8 @@ def _spinning():
 
 
 def test_a_benchmark_a_profile_and_an_io_binding_run_timed_beside_a_spinner_say_the_machine_was_busy(tmp_path):
-    from app.core.bench.bench import benchmark
-    from app.core.bench.bench import RunSettings
+    from app.core.measure.runs import benchmark
+    from app.core.measure.runs import RunSettings
     from app.core.iobinding.iobinding import run_iobinding
     from app.core.jobs.protocol import JobContext
     from app.core.profile.jobs import PROFILE

@@ -3,7 +3,7 @@ faster than the user's settings; the race's figures stay as the race saw them.""
 
 import numpy as np
 
-from app.core.bench.alternate import Alternation, BlockPlan
+from app.core.measure.alternate import Alternation, BlockPlan
 from app.core.session.config import SessionConfig
 from app.core.tune.confirm import NOTHING_FASTER_LABEL, finalists, judge
 

@@ -1,6 +1,6 @@
 import numpy as np
 
-from app.core.bench.alternate import Alternation
+from app.core.measure.alternate import Alternation
 from app.core.tune.narrow import NarrowPlan, narrow
 
 

@@ -13,7 +13,7 @@ from app.gui.widgets.run_caption import Timed, stored_text
 from app.gui.widgets.run_form import RunSettingsForm, ms_text
 from app.gui.shell.job_control import JobControl, RunOf
 from app.gui.shell.panel import Panel
-from app.core.bench.bench import RunSettings
+from app.core.measure.runs import RunSettings
 from app.core.bench.jobs import BENCH, SWEEP, BenchParams, SweepParams
 from app.core.session.plugins import devices_text
 

@@ -102,7 +102,7 @@ class ComparePanel(Panel):
 
     def run_again(self, job, entry: dict) -> None:
         from app.core.session.config import SessionConfig
-        from app.core.bench.bench import RunSettings
+        from app.core.measure.runs import RunSettings
         models = [{"path": r["path"], "label": r["label"]} for r in entry["report"]["models"]]
         self.start(models, SessionConfig.from_dict(entry["session"]), RunSettings.from_dict(entry["run"]))
 

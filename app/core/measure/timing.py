@@ -7,7 +7,7 @@ out batches, the cancel check, the deadline) waits for a tick, about every 100 m
 never once per run. What one run is belongs to the caller: a plain `session.run`, a
 `run_with_iobinding`, a mode with bound or preallocated values, a CUDA graph replay.
 Comparisons in alternation (tuning's blocks against the pacer, IO binding's rounds
-over its modes, compare's members in app.core.bench.alternate) stay with their callers,
+over its modes, compare's members in app.core.measure.alternate) stay with their callers,
 which call the loop once per block.
 
 This module is the only place in app/core that reads `time.perf_counter*` around
@@ -58,7 +58,7 @@ def time_loop(run: Run | Sequence[Run], count: int | None = None, duration_s: fl
 
     With `cpu` (one run callable and a `count` only), each run's CPU time on this thread is
     read too (`Timing.cpu_ns`): what a single-threaded run cost, without the time the
-    scheduler had it off its core (app.core.bench.noise)."""
+    scheduler had it off its core (app.core.measure.noise)."""
     if count is None and duration_s is None:
         raise ValueError("time_loop needs a count or a duration")
     if cpu:

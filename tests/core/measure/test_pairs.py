@@ -6,10 +6,10 @@ import math
 import numpy as np
 import pytest
 
-from app.core.bench.alternate import alternate, summarize
-from app.core.bench.bench import RunSettings
-from app.core.bench.pairs import Pairs, pairs_ratio, per_pair, t_quantile
-from app.core.bench.stats import median_ratio
+from app.core.measure.alternate import alternate, summarize
+from app.core.measure.runs import RunSettings
+from app.core.measure.pairs import Pairs, pairs_ratio, per_pair, t_quantile
+from app.core.measure.stats import median_ratio
 from app.core.gate.judge import REGRESSION, UNDECIDED, slowdown, speed_decision
 from app.core.jobs.protocol import JobContext
 from tests.sample_jobs import PACED_MEMBER, SampleParams

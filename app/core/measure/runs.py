@@ -14,7 +14,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Callable
 
-from app.core.bench.timing import time_loop
+from app.core.measure.timing import time_loop
 from app.core.jobs.errors import UserError
 from app.core.jobs.params import Params, setting
 from app.core.jobs.protocol import JobContext
@@ -63,7 +63,7 @@ class Measurement:
         return np.frombuffer(self.samples_ns, dtype=np.int64) / 1e6
 
     def summary(self) -> dict:
-        from app.core.bench.stats import latency_stats, throughput_per_s
+        from app.core.measure.stats import latency_stats, throughput_per_s
         samples = self.samples_ms()
         return {"latency_ms": latency_stats(samples), "iterations": int(samples.size),
                 "throughput_per_s": throughput_per_s(samples, self.concurrency, self.wall_s),

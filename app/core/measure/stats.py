@@ -117,7 +117,7 @@ def median_ratio(reference_blocks: Sequence[Sequence[float]], candidate_blocks: 
 
     The interval resamples whole rounds (a round's two blocks stay together, so a slow spell
     that slowed both stays paired), in runs of consecutive rounds as long as the per-round
-    ratios stay correlated (app.core.bench.noise.run_length: a busy spell spans many rounds,
+    ratios stay correlated (app.core.measure.noise.run_length: a busy spell spans many rounds,
     which are then one piece of evidence, not many). It is never narrower than the normal
     interval of the per-round log ratios' mean over the rounds' effective number
     (rounds / run length): the pooled medians can sit still while the rounds disagree.
@@ -126,7 +126,7 @@ def median_ratio(reference_blocks: Sequence[Sequence[float]], candidate_blocks: 
     in every other round, by the one that ran before it) the median of ten ratios is the
     mean of the fifth and sixth, a value between the two kinds that neither median
     shows (0.64 beside p50s of 1.74 and 15.76 ms)."""
-    from app.core.bench.noise import run_length
+    from app.core.measure.noise import run_length
 
     rounds = min(len(reference_blocks), len(candidate_blocks))
     reference, candidate = list(reference_blocks[:rounds]), list(candidate_blocks[:rounds])

@@ -6,7 +6,7 @@ CPU clock drops, a neighbour starts a build), and the difference lands in the ra
 Timed in short blocks taking turns, both meet the same spells, so the ratio of their
 medians over all blocks holds what differs between them, not what slowed both alike.
 
-The child side (app.core.bench.serve.serve_blocks, called by a member job after it has made its session and
+The child side (app.core.measure.serve.serve_blocks, called by a member job after it has made its session and
 feeds) warms up, says it is ready with a rough time per run, then waits for commands:
 {"block": n} times n runs (shared by K threads for a concurrency of K) and answers with
 their samples and the block's wall time, {"stop": true} ends it.
@@ -14,10 +14,10 @@ The parent side (`alternate`) starts the members one after another, each once th
 before is ready (the reference writes the feeds the others read), then runs rounds: in
 each, every member runs one block, one member at a time, in an order rotated every round
 so none always goes first. `summarize` turns the blocks into speedups with intervals and
-verdicts (see app.core.bench.stats).
+verdicts (see app.core.measure.stats).
 
 All members stay alive, and hold their models in memory, until the comparison ends
-(`alternate`), or, run in several sets of fresh processes (app.core.bench.pairs), until
+(`alternate`), or, run in several sets of fresh processes (app.core.measure.pairs), until
 their set's rounds end; `Ensemble` and `run_rounds` let a caller start and stop members between
 rounds instead (a sweep's groups, app.core.bench.sweep).
 """
@@ -31,13 +31,13 @@ from typing import Callable
 
 import numpy as np
 
-from app.core.bench.bench import RunSettings
-from app.core.bench.noise import clean_rounds, disturbed, trimmed
-from app.core.bench.noise import summary as load_summary
-from app.core.bench.stats import BOOTSTRAP_RESAMPLES, latency_stats, median_ratio, throughput_per_s
+from app.core.measure.runs import RunSettings
+from app.core.measure.noise import clean_rounds, disturbed, trimmed
+from app.core.measure.noise import summary as load_summary
+from app.core.measure.stats import BOOTSTRAP_RESAMPLES, latency_stats, median_ratio, throughput_per_s
 from app.core.verdict import PRACTICAL_BAND, RULE, judge_speed
-from app.core.bench.pairs import Pairs, pairs_ratio
-from app.core.bench.serve import BLOCK, READY
+from app.core.measure.pairs import Pairs, pairs_ratio
+from app.core.measure.serve import BLOCK, READY
 from app.core.jobs.entry import Job
 from app.core.jobs.errors import JobCancelled, JobFailed
 from app.core.jobs.params import Params
@@ -320,7 +320,7 @@ def alternate(job: Job, members: list[Params], settings: RunSettings, ctx: JobCo
     """Run `job` (one that calls serve_blocks) once per entry of `members`, the first being
     the reference, and measure them in alternation as `settings` asks (see plan_blocks,
     which takes `min_rounds` and `extend_s`); with `pairs`, that many times in fresh
-    processes, `settings` being each set's (app.core.bench.pairs).
+    processes, `settings` being each set's (app.core.measure.pairs).
 
     Cancelling `ctx` cancels every member and raises JobCancelled, after handing the whole
     rounds measured so far, if any, to `on_partial`; a member's failure ends the others

@@ -5,13 +5,13 @@ import threading
 import numpy as np
 import pytest
 
-from app.core.bench.bench import RunSettings, benchmark, measure, time_runs
-from app.core.bench.timing import TICK_NS
+from app.core.measure.runs import RunSettings, benchmark, measure, time_runs
+from app.core.measure.timing import TICK_NS
 from app.core.jobs.errors import JobCancelled, UserError
 from app.core.jobs.protocol import JobContext
 from app.core.runner.process import run_job
 from app.core.session.config import SessionConfig
-from app.core.bench.stats import latency_stats
+from app.core.measure.stats import latency_stats
 from tests import models
 from app.core.bench.jobs import BENCH
 

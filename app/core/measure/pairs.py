@@ -1,5 +1,5 @@
 """A comparison in several sets of fresh processes ("pairs": with two models, each set is one
-process of each, taking turns as ever, app.core.bench.alternate).
+process of each, taking turns as ever, app.core.measure.alternate).
 
 Why: two processes of one and the same file can differ by several percent for as long as
 they live (where their memory landed, which core and cache they share with whom), and a
@@ -28,7 +28,7 @@ from typing import Callable, Sequence
 
 import numpy as np
 
-from app.core.bench.stats import _z, median_ratio
+from app.core.measure.stats import _z, median_ratio
 
 
 def t_quantile(level: float, df: int) -> float:
@@ -104,7 +104,7 @@ class Pairs:
 def per_pair(settings, pairs: int):
     """`settings` (bench.RunSettings) for each of `pairs` sets: its duration or its runs shared
     among them."""
-    from app.core.bench.bench import RunSettings
+    from app.core.measure.runs import RunSettings
 
     share = settings.to_dict()
     if settings.duration_s:

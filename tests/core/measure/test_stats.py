@@ -3,7 +3,7 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from app.core.bench.stats import bootstrap_median_ci, latency_stats, mean_ci, median_ratio, throughput_per_s
+from app.core.measure.stats import bootstrap_median_ci, latency_stats, mean_ci, median_ratio, throughput_per_s
 from app.core.verdict import judge_speed
 
 
@@ -96,7 +96,7 @@ def test_a_speedup_and_none_get_the_right_verdicts_on_synthetic_rounds():
 
 
 def test_a_long_measurement_resamples_a_thinned_copy_but_keeps_every_run_in_the_speedup():
-    from app.core.bench.stats import BOOTSTRAP_RUNS, _thinned
+    from app.core.measure.stats import BOOTSTRAP_RUNS, _thinned
     rng = np.random.default_rng(3)
     reference = [list(rng.normal(1.0, 0.05, 300)) for _ in range(800)]      # 240,000 runs
     candidate = [list(rng.normal(0.8, 0.04, 300)) for _ in range(800)]

@@ -7,8 +7,8 @@ import time
 import psutil
 import pytest
 
-from app.core.bench.alternate import MIN_BLOCK_RUNS, MIN_ROUNDS, BlockPlan, alternate, plan_blocks, round_order, summarize
-from app.core.bench.bench import RunSettings
+from app.core.measure.alternate import MIN_BLOCK_RUNS, MIN_ROUNDS, BlockPlan, alternate, plan_blocks, round_order, summarize
+from app.core.measure.runs import RunSettings
 from app.core.jobs.errors import JobCancelled
 from app.core.jobs.protocol import JobContext
 from tests.sample_jobs import PACED_MEMBER, SampleParams
@@ -97,7 +97,7 @@ def test_cancel_ends_every_member(tmp_path):
 def test_progress_fills_once_over_every_planned_pair_and_never_reads_full_while_work_remains():
     """Compare sat at "100 %, ETA 0 s" from 20 s to 67 s: each pair of processes filled the bar
     again, and the rounds that narrow an interval past the budget read 100 %."""
-    from app.core.bench.pairs import Pairs
+    from app.core.measure.pairs import Pairs
 
     said = []
     ctx = JobContext(lambda kind, payload: said.append(payload) if kind == "progress" else None)

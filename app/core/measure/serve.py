@@ -1,4 +1,4 @@
-"""The child's side of a comparison in alternation (app.core.bench.alternate): a member that
+"""The child's side of a comparison in alternation (app.core.measure.alternate): a member that
 has made its session and feeds warms up, says it is ready, then times the blocks of runs
 the parent asks for until it says stop."""
 
@@ -9,9 +9,9 @@ from array import array
 
 import numpy as np
 
-from app.core.bench.bench import Measurement, Prepared, RunSettings, make_run
-from app.core.bench.noise import BlockLoad, single_threaded
-from app.core.bench.timing import time_loop
+from app.core.measure.runs import Measurement, Prepared, RunSettings, make_run
+from app.core.measure.noise import BlockLoad, single_threaded
+from app.core.measure.timing import time_loop
 from app.core.jobs.protocol import JobContext
 
 READY, BLOCK = "ready", "block"      # the data a member sends: it is warm; a block's samples

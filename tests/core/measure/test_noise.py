@@ -6,9 +6,9 @@ from __future__ import annotations
 
 import numpy as np
 
-from app.core.bench.alternate import Alternation, BlockPlan, summarize
-from app.core.bench.noise import MAX_HIT, clean_rounds, disturbed, run_length, trimmed
-from app.core.bench.stats import median_ratio, round_log_ratios
+from app.core.measure.alternate import Alternation, BlockPlan, summarize
+from app.core.measure.noise import MAX_HIT, clean_rounds, disturbed, run_length, trimmed
+from app.core.measure.stats import median_ratio, round_log_ratios
 from app.core.gate.judge import REGRESSION, slowdown, speed_decision
 
 

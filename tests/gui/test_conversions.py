@@ -272,7 +272,7 @@ def test_a_decoders_card_gives_its_next_tokens_and_fails_on_them_where_they_deci
 
 def test_the_card_names_a_llama_decoders_group_query_attention_and_rotations(qtbot, tmp_path):
     from app.core.convert.jobs import MAKE
-    from app.gui.panels.convert.parts import ResultCard
+    from app.gui.panels.convert.result_card import ResultCard
     from tests.rope_models import llama_rope
 
     source = models.save(llama_rope(layers=2), tmp_path / "llama.onnx")

@@ -4,7 +4,13 @@ from __future__ import annotations
 
 from pathlib import Path
 
-from app.cli.common import add_cluster_argument, add_json_flag, cluster_lines, format_table, human_bytes, output, render_inputs, run_job_cli
+from app.cli.parser import add_cluster_argument
+
+from app.cli.printing import add_json_flag, cluster_lines, format_table, output, render_inputs
+
+from app.core.formatting import human_bytes
+
+from app.cli.running import run_job_cli
 from app.cli.session_args import add_run_arguments, add_session_arguments, run_settings_from_args, session_config_from_args
 from app.core.session.load import busy_note
 from app.core.session.plugins import devices_text

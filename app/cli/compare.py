@@ -5,8 +5,10 @@ from __future__ import annotations
 from pathlib import Path
 
 from app.cli.bench import latency_columns
-from app.cli.common import (add_cluster_argument, add_json_flag, check_output_file, cluster_lines, format_table,
-                            human_bytes, output, render_inputs, run_job_cli, write_csv_table)
+from app.cli.parser import add_cluster_argument
+from app.cli.printing import add_json_flag, check_output_file, cluster_lines, format_table, output, render_inputs, write_csv_table
+from app.core.formatting import human_bytes
+from app.cli.running import run_job_cli
 from app.cli.param_args import add_param_arguments, params_from_args
 from app.cli.session_args import add_run_arguments, add_session_arguments, run_settings_from_args, session_config_from_args
 from app.core.bench.accuracy import accuracy_text

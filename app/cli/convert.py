@@ -6,7 +6,9 @@ from pathlib import Path
 
 import argparse
 
-from app.cli.common import add_json_flag, format_table, output, run_job_cli
+from app.cli.printing import add_json_flag, format_table, output
+
+from app.cli.running import run_job_cli
 from app.cli.repair_steps import add_repair_arguments, render_repair, repair_bounds
 from app.cli.param_args import add_param_arguments, params_from_args
 from app.cli.session_args import add_session_arguments, session_config_from_args

@@ -3,7 +3,9 @@ libraries loaded; and each device the providers list."""
 
 from __future__ import annotations
 
-from app.cli.common import add_json_flag, format_table, output, run_job_cli
+from app.cli.printing import add_json_flag, format_table, output
+
+from app.cli.running import run_job_cli
 from app.core.session.jobs import PROBE_PROVIDERS, ProbeParams
 from app.core.text import printable
 

@@ -4,7 +4,9 @@ from __future__ import annotations
 
 import textwrap
 
-from app.cli.common import add_json_flag, output, render_inputs, run_job_cli
+from app.cli.printing import add_json_flag, output, render_inputs
+
+from app.cli.running import run_job_cli
 from app.cli.param_args import add_param_arguments, params_from_args
 from app.cli.session_args import add_session_arguments, session_config_from_args
 from app.core.diagnose.jobs import DIAGNOSE, DiagnoseParams

@@ -2,7 +2,9 @@
 
 from __future__ import annotations
 
-from app.cli.common import add_json_flag, format_table, output, run_job_cli
+from app.cli.printing import add_json_flag, format_table, output
+
+from app.cli.running import run_job_cli
 from app.core.graph.jobs import DIFF, DiffParams
 
 ORDER = 15

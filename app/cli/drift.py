@@ -5,7 +5,9 @@ from __future__ import annotations
 
 from pathlib import Path
 
-from app.cli.common import add_json_flag, format_table, output, render_inputs, run_job_cli
+from app.cli.printing import add_json_flag, format_table, output, render_inputs
+
+from app.cli.running import run_job_cli
 from app.cli.convert import add_tolerance_arguments, tolerance_from_args
 from app.cli.repair_steps import add_repair_arguments, render_repair, repair_bounds
 from app.cli.session_args import add_session_arguments, session_config_from_args

@@ -9,8 +9,9 @@ import stat
 import sys
 from pathlib import Path
 
-from app.cli.common import (add_json_flag, check_output_file, distinct_outputs, format_table, output, render_inputs,
-                            run_job_cli, warn, write_output_file)
+from app.cli.printing import add_json_flag, check_output_file, distinct_outputs, format_table, output, render_inputs, warn, write_output_file
+
+from app.cli.running import run_job_cli
 from app.cli.compare import generation_text
 from app.cli.convert import add_tolerance_arguments, tolerance_from_args
 from app.cli.session_args import (add_run_arguments, add_session_arguments, run_settings_from_args, session_config_from_args,

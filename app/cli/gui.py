@@ -40,6 +40,6 @@ def main(argv: list[str]) -> int:
     except SystemExit as exc:
         return int(exc.code or 0) if isinstance(exc.code, int) else 0
     except Exception as exc:
-        from app.cli.common import report_failure
+        from app.cli.running import report_failure
         return report_failure(exc, False)
     return open_window(args.models, demo=args.demo)

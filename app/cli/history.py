@@ -6,7 +6,7 @@ from __future__ import annotations
 import argparse
 import time
 
-from app.cli.common import add_json_flag, format_table, output
+from app.cli.printing import add_json_flag, format_table, output
 from app.core.formatting import duration_column, shared_decimals
 
 ORDER = 90

@@ -2,7 +2,9 @@
 
 from __future__ import annotations
 
-from app.cli.common import add_json_flag, format_table, output, run_job_cli
+from app.cli.printing import add_json_flag, format_table, output
+
+from app.cli.running import run_job_cli
 from app.cli.session_args import add_session_arguments, session_config_from_args
 from app.core.formatting import human_bytes
 from app.core.model.value_type import io_rows

@@ -4,7 +4,11 @@ from __future__ import annotations
 
 import textwrap
 
-from app.cli.common import add_json_flag, format_table, human_bytes, output, run_job_cli
+from app.cli.printing import add_json_flag, format_table, output
+
+from app.core.formatting import human_bytes
+
+from app.cli.running import run_job_cli
 from app.cli.compare import speedup_text
 from app.cli.param_args import add_param_arguments, params_from_args
 from app.cli.session_args import add_session_arguments, session_config_from_args

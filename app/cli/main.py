@@ -9,7 +9,8 @@ import importlib
 import sys
 
 import app
-from app.cli.common import CommandParser, report_failure
+from app.cli.parser import CommandParser
+from app.cli.running import report_failure
 
 DESCRIPTION = """\
 ORTune makes ONNX models run fast on ONNX Runtime.

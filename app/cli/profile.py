@@ -4,8 +4,11 @@ from __future__ import annotations
 
 from pathlib import Path
 
-from app.cli.common import (add_json_flag, check_output_file, distinct_outputs, format_table, output, positive_int, render_inputs,
-                            run_job_cli, write_csv_table)
+from app.cli.printing import add_json_flag, check_output_file, distinct_outputs, format_table, output, render_inputs, write_csv_table
+
+from app.cli.parser import positive_int
+
+from app.cli.running import run_job_cli
 from app.cli.session_args import (add_run_arguments, add_session_arguments, run_settings_from_args,
                                   session_config_from_args)
 from app.core.jobs.errors import UserError

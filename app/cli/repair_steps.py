@@ -3,7 +3,7 @@
 
 from __future__ import annotations
 
-from app.cli.common import format_table
+from app.cli.printing import format_table
 from app.cli.session_args import whole_number
 from app.core.verdict import verdict_words
 from app.core.drift.step_text import added_text, outputs_text

@@ -5,7 +5,9 @@ from __future__ import annotations
 import os
 import sys
 
-from app.cli.common import add_json_flag, format_table, output, run_job_cli
+from app.cli.printing import add_json_flag, format_table, output
+
+from app.cli.running import run_job_cli
 from app.core.jobs.errors import UserError
 
 ORDER = 110

@@ -2,7 +2,11 @@
 
 from __future__ import annotations
 
-from app.cli.common import add_cluster_argument, add_json_flag, format_table, output, render_inputs, run_job_cli
+from app.cli.parser import add_cluster_argument
+
+from app.cli.printing import add_json_flag, format_table, output, render_inputs
+
+from app.cli.running import run_job_cli
 from app.cli.param_args import add_param_arguments, params_from_args
 from app.cli.session_args import add_session_arguments, session_config_from_args, whole_number
 from app.core.session.settings_text import settings_text

@@ -30,11 +30,11 @@ class CliResult:
 
 def run_in_process(args: list[str], cwd) -> CliResult:
     """main(argv) with its streams captured, in cwd, with the command line's per-run state reset."""
-    from app.cli import common
+    from app.cli import printing
     from app.cli.main import main
 
     out, err = io.StringIO(), io.StringIO()
-    common._warned.clear()          # one command's warnings, as in a fresh process
+    printing._warned.clear()          # one command's warnings, as in a fresh process
     before = os.getcwd()
     os.chdir(cwd or ROOT)
     try:
@@ -45,7 +45,7 @@ def run_in_process(args: list[str], cwd) -> CliResult:
                 code = exc.code if isinstance(exc.code, int) else (0 if exc.code is None else 1)
     finally:
         os.chdir(before)
-        common._warned.clear()
+        printing._warned.clear()
     return CliResult(int(code or 0), out.getvalue(), err.getvalue())
 
 

@@ -9,7 +9,7 @@ from types import SimpleNamespace
 
 import pytest
 
-from app.cli import common
+from app.cli import running
 from app.core.jobs.errors import JobCancelled, JobFailed
 
 
@@ -45,9 +45,9 @@ def test_ctrl_c_asks_the_job_to_stop_and_reads_its_events_to_the_end(monkeypatch
     if threading.current_thread() is not threading.main_thread():
         pytest.skip("signal handlers are set in the main thread only")
     handle = _Handle(error)
-    monkeypatch.setattr(common, "start", lambda *a, **k: handle)
+    monkeypatch.setattr(running, "start", lambda *a, **k: handle)
     before = signal.getsignal(signal.SIGINT)
     with pytest.raises(JobCancelled, match="Ctrl"):
-        common.run_job_cli(SimpleNamespace(name="fake", params=object), object())
+        running.run_job_cli(SimpleNamespace(name="fake", params=object), object())
     assert handle.cancelled == 1 and handle.read_after == 3, "no read was cut short"
     assert signal.getsignal(signal.SIGINT) is before, "the command's own Ctrl+C handling is back"

@@ -1,7 +1,7 @@
 """The line under a result that says where it was measured, for a target and a Ray cluster
 (a search spread over a cluster and cancelled early has no workers and no version yet)."""
 
-from app.cli.common import _target_line
+from app.cli.printing import _target_line
 
 
 def test_a_cluster_result_names_the_cluster_and_its_workers():

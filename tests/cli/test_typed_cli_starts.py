@@ -3,7 +3,7 @@ dict (whose misspelt key would be found only when the job runs) is refused befor
 
 import pytest
 
-from app.cli.common import run_job_cli
+from app.cli.running import run_job_cli
 from app.core.graph.jobs import CostParams
 from tests.sample_jobs import PAYLOAD, SampleParams
 

@@ -32,6 +32,8 @@ from pathlib import Path
 ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT))
 
+from benchmarks.generate_truth import repeated  # noqa: E402
+
 
 def bare_genai(folder: str, prompt_ids: list, new_tokens: int, threads: int, repeats: int, warmup: int) -> dict:
     """Greedy generation with onnxruntime-genai's Generator, timed around its own calls."""
@@ -63,14 +65,7 @@ def bare_genai(folder: str, prompt_ids: list, new_tokens: int, threads: int, rep
             steps.append((time.perf_counter_ns() - started) / 1e6)
         return ttft, steps, np.stack(chosen, axis=1).tolist()
 
-    for _ in range(warmup):
-        generate()
-    ttfts, all_steps, tokens = [], [], None
-    for _ in range(repeats):
-        ttft, steps, chosen = generate()
-        ttfts.append(ttft)
-        all_steps += steps
-        tokens = tokens or chosen
+    ttfts, all_steps, tokens = repeated(generate, warmup, repeats)
     return {"ttft_ms": statistics.median(ttfts), "decode_p50_ms": statistics.median(all_steps),
             "tokens_per_s": batch_rate(len(ids), all_steps), "token_ids": tokens}
 

@@ -28,6 +28,21 @@ ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT))
 
 
+def repeated(generate, warmup: int, repeats: int) -> tuple[list[float], list[float], list]:
+    """`generate()` (ttft ms, step ms, token ids) `warmup` times untimed, then `repeats` times:
+    (every TTFT, every step, the first generation's tokens). A bare loop's own repetition,
+    shared by the benchmarks that time one without ORTune's code."""
+    for _ in range(warmup):
+        generate()
+    ttfts, all_steps, tokens = [], [], None
+    for _ in range(repeats):
+        ttft, steps, chosen = generate()
+        ttfts.append(ttft)
+        all_steps += steps
+        tokens = tokens or chosen
+    return ttfts, all_steps, tokens
+
+
 def bare_loop(model: str, prompt_ids: list, new_tokens: int, threads: int, repeats: int, warmup: int) -> dict:
     """Greedy generation with plain InferenceSession.run calls, present fed back as past."""
     import numpy as np
@@ -65,14 +80,7 @@ def bare_loop(model: str, prompt_ids: list, new_tokens: int, threads: int, repea
             chosen.append(token)
         return ttft, steps, np.stack(chosen, axis=1).tolist()
 
-    for _ in range(warmup):
-        generate()
-    ttfts, all_steps, tokens = [], [], None
-    for _ in range(repeats):
-        ttft, steps, chosen = generate()
-        ttfts.append(ttft)
-        all_steps += steps
-        tokens = tokens or chosen
+    ttfts, all_steps, tokens = repeated(generate, warmup, repeats)
     decode_s = sum(all_steps) / 1000
     return {"ttft_ms": statistics.median(ttfts), "decode_p50_ms": statistics.median(all_steps),
             "tokens_per_s": {"decode": batch * len(all_steps) / decode_s,

@@ -6,6 +6,7 @@ from PySide6.QtWidgets import QMessageBox
 
 from tests import drift_models, models
 from tests.gui.steps import open_and_wait, tab
+from app.core.drift.jobs import DRIFT
 from app.gui.shell.handover import DriftPair
 
 
@@ -36,7 +37,7 @@ def test_from_a_conversion_the_first_drift_is_marked_and_one_click_repairs_it(qt
     assert "layer2" in drift.first_drift.text() and "MatMul" in drift.first_drift.text()
     assert drift.first_nonfinite.text() == "First NaN/Inf: none"
     source = drift.result["source"]
-    assert window.context.latest("drift", source) is drift.result, "the Graph tab's drift overlay gets it"
+    assert window.context.latest(DRIFT, source) is drift.result, "the Graph tab's drift overlay gets it"
     graph = window.panel("Graph")
     graph.ensure_built()
     graph.picture = {"path": source}          # as once the source is drawn
@@ -74,7 +75,6 @@ def test_compare_opens_the_drift_of_the_selected_model(qtbot, window, monkeypatc
     compare.show_drift()
     compare.table.selectRow(2)
     compare.show_drift()
-    from app.core.drift.jobs import DRIFT
     assert asked == [(DRIFT, DriftPair("/a.onnx", "/b.onnx")), (DRIFT, DriftPair("/a.onnx", "/c.onnx"))]
 
 

@@ -6,6 +6,7 @@ import onnx
 from onnx import helper
 
 from app.gui.panels.graph.overlays import DIFF_COLOURS, NO_VALUE, RAMP, WARNING, _micros
+from app.core.session.jobs import PLACEMENT
 from tests import models
 from tests.gui.test_graph_panel import open_graph
 from tests.gui.test_profiling import load
@@ -50,7 +51,7 @@ def test_the_provider_overlay_warns_of_cpu_fallback(qtbot, window, tmp_path):
                  "nodes": [{"name": n, "op_type": "", "provider": "CUDAExecutionProvider"} for n in ("conv1", "relu1")]
                  + [{"name": "fc", "op_type": "Gemm", "provider": "CPUExecutionProvider"}]}
     panel.show_overlay("provider")
-    window.context.publish("placement", model.path, placement)
+    window.context.publish(PLACEMENT, model.path, placement)
     assert colour_of(panel, "6") == WARNING and colour_of(panel, "0") not in (WARNING, NO_VALUE)
     assert colour_of(panel, "2") == NO_VALUE
     assert (WARNING, "CPU (fallback)") in panel.legend.entries
@@ -128,7 +129,7 @@ def test_the_profile_overlay_puts_a_fused_convs_time_on_the_conv(qtbot, window, 
     panel, model = open_graph(qtbot, window, models.save(models.conv_bn_relu(), tmp_path / "cbr.onnx"))
     profile = run_job(PROFILE, {"model": model.path, "runs": 3, "out": str(tmp_path / "cbr.json")})   # level 'all'
     panel.show_overlay("profile")
-    window.context.publish("profile", model.path, profile)
+    window.context.publish(PROFILE, model.path, profile)
     assert colour_of(panel, "0") != NO_VALUE and colour_of(panel, "1") == NO_VALUE   # conv0 timed, bn0 fused
     conv0 = next(row for row in profile["by_node"] if row["name"] in ("conv0", "r0_nchwc"))   # FusedConv or NCHWc
     panel.select("0")

@@ -24,7 +24,7 @@ class PanelContext(QObject):
     providers_ready = Signal(object)     # the provider probe's result
     inputs_planned = Signal(str, object)  # a model's path and the input plan a job just ran it on
     node_chosen = Signal(str, str)       # a model's path and a node's name: a table row named it (the graph centres)
-    result_made = Signal(str, str, object)  # kind, a model's path, a result another tab may draw (see publish)
+    result_made = Signal(object, str, object)  # the job entry, a model's path, a result another tab may draw (publish)
 
     def __init__(self, window, session: SessionState):
         super().__init__(window)
@@ -87,14 +87,14 @@ class PanelContext(QObject):
         return self._plans.get(str(path))
 
     # results other tabs draw, and nodes a table names --------------------------------
-    def publish(self, kind: str, path: str, result: dict) -> None:
-        """A tab made a result of `kind` ("profile", "placement", "drift") for the model at `path`:
-        kept as that model's newest, for the tabs that draw it (the Graph tab's overlays)."""
-        self._latest[(kind, str(path))] = result
-        self.result_made.emit(kind, str(path), result)
+    def publish(self, job: Job, path: str, result: dict) -> None:
+        """A tab made a result of `job` (its entry: PROFILE, PLACEMENT, DRIFT …) for the model at
+        `path`: kept as that model's newest, for the tabs that draw it (the Graph tab's overlays)."""
+        self._latest[(job, str(path))] = result
+        self.result_made.emit(job, str(path), result)
 
-    def latest(self, kind: str, path: str) -> dict | None:
-        return self._latest.get((kind, str(path)))
+    def latest(self, job: Job, path: str) -> dict | None:
+        return self._latest.get((job, str(path)))
 
     def choose_node(self, path: str, name: str) -> None:
         """A table row names a node of the model at `path`."""

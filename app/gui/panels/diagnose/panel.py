@@ -12,6 +12,7 @@ from app.core.formatting import duration_text
 from app.gui.shell.job_control import JobControl, RunOf
 from app.gui.shell.panel import Panel
 from app.core.diagnose.jobs import DIAGNOSE, DiagnoseParams
+from app.core.profile.jobs import PROFILE
 
 SEVERITY_MARK = {"high": "●●●", "medium": "●●", "low": "●", "info": "○"}
 
@@ -79,7 +80,7 @@ class DiagnosePanel(Panel):
             return
         params = DiagnoseParams(path=self.model.path, session=config)
         self.profile_source = "its own profile of this run"
-        profile = self.context.latest("profile", str(Path(self.model.path).resolve()))
+        profile = self.context.latest(PROFILE, str(Path(self.model.path).resolve()))
         if profile and same_session(profile.get("session"), config.to_dict()) and Path(profile["trace"]).is_file():
             params.trace = profile["trace"]     # the Profile tab's shares, not a second profile's
             self.profile_source = f"the Profile tab's profile ({Path(profile['trace']).name})"

@@ -214,7 +214,7 @@ class DriftPanel(Panel):
         self.result = result
         self._keep_shown(self.pair, result, self.repair_result)
         for path in (result["source"], result["variant"]):       # the Graph tab's drift overlay draws it
-            self.context.publish("drift", path, result)
+            self.context.publish(DRIFT, path, result)
         self.context.report_inputs(result["source"], result.get("inputs") or [])
         self._show_inputs()
         self.table.set_rows([tensor_row(row) for row in result["tensors"]])

@@ -11,12 +11,15 @@ from __future__ import annotations
 from pathlib import Path
 
 from PySide6.QtCore import Qt
-from PySide6.QtWidgets import QComboBox, QHBoxLayout, QLabel, QLineEdit, QPushButton, QSplitter, QVBoxLayout, QWidget
+from PySide6.QtWidgets import QComboBox, QHBoxLayout, QLabel, QLineEdit, QPushButton, QSplitter
 
 from app.core.graph import overlay
 from app.core.graph.cost import count_text
 from app.core.graph.details import node_facts
 from app.core.graph.jobs import DRAW, DrawParams
+from app.core.drift.jobs import DRIFT
+from app.core.profile.jobs import PROFILE
+from app.core.session.jobs import PLACEMENT
 from app.core.graph.structure import search
 from app.gui.shell.panel import Panel
 
@@ -207,7 +210,7 @@ class GraphPanel(Panel):
         node = canvas.nodes[index]
         details = node_facts(self.details, node_id) if self.details else None
         line = self.overlay_lines.get(node_id, "")
-        profile = self.context.latest("profile", self.picture["path"])
+        profile = self.context.latest(PROFILE, self.picture["path"])
         if profile and self.details:
             reached = overlay.achieved([node], profile, self.details)["values"].get(node_id)
             if reached:
@@ -258,8 +261,8 @@ class GraphPanel(Panel):
     # overlays ----------------------------------------------------------------------------
     def sources(self) -> dict:
         path = self.picture["path"] if self.picture else ""
-        return {"profile": self.context.latest("profile", path), "placement": self.context.latest("placement", path),
-                "details": self.details, "drift": self.drifts.get(path) or self.context.latest("drift", path),
+        return {"profile": self.context.latest(PROFILE, path), "placement": self.context.latest(PLACEMENT, path),
+                "details": self.details, "drift": self.drifts.get(path) or self.context.latest(DRIFT, path),
                 "diff": self.diff_box.result_for(path)}
 
     def apply_overlay(self) -> None:
@@ -293,8 +296,8 @@ class GraphPanel(Panel):
         if self.built:
             self.show_overlay("drift")
 
-    def _result_made(self, kind: str, path: str, result: dict) -> None:
-        if kind == "drift":
+    def _result_made(self, job, path: str, result: dict) -> None:
+        if job is DRIFT:
             self.drifts[path] = result
             self.show_drift(result)
         elif self.built and self.picture is not None and path == self.picture["path"]:

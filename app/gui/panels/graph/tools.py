@@ -25,7 +25,6 @@ class OverlayRun:
     """The run an overlay needs, one click away: its job's entry and parameters, and its words."""
     job: Job
     params: Callable[[str, object], object]   # params(model path, the Session tab's config)
-    published: str                            # the kind of result the tabs share it as (PanelContext.publish)
     doing: str                                # "Profiling …" while it runs
     first: str                                # the button before the overlay was painted
     again: str                                # the button once it was
@@ -35,9 +34,9 @@ class OverlayRun:
 #: overlay -> the run that paints it
 OVERLAY_RUNS = {
     "profile": OverlayRun(PROFILE, lambda path, config: ProfileParams(model=path, session=config, runs=PROFILE_RUNS),
-                          "profile", "Profiling", "Profile now", "Profile again", plans_inputs=True),
+                          "Profiling", "Profile now", "Profile again", plans_inputs=True),
     "provider": OverlayRun(PLACEMENT, lambda path, config: PlacementParams(path=path, session=config),
-                           "placement", "Placing", "Show placement", "Place again"),
+                           "Placing", "Show placement", "Place again"),
 }
 
 
@@ -116,9 +115,9 @@ class ToolsBar(QWidget):
             self.panel.status.setText(self.panel.drawn_text)
             if run.plans_inputs:
                 self.context.report_inputs(model.path, result.get("inputs") or [])
-            self.context.publish(run.published, model.path, result)
+            self.context.publish(run.job, model.path, result)
 
-        self.context.jobs.start(f"{run.published.title()} {model.label}", run.job, run.params(model.path, config),
+        self.context.jobs.start(f"{run.job.name.title()} {model.label}", run.job, run.params(model.path, config),
                                 on_result=done, on_error=lambda _exc: self._measure_failed())
 
     def _measure_failed(self) -> None:

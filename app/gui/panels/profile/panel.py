@@ -173,7 +173,7 @@ class ProfilePanel(Panel):
         self.profiles.append((label, info))
         path = info.get("model_path") or info.get("model")
         if path:                                 # the Graph tab draws the newest profile of each model
-            self.context.publish("profile", str(Path(path).resolve()), info)
+            self.context.publish(PROFILE, str(Path(path).resolve()), info)
         if self.built:
             self._list_profiles()
 

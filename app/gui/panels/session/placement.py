@@ -57,7 +57,7 @@ class PlacementView(QWidget):
         def done(result: dict) -> None:
             self.button.setEnabled(True)
             self.model_path = model.path
-            context.publish("placement", model.path, result)     # the Graph tab's provider overlay
+            context.publish(PLACEMENT, model.path, result)     # the Graph tab's provider overlay
             self.show_result(result)
 
         context.jobs.start(f"Placement of {model.label}", PLACEMENT,

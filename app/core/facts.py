@@ -99,4 +99,4 @@ def figures_text(others: list[Figure]) -> str:
     listed = "; ".join(f"{other.where} {duration_text(other.p50_ms)} ({other.how}, "
                        f"{time.strftime('%H:%M:%S', time.localtime(other.when))})" for other in others)
     return (f"Also measured in this sitting, same model, inputs and settings: p50 {listed}. Each way of timing "
-            f"gives its own figure (alone or beside another model, other programs at the time).")
+            f"gives its own figure.")

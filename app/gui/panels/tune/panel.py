@@ -115,12 +115,16 @@ class TunePanel(Panel):
         self.table.setToolTip("Race: in one process beside the other settings (ranks only). Alone: each in its "
                               "own process, speedup over your settings, in alternation, and its median.")
         self.chart = LeaderboardChart()
-        right = QSplitter(Qt.Orientation.Vertical)
-        right.addWidget(self.caption)
-        right.addWidget(self.table)
-        right.addWidget(self.chart)
-        right.setStretchFactor(1, 1)
-        right.setStretchFactor(2, 1)
+        # the caption above the splitter, not a pane of it: a pane keeps the height it was given,
+        # so a caption that wraps to a second line had it cut off
+        split = QSplitter(Qt.Orientation.Vertical)
+        split.addWidget(self.table)
+        split.addWidget(self.chart)
+        right = QWidget()
+        right_layout = QVBoxLayout(right)
+        right_layout.setContentsMargins(0, 0, 0, 0)
+        right_layout.addWidget(self.caption)
+        right_layout.addWidget(split, 1)
         self.caption.follow(self.table, self.chart, self.summary)
         body = QSplitter(Qt.Orientation.Horizontal)
         body.addWidget(left)

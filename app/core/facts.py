@@ -10,16 +10,12 @@ beside it, each with where and how it was timed.
 
 from __future__ import annotations
 
-import hashlib
 import json
 import time
 from dataclasses import dataclass, field
 from pathlib import Path
 
 from app.core.formatting import duration_text
-
-#: past this size a model file is known by its path, size and time of change, not its bytes
-HASHED_UP_TO = 512 * 1024 * 1024
 
 
 @dataclass(frozen=True)
@@ -51,30 +47,17 @@ def _plan_key(inputs) -> tuple:
 class FactBook:
     """Every figure of every fact seen in this sitting."""
     figures: dict[tuple, list[Figure]] = field(default_factory=dict)
-    _identities: dict[tuple, str] = field(default_factory=dict)
 
     def identity(self, path: str | Path) -> str | None:
-        """The model's content hash (cached per path, size and time of change); None where the
-        file is gone."""
+        """The model's content hash, from the history's cache (per path, size and time of
+        change: the job that measured the model recorded it there, so this reads no file);
+        None where the file is gone."""
+        from app.core.store.history import History
+
         try:
-            resolved = Path(path).resolve()
-            info = resolved.stat()
+            return History(warn=lambda _message: None).model_identity(path)["sha256"]
         except OSError:
             return None
-        key = (str(resolved), info.st_size, info.st_mtime_ns)
-        if key not in self._identities:
-            if info.st_size > HASHED_UP_TO:
-                self._identities[key] = "file:" + "|".join(map(str, key))
-            else:
-                digest = hashlib.sha256()
-                try:
-                    with resolved.open("rb") as handle:
-                        for chunk in iter(lambda: handle.read(1 << 20), b""):
-                            digest.update(chunk)
-                except OSError:
-                    return None
-                self._identities[key] = digest.hexdigest()
-        return self._identities[key]
 
     def key(self, path: str | Path, inputs, session: dict | None) -> tuple | None:
         identity = self.identity(path)

@@ -24,19 +24,15 @@ from app.core.session.config import SessionConfig
 from app.core.session.fidelity_policy import GivenTolerance
 
 
-def _undecided(row: dict, limit: float) -> bool:
-    """Whether the new model's row of a summary (alternate.summarize) leaves the speed undecided."""
-    _, low, high = slowdown(row["speedup"], list(judged_speed(row).widened))
-    return speed_decision(low, high, limit) == UNDECIDED
-
-
 def unanswered(row: dict, limit: float) -> str | None:
     """Why the new model's row of a summary (alternate.summarize) calls for another pair of
     processes, or None: its slowdown is judged against `limit` and its verdict is told. Within
     the limit but no direction yet, the gate measures on as compare would, so its speed verdict
     is the one compare, convert and optimize give the same pair."""
-    decided = not _undecided(row, limit)
-    if decided and judged_speed(row).answered:
+    judged = judged_speed(row)
+    _, low, high = slowdown(row["speedup"], list(judged.widened))
+    decided = speed_decision(low, high, limit) != UNDECIDED
+    if decided and judged.answered:
         return None
     return ("the slowdown is within the limit, but its interval cannot yet tell faster, slower or no difference"
             if decided else "the slowdown's interval reaches across the limit") + (

@@ -142,7 +142,9 @@ def test_gate_on_a_target_judges_there_and_keeps_the_result_here(loop_target, or
     old = models.save(models.mlp(depth=2), tmp_path / "old.onnx")
     new = tmp_path / "new.onnx"
     new.write_bytes(old.read_bytes())
-    done = ortune("gate", new, "--against", old, "--target", loop_target, "--duration", "0.3", "--max-seconds", "1",
+    # up to 20 s, as for the identical copy measured here (tests/cli/test_gate_cli.py): one pair of 0.3 s beside the
+    # other tests' load left the interval reaching past 50 % (exit 6); the gate stops once the pair is judged
+    done = ortune("gate", new, "--against", old, "--target", loop_target, "--duration", "0.3", "--max-seconds", "20",
                   "--max-slowdown", "50", "--json")
     assert done.code == 0, done.stderr
     result = done.json()

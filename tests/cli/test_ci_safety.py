@@ -54,7 +54,7 @@ def test_gate_and_optimize_print_no_line_a_runner_reads_as_a_command(ortune, hos
     assert FORGED_COMMAND[2:] in gate.stdout, "the input's name is shown"
     assert _forged(gate.stdout + gate.stderr) == []
     shipped = ortune("optimize", hostile, "-o", tmp_path / "ship", "--kinds", "ort", "--screen-seconds", "0.05",
-                     "--no-tune", "--budget-seconds", "20", cwd=tmp_path)
+                     "--no-tune", "--budget-seconds", "8", cwd=tmp_path)
     assert shipped.code == 0, shipped.stderr
     assert FORGED_COMMAND[2:] in shipped.stdout and _forged(shipped.stdout + shipped.stderr) == []
 

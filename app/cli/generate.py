@@ -13,6 +13,7 @@ from app.cli.param_args import add_param_arguments, params_from_args
 from app.cli.session_args import add_session_arguments, session_config_from_args
 from app.core.bench.sweep import parse_values
 from app.core.generate.jobs import GENERATE, GenerateParams
+from app.core.jobs.errors import UserError
 from app.core.formatting import duration_text
 
 ORDER = 35
@@ -29,8 +30,8 @@ def _rate(value) -> str:
 def _growth(growth: dict) -> str:
     slope = growth.get("ms_per_1k_tokens")
     if slope is None:
-        return "–"
-    return f"{_ms(growth['first_ms'])} → {_ms(growth['last_ms'])} ({slope:+.3f} ms per 1k tokens)"
+        return f"– ({growth['why']})" if growth.get("why") else "–"
+    return f"{_ms(growth['first_ms'])} → {_ms(growth['last_ms'])} ({slope:+.3g} ms per 1k tokens)"
 
 
 def render(report: dict) -> str:
@@ -72,11 +73,28 @@ def render(report: dict) -> str:
     return "\n".join(lines)
 
 
+def _prompt_lengths(args) -> dict:
+    """--prompt-lengths, or the input plan's --prompt-length as one length (neither: the default);
+    a generation runs the
+    prompt and then every token, so the plan's choice of one step (--phase, --past-length) has no
+    meaning here and is refused rather than ignored."""
+    for flag, value in (("--phase", args.phase), ("--past-length", args.past_length)):
+        if value is not None:
+            raise UserError("bad-option", f"{flag} chooses the one step bench and compare time; generate runs the "
+                                          "prompt and then each new token: give --prompt-lengths and --new-tokens")
+    if args.prompt_length is not None and args.prompt_lengths is not None:
+        raise UserError("bad-option", "give --prompt-length or --prompt-lengths, not both")
+    if args.prompt_length is not None:
+        return {"prompt_lengths": [args.prompt_length]}
+    if args.prompt_lengths is not None:
+        return {"prompt_lengths": parse_values(args.prompt_lengths, "--prompt-lengths")}
+    return {}
+
+
 def run(args) -> int:
     config = session_config_from_args(args)
     params = params_from_args(args, GenerateParams, {
-        "path": args.model, "session": config, "against": args.against or "",
-        "prompt_lengths": parse_values(args.prompt_lengths, "--prompt-lengths")})
+        "path": args.model, "session": config, "against": args.against or "", **_prompt_lengths(args)})
     return output(args, run_job_cli(GENERATE, params, memory_limit=args.memory_limit, target=args.target), render)
 
 
@@ -91,8 +109,8 @@ def register(subparsers) -> None:
     parser.add_argument("model", metavar="MODEL", help="a .onnx or .ort decoder with past/present")
     add_session_arguments(parser)
     group = parser.add_argument_group("generation")
-    group.add_argument("--prompt-lengths", metavar="N[,N...]", default="128",
-                       help="prompt length(s) in tokens, each generated from (default 128)")
+    group.add_argument("--prompt-lengths", metavar="N[,N...]",
+                       help="prompt length(s) in tokens, each generated from (default 128; --prompt-length N: one)")
     add_param_arguments(group, GenerateParams)
     group.add_argument("--against", metavar="REFERENCE",
                        help="a reference decoder (the source of a variant): how often this model's next token is the "

@@ -37,3 +37,13 @@ def test_convert_of_a_decoder_prints_its_next_token_agreement(ortune, tmp_path):
     done = ortune("convert", "optimize", old, "-o", tmp_path / "opt.onnx", "--speed-seconds", "0")
     assert done.code == 0, done.stderr
     assert "next tokens agree on 16 of 16 greedy steps, from a prompt of 8" in done.stdout
+
+
+def test_generate_takes_the_plans_prompt_length_and_refuses_its_one_step_choices(ortune, tmp_path):
+    old, _ = _pair(tmp_path)
+    done = ortune("generate", old, "--prompt-length", "12", "--new-tokens", "3", "--repeats", "1", "--json")
+    assert done.code == 0, done.stderr
+    assert done.json()["prompt_lengths"] == [12] and done.json()["runs"][0]["context"] == 15
+    for given in (("--phase", "prefill"), ("--past-length", "40"), ("--prompt-length", "4", "--prompt-lengths", "8")):
+        refused = ortune("generate", old, *given)
+        assert refused.code == 2 and len(refused.stderr.strip().splitlines()) == 1, refused.stderr

@@ -31,6 +31,7 @@ def test_generating_draws_per_token_latency_live_and_shows_the_figures(qtbot, wi
     assert [row[0] for row in rows] == [8, 32] and all(row[2] > 0 and row[3] > 0 and row[6] > 0 for row in rows)
     details = panel.details.toPlainText()
     assert "KV cache: 256 B a token" in details and "next tokens:" in details
+    assert "no growth per 1k tokens: the steps span" in details and rows[0][8] is None    # 11 steps: too few
     assert panel.caption.current and "input_ids 1×8" in panel.caption.text()
     assert "past_key_values" not in panel.caption.text() and "4 cache inputs, 1×2×0×8" in panel.caption.text()
 

@@ -150,18 +150,30 @@ def measure_prompt(make_loop, feeds: dict, prompt: int, params, ctx: JobContext,
     }, (prefill_rss, decode_rss)
 
 
+#: the fewest tokens of context between the first and the last steps for a slope: over a dozen
+#: tokens the steps' spread (a step's first allocations, a neighbour's burst) is larger than what
+#: the cache's growth adds, and a slope per 1,000 tokens read from them was noise (even negative)
+MIN_GROWTH_SPAN = 64
+
+
 def growth(contexts: list[int], ms: list[float]) -> dict:
     """How per-token latency grows with the context: the median of the first and of the last
     eighth of the steps, and the slope between them in ms per 1,000 tokens of context (from
-    medians, so one slow step, such as the first after the prompt, does not tilt it)."""
+    medians, so one slow step, such as the first after the prompt, does not tilt it); no slope
+    where the steps span fewer than MIN_GROWTH_SPAN tokens, with `why`."""
     if len(ms) < 2:
-        return {"ms_per_1k_tokens": None, "first_ms": ms[0] if ms else None, "last_ms": ms[-1] if ms else None}
+        return {"ms_per_1k_tokens": None, "first_ms": ms[0] if ms else None, "last_ms": ms[-1] if ms else None,
+                "why": "one step: nothing to compare"}
     order = np.argsort(np.asarray(contexts), kind="stable")
     context, times = np.asarray(contexts, float)[order], np.asarray(ms, float)[order]
     eighth = max(1, len(times) // 8)
     first, last = float(np.median(times[:eighth])), float(np.median(times[-eighth:]))
     span = float(np.median(context[-eighth:]) - np.median(context[:eighth]))
-    return {"ms_per_1k_tokens": (last - first) / span * 1000 if span > 0 else None, "first_ms": first, "last_ms": last}
+    if span < MIN_GROWTH_SPAN:
+        return {"ms_per_1k_tokens": None, "first_ms": first, "last_ms": last,
+                "why": f"the steps span {span:.0f} tokens of context, too few to read a growth from "
+                       f"({MIN_GROWTH_SPAN} at least: more --new-tokens)"}
+    return {"ms_per_1k_tokens": (last - first) / span * 1000, "first_ms": first, "last_ms": last, "why": ""}
 
 
 def by_context(contexts: list[int], per_repeat: list[list[float]]) -> list[list[float]]:

@@ -148,3 +148,10 @@ def test_teacher_forcing_counts_each_step_once():
     # the variant differs at step 2 only: fed the reference's tokens, it agrees again after
     result = next_token_agreement(Scripted([1, 2, 3, 4, 5]), Scripted([1, 2, 9, 4, 5]), {}, {}, 5, JobContext())
     assert (result["agree"], result["steps"], result["first_disagreement"]) == (4, 5, 2)
+
+
+def test_no_growth_is_read_from_a_dozen_tokens():
+    contexts = list(range(129, 144))
+    ms = [4.0 - (c - 129) * 0.05 for c in contexts]          # the first steps slower: no growth to read
+    read = growth(contexts, ms)
+    assert read["ms_per_1k_tokens"] is None and "too few" in read["why"] and read["first_ms"] > read["last_ms"]

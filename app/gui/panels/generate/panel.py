@@ -211,6 +211,8 @@ class GeneratePanel(Panel):
             lines.append(f"Next-token agreement with {Path(agreement['against']).name}: {agreement['rate']:.1%} of "
                          f"{agreement['steps']:,} tokens ({agreement['how']}).")
         for run in result["runs"]:
+            if run["growth"].get("why"):
+                lines.append(f"Prompt {run['prompt_length']}, no growth per 1k tokens: {run['growth']['why']}.")
             ids = run["token_ids"][0]
             lines.append(f"Prompt {run['prompt_length']}, next tokens: " + " ".join(map(str, ids[:24]))
                          + (" …" if len(ids) > 24 else ""))

@@ -122,7 +122,8 @@ def judge_speed(speedup: float, low: float, high: float, contention: float = 0.0
     finite = all(math.isfinite(v) for v in (low, high)) and low > 0
     wide = widened(low, high, grow) if finite else (low, high)
     busy = grow > 1.0
-    moved = busy and finite and wide != (low, high)
+    # said only where it shows: a move too small for three digits read "widened to" the same interval
+    moved = busy and finite and (_x(wide[0]), _x(wide[1])) != (_x(low), _x(high))
     stretched = f", widened to [{_x(wide[0])}–{_x(wide[1])}] for a busy machine" if moved else ""
     interval = f"[{_x(low)}–{_x(high)}]" if finite else "an interval that could not be computed"
     claim = speedup
@@ -145,6 +146,9 @@ def judge_speed(speedup: float, low: float, high: float, contention: float = 0.0
         why = (f"could not tell: the 95 % interval {interval}{stretched} reaches from within ±{band:.0%} of ×1 to "
                f"beyond ±{width:.0%}" + ("; measure on a quieter machine or for longer" if busy
                                         else "; measure for longer"))
+    # a claim within 1 % of the measured figure is that figure: "claimed at ×0.727, not the ×0.726" said nothing
+    if claim != speedup and abs(math.log(claim / speedup)) < 0.01:
+        claim = speedup
     if busy and verdict in (FASTER, SLOWER) and claim != speedup:
         why += f"; claimed at {_x(claim)}, not the {_x(speedup)} measured, as contention may have widened the gap"
     return SpeedVerdict(verdict, speedup, (low, high), wide, min(1.0, max(0.0, contention)), claim, why)

@@ -80,3 +80,13 @@ def test_a_gap_is_taken_back_alike_for_faster_and_slower_and_never_across_one():
     assert deflated(2.0, 2.0) == pytest.approx(1.5) and deflated(0.5, 2.0) == pytest.approx(1 / 1.5)
     assert deflated(1.0, 1.7) == 1.0 and deflated(1.3, 1.0) == 1.3
     assert all(deflated(r, 1.7) > 1.0 for r in (1.001, 2.0, 50.0)) and all(deflated(r, 1.7) < 1.0 for r in (0.999, 0.02))
+
+
+def test_a_move_too_small_to_show_is_not_said():
+    # on CPU time a little contention moves the ends by less than the third digit: the sentence
+    # read "widened to [×0.627–×0.886]" beside the same interval, and "claimed at ×0.726, not the ×0.726 measured"
+    verdict = judge_speed(0.7262, 0.6271, 0.8862, contention=0.02, measure="cpu")
+    assert verdict.verdict == SLOWER
+    assert "widened" not in verdict.why and "not the" not in verdict.why and verdict.claim == 0.7262
+    moved = judge_speed(0.7262, 0.6271, 0.8862, contention=1.0, measure="wall")
+    assert "widened to" in moved.why and "claimed at" in moved.why

@@ -181,6 +181,25 @@ def attention_blocks(path: Path) -> int:
     return blocks
 
 
+def torchscript_export(path: Path) -> bool:
+    """Whether the graph reads as PyTorch's TorchScript exporter writes it (most nodes named after
+    the module path, "/encoder/layer.0/…"), not as its dynamo exporter does ("node_…")."""
+    import onnx
+
+    model = onnx.load(str(path), load_external_data=False)
+    names = [node.name for node in model.graph.node]
+    return model.producer_name == "pytorch" and sum(name.startswith("/") for name in names) > len(names) / 2
+
+
+#: what to do where a TorchScript export's attention matched neither fuser, as measured on transformers'
+#: exports (BERT, GPT-2, Llama): onnxscript fused attention in every layer of each dynamo export; ONNX
+#: Runtime's fusion matched BERT's only where its attention was exported in transformers' "eager" form,
+#: and the default ("sdpa") form matched neither
+EXPORT_ADVICE = ("This graph came from PyTorch's TorchScript exporter: export it again with "
+                 "torch.onnx.export(..., dynamo=True), whose graphs onnxscript's fusions match, or, for a "
+                 "BERT-like encoder, with attn_implementation=\"eager\", whose attention ONNX Runtime's fusion matches.")
+
+
 def attention_layers(blocks: int, fused: dict) -> dict:
     """{"fused", "of", "ops"}: how many of the graph's `blocks` attention blocks (layers) the
     kept result fused, from its fused operators (one attention operator a layer), and which

@@ -108,8 +108,8 @@ def _note_unfused(work: Work, outcomes: dict, best: str) -> None:
     """A warning where nothing was fused, where the graph has attention (grouped-query attention, rotary
     embeddings) that stayed unfused, and for the inputs the fused model no longer reads."""
     from app.core.convert.decoder_fusion import grouped_query_notes, unread_inputs_notes
-    from app.core.convert.fusers import (attention_blocks, attention_layers, attention_text, fused_rotations,
-                                         rotary_layers, rotary_text, rotations)
+    from app.core.convert.fusers import (EXPORT_ADVICE, attention_blocks, attention_layers, attention_text,
+                                         fused_rotations, rotary_layers, rotary_text, rotations, torchscript_export)
 
     shape, plan = work.plan["shape"], work.plan
     fused = outcomes[best]["fused_operators"]
@@ -133,8 +133,9 @@ def _note_unfused(work: Work, outcomes: dict, best: str) -> None:
     if blocks and not layers["fused"]:
         reason = ("the head count was not found" if not shape["num_heads"] else
                   f"neither fuser knows this attention's layout as a {shape['model_type']} model")
+        advice = f" {EXPORT_ADVICE}" if shape["num_heads"] and torchscript_export(work.source) else ""
         work.warnings.append(f"The graph has {blocks} attention block{'s' if blocks > 1 else ''} but none was "
-                             f"fused: {reason}{why}. The other fusions were kept.")
+                             f"fused: {reason}{why}. The other fusions were kept.{advice}")
     elif blocks and layers["fused"] < blocks:
         work.warnings.append(f"{_sentence(attention_text(layers))}: the other {blocks - layers['fused']} kept "
                              f"their unfused attention, which neither fuser matched as a {shape['model_type']} "

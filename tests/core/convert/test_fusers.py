@@ -213,3 +213,19 @@ def test_an_attention_result_feeding_a_gemm_is_flattened_again(tmp_path):
             ir_version=8, opset_imports=broken.opset_import).SerializeToString(), providers=["CPUExecutionProvider"]).run(None, feeds)[0]
     weight, bias = (numpy_helper.to_array(t) for t in broken.graph.initializer[:2])
     np.testing.assert_allclose(session.run(None, feeds)[0], attended.reshape(4, 8) @ weight + bias, rtol=1e-5, atol=1e-5)
+
+
+def test_a_torchscript_exports_unfused_attention_gets_the_export_that_fuses(tmp_path):
+    layer = transformer_models.gpt2_layer()
+    plain = models.save(layer, tmp_path / "plain.onnx")
+    assert not fusers.torchscript_export(plain)
+    for index, node in enumerate(layer.graph.node):        # named as TorchScript names them, from the module path
+        node.name = f"/transformer/h.0/attn/{node.op_type}_{index}"
+    layer.producer_name = "pytorch"
+    exported = models.save(layer, tmp_path / "exported.onnx")
+    assert fusers.torchscript_export(exported)
+    warnings = fuse(exported, tmp_path / "fused.onnx", model_type="bert")["warnings"]
+    unfused = next(w for w in warnings if "none was fused" in w)
+    assert "dynamo=True" in unfused and 'attn_implementation="eager"' in unfused
+    plain_warnings = fuse(plain, tmp_path / "fused_plain.onnx", model_type="bert")["warnings"]
+    assert not any("dynamo=True" in w for w in plain_warnings)

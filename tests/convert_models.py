@@ -132,3 +132,20 @@ def conv_branches_with_outer_weights() -> onnx.ModelProto:
                               [helper.make_tensor_value_info("y", TensorProto.FLOAT, [1, 4, 6, 6])],
                               initializer=[numpy_helper.from_array(np.array(0, np.float32), "zero"), *weights])
     return models._model(graph)
+
+
+def gemm_layers(width=64):
+    """Three linear layers written as Gemm: B transposed with a bias, plain without, and one with
+    alpha 2 (which the int4 rewrite leaves as it is)."""
+    rng = np.random.default_rng(0)
+    weights = {"w1": rng.normal(size=(width, width)), "b1": rng.normal(size=width),     # transB, bias
+               "w2": rng.normal(size=(width, width)),                                    # no bias
+               "w3": rng.normal(size=(width, width)), "b3": rng.normal(size=width)}      # alpha 2: left as it is
+    nodes = [helper.make_node("Gemm", ["x", "w1", "b1"], ["h1"], name="l1", transB=1),
+             helper.make_node("Relu", ["h1"], ["r1"]),
+             helper.make_node("Gemm", ["r1", "w2"], ["h2"], name="l2"),
+             helper.make_node("Gemm", ["h2", "w3", "b3"], ["y"], name="l3", alpha=2.0)]
+    graph = helper.make_graph(nodes, "gemms", [helper.make_tensor_value_info("x", TensorProto.FLOAT, ["n", width])],
+                              [helper.make_tensor_value_info("y", TensorProto.FLOAT, ["n", width])],
+                              [numpy_helper.from_array(v.astype(np.float32), k) for k, v in weights.items()])
+    return helper.make_model(graph, opset_imports=[helper.make_opsetid("", 17)], ir_version=8)

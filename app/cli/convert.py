@@ -20,7 +20,8 @@ from app.core.convert.speed import speed_sentence
 from app.core.convert.weights import share_text
 from app.core.drift.jobs import REPAIR
 from app.core.jobs.errors import UserError
-from app.core.convert.next_tokens import agreement_text
+from app.core.convert.int4 import gemm_text
+from app.core.convert.next_tokens import agreement_text, output_word
 from app.core.session.fidelity_policy import GivenBounds, GivenTolerance, policy_text
 from app.core.session.inputs import origin_word
 from app.core.formatting import cosine_text, human_bytes
@@ -64,6 +65,8 @@ def _render_conversion(result: dict) -> str:
         lines.append(f"  float16     {share_text(half['share'])} of the weights ({human_bytes(half['converted_bytes'])} as "
                      f"float32; {human_bytes(half['kept_bytes'])} kept float32)")
     lines += [f"  {line}" for line in compiled_lines(result)]
+    if gemm_text(result):
+        lines.append(f"  layers      {gemm_text(result)}")
     for item in result.get("kept_in_fp32", []):
         lines.append(f"  kept in float32: {item['what']} — {item['why']}")
     for item in result.get("repairs", []):
@@ -81,9 +84,10 @@ def _render_conversion(result: dict) -> str:
     tolerance = fidelity["tolerance"]
     dims = ", ".join(f"{k}={v}" for k, v in fidelity.get("dims_used", {}).items()) or "none needed"
     lines += ["", f"fidelity: held to {policy_text(tolerance)}; dimensions used: {dims}"]
+    decides = bool((fidelity.get("next_tokens") or {}).get("decides"))
     rows = [[o["name"], _number(o["max_abs_diff"]), _number(o["max_rel_diff"]),
              cosine_text(o["cosine"]), o["nonfinite"],
-             {True: "pass", False: "FAIL", None: "not compared"}[o["passed"]]
+             output_word(o["passed"], decides)
              + (f" ({o['problem'] or o.get('note')})" if o["problem"] or o.get("note") else "")]
             for o in fidelity["outputs"]]
     lines.append(format_table(["output", "max abs diff", "max rel diff", "cosine", "NaN/Inf", "result"], rows))

@@ -9,6 +9,7 @@ import onnxruntime as ort
 import pytest
 
 from tests import models, transformer_models
+from tests.convert_models import gemm_layers
 from tests.cli.conftest import ROOT
 from tests.rope_models import llama_rope
 
@@ -192,3 +193,10 @@ def test_a_wrong_setting_for_the_check_ends_the_conversion(tmp_path, flags):
                           cwd=tmp_path, capture_output=True, text=True, env=dict(os.environ, PYTHONPATH=str(ROOT)))
     assert done.returncode == 2 and done.stderr.count("\n") == 1, done.stderr
     assert not (tmp_path / "out.onnx").exists()
+
+
+def test_int4_says_the_gemm_layers_it_rewrote_to_pack_them(ortune, tmp_path):
+    source = models.save(gemm_layers(), tmp_path / "gemms.onnx")
+    done = ortune("convert", "int4", source, "-o", tmp_path / "int4.onnx", "--speed-seconds", "0")
+    assert done.code == 0, done.stderr
+    assert "Gemm ×2 rewritten as MatMul + Add, whose weights int4 packs" in done.stdout

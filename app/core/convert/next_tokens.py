@@ -63,3 +63,11 @@ def agreement_text(check: dict) -> str:
     if check["required"]:
         text += f", ≥ {check['required']:.0%} required"
     return text + (" (it decides)" if check["decides"] else "")
+
+
+def output_word(passed: bool | None, decides: bool = False) -> str:
+    """One output's result: pass, FAIL, not compared; an output outside the tolerance where a
+    decoder's next tokens decide (the int4 policy) is a secondary figure, not a failure."""
+    if passed is False and decides:
+        return "outside (the next tokens decide)"
+    return {True: "pass", False: "FAIL", None: "not compared"}[passed]

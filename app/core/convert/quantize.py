@@ -175,9 +175,10 @@ def require_quantized(work: Work) -> None:
         raise NothingQuantized("the main graph holds nothing to quantize")
     name = work.source.name
     if work.kind == "int4":
-        count = before.get("MatMul", 0) + (before.get("Gather", 0) if "Gather" in work.options["op_types"] else 0)
+        types = list(work.options["op_types"]) + (["Gemm"] if "MatMul" in work.options["op_types"] else [])
+        count = sum(before.get(op, 0) for op in types)
         raise UserError("nothing-to-quantize", f"{name}: nothing was quantized — int4 packs the constant 2-D "
-                                               f"weights of {'/'.join(work.options['op_types'])} nodes, and "
+                                               f"weights of {'/'.join(types)} nodes, and "
                                                + (f"none of its {count} such nodes has one" if count else
                                                   "it has no such nodes"))
     raise UserError("nothing-to-quantize", f"{name}: nothing was quantized — none of its operators has constant "

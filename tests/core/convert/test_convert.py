@@ -154,7 +154,7 @@ def test_the_source_is_never_the_output(tmp_path):
     ("int8-dynamic", models.tiny_add, "nothing was quantized"),
     ("int8-dynamic", convert_models.ml_domain_only, "no standard ONNX operators"),
     ("fp16", convert_models.integers_only, "no float32"),
-    ("int4", models.cnn, "int4 packs the constant 2-D weights of MatMul nodes, and it has no such nodes"),
+    ("int4", models.tiny_add, "int4 packs the constant 2-D weights of MatMul/Gemm nodes, and it has no such nodes"),
 ])
 def test_impossible_conversions_say_why_and_leave_nothing(tmp_path, kind, maker, words):
     source = models.save(maker(), tmp_path / "model.onnx")

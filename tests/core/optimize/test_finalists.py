@@ -85,8 +85,9 @@ def test_a_finalist_measured_on_a_busy_machine_takes_that_measurements_lower_cla
 
     row = _row("int8-static", 30.0) | {"reason": "faster", "claim": 20.0}
     rounds = 12
-    blocks = [[np.full(10, 30.0)] * rounds, [np.full(10, 1.0)] * rounds]
+    # rounds that vary, as measured ones do: an interval of no width claimed nothing lower than its ratio
+    blocks = [[np.full(10, 30.0 * f) for f in np.linspace(0.8, 1.25, rounds)], [np.full(10, 1.0)] * rounds]
     busy = [[{"switches": 9, "runs": 10}] * rounds] * 2          # every round disturbed
     _update([row], Alternation(BlockPlan(10, rounds=rounds), [], blocks, [[0.1] * rounds] * 2, busy), partial=False)
-    assert row["speedup"] == pytest.approx(30.0) and row["contention"] == 1.0
-    assert 20.0 < row["claim"] <= 30.0 and f"claimed at ×{row['claim']:.2f}" in row["reason"]
+    assert row["speedup"] == pytest.approx(30.0, rel=0.05) and row["contention"] == 1.0
+    assert 20.0 < row["claim"] < row["speedup"] and f"claimed at ×{row['claim']:.2f}" in row["reason"]

@@ -12,7 +12,8 @@ from app.core.convert.compiled import compiled_lines
 from app.core.convert.fusers import attention_text, fusers_lines, rotary_text
 from app.core.convert.speed import speed_sentence
 from app.core.convert.weights import share_text
-from app.core.convert.next_tokens import agreement_text
+from app.core.convert.int4 import gemm_text
+from app.core.convert.next_tokens import agreement_text, output_word
 from app.core.session.fidelity_policy import policy_text
 from app.core.session.outputs import REL_FLOOR
 from app.core.formatting import cosine_text, diff_text, human_bytes, ratio_text
@@ -24,10 +25,6 @@ REL_NOTE = (f"Max rel diff leaves out values smaller than {REL_FLOOR * 100:g} % 
             "magnitude: near zero, a relative difference is large without meaning anything. A value passes when "
             "its difference is within abs + rel × |source|, so a small value can pass with a large relative "
             "difference.")
-
-
-def _verdict(passed) -> str:
-    return {True: "pass", False: "FAIL", None: "not compared"}[passed]
 
 
 def failed_check_text(fidelity: dict) -> str:
@@ -66,7 +63,7 @@ def fidelity_table():
             self.source.horizontalHeaderItem(FIDELITY_HEADERS.index("Max rel diff")).setToolTip(REL_NOTE)
             result, why = FIDELITY_HEADERS.index("Result"), FIDELITY_HEADERS.index("Why")
             for row in range(self.source.rowCount()):      # a failed output in the failure colour
-                if self.source.item(row, result).text() == _verdict(False):
+                if self.source.item(row, result).text() == output_word(False):
                     for column in (result, why):
                         self.source.item(row, column).setForeground(QColor(verdict_color(False)))
 
@@ -152,6 +149,7 @@ class ResultCard(QGroupBox):
         if half and half["share"] is not None:
             lines.append(f"Float16: {share_text(half['share'])} of the weights (by bytes)")
         lines += [escape(line[0].upper() + line[1:]) for line in compiled_lines(report)]
+        lines += [escape(gemm_text(report))] if gemm_text(report) else []
         lines += [f"Kept in float32: {escape(k['what'])} — <i>{escape(k['why'])}</i>" for k in report["kept_in_fp32"]]
         lines += [f"Repaired: {escape(r['what'])} — <i>{escape(r['why'])}</i>" for r in report["repairs"]]
         lines += [f"⚠ {escape(w)}" for w in report["warnings"]]
@@ -175,7 +173,8 @@ class ResultCard(QGroupBox):
                              "</b>" + (f"<span style='color:{colour}'> — {escape(why)}</span>" if why else "")
                              + f"<br>Held to {escape(policy_text(tolerance))}; inputs: {escape(dims)}"
                              + _next_tokens_line(fidelity.get("next_tokens")))
-        self.table.set_rows([[o["name"], _verdict(o["passed"]), o["max_abs_diff"], o["max_rel_diff"], o["cosine"],
+        decides = bool((fidelity.get("next_tokens") or {}).get("decides"))
+        self.table.set_rows([[o["name"], output_word(o["passed"], decides), o["max_abs_diff"], o["max_rel_diff"], o["cosine"],
                               o["nonfinite"], o["problem"] or o.get("note", "")] for o in fidelity["outputs"]])
         self.rel_note.setVisible(bool(fidelity["outputs"]))
 

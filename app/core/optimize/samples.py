@@ -38,6 +38,9 @@ _TEXT_MODEL = re.compile(r"ocr|crnn|(^|[_\W])(rec|text|cls)([_\W]|$)")
 _DETECTOR = re.compile(r"(^|[_\W])det([_\W]|$)|detect")
 _BATCH_LABEL = re.compile(r"\[0\]$|batch", re.I)
 _BYTES = re.compile(r"byte", re.I)
+#: a segment input (BERT's token_type_ids): ids below 2 by its embedding table, yet not text; one
+#: sentence is one segment, all zeros
+_SEGMENT = re.compile(r"token_type|type_ids|segment", re.I)
 _AUDIO = re.compile(r"audio|wav|pcm|speech|samples|input_values|waveform|^input$", re.I)
 WORDS = ("invoice total amount date paid order number street city account balance receipt station "
          "platform north south price tax customer thank you welcome open closed monday friday 2024 "
@@ -91,7 +94,7 @@ def modalities(rows: list[dict], guessed: tuple[str, ...] = (), model_name: str 
     if len(images) == 1:
         return images
     found = {row["name"]: "bytes" if _BYTES.search(row["name"]) else "tokens" for row in rows
-             if _IDS.match(row.get("values", ""))}
+             if _IDS.match(row.get("values", "")) and not _SEGMENT.search(row["name"])}
     floats = [row for row in rows if "float" in row["dtype"] and row["shape"]]
     audio = [row for row in floats if _AUDIO.search(row["name"]) and len(row["shape"]) <= 3]
     if audio:
@@ -146,10 +149,10 @@ def _file_bytes(index: int, shape: list[int], high: int, dtype: str) -> np.ndarr
 def _companion(row: dict) -> np.ndarray | None:
     """A mask, segment or position input as the plan makes it (its `values` say which)."""
     values, shape, dtype = row.get("values", ""), row["shape"], row["dtype"]
+    if _SEGMENT.search(row["name"]) or values.startswith("zeros"):
+        return np.zeros(shape, dtype)
     if values.startswith("ones"):
         return np.ones(shape, dtype)
-    if values.startswith("zeros"):
-        return np.zeros(shape, dtype)
     if values.startswith("positions") and shape:
         # a decoder's step goes on from its past ("positions 127…127"), as the plan made them
         start = re.match(r"positions (\d+)…", values)
@@ -235,7 +238,8 @@ def write_samples(rows: list[dict], folder: Path, count: int = COUNT, seed: int 
             np.savez(folder / f"sample-{index:02d}.npz", **arrays)
     # a mask beside the ids is in the sample files too: said to be made with them, not to be the user's
     described = {n: describe(k) for n, k in kinds.items()} | {
-        n: f"sample: made with the samples as the input plan makes it ({by_name[n]['values']})" for n in companions}
+        n: "sample: zeros, one segment (a single sentence)" if _SEGMENT.search(n) else
+        f"sample: made with the samples as the input plan makes it ({by_name[n]['values']})" for n in companions}
     return {"folder": str(folder), "kinds": kinds, "described": described, "count": count, "shapes": shapes}
 
 

@@ -92,3 +92,13 @@ def test_a_mask_written_beside_sample_ids_is_said_to_be_made_with_them_not_your_
     assert rows["attention_mask"]["source"] == "sample"
     assert rows["attention_mask"]["reason"] == "sample: made with the samples as the input plan makes it (ones (a mask))"
     assert "your data" not in rows["input_ids"]["reason"]
+
+
+def test_a_segment_input_is_one_segment_not_text(tmp_path):
+    # a BERT export's token_type_ids reads its 2-row table: the plan says "ids below 2"; they were drawn as text
+    rows = TOKENS + [_row("token_type_ids", "int64", [1, 16], "token ids below 2")]
+    assert modalities(rows) == {"input_ids": "tokens"}
+    made = write_samples(rows, tmp_path / "s")
+    arrays = sample_arrays(read_folder(made["folder"]), 0, ["input_ids", "attention_mask", "token_type_ids"])
+    assert (arrays["token_type_ids"] == 0).all() and arrays["token_type_ids"].shape == (1, 16)
+    assert "one segment" in made["described"]["token_type_ids"]

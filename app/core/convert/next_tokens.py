@@ -13,9 +13,11 @@ from app.core.session.fidelity_policy import NEXT_TOKEN_PROMPT, NEXT_TOKEN_STEPS
 from app.core.session.outputs import Tolerance
 
 
-def next_token_check(source, variant, config, tolerance: Tolerance, ctx) -> dict | None:
+def next_token_check(source, variant, config, tolerance: Tolerance, ctx, reference_config=None) -> dict | None:
     """The variant's next-token agreement with its source, with what it required; None where
-    the variant has no KV cache to generate with. {"problem"} where it could not run."""
+    the variant has no KV cache to generate with. {"problem"} where it could not run. The
+    source runs on `reference_config` where given (a provider candidate: the source itself on
+    another provider, judged against the user's)."""
     from app.core.convert.fidelity import RunFailed, load_session
     from app.core.generate.agreement import against_reference
     from app.core.generate.measure import decoder_of
@@ -29,7 +31,8 @@ def next_token_check(source, variant, config, tolerance: Tolerance, ctx) -> dict
     prompt = max(1, min(NEXT_TOKEN_PROMPT, longest - NEXT_TOKEN_STEPS))
     steps = min(NEXT_TOKEN_STEPS, longest - prompt)
     try:
-        found = against_reference(str(source), config, session, decoder, inputs, hints, [prompt], steps, 1, ctx)
+        found = against_reference(str(source), config, session, decoder, inputs, hints, [prompt], steps, 1, ctx,
+                                  reference_config)
     except UserError as exc:
         return {"problem": exc.message}
     except Exception as exc:  # ORT's own exception types: a step the variant cannot run

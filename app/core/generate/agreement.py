@@ -33,10 +33,11 @@ def next_token_agreement(reference: CacheLoop, variant: CacheLoop, reference_fee
 
 
 def against_reference(path: str, config, session, decoder, inputs: list[dict], hints, prompts: list[int],
-                      new_tokens: int, batch: int, ctx: JobContext) -> dict:
+                      new_tokens: int, batch: int, ctx: JobContext, reference_config=None) -> dict:
     """The next-token agreement of the model in `session` (its decoder, inputs and hints)
-    with the decoder at `path`, the reference, on the same session settings: per prompt
-    length, from the same prompt tokens."""
+    with the decoder at `path`, the reference, on the same session settings (or on
+    `reference_config`: the same model on the user's provider, where `session` runs it on
+    another): per prompt length, from the same prompt tokens."""
     from pathlib import Path
 
     from app.core.generate.measure import decoder_of, prompt_feeds, use_binding
@@ -46,7 +47,7 @@ def against_reference(path: str, config, session, decoder, inputs: list[dict], h
 
     summary = inspect_model(path)
     ctx.progress(None, f"next-token agreement with {Path(summary['path']).name}")
-    reference = create_session(summary["path"], config)
+    reference = create_session(summary["path"], reference_config or config)
     ref_decoder, ref_inputs, ref_hints = decoder_of(path, reference)
     longest = max(prompts) + new_tokens
     if ref_decoder.max_context is not None and longest > ref_decoder.max_context:
@@ -57,7 +58,8 @@ def against_reference(path: str, config, session, decoder, inputs: list[dict], h
         ref_feeds, _ = prompt_feeds(ref_decoder, ref_inputs, ref_hints, config.inputs, prompt, batch)
         feeds, _ = prompt_feeds(decoder, inputs, hints, config.inputs, prompt, batch)
         feeds[decoder.ids] = ref_feeds[ref_decoder.ids].astype(feeds[decoder.ids].dtype)
-        loops = (CacheLoop(reference, ref_decoder, prompt + new_tokens, batch, use_binding(config, reference)),
+        loops = (CacheLoop(reference, ref_decoder, prompt + new_tokens, batch,
+                           use_binding(reference_config or config, reference)),
                  CacheLoop(session, decoder, prompt + new_tokens, batch, use_binding(config, session)))
         rows.append({"prompt_length": prompt, **next_token_agreement(*loops, ref_feeds, feeds, new_tokens, ctx)})
     steps = sum(row["steps"] for row in rows)

@@ -102,15 +102,19 @@ def skip_reason(kind: str, config: SessionConfig, usable: dict[str, dict]) -> st
     return ""
 
 
-def pending_report(kind: str, source: str, config: SessionConfig, tolerance: dict) -> dict:
+def pending_report(kind: str, source: str, config: SessionConfig, tolerance: dict, decoder: bool = False) -> dict:
     """What the screening times for a provider candidate: the source on the candidate's
     session, its outputs checked against the user's provider's under its policy (the user's
-    tolerance over it)."""
+    tolerance over it). A decoder's is judged as its conversions are, on its next tokens
+    against the source on the user's session (`agree_with`), the outputs' figures beside."""
+    from app.core.optimize.rows import candidate_tolerance
+
     spec = PROVIDER_KINDS[kind]
     session = session_for(kind, config)
     return {"kind": kind, "input": source, "output": source, "options": dict(session.providers[0].options),
             "provider": spec.provider, "session": session,
-            "tolerance": {**spec.policy.tolerance(), **tolerance}}
+            "tolerance": {**spec.policy.tolerance(), **candidate_tolerance(tolerance, decoder)},
+            "agree_with": config.checked() if decoder else None}
 
 
 def provider_row(kind: str, report: dict, speed: dict, size_bytes: int) -> dict:

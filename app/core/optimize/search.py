@@ -86,7 +86,8 @@ class Search:
         against the source, together (app.core.optimize.finalists.screen_together), with the
         provider candidates, which that timing checks too; a row is added for each kind, in
         the plan's order."""
-        to_run = {kind: provider_kinds.pending_report(kind, str(self.source), self.config, self.params.tolerance)
+        to_run = {kind: provider_kinds.pending_report(kind, str(self.source), self.config, self.params.tolerance,
+                                                      self.decoder)
                   for kind, why in plan if not why and kind in provider_kinds.PROVIDER_KINDS}
         self.sessions = {kind: report["session"] for kind, report in to_run.items()}
         to_make = [kind for kind, why in plan if not why and kind not in to_run]

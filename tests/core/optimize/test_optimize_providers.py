@@ -62,3 +62,18 @@ def test_the_folder_ships_the_chosen_provider_and_runs_with_plain_onnxruntime(se
                          timeout=120)
     assert run.returncode == 0, run.stderr
     assert "y (1, 10) float32" in run.stdout
+
+
+def test_a_decoder_on_openvino_is_judged_on_its_next_tokens(tmp_path, openvino_plugin):
+    """As its conversions are: the task decides, against the source on the user's CPU provider."""
+    from tests.decoder_models import gpt2
+
+    model = models.save(gpt2(layers=2, hidden=64, vocab=128), tmp_path / "gpt2.onnx")
+    params = {"model": str(model), "out_dir": str(tmp_path / "ship"), "screen_seconds": 0.2, "tune": False,
+              "kinds": ["openvino-fp32"], "budget_seconds": 15,
+              "session": SessionConfig(intra_op_num_threads=1).to_dict()}
+    row = next(r for r in OPTIMIZE(params, JobContext())["candidates"] if r["kind"] == "openvino-fp32")
+    assert row["status"] == "passed" and row["providers_used"][0] == OPENVINO, row["reason"]
+    check = row["fidelity"]["next_tokens"]
+    assert check["decides"] and check["steps"] >= 8 and check["rate"] == 1.0, check
+    assert "next tokens agree on" in row["reason"]

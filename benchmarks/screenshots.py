@@ -45,9 +45,11 @@ def main() -> int:
 
     from app.core.store.settings import Settings
     from app.gui.shell.collector import collect_in_gui_thread
+    from app.gui.shell.application import keep_crash_log
     from app.gui.shell.main_window import MainWindow
     from app.gui.shell.tabs import PANELS
 
+    keep_crash_log()        # a native fault during the tour leaves its stacks in logs/crash.log, as the window's does
     app = QApplication.instance() or QApplication(sys.argv[:1])
     collect_in_gui_thread(app)
     QMessageBox.question = staticmethod(lambda *_a, **_k: QMessageBox.StandardButton.Yes)  # consent to replace

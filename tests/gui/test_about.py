@@ -15,3 +15,11 @@ def test_about_names_qt_onnx_runtime_onnx_and_python(window, monkeypatch):
     assert title == "About ORTune"
     for part in (f"Qt {qVersion()}", "ONNX Runtime: onnxruntime 1.2.3", "onnx ", f"Python {platform.python_version()}"):
         assert part in text
+
+
+def test_about_names_the_log_folder(window, monkeypatch):
+    from app.core.store.paths import log_dir
+    shown = []
+    monkeypatch.setattr(QMessageBox, "about", lambda _parent, title, text: shown.append(text))
+    window.show_about()
+    assert str(log_dir()) in shown[0] and "crash.log" in shown[0]

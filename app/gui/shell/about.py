@@ -12,7 +12,10 @@ def show_about(parent, providers_info: dict | None) -> None:
     from PySide6.QtCore import qVersion
     from PySide6.QtWidgets import QMessageBox
 
+    from html import escape
+
     import app
+    from app.core.store.paths import log_dir
 
     def version(name: str) -> str:
         try:
@@ -25,4 +28,6 @@ def show_about(parent, providers_info: dict | None) -> None:
                       f"<b>{app.APP_NAME} {app.__version__}</b><br>"
                       "A workbench for making ONNX models run fast on ONNX Runtime.<br><br>"
                       f"Qt {qVersion()} (PySide6 {pyside_version})<br>ONNX Runtime: {ort}<br>"
-                      f"onnx {version('onnx')}<br>Python {platform.python_version()}")
+                      f"onnx {version('onnx')}<br>Python {platform.python_version()}<br><br>"
+                      f"Logs (jobs.log, and crash.log should the window ever end in a crash): "
+                      f"{escape(str(log_dir()))}")

@@ -18,6 +18,7 @@ def run_application(paths: list[str], demo: bool = False) -> int:
     from app.gui.shell.collector import collect_in_gui_thread
     from app.gui.shell.main_window import MainWindow
 
+    keep_crash_log()
     qt_app = QApplication.instance() or QApplication(sys.argv[:1])
     collect_in_gui_thread(qt_app)    # before any job's thread exists: widgets die in this thread only
     qt_app.setApplicationName(app.APP_NAME)
@@ -45,6 +46,29 @@ def run_application(paths: list[str], demo: bool = False) -> int:
     if targets:
         window.after_first_paint(lambda: window.open_paths(targets))
     return qt_app.exec()
+
+
+#: the open crash log: faulthandler writes into it when native code (Qt, ONNX Runtime) faults
+_CRASH_LOG = []
+
+
+def keep_crash_log() -> None:
+    """A fault in native code ends the window with no Python traceback: faulthandler writes the
+    stack of every thread to logs/crash.log instead, with the time the window started, for a
+    bug report (app.gui.shell.about names the folder). A log that cannot be opened is skipped."""
+    import faulthandler
+
+    from app.core.store.paths import log_dir
+
+    try:
+        log_dir().mkdir(parents=True, exist_ok=True)
+        log = open(log_dir() / "crash.log", "a", encoding="utf-8")     # noqa: SIM115 (open for the process's life)
+    except OSError:
+        return
+    log.write(f"--- ORTune window started {time.strftime('%Y-%m-%d %H:%M:%S')} (pid {os.getpid()})\n")
+    log.flush()
+    faulthandler.enable(file=log, all_threads=True)
+    _CRASH_LOG.append(log)
 
 
 def _set_icon(qt_app) -> None:

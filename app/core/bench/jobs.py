@@ -49,9 +49,6 @@ class MemberParams(BenchParams):
     is_reference: bool = False
     tolerance: GivenTolerance = setting(factory=GivenTolerance)   # of the output check
     output_tolerance: dict[str, dict[str, float]] = setting(factory=dict)   # per output name, over `tolerance`
-    # a decoder on another provider (app.core.optimize.provider_kinds): its next tokens are checked
-    # against the same model on these, the user's, settings, and folded into its fidelity
-    agree_with: SessionConfig | None = None
 
 
 COMPARE_PAIRS = 4
@@ -122,7 +119,6 @@ def member_job(params: MemberParams, ctx: JobContext) -> dict:
 
     folder = Path(params.reference_dir)
     config = params.session
-    own = config.checked()        # before its inputs become the reference's feeds, for a next-token check
     data_spec = config.inputs if config.inputs.data else None
     if params.is_reference:
         def on_first_outputs(feeds: dict, outputs: dict) -> dict:
@@ -139,13 +135,6 @@ def member_job(params: MemberParams, ctx: JobContext) -> dict:
             return {"fidelity": output_fidelity(reference, outputs, params.tolerance, params.output_tolerance)}
 
     prepared = prepare(params.path, config, ctx, on_first_outputs=on_first_outputs)
-    if params.agree_with is not None and "fidelity" in prepared.extra:
-        from app.core.convert.next_tokens import judge, next_token_check
-        from app.core.session.outputs import Tolerance
-
-        check = next_token_check(params.path, params.path, own, Tolerance.from_dict(dict(params.tolerance)), ctx,
-                                 params.agree_with)
-        prepared.extra["fidelity"] = judge(prepared.extra["fidelity"], check)
     if params.is_reference:          # before READY, as the feeds: the next member reads it
         (folder / PLAN_FILE).write_text(json.dumps(prepared.feed_info["inputs"]))
     else:

@@ -40,6 +40,25 @@ class MakeParams(ConvertParams):
     feeds_file: str = ""                                    # where the check's feeds are saved (.npz), if anywhere
 
 
+@dataclass
+class NextTokensParams(Params):
+    path: str                                               # a decoder, run on `session`
+    session: SessionConfig = setting(factory=SessionConfig)
+    reference_session: SessionConfig = setting(factory=SessionConfig)   # the same decoder on the user's settings
+    tolerance: GivenTolerance = setting(factory=GivenTolerance)   # its min_top1, and whether the task decides
+
+
+def next_tokens_job(params: NextTokensParams, ctx) -> dict:
+    """A decoder's next tokens on one session against its own on another (optimize's provider
+    candidates: the source on OpenVINO against the source on the user's provider), in a
+    process of its own: {"check": app.core.convert.next_tokens.next_token_check's dict, or None}."""
+    from app.core.convert.next_tokens import next_token_check
+    from app.core.session.outputs import Tolerance
+
+    return {"check": next_token_check(params.path, params.path, params.session,
+                                      Tolerance.from_dict(dict(params.tolerance)), ctx, params.reference_session)}
+
+
 def make_job(params: MakeParams, ctx) -> dict:
     """The variant made and checked, in a process of its own."""
     from app.core.convert.convert import convert_model
@@ -85,4 +104,5 @@ MAKE = Job("convert-make", make_job, MakeParams,
            runs=LOCAL_ONLY, outputs=("output",))   # the report of ConvertResult, less its speed
 CONVERT = Job("convert", convert_job, ConvertParams, child=False, result=ConvertResult, runs=ON_TARGET,
               outputs=("output",), measures=True, records=Records("convert", _convert_facts))   # it only starts children
+NEXT_TOKENS = Job("next-tokens", next_tokens_job, NextTokensParams, runs=LOCAL_ONLY)
 DETECT_TRANSFORMER = Job("detect-transformer", detect_transformer_job, ModelPath, runs=LOCAL_ONLY)

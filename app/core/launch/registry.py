@@ -6,7 +6,7 @@ history keeps, the kinds `ortune history --kind` takes) is derived from it."""
 from __future__ import annotations
 
 from app.core.bench.jobs import BENCH, CELL, COMPARE, MEMBER, SWEEP
-from app.core.convert.jobs import CONVERT, DETECT_TRANSFORMER, MAKE
+from app.core.convert.jobs import CONVERT, DETECT_TRANSFORMER, MAKE, NEXT_TOKENS
 from app.core.diagnose.jobs import DIAGNOSE, GATHER
 from app.core.drift.jobs import DRIFT, REPAIR
 from app.core.gate.jobs import GATE
@@ -23,6 +23,7 @@ from app.core.tune.jobs import RACE, TUNE
 
 JOBS: tuple[Job, ...] = (
     INSPECT, PROBE_PROVIDERS, CAPABILITIES, SMOKE_RUN, PROBE_INPUTS, PLACEMENT, MAKE, CONVERT, DETECT_TRANSFORMER,
+    NEXT_TOKENS,
     BENCH, MEMBER, COMPARE, CELL, SWEEP, PROFILE, READ_TRACE, DIFF_TRACES, COPY_TRACE, IOBINDING, TUNE, RACE,
     DIAGNOSE, GATHER, COST, SUMMARY, DIFF, DRIFT, REPAIR, DRAW, NETRON, OPTIMIZE, OPTIMIZE_PART, GATE,
     GENERATE, SCAN_HOST_KEYS,

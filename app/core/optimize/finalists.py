@@ -74,8 +74,7 @@ def screen_together(reports: dict[str, dict], config: SessionConfig, seconds: fl
         # outputs checked under its policy's tolerance
         members = [MemberParams(path=path, session=(report.get("session") or config).checked(), run=settings,
                                 variant=kind, record=False, reference_dir=folder, is_reference=index == 0,
-                                tolerance=GivenTolerance.from_dict(report.get("tolerance", {})),
-                                agree_with=report.get("agree_with"))
+                                tolerance=GivenTolerance.from_dict(report.get("tolerance", {})))
                    for index, (kind, path, report) in enumerate([("source", source, {})]
                                                                 + [(k, reports[k]["output"], reports[k]) for k in kinds])]
 

@@ -117,12 +117,36 @@ def pending_report(kind: str, source: str, config: SessionConfig, tolerance: dic
             "agree_with": config.checked() if decoder else None}
 
 
-def provider_row(kind: str, report: dict, speed: dict, size_bytes: int) -> dict:
+def next_tokens(report: dict, ctx) -> dict | None:
+    """A decoder's provider candidate asked the task's question, in a child (a provider can crash
+    in native code): its next tokens against the source's on the user's session; None where the
+    candidate is no decoder's. {"problem"} where it could not be asked."""
+    from app.core.convert.jobs import NEXT_TOKENS, NextTokensParams
+    from app.core.jobs.errors import JobFailed, UserError
+    from app.core.runner.process import run_child
+    from app.core.session.fidelity_policy import GivenTolerance
+
+    if report.get("agree_with") is None:
+        return None
+    params = NextTokensParams(path=report["input"], session=report["session"].checked(),
+                              reference_session=report["agree_with"],
+                              tolerance=GivenTolerance.from_dict(report["tolerance"]))
+    try:
+        return run_child(NEXT_TOKENS, params, ctx)["check"]
+    except (UserError, JobFailed) as exc:
+        return {"problem": exc.message}
+
+
+def provider_row(kind: str, report: dict, speed: dict, size_bytes: int, ctx=None) -> dict:
     """The leaderboard row of a provider candidate from its screening (`speed`, with the
-    fidelity its member measured): passed, or failed its check with the outputs that drift."""
+    fidelity its member measured, and for a decoder its next tokens, asked here): passed, or
+    failed its check with the outputs that drift."""
+    from app.core.convert.next_tokens import judge
     from app.core.optimize.rows import failed_row, made_row
 
     fidelity = speed.pop("fidelity", None) or {}
+    if fidelity.get("outputs") and ctx is not None:
+        fidelity = judge(fidelity, next_tokens(report, ctx))
     used = speed.get("providers") or []
     if used[:1] != [report["provider"]]:
         return failed_row(kind, "refused", f"{report['provider']} did not take the session: it ran on "

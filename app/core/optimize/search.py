@@ -110,7 +110,8 @@ class Search:
             elif kind in to_run:
                 self.made[kind] = str(self.source)
                 self.reports.append({"speed": {"inputs": speeds[kind].get("inputs", [])}})   # the inputs it ran on
-                self._add(provider_kinds.provider_row(kind, to_run[kind], speeds[kind], self.rows[0]["size_bytes"]))
+                self._add(provider_kinds.provider_row(kind, to_run[kind], speeds[kind], self.rows[0]["size_bytes"],
+                                                      self.budget.ctx))
             elif "status" in made[kind]:
                 self._add(made[kind])
             elif kind in checked and isinstance(speeds.get(kind), str):

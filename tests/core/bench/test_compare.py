@@ -47,9 +47,11 @@ def test_compare_two_variants(tmp_path):
     assert low <= variant["speedup"] <= high
     assert variant["verdict"] in ("faster", "slower", "no-difference", "could-not-tell")
     alternation = result["alternation"]
-    # two pairs of fresh processes, 50 runs each (the fewest rounds of the smallest blocks), no third in 1 s
-    assert variant["rounds"] == reference["rounds"] == alternation["rounds_run"] == 20 and alternation["pairs_run"] == 2
-    assert variant["iterations"] == reference["iterations"] == 20 * alternation["block_runs"] == 100
+    # two pairs of fresh processes, 50 runs each (the fewest rounds of the smallest blocks); a third only where the
+    # interval could not answer and one more fitted in the 1 s (a loaded machine's pairs can be that quick)
+    pairs = alternation["pairs_run"]
+    assert pairs in (2, 3) and variant["rounds"] == reference["rounds"] == alternation["rounds_run"] == 10 * pairs
+    assert variant["iterations"] == reference["iterations"] == 10 * pairs * alternation["block_runs"] == 50 * pairs
     assert "reference p50 / model p50" in result["speedup_definition"]
     assert variant["size_bytes"] < reference["size_bytes"]
     # the fp16 model reads the reference's generated feeds from a file: not the user's file

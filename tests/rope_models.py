@@ -25,11 +25,13 @@ MIN = np.finfo(np.float32).min
 
 def llama_rope(layers: int = 4, hidden: int = 64, heads: int = 4, kv_heads: int = 2, vocab: int = 96,
                mlp: int = 128, theta: float = 10000.0, seed: int = 0, tiled: tuple = (),
-               fill: float = MIN) -> onnx.ModelProto:
+               fill: float = MIN, broadcast_freqs: bool = False) -> onnx.ModelProto:
     """`tiled`: layers whose key/value heads are repeated by Tile instead (as exports of
     repeat_interleave have it), a layout the grouped-query attention fusion does not know;
     `fill`: what the mask holds where a query may not look (-1e4 as older code had it: a mask
-    the grouped-query fusion does not take for transformers')."""
+    the grouped-query fusion does not take for transformers'); `broadcast_freqs`: the rotary
+    angles as positions [batch, sequence, 1] × inv_freq, as PyTorch 2.14's dynamo exporter
+    writes transformers 5's Llama, not as a MatMul and a Transpose."""
     size = hidden // heads
     batch, new, past, total = "batch_size", "sequence_length", "past_sequence_length", "total_sequence_length"
     g = _Graph(seed)
@@ -51,7 +53,7 @@ def llama_rope(layers: int = 4, hidden: int = 64, heads: int = 4, kv_heads: int 
     x = g.op("Gather", g.weight(vocab, hidden), "input_ids", axis=0)
     minimum = g.const(np.array(fill, np.float32))
     mask = _causal_mask(g, ints, minimum)
-    cos, sin = _rotary_tables(g, size, theta)
+    cos, sin = _rotary_tables(g, size, theta, broadcast_freqs)
 
     def rms_norm(value: str) -> str:
         mean = g.op("ReduceMean", g.op("Pow", value, g.const(np.array(2.0, np.float32))), ints(-1), keepdims=1,
@@ -102,12 +104,17 @@ def llama_rope(layers: int = 4, hidden: int = 64, heads: int = 4, kv_heads: int 
     return _model(graph, opset=18)
 
 
-def _rotary_tables(g: _Graph, size: int, theta: float) -> tuple[str, str]:
+def _rotary_tables(g: _Graph, size: int, theta: float, broadcast: bool = False) -> tuple[str, str]:
     """cos and sin [batch, 1, sequence, head_size] of the positions' angles, as LlamaRotaryEmbedding
-    computes them: inv_freq [1, size/2, 1] @ positions [batch, 1, sequence], transposed and doubled."""
+    computes them: inv_freq [1, size/2, 1] @ positions [batch, 1, sequence], transposed and doubled
+    (`broadcast`: positions [batch, sequence, 1] × inv_freq [size/2])."""
     inv_freq = (1.0 / theta ** (np.arange(0, size, 2, dtype=np.float32) / size)).reshape(1, -1, 1)
-    at = g.op("Cast", g.op("Unsqueeze", "position_ids", g.const(np.array([1], np.int64))), to=TensorProto.FLOAT)
-    freqs = g.op("Transpose", g.op("MatMul", g.const(inv_freq.astype(np.float32)), at), perm=[0, 2, 1])
+    if broadcast:
+        at = g.op("Cast", g.op("Unsqueeze", "position_ids", g.const(np.array([-1], np.int64))), to=TensorProto.FLOAT)
+        freqs = g.op("Mul", at, g.const(inv_freq.reshape(-1).astype(np.float32)))
+    else:
+        at = g.op("Cast", g.op("Unsqueeze", "position_ids", g.const(np.array([1], np.int64))), to=TensorProto.FLOAT)
+        freqs = g.op("Transpose", g.op("MatMul", g.const(inv_freq.astype(np.float32)), at), perm=[0, 2, 1])
     angles = g.op("Concat", freqs, freqs, axis=-1)
     one = g.const(np.array([1], np.int64))
     return g.op("Unsqueeze", g.op("Cos", angles), one), g.op("Unsqueeze", g.op("Sin", angles), one)

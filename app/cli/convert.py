@@ -20,6 +20,7 @@ from app.core.convert.speed import speed_sentence
 from app.core.convert.weights import share_text
 from app.core.drift.jobs import REPAIR
 from app.core.jobs.errors import UserError
+from app.core.convert.decoder_fusion import rotary_angles_text
 from app.core.convert.int4 import gemm_text
 from app.core.convert.next_tokens import agreement_text, output_word
 from app.core.session.fidelity_policy import GivenBounds, GivenTolerance, policy_text
@@ -59,6 +60,8 @@ def _render_conversion(result: dict) -> str:
             lines.append(f"  attention   {attention_text(result['attention_layers'])}")
         if result.get("rotary"):
             lines.append(f"  rotary      {rotary_text(result['rotary'])}")
+        if rotary_angles_text(result):
+            lines.append(f"  rewritten   {rotary_angles_text(result)}")
         lines += [f"  fuser       {line}" for line in fusers_lines(result)]
     half = result.get("float16_weights")
     if half and half["share"] is not None:

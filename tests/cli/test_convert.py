@@ -200,3 +200,11 @@ def test_int4_says_the_gemm_layers_it_rewrote_to_pack_them(ortune, tmp_path):
     done = ortune("convert", "int4", source, "-o", tmp_path / "int4.onnx", "--speed-seconds", "0")
     assert done.code == 0, done.stderr
     assert "Gemm ×2 rewritten as MatMul + Add, whose weights int4 packs" in done.stdout
+
+
+def test_transformers_says_the_rotary_angles_it_rewrote(ortune, tmp_path):
+    source = models.save(llama_rope(layers=2, broadcast_freqs=True), tmp_path / "llama.onnx")
+    done = ortune("convert", "transformers", source, "-o", tmp_path / "fused.onnx", "--speed-seconds", "0")
+    assert done.code == 0, done.stderr
+    assert "rewritten   rotary angles ×1 as MatMul + Transpose" in done.stdout
+    assert "GroupQueryAttention in 2 of 2 layers" in done.stdout

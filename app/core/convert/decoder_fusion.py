@@ -17,6 +17,91 @@ GQA_NEEDS = ("the rotary embedding on query and key, the cache grown by Concat, 
              "Unsqueeze/Expand/Reshape and transformers' causal mask from attention_mask")
 
 
+def canonical_rotary_angles(graph) -> int:
+    """Rewrite each rotary embedding's angles written as a broadcast product — positions
+    [batch, sequence, 1] (Unsqueeze, Cast) × inv_freq [size/2] — as the MatMul of inv_freq
+    [1, size/2, 1] and positions [batch, 1, sequence], transposed: the same numbers, in the layout
+    onnxscript's rotary (cos/sin cache) fusion reads. PyTorch 2.14's dynamo exporter writes
+    transformers 5's Llama the first way, so no rotation fused and no GroupQueryAttention either;
+    the count rewritten (the graph is changed in place)."""
+    import numpy as np
+    from onnx import helper, numpy_helper
+
+    weights = {tensor.name: tensor for tensor in graph.initializer}
+    producers = {out: node for node in graph.node for out in node.output}
+    readers: dict[str, list] = {}
+    for node in graph.node:
+        for name in node.input:
+            readers.setdefault(name, []).append(node)
+
+    def constant(name: str):
+        node = producers.get(name)
+        if name in weights:
+            return numpy_helper.to_array(weights[name])
+        if node is not None and node.op_type == "Constant" and node.attribute and node.attribute[0].name == "value":
+            return numpy_helper.to_array(node.attribute[0].t)
+        return None
+
+    rewritten = 0
+    for mul in [node for node in graph.node if node.op_type == "Mul" and len(node.input) == 2]:
+        first, second = mul.input
+        freq_name, positions = (second, first) if constant(second) is not None else (first, second)
+        inv_freq, cast = constant(freq_name), producers.get(positions)
+        if inv_freq is None or inv_freq.ndim != 1 or cast is None or cast.op_type != "Cast":
+            continue
+        unsqueeze = producers.get(cast.input[0])
+        axes = constant(unsqueeze.input[1]) if unsqueeze is not None and unsqueeze.op_type == "Unsqueeze" \
+            and len(unsqueeze.input) == 2 else None
+        if axes is None or np.ravel(axes).tolist() not in ([-1], [2]) or \
+                not all(reader.op_type == "Concat" for reader in readers.get(mul.output[0], [None])):
+            continue
+        stem = f"{mul.name or mul.output[0]}_angles"
+        column, axis = f"{freq_name}_column", f"{stem}_axis"
+        if column not in weights:
+            weights[column] = numpy_helper.from_array(inv_freq.reshape(1, -1, 1).astype(inv_freq.dtype), column)
+            graph.initializer.append(weights[column])
+        graph.initializer.append(numpy_helper.from_array(np.array([1], np.int64), axis))
+        to = next(a.i for a in cast.attribute if a.name == "to")
+        made = [helper.make_node("Unsqueeze", [unsqueeze.input[0], axis], [f"{stem}_rows"], name=f"{stem}_Unsqueeze"),
+                helper.make_node("Cast", [f"{stem}_rows"], [f"{stem}_positions"], name=f"{stem}_Cast", to=to),
+                helper.make_node("MatMul", [column, f"{stem}_positions"], [f"{stem}_product"], name=f"{stem}_MatMul"),
+                helper.make_node("Transpose", [f"{stem}_product"], [mul.output[0]], name=f"{stem}_Transpose",
+                                 perm=[0, 2, 1])]
+        at = list(graph.node).index(mul)
+        graph.node.remove(mul)
+        for offset, node in enumerate(made):
+            graph.node.insert(at + offset, node)
+        rewritten += 1
+    return rewritten
+
+
+def rotary_source(work) -> Path:
+    """The model onnxscript's fusions read: the source, or a copy of it in the work's scratch
+    space with its rotary angles in the layout they know (canonical_rotary_angles), made once;
+    `work.details["rotary_angles_rewritten"]` counts them."""
+    if "rotary_source" in work.plan:
+        return Path(work.plan["rotary_source"])
+    import onnx
+
+    from app.core.model.output import load_model, save_model
+
+    source = work.source
+    if canonical_rotary_angles(onnx.load(str(source), load_external_data=False).graph):  # the weights once it pays
+        model = load_model(work.source)
+        work.details["rotary_angles_rewritten"] = canonical_rotary_angles(model.graph)
+        source = work.scratch("rotary.onnx")
+        save_model(model, source, work.large)
+    work.plan["rotary_source"] = str(source)
+    return source
+
+
+def rotary_angles_text(report: dict) -> str:
+    """"rotary angles ×1 as MatMul + Transpose, …" (what was rewritten); '' where none was."""
+    count = report.get("rotary_angles_rewritten")
+    return (f"rotary angles ×{count} as MatMul + Transpose, the layout onnxscript's rotary fusion reads "
+            "(the same numbers)") if count else ""
+
+
 def kv_heads(path: Path) -> int:
     """The key/value heads of a decoder's cache: axis 1 of its rank-4 past inputs; 0 where unknown."""
     import onnx

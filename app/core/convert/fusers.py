@@ -45,10 +45,13 @@ def fuse_with_onnxscript(work: Work, target: Path) -> None:
 
     from onnx.external_data_helper import load_external_data_for_model
 
-    fused, _ = optimize_for_ort(ir.load(str(work.source)))
+    from app.core.convert.decoder_fusion import rotary_source
+
+    source = rotary_source(work)
+    fused, _ = optimize_for_ort(ir.load(str(source)))
     proto = ir.serde.serialize_model(fused)
     flatten_attention_into_gemm(proto.graph)
-    load_external_data_for_model(proto, str(work.source.parent))   # the result gets its own data file
+    load_external_data_for_model(proto, str(source.parent))   # the result gets its own data file
     model = OnnxModel(proto)
     if work.options["fp16"]:
         model.convert_float_to_float16(keep_io_types=True)

@@ -107,7 +107,7 @@ def _fuse_with_onnxruntime(work: Work, target) -> None:
 def _note_unfused(work: Work, outcomes: dict, best: str) -> None:
     """A warning where nothing was fused, where the graph has attention (grouped-query attention, rotary
     embeddings) that stayed unfused, and for the inputs the fused model no longer reads."""
-    from app.core.convert.decoder_fusion import grouped_query_notes, unread_inputs_notes
+    from app.core.convert.decoder_fusion import grouped_query_notes, rotary_source, unread_inputs_notes
     from app.core.convert.fusers import (EXPORT_ADVICE, attention_blocks, attention_layers, attention_text,
                                          fused_rotations, rotary_layers, rotary_text, rotations, torchscript_export)
 
@@ -140,7 +140,7 @@ def _note_unfused(work: Work, outcomes: dict, best: str) -> None:
         work.warnings.append(f"{_sentence(attention_text(layers))}: the other {blocks - layers['fused']} kept "
                              f"their unfused attention, which neither fuser matched as a {shape['model_type']} "
                              f"layer{why}.")
-    work.warnings.extend(grouped_query_notes(work.source, shape["num_heads"], blocks, layers, rotated))
+    work.warnings.extend(grouped_query_notes(rotary_source(work), shape["num_heads"], blocks, layers, rotated))
     rotary = work.details.get("rotary")
     if rotary and rotary["fused"] < rotary["of"]:
         work.warnings.append(f"Rotary embedding {rotary_text(rotary)}: the other {rotary['of'] - rotary['fused']} stay "

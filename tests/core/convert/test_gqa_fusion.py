@@ -94,3 +94,34 @@ def test_a_mask_the_grouped_query_fusion_does_not_know_is_named_in_onnxscripts_w
     assert any(w.startswith("A grouped-query decoder (2 key/value heads for 4 query heads) but no GroupQueryAttention")
                and w.endswith("the layers do not have that layout (onnxscript: Mask does not match causal mask "
                               "pattern).") for w in report["warnings"]), report["warnings"]
+
+
+def test_rotary_angles_written_as_a_broadcast_product_are_rewritten_for_the_fusion(tmp_path):
+    """PyTorch 2.14's dynamo export of transformers 5's Llama writes positions × inv_freq: no rotation
+    fused, no GroupQueryAttention, until the angles are in the MatMul layout onnxscript reads."""
+    import numpy as np
+    import onnxruntime as ort
+
+    from app.core.convert.decoder_fusion import canonical_rotary_angles
+
+    model = llama_rope(layers=2, seed=5, broadcast_freqs=True)
+    source = save(model, tmp_path / "llama.onnx")
+    rewritten = onnx.ModelProto()
+    rewritten.CopyFrom(model)
+    assert canonical_rotary_angles(rewritten.graph) == 1
+    assert "MatMul" in {n.op_type for n in rewritten.graph.node if n.name.endswith("_angles_MatMul")}
+    feeds = {value.name: np.zeros([1 if d.dim_param else d.dim_value for d in value.type.tensor_type.shape.dim],
+                                  np.float32 if value.type.tensor_type.elem_type == onnx.TensorProto.FLOAT else np.int64)
+             for value in model.graph.input}
+    feeds["input_ids"] = np.array([[3]], np.int64)
+    feeds["position_ids"] = np.array([[5]], np.int64)
+    feeds["attention_mask"] = np.ones((1, 2), np.int64)
+    runs = [ort.InferenceSession(m.SerializeToString(), providers=["CPUExecutionProvider"]).run(None, feeds)
+            for m in (model, rewritten)]
+    for before, after in zip(*runs):
+        np.testing.assert_allclose(after, before, rtol=1e-5, atol=1e-5)
+    report = convert(source, tmp_path / "fused.onnx")
+    assert report["rotary_angles_rewritten"] == 1 and report["check"] == "passed"
+    assert report["attention_layers"] == {"fused": 2, "of": 2, "ops": {"GroupQueryAttention": 2}}
+    assert report["rotary"]["fused"] == report["rotary"]["of"] == 4
+    assert sorted(p.name for p in tmp_path.iterdir()) == ["fused.onnx", "llama.onnx"], "no scratch copy is left"

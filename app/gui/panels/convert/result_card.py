@@ -12,6 +12,7 @@ from app.core.convert.compiled import compiled_lines
 from app.core.convert.fusers import attention_text, fusers_lines, rotary_text
 from app.core.convert.speed import speed_sentence
 from app.core.convert.weights import share_text
+from app.core.convert.decoder_fusion import rotary_angles_text
 from app.core.convert.int4 import gemm_text
 from app.core.convert.next_tokens import agreement_text, output_word
 from app.core.session.fidelity_policy import policy_text
@@ -150,6 +151,7 @@ class ResultCard(QGroupBox):
             lines.append(f"Float16: {share_text(half['share'])} of the weights (by bytes)")
         lines += [escape(line[0].upper() + line[1:]) for line in compiled_lines(report)]
         lines += [escape(gemm_text(report))] if gemm_text(report) else []
+        lines += [f"Rewritten: {escape(rotary_angles_text(report))}"] if rotary_angles_text(report) else []
         lines += [f"Kept in float32: {escape(k['what'])} — <i>{escape(k['why'])}</i>" for k in report["kept_in_fp32"]]
         lines += [f"Repaired: {escape(r['what'])} — <i>{escape(r['why'])}</i>" for r in report["repairs"]]
         lines += [f"⚠ {escape(w)}" for w in report["warnings"]]

@@ -50,6 +50,7 @@ def run_application(paths: list[str], demo: bool = False) -> int:
 
 #: the open crash log: faulthandler writes into it when native code (Qt, ONNX Runtime) faults
 _CRASH_LOG = []
+CRASH_LOG_BYTES = 1 << 20
 
 
 def keep_crash_log() -> None:
@@ -60,9 +61,12 @@ def keep_crash_log() -> None:
 
     from app.core.store.paths import log_dir
 
+    path = log_dir() / "crash.log"
     try:
         log_dir().mkdir(parents=True, exist_ok=True)
-        log = open(log_dir() / "crash.log", "a", encoding="utf-8")     # noqa: SIM115 (open for the process's life)
+        # each start adds a line: a log past CRASH_LOG_BYTES starts again rather than grow for ever
+        mode = "w" if path.is_file() and path.stat().st_size > CRASH_LOG_BYTES else "a"
+        log = open(path, mode, encoding="utf-8")     # noqa: SIM115 (open for the process's life)
     except OSError:
         return
     log.write(f"--- ORTune window started {time.strftime('%Y-%m-%d %H:%M:%S')} (pid {os.getpid()})\n")

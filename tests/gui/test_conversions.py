@@ -282,3 +282,26 @@ def test_the_card_names_a_llama_decoders_group_query_attention_and_rotations(qtb
     card.show_report({**report, "speed": {"skipped": True, "why": "not asked"}})
     assert "Attention: GroupQueryAttention in 2 of 2 layers" in card.summary.text()
     assert "Rotary embedding: fused for 4 of 4 rotations (4 inside GroupQueryAttention)" in card.summary.text()
+
+
+def test_the_card_says_what_was_rewritten_and_that_the_next_tokens_decide(qtbot, tmp_path):
+    from app.core.convert.jobs import MAKE
+    from app.gui.panels.convert.result_card import ResultCard
+    from tests.convert_models import gemm_layers
+    from tests.decoder_models import gpt2
+
+    card = ResultCard()
+    qtbot.addWidget(card)
+    source = models.save(gemm_layers(), tmp_path / "gemms.onnx")
+    report = MAKE({"kind": "int4", "input": str(source), "output": str(tmp_path / "int4.onnx")}, None)
+    card.show_report({**report, "speed": {"skipped": True, "why": "not asked"}})
+    assert "Gemm ×2 rewritten as MatMul + Add, whose weights int4 packs" in card.summary.text()
+    # a decoder's output outside the int4 tolerance, where the next tokens decide: not a FAIL beside "passed"
+    decoder = MAKE({"kind": "int4", "input": str(models.save(gpt2(layers=2, hidden=64, vocab=128), tmp_path / "d.onnx")),
+                    "output": str(tmp_path / "d4.onnx"), "tolerance": {"atol": 1e-9, "rtol": 0, "min_cosine": 1.0}},
+                   None)
+    card.show_report({**decoder, "speed": {"skipped": True, "why": "not asked"}})
+    assert decoder["fidelity"]["next_tokens"]["decides"]
+    assert any(o["passed"] is False for o in decoder["fidelity"]["outputs"]), "the bounds given are past any int4"
+    assert "outside (the next tokens decide)" in [row[1] for row in card.table.rows]
+    assert "FAIL" not in [row[1] for row in card.table.rows]

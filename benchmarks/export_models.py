@@ -1,7 +1,8 @@
 """Random-weight transformers models exported as their users export them, for
 benchmarks/real_exports.py: BERT through TorchScript (its default SDPA attention and the eager
 one) and dynamo; GPT-2 and a grouped-query Llama with a KV cache (past/present), through
-TorchScript and dynamo; the Llama's Hugging Face folder with a word-level tokenizer, which
+TorchScript and dynamo; a Qwen2 decoder (grouped-query, biased projections) through dynamo; ViT
+through both; the Llama's Hugging Face folder with a word-level tokenizer, which
 onnxruntime-genai's model builder turns into its fp32 and int4 folders. Needs PyTorch,
 transformers and onnxscript (and onnxruntime-genai for the builder); nothing is downloaded.
 
@@ -81,6 +82,27 @@ def bert(config, path: Path, dynamo: bool) -> None:
                           output_names=outputs, dynamic_axes={n: {0: "batch", 1: "seq"} for n in names + outputs[:1]})
 
 
+def image_classifier(config, path: Path, dynamo: bool) -> None:
+    import torch
+    import transformers
+
+    class Classifier(torch.nn.Module):
+        def __init__(self):
+            super().__init__()
+            self.model = transformers.ViTForImageClassification(config).eval()
+
+        def forward(self, pixel_values):
+            return self.model(pixel_values=pixel_values).logits
+
+    args = (torch.randn(1, 3, config.image_size, config.image_size),)
+    if dynamo:
+        torch.onnx.export(Classifier(), args, dynamo=True, input_names=["pixel_values"], output_names=["logits"],
+                          dynamic_shapes={"pixel_values": {0: torch.export.Dim("batch")}}).save(str(path))
+    else:
+        torch.onnx.export(Classifier(), args, str(path), dynamo=False, opset_version=17, input_names=["pixel_values"],
+                          output_names=["logits"], dynamic_axes={"pixel_values": {0: "batch"}})
+
+
 def hf_folder(config, folder: Path) -> None:
     """The Llama as a Hugging Face folder, with a word-level tokenizer the builder can copy."""
     import transformers
@@ -135,6 +157,16 @@ def main() -> None:
                                                             out / f"gpt2-{w}.onnx", d))
         make(f"llama-{way}", lambda d=dynamo, w=way: decoder(transformers.LlamaForCausalLM(llama), layers, heads // 2,
                                                              head, out / f"llama-{w}.onnx", d))
+    qwen2 = transformers.Qwen2Config(hidden_size=hidden, num_hidden_layers=layers, num_attention_heads=heads,
+                                     num_key_value_heads=heads // 2, intermediate_size=688 * hidden // 256,
+                                     vocab_size=8000, max_position_embeddings=2048)
+    make("qwen2-dynamo", lambda: decoder(transformers.Qwen2ForCausalLM(qwen2), layers, heads // 2, head,
+                                         out / "qwen2-dynamo.onnx", True))
+    vit = transformers.ViTConfig(hidden_size=hidden, num_hidden_layers=layers, num_attention_heads=heads,
+                                 intermediate_size=4 * hidden, image_size=224)
+    for dynamo in (False, True):
+        make(f"vit-{'dynamo' if dynamo else 'torchscript'}",
+             lambda d=dynamo: image_classifier(vit, out / f"vit-{'dynamo' if d else 'torchscript'}.onnx", d))
     make("llama-hf", lambda: hf_folder(llama, out / "llama-hf"))
     for precision in ("fp32", "int4"):
         def build(p=precision):

@@ -115,7 +115,7 @@ def main() -> None:
         result = {"exported_s": exported, "models": {}}
         for model in sorted(folder.glob("*.onnx")):
             row = {"transformers": fused(model, out, args.speed_seconds)}
-            if model.stem.startswith(("gpt2", "llama")):
+            if model.stem.startswith(("gpt2", "llama", "qwen2")):
                 row["int4"] = int4(model, out, args.speed_seconds)
                 row["generate"] = generated(model)
             result["models"][model.stem] = row

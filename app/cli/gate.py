@@ -14,30 +14,13 @@ from app.cli.printing import add_json_flag, check_output_file, distinct_outputs,
 from app.cli.running import run_job_cli
 from app.cli.compare import generation_text
 from app.cli.convert import add_tolerance_arguments, tolerance_from_args
-from app.cli.session_args import (add_run_arguments, add_session_arguments, run_settings_from_args, session_config_from_args,
-                              whole_number)
+from app.cli.param_args import add_param_arguments, flag_values
+from app.cli.session_args import add_run_arguments, add_session_arguments, run_settings_from_args, session_config_from_args
+from app.core.gate.params import GateParams
 from app.core.jobs.errors import UserError
 
 ORDER = 33
 FIRST_STRETCH_S = 2.0          # seconds per model before the first judgement, unless --duration/--iterations
-
-
-def _percent(text: str, flag: str) -> float:
-    """A limit given in percent, as a fraction."""
-    try:
-        value = float(text)
-    except ValueError:
-        raise UserError("bad-option", f"{flag} expects a percentage such as 5, not {text!r}") from None
-    if not value >= 0:
-        raise UserError("bad-option", f"{flag} must be 0 or more, not {text}")
-    return value / 100.0
-
-
-def _number(text: str, flag: str) -> float:
-    try:
-        return float(text)
-    except ValueError:
-        raise UserError("bad-option", f"{flag} expects a number of seconds, not {text!r}") from None
 
 
 TOLERANCE_KEYS = ("atol", "rtol", "min_cosine")
@@ -87,11 +70,7 @@ def params_from_args(args) -> dict:
     if args.iterations is None and args.duration is None:
         run.duration_s = FIRST_STRETCH_S
     return {"new": str(new.model), "old": str(old.model), "new_session": new_session, "old_session": old_session,
-            "run": run, "max_slowdown": _percent(args.max_slowdown, "--max-slowdown"),
-            "max_seconds": _number(args.max_seconds, "--max-seconds"), "pairs": whole_number(args.pairs, "--pairs", 1),
-            "max_accuracy_drop": _percent(args.max_accuracy_drop, "--max-accuracy-drop"),
-            "max_memory_growth": _percent(args.max_memory_growth, "--max-memory-growth"),
-            "tolerance": tolerance_from_args(args), "output_tolerance": output_tolerances(args.tolerance),
+            "run": run, **flag_values(args, GateParams), "tolerance": tolerance_from_args(args), "output_tolerance": output_tolerances(args.tolerance),
             "record": not args.no_history,
             "new_label": "new" if new.model == old.model else "", "old_label": "old" if new.model == old.model else "",
             "presets": [args.config, args.against_config, new.preset, old.preset]}      # read, never written
@@ -194,7 +173,7 @@ def run(args) -> int:
 
     given = params_from_args(args)
     inputs = gate_inputs(given)
-    params = GATE.make_params(given)
+    params = GATE.params.from_dict(given, text=True)     # the limits as their flags gave them, as text
     files = {"--junit": check_output_file(args.junit, args.force, inputs),
              "--markdown": check_output_file(args.markdown, args.force, inputs)}
     distinct_outputs(files)
@@ -222,17 +201,7 @@ def register(subparsers) -> None:
     parser.add_argument("--against-config", metavar="FILE.json",
                         help="OLD's session preset (default: --config); without --against, NEW's model under two presets")
     limits = parser.add_argument_group("limits")
-    limits.add_argument("--max-slowdown", metavar="PERCENT", default="5", help="slowdown that fails (default 5)")
-    limits.add_argument("--max-seconds", metavar="S", default="60",
-                        help="longest time the measuring may take, both models and their starts together; more "
-                             "pairs start only while one more fits (default 60)")
-    limits.add_argument("--pairs", metavar="N", default="4",
-                        help="pairs of fresh processes (one per model, taking turns) to measure in first; the "
-                             "interval comes from the spread between the pairs (default 4)")
-    limits.add_argument("--max-accuracy-drop", metavar="POINTS", default="1",
-                        help="drop in label accuracy on --data, in percentage points, that fails (default 1)")
-    limits.add_argument("--max-memory-growth", metavar="PERCENT", default="10",
-                        help="growth of the peak resident memory that fails (default 10)")
+    add_param_arguments(limits, GateParams)
     add_tolerance_arguments(limits)
     limits.add_argument("--tolerance", metavar="NAME=ATOL,RTOL[,COSINE]", action="append",
                         help="one output's own tolerances over --tol-abs/--tol-rel/--tol-cosine (repeat per output; "

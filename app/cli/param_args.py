@@ -40,18 +40,38 @@ def add_param_arguments(group, params: type, defaults: dict | None = None) -> No
             else:
                 group.add_argument(meta["flag"], dest=_dest(field), action="store_true", default=None, help=text)
             continue
-        if default is not None:
+        if default is not None and meta.get("percent"):
+            text += f" (default {default * 100:g})"
+        elif default is not None:
             text += f" (default {default:g})" if isinstance(default, float) else f" (default {default})"
         group.add_argument(meta["flag"], dest=_dest(field), metavar=meta["metavar"] or None,
                            choices=meta["choices"] or None, help=text)
 
 
+def flag_values(args, params: type) -> dict:
+    """Field name -> the text given to its flag, for every flag of add_param_arguments that was
+    given; a percent field's as the fraction it holds (checked here, in the flag's own unit)."""
+    from app.core.jobs.errors import UserError
+
+    values = {}
+    for field in _flagged(params):
+        value = getattr(args, _dest(field), None)
+        if value is None:
+            continue
+        if field.metadata.get("percent"):
+            flag, least = field.metadata["flag"], field.metadata.get("minimum")
+            try:
+                number = float(value)
+            except ValueError:
+                raise UserError("bad-option", f"{flag} expects a percentage such as 5, not {value!r}") from None
+            if least is not None and not number >= least * 100:
+                raise UserError("bad-option", f"{flag} must be {least * 100:g} or more, not {value}")
+            value = number / 100.0
+        values[field.name] = value
+    return values
+
+
 def params_from_args(args, params: type, given: dict | None = None, defaults: dict | None = None):
     """`params` read from the fields `given` and, on top, every flag of add_param_arguments that
     was given; `defaults` as add_param_arguments had them."""
-    data = {**(defaults or {}), **(given or {})}
-    for field in _flagged(params):
-        value = getattr(args, _dest(field), None)
-        if value is not None:
-            data[field.name] = value
-    return params.from_dict(data, text=True)
+    return params.from_dict({**(defaults or {}), **(given or {}), **flag_values(args, params)}, text=True)

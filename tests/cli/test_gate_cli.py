@@ -161,3 +161,24 @@ def test_the_gate_holds_a_float16_variant_to_the_float16_policy_convert_passed_i
     outputs = next(c for c in done.json()["criteria"] if c["name"] == "outputs")
     assert outputs["verdict"] == "pass", outputs["summary"]
     assert "within the float16 policy" in outputs["summary"] and "computes in float16" in outputs["summary"]
+
+
+def test_the_limit_flags_come_from_the_gates_fields_in_their_units(ortune, old):
+    """Percent on the command line, a fraction in GateParams: each flag said once, on its field."""
+    import argparse
+
+    from app.cli.param_args import add_param_arguments, flag_values
+    from app.core.gate.params import GateParams
+
+    parser = argparse.ArgumentParser()
+    add_param_arguments(parser, GateParams)
+    args = parser.parse_args(["--max-slowdown", "12.5", "--max-memory-growth", "0", "--pairs", "6"])
+    assert flag_values(args, GateParams) == {"max_slowdown": 0.125, "max_memory_growth": 0.0, "pairs": "6"}
+    shown = " ".join(parser.format_help().split())
+    assert "slowdown that fails (default 5)" in shown and "that fails (default 10)" in shown
+    for given, message in ((("--max-slowdown", "x"), "--max-slowdown expects a percentage such as 5"),
+                           (("--max-accuracy-drop", "-1"), "--max-accuracy-drop must be 0 or more"),
+                           (("--max-seconds", "abc"), "--max-seconds expects a number"),
+                           (("--pairs", "0"), "--pairs must be at least 1")):
+        done = ortune("gate", old, "--against", old, *given)
+        assert done.code == 2 and message in done.stderr and len(done.stderr.strip().splitlines()) == 1, done.stderr

@@ -54,13 +54,20 @@ class GateParams(Params):
     run: RunSettings = setting(factory=lambda: RunSettings(duration_s=2.0))   # the first stretch, per model
     new_label: str = ""
     old_label: str = ""
-    max_slowdown: float = setting(0.05, minimum=0, flag="--max-slowdown")
-    max_seconds: float = setting(60.0, minimum=1, flag="--max-seconds")      # measuring, starts included, at most
-    pairs: int = setting(4, minimum=1, maximum=1000, flag="--pairs")         # fresh process pairs to start with
+    max_slowdown: float = setting(0.05, minimum=0, flag="--max-slowdown", percent=True, metavar="PERCENT",
+                                  help="slowdown that fails")
+    max_seconds: float = setting(60.0, minimum=1, flag="--max-seconds", metavar="S",
+                                 help="longest time the measuring may take, both models and their starts together; "
+                                      "more pairs start only while one more fits")
+    pairs: int = setting(4, minimum=1, maximum=1000, flag="--pairs", metavar="N",
+                         help="pairs of fresh processes (one per model, taking turns) to measure in first; the "
+                              "interval comes from the spread between the pairs")
     tolerance: GivenTolerance = setting(factory=GivenTolerance)   # over the policy's
     output_tolerance: dict[str, dict[str, float]] = setting(factory=dict)   # per output name, over `tolerance`
-    max_accuracy_drop: float = setting(0.01, minimum=0, flag="--max-accuracy-drop")
-    max_memory_growth: float = setting(0.10, minimum=0, flag="--max-memory-growth")
+    max_accuracy_drop: float = setting(0.01, minimum=0, flag="--max-accuracy-drop", percent=True, metavar="POINTS",
+                                       help="drop in label accuracy on --data, in percentage points, that fails")
+    max_memory_growth: float = setting(0.10, minimum=0, flag="--max-memory-growth", percent=True, metavar="PERCENT",
+                                       help="growth of the peak resident memory that fails")
     record: bool = True
 
     def validate(self) -> None:

@@ -26,11 +26,13 @@ LARGEST = 2 ** 53
 
 def setting(default: Any = dataclasses.MISSING, *, minimum: float | None = None, maximum: float | None = None,
             choices: tuple = (), flag: str = "", factory: Any = dataclasses.MISSING, why: str = "",
-            check: Any = None, about: Any = None, help: str = "", metavar: str = "", label: str = "") -> Any:
+            check: Any = None, about: Any = None, help: str = "", metavar: str = "", label: str = "",
+            percent: bool = False) -> Any:
     """A dataclass field with the limits the check applies and how a flag or a form presents it
-    (see the module docstring); `about` is whatever else describes the field (the session's table row)."""
+    (see the module docstring); `about` is whatever else describes the field (the session's table row);
+    `percent`: the field holds a fraction that its flag takes in percent (5 for 0.05)."""
     metadata = {"minimum": minimum, "maximum": maximum, "choices": tuple(choices), "flag": flag, "why": why,
-                "check": check, "about": about, "help": help, "metavar": metavar, "label": label}
+                "check": check, "about": about, "help": help, "metavar": metavar, "label": label, "percent": percent}
     if factory is not dataclasses.MISSING:
         return dataclasses.field(default_factory=factory, metadata=metadata)
     return dataclasses.field(default=default, metadata=metadata)

@@ -20,7 +20,6 @@ Prints one JSON object.
 
 from __future__ import annotations
 
-import argparse
 import json
 import statistics
 import subprocess
@@ -32,7 +31,7 @@ from pathlib import Path
 ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT))
 
-from benchmarks.generate_truth import repeated  # noqa: E402
+from benchmarks.generate_truth import repeated, workload_parser  # noqa: E402
 
 
 def bare_genai(folder: str, prompt_ids: list, new_tokens: int, threads: int, repeats: int, warmup: int) -> dict:
@@ -102,17 +101,7 @@ def ratio(rounds: list[dict], slower: str, faster: str, figure: str) -> dict:
 
 
 def main() -> None:
-    parser = argparse.ArgumentParser(description=__doc__.split("\n")[0])
-    parser.add_argument("--rounds", type=int, default=6)
-    parser.add_argument("--prompt", type=int, default=128)
-    parser.add_argument("--new-tokens", type=int, default=64)
-    parser.add_argument("--repeats", type=int, default=3)
-    parser.add_argument("--hidden", type=int, default=256)
-    parser.add_argument("--layers", type=int, default=4)
-    parser.add_argument("--threads", type=int, default=1)
-    parser.add_argument("--bare", metavar="FOLDER", help=argparse.SUPPRESS)
-    parser.add_argument("--prompt-ids", help=argparse.SUPPRESS)
-    args = parser.parse_args()
+    args = workload_parser(__doc__.split("\n")[0], "FOLDER").parse_args()
     if args.bare:
         print(json.dumps(bare_genai(args.bare, json.loads(args.prompt_ids), args.new_tokens, args.threads,
                                     args.repeats, 1)))

@@ -116,8 +116,11 @@ def sweep(model: str, args) -> dict:
             "best_is_fastest_per_token": result["best"]["dim_value"] == fastest}
 
 
-def main() -> None:
-    parser = argparse.ArgumentParser(description=__doc__.split("\n")[0])
+def workload_parser(description: str, bare: str) -> argparse.ArgumentParser:
+    """The generation benchmarks' flags: the workload (rounds, prompt, new tokens, repeats, the
+    decoder's size, threads), and the hidden pair a bare loop's own process is started with
+    (--bare `bare`, --prompt-ids)."""
+    parser = argparse.ArgumentParser(description=description)
     parser.add_argument("--rounds", type=int, default=6)
     parser.add_argument("--prompt", type=int, default=128)
     parser.add_argument("--new-tokens", type=int, default=64)
@@ -125,10 +128,15 @@ def main() -> None:
     parser.add_argument("--hidden", type=int, default=256)
     parser.add_argument("--layers", type=int, default=4)
     parser.add_argument("--threads", type=int, default=1)
+    parser.add_argument("--bare", metavar=bare, help=argparse.SUPPRESS)
+    parser.add_argument("--prompt-ids", help=argparse.SUPPRESS)
+    return parser
+
+
+def main() -> None:
+    parser = workload_parser(__doc__.split("\n")[0], "MODEL")
     parser.add_argument("--gpt2", action="store_true", help="a GPT-2-like decoder instead of the GQA one")
     parser.add_argument("--sweep", metavar="PAST,PAST", help="also sweep these past lengths")
-    parser.add_argument("--bare", metavar="MODEL", help=argparse.SUPPRESS)
-    parser.add_argument("--prompt-ids", help=argparse.SUPPRESS)
     args = parser.parse_args()
     if args.bare:
         print(json.dumps(bare_loop(args.bare, json.loads(args.prompt_ids), args.new_tokens, args.threads,

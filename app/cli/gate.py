@@ -15,7 +15,8 @@ from app.cli.running import run_job_cli
 from app.cli.compare import generation_text
 from app.cli.convert import add_tolerance_arguments, tolerance_from_args
 from app.cli.param_args import add_param_arguments, flag_values
-from app.cli.session_args import add_run_arguments, add_session_arguments, run_settings_from_args, session_config_from_args
+from app.cli.session_args import (add_run_arguments, add_session_arguments, run_settings_from_args,
+                                  session_config_from_args)
 from app.core.gate.params import GateParams
 from app.core.jobs.errors import UserError
 
@@ -70,7 +71,8 @@ def params_from_args(args) -> dict:
     if args.iterations is None and args.duration is None:
         run.duration_s = FIRST_STRETCH_S
     return {"new": str(new.model), "old": str(old.model), "new_session": new_session, "old_session": old_session,
-            "run": run, **flag_values(args, GateParams), "tolerance": tolerance_from_args(args), "output_tolerance": output_tolerances(args.tolerance),
+            "run": run, **flag_values(args, GateParams),
+            "tolerance": tolerance_from_args(args), "output_tolerance": output_tolerances(args.tolerance),
             "record": not args.no_history,
             "new_label": "new" if new.model == old.model else "", "old_label": "old" if new.model == old.model else "",
             "presets": [args.config, args.against_config, new.preset, old.preset]}      # read, never written

@@ -75,9 +75,8 @@ def render(report: dict) -> str:
 
 def _prompt_lengths(args) -> dict:
     """--prompt-lengths, or the input plan's --prompt-length as one length (neither: the default);
-    a generation runs the
-    prompt and then every token, so the plan's choice of one step (--phase, --past-length) has no
-    meaning here and is refused rather than ignored."""
+    a generation runs the prompt and then every token, so the plan's choice of one step (--phase,
+    --past-length) has no meaning here and is refused rather than ignored."""
     for flag, value in (("--phase", args.phase), ("--past-length", args.past_length)):
         if value is not None:
             raise UserError("bad-option", f"{flag} chooses the one step bench and compare time; generate runs the "

@@ -82,13 +82,16 @@ def rotary_source(work) -> Path:
     if "rotary_source" in work.plan:
         return Path(work.plan["rotary_source"])
     import onnx
+    from onnx.external_data_helper import load_external_data_for_model
 
-    from app.core.model.output import load_model, save_model
+    from app.core.model.output import save_model
 
     source = work.source
-    if canonical_rotary_angles(onnx.load(str(source), load_external_data=False).graph):  # the weights once it pays
-        model = load_model(work.source)
-        work.details["rotary_angles_rewritten"] = canonical_rotary_angles(model.graph)
+    model = onnx.load(str(source), load_external_data=False)      # the weights only where it pays
+    count = canonical_rotary_angles(model.graph)
+    if count:
+        load_external_data_for_model(model, str(source.parent))
+        work.details["rotary_angles_rewritten"] = count
         source = work.scratch("rotary.onnx")
         save_model(model, source, work.large)
     work.plan["rotary_source"] = str(source)

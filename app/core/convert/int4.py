@@ -45,8 +45,8 @@ def gemm_as_matmul(graph) -> int:
         attrs = {a.name: helper.get_attribute_value(a) for a in node.attribute}
         weight = weights.get(node.input[1]) if node.op_type == "Gemm" and len(node.input) > 1 else None
         bias = node.input[2] if len(node.input) > 2 else ""
-        if (weight is None or weight.data_type not in floats or len(weight.dims) != 2
-                or attrs.get("alpha", 1.0) != 1.0 or attrs.get("transA", 0) or (bias and attrs.get("beta", 1.0) != 1.0)):
+        if (weight is None or weight.data_type not in floats or len(weight.dims) != 2 or attrs.get("alpha", 1.0) != 1.0
+                or attrs.get("transA", 0) or (bias and attrs.get("beta", 1.0) != 1.0)):
             nodes.append(node)
             continue
         name = node.name or f"Gemm_{rewritten}"

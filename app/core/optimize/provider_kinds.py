@@ -128,7 +128,7 @@ def next_tokens(report: dict, ctx) -> dict | None:
 
     if report.get("agree_with") is None:
         return None
-    params = NextTokensParams(path=report["input"], session=report["session"].checked(),
+    params = NextTokensParams(path=report["input"], session=report["session"],
                               reference_session=report["agree_with"],
                               tolerance=GivenTolerance.from_dict(report["tolerance"]))
     try:

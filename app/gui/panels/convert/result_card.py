@@ -176,8 +176,9 @@ class ResultCard(QGroupBox):
                              + f"<br>Held to {escape(policy_text(tolerance))}; inputs: {escape(dims)}"
                              + _next_tokens_line(fidelity.get("next_tokens")))
         decides = bool((fidelity.get("next_tokens") or {}).get("decides"))
-        self.table.set_rows([[o["name"], output_word(o["passed"], decides), o["max_abs_diff"], o["max_rel_diff"], o["cosine"],
-                              o["nonfinite"], o["problem"] or o.get("note", "")] for o in fidelity["outputs"]])
+        self.table.set_rows([[o["name"], output_word(o["passed"], decides), o["max_abs_diff"], o["max_rel_diff"],
+                              o["cosine"], o["nonfinite"], o["problem"] or o.get("note", "")]
+                             for o in fidelity["outputs"]])
         self.rel_note.setVisible(bool(fidelity["outputs"]))
 
     def show_speed(self, speed: dict) -> None:

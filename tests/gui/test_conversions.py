@@ -1,5 +1,6 @@
 from pathlib import Path
 
+from PySide6.QtCore import Qt
 from PySide6.QtWidgets import QMessageBox
 
 from app.core.store.paths import output_dir
@@ -198,13 +199,13 @@ def test_a_failed_check_is_in_the_failure_colour_with_its_reason(qtbot):
     text = card.verdict.text()
     assert "FAILED" in text and verdict_color(False) in text and "logits: cosine 0.970000 below 0.999" in text
     assert "pooled" not in text.split("<br>")[0]
-    source = card.table.source
-    result = card.table.headers.index("Result")
-    assert source.item(0, result).text() == "FAIL"
-    assert source.item(0, result).foreground().color().name() == verdict_color(False)
-    assert source.item(1, result).foreground().color().name() != verdict_color(False)
+    table, result = card.table, card.table.headers.index("Result")
+    assert table.cell(0, result) == "FAIL"
+    assert table.cell(0, result, Qt.ItemDataRole.ForegroundRole).color().name() == verdict_color(False)
+    assert table.cell(1, result, Qt.ItemDataRole.ForegroundRole) is None      # the default colour
     assert card.rel_note.isVisible() and "near zero" in REL_NOTE and "0.1 %" in REL_NOTE
-    assert source.horizontalHeaderItem(card.table.headers.index("Max rel diff")).toolTip() == REL_NOTE
+    assert table.source.headerData(table.headers.index("Max rel diff"), Qt.Orientation.Horizontal,
+                                   Qt.ItemDataRole.ToolTipRole) == REL_NOTE
 
 
 def test_the_transformers_kind_says_which_model_type_auto_reads(qtbot, window, tmp_path):

@@ -45,8 +45,8 @@ def test_from_a_conversion_the_first_drift_is_marked_and_one_click_repairs_it(qt
     graph.picture = None
     first = drift.result["first_drift"]["index"]
     assert drift.table.rows[first][2] == "layer2" and drift.table.rows[first][4] == "NO"
-    assert drift.table.source.item(first, 0).background().style() != Qt.BrushStyle.NoBrush     # marked
-    assert drift.table.source.item(0, 0).background().style() == Qt.BrushStyle.NoBrush
+    assert drift.table.cell(first, 0, Qt.ItemDataRole.BackgroundRole).style() != Qt.BrushStyle.NoBrush     # marked
+    assert drift.table.cell(0, 0, Qt.ItemDataRole.BackgroundRole) is None
     assert drift.selected_node() == "layer2" and drift.keep_button.isEnabled()
     drift.keep_button.click()
     qtbot.waitUntil(lambda: drift.repair_result is not None and drift.job is None and drift.result is not None,

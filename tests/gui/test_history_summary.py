@@ -45,6 +45,6 @@ def test_a_table_column_has_one_number_format(qtbot):
     qtbot.addWidget(table)
     table.decimals = 4
     table.set_rows([[944.747, 0.3612], [2767.2, 1.0594]])
-    texts = [[table.source.item(r, c).text() for c in range(2)] for r in range(2)]
+    texts = [[table.cell(r, c) for c in range(2)] for r in range(2)]
     assert texts == [["945", "0.361"], ["2,767", "1.059"]]
     assert all(len(re.sub(r".*\.", "", t[1])) == 3 for t in texts)

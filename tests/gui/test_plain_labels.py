@@ -52,8 +52,8 @@ def test_a_table_cells_tooltip_shows_a_name_with_markup_as_written(qtbot):
     table = DataTable(["name", "count"])
     qtbot.addWidget(table)
     table.set_rows([[NAME, 1], ["plain", 2]])
-    assert shown_tip(table.source.item(0, 0).toolTip()) == NAME
-    assert table.source.item(1, 0).toolTip() == "plain", "text that is not markup is left as it is"
+    assert shown_tip(table.cell(0, 0, Qt.ItemDataRole.ToolTipRole)) == NAME
+    assert table.cell(1, 0, Qt.ItemDataRole.ToolTipRole) == "plain", "text that is not markup is left as it is"
 
 
 def test_a_log_entry_quoting_a_name_stays_one_line_without_escapes(qtbot):

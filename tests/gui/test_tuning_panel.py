@@ -1,3 +1,5 @@
+from PySide6.QtCore import Qt
+
 from app.core.session.config import SessionConfig
 from tests import models
 
@@ -42,11 +44,11 @@ def test_tune_panel_races_and_offers_the_remeasured_winner(qtbot, window, tmp_pa
     assert panel.table.rows[winner][2:6] == [result["speedup"], low, high, result["best"]["latency_ms"]], \
         "the winner's row shows the summary's measurement"
     assert f"×{result['speedup']:.2f} (95 % interval {low:.2f}–{high:.2f}" in text
-    assert panel.table.source.item(winner, 0).font().bold()
-    assert panel.table.source.item(winner, 0).background().color().alpha() > 0
+    assert panel.table.cell(winner, 0, Qt.ItemDataRole.FontRole).bold()
+    assert panel.table.cell(winner, 0, Qt.ItemDataRole.BackgroundRole).color().alpha() > 0
     assert panel.chart.bars.opts["brushes"][panel.chart.labels.index(result["best"]["label"])] == \
         panel.chart.colors["good"]
-    assert not panel.table.source.item(1 - min(winner, 1), 0).font().bold()
+    assert panel.table.cell(1 - min(winner, 1), 0, Qt.ItemDataRole.FontRole) is None      # not bold
     assert panel.caption.current and "foldable.onnx</b> · x 1×64 (generated) · " in panel.caption.text()
     panel.apply_best()
     applied = window.session.config().to_dict()
@@ -76,7 +78,7 @@ def test_tune_panel_says_when_nothing_beat_your_settings(qtbot, window, tmp_path
     assert "Nothing beat your settings." in text and "Nothing measured was faster" in text
     assert "best" not in [row[6] for row in panel.table.rows]
     assert [row[1] for row in panel.table.rows] == ["slower", "slower"]
-    assert not any(panel.table.source.item(i, 0).font().bold() for i in range(2))
+    assert not any(panel.table.cell(i, 0, Qt.ItemDataRole.FontRole) for i in range(2))      # none bold
     accent = panel.chart.colors["accent"]      # no bar may stand out as if it were the answer
     assert all(brush != accent for brush in panel.chart.bars.opts["brushes"])
     assert panel.caption.current and panel.summary.isEnabled()

@@ -1,5 +1,7 @@
 import csv
 
+from PySide6.QtCore import Qt
+
 from app.gui.widgets.charts import GroupedBarChart
 from app.gui.widgets.chart_base import BarChart
 from app.gui.widgets.table import DataTable
@@ -47,5 +49,5 @@ def test_a_long_text_column_stops_at_a_width_and_keeps_the_text_in_its_tooltip(q
     qtbot.addWidget(table)
     name = "rapidocr_onnxruntime__ch_ppocr_mobile_v2.0_cls_infer.onnx [int8-dynamic]" * 2
     table.set_rows([[name, 1.5, "faster"]])
-    assert table.columnWidth(0) == MAX_COLUMN_PX and table.source.item(0, 0).toolTip() == name
+    assert table.columnWidth(0) == MAX_COLUMN_PX and table.cell(0, 0, Qt.ItemDataRole.ToolTipRole) == name
     assert table.columnWidth(1) < MAX_COLUMN_PX, "short columns keep their own width"

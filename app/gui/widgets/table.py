@@ -130,6 +130,21 @@ class DataTable(QTableView):
         for column, width in enumerate(widths):
             self.setColumnWidth(column, width)
 
+    # a cell is styled and read through the model's indexes, never through source.item(): an item
+    # fetched that way gets a Python wrapper the model's wrapper keeps after the next set_rows
+    # deletes the item, and PySide can hand that stale wrapper back for another object later made
+    # at the same address (one CI run: a QMenu's new QAction came back as a 'QStandardItem')
+    def set_cell(self, row: int, column: int, role: Qt.ItemDataRole, value: Any) -> None:
+        """One role of a cell (ForegroundRole, BackgroundRole, FontRole …), by its row in set_rows."""
+        self.source.setData(self.source.index(row, column), value, role)
+
+    def cell(self, row: int, column: int, role: Qt.ItemDataRole = Qt.ItemDataRole.DisplayRole) -> Any:
+        """One role of a cell, by its row in set_rows (None where it was never set)."""
+        return self.source.data(self.source.index(row, column), role)
+
+    def set_header_tip(self, column: int, text: str) -> None:
+        self.source.setHeaderData(column, Qt.Orientation.Horizontal, text, Qt.ItemDataRole.ToolTipRole)
+
     def keep_rows(self, rows: int) -> None:
         """Never less tall than its header and `rows` rows: a small window scrolls the tab
         instead of leaving one row of a table in view."""

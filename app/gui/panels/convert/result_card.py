@@ -5,7 +5,7 @@ from __future__ import annotations
 from html import escape
 
 from PySide6.QtCore import Qt
-from PySide6.QtGui import QColor
+from PySide6.QtGui import QBrush, QColor
 from PySide6.QtWidgets import QFrame, QGroupBox, QLabel, QScrollArea, QVBoxLayout, QWidget
 
 from app.core.convert.compiled import compiled_lines
@@ -61,12 +61,13 @@ def fidelity_table():
     class FidelityTable(DataTable):
         def set_rows(self, rows, headers=None) -> None:
             super().set_rows(rows, headers)
-            self.source.horizontalHeaderItem(FIDELITY_HEADERS.index("Max rel diff")).setToolTip(REL_NOTE)
+            self.set_header_tip(FIDELITY_HEADERS.index("Max rel diff"), REL_NOTE)
             result, why = FIDELITY_HEADERS.index("Result"), FIDELITY_HEADERS.index("Why")
             for row in range(self.source.rowCount()):      # a failed output in the failure colour
-                if self.source.item(row, result).text() == output_word(False):
+                if self.cell(row, result) == output_word(False):
                     for column in (result, why):
-                        self.source.item(row, column).setForeground(QColor(verdict_color(False)))
+                        self.set_cell(row, column, Qt.ItemDataRole.ForegroundRole,
+                                      QBrush(QColor(verdict_color(False))))
 
     table = FidelityTable(FIDELITY_HEADERS)
     table.column_formats = {"Max abs diff": diff_text, "Max rel diff": diff_text, "Cosine": cosine_text}

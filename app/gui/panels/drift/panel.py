@@ -222,7 +222,7 @@ class DriftPanel(Panel):
         for first, colour in marks:
             if first is not None:
                 for column in range(len(TENSOR_HEADERS)):
-                    self.table.source.item(first["index"], column).setBackground(QBrush(colour))
+                    self.table.set_cell(first["index"], column, Qt.ItemDataRole.BackgroundRole, QBrush(colour))
         label, note = repaired_story(result, self.repair_result)
         self.first_drift.setText(first_text(label, result["first_drift"], FIRST_DRIFT))
         if self.repair_result is not None:

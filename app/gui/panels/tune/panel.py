@@ -190,18 +190,17 @@ class TunePanel(Panel):
         self.chart.show_rows([r for r in rows if r["latency_ms"] is not None][:CHART_ROWS], default_ms, best, finished)
 
     def _highlight(self, index: int) -> None:
-        from PySide6.QtGui import QBrush, QColor
+        from PySide6.QtCore import Qt
+        from PySide6.QtGui import QBrush, QColor, QFont
         from app.gui.widgets.theme import plot_colors
 
         shade = QColor(plot_colors()["good"])
         shade.setAlpha(60)
-        source = self.table.source
-        for column in range(source.columnCount()):
-            item = source.item(index, column)
-            font = item.font()
-            font.setBold(True)
-            item.setFont(font)
-            item.setBackground(QBrush(shade))
+        font = QFont(self.table.font())
+        font.setBold(True)
+        for column in range(self.table.source.columnCount()):
+            self.table.set_cell(index, column, Qt.ItemDataRole.FontRole, font)
+            self.table.set_cell(index, column, Qt.ItemDataRole.BackgroundRole, QBrush(shade))
 
     def _end_redraw(self) -> None:
         """The job is over: what the race measured last stays in the table."""
